@@ -1,0 +1,127 @@
+// Package mechanisms holds the disclosure-control mechanisms countwall can
+// answer through, and the registry that builds one from its config by name.
+//
+// A mechanism sees the planner's cells, never SQL or SQLite. It declares what
+// it needs (Needs) so that the planner computes exactly that and no more.
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"countwall/planner"
+)
+
+// Accounting is the kind of privacy loss a mechanism claims per answer.
+// Kinds are kept apart in the ledger: an IDP claim is not a DP charge.
+type Accounting string
+
+const (
+	AccountingNone Accounting = ""
+	AccountingDP   Accounting = "dp"
+	AccountingIDP  Accounting = "idp"
+	AccountingBDP  Accounting = "bdp"
+)
+
+// Request is one query to answer.
+type Request struct {
+	Query  *planner.Query
+	Result *planner.Result
+	// Epsilon and Delta are the analyst's per-query budget share (SET epsilon,
+	// SET delta), already checked against the configured range.
+	Epsilon float64
+	Delta   float64
+}
+
+// Answer is a mechanism's answer for one cell, in the order of Result.Cells.
+type Answer struct {
+	Int     int64   // the answer when !IsFloat
+	Float   float64 // the answer when IsFloat
+	IsFloat bool
+	// Suppressed marks a cell whose published value stands in for a count the
+	// mechanism withheld (published as 0).
+	Suppressed bool
+	// Dropped cells are left out of the output altogether.
+	Dropped bool
+}
+
+// Charge is what answering a request costs under the mechanism's accounting.
+type Charge struct {
+	Kind    Accounting
+	Epsilon float64
+	Delta   float64
+}
+
+// Mechanism answers cells. Implementations are safe for concurrent use.
+type Mechanism interface {
+	// Name is the registry name ("exact", "cellkey", ...).
+	Name() string
+	// Needs is what the planner must compute for every cell.
+	Needs() planner.Needs
+	// Answer returns one Answer per cell of req.Result, and the charge the
+	// answer costs. A mechanism that cannot answer (for example a DP mechanism
+	// asked for a GROUP BY without a declared domain) returns a *planner.Error.
+	Answer(ctx context.Context, req *Request) ([]Answer, Charge, error)
+}
+
+// Describer is implemented by mechanisms that can state their claim and,
+// where the config allows, their parameters.
+type Describer interface {
+	Describe() string
+}
+
+// Params are a mechanism's parameters as read from the config.
+type Params map[string]any
+
+// Env is what a mechanism may be given by the firewall when it is built.
+type Env struct {
+	// Seed, when non-zero, makes fresh randomness reproducible (tests only).
+	Seed int64
+}
+
+// Factory builds a mechanism from its parameters. Errors name the parameter.
+type Factory func(p Params, env Env) (Mechanism, error)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Factory{}
+)
+
+// Register makes a mechanism available by name. It is called from init
+// functions; registering a name twice is a programming error.
+func Register(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("mechanisms: Register called twice for " + name)
+	}
+	registry[name] = f
+}
+
+// New builds the named mechanism.
+func New(name string, p Params, env Env) (Mechanism, error) {
+	registryMu.RLock()
+	f, ok := registry[name]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown mechanism %q (known: %v)", name, Names())
+	}
+	if p == nil {
+		p = Params{}
+	}
+	return f(p, env)
+}
+
+// Names lists the registered mechanisms, sorted.
+func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

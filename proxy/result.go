@@ -1,0 +1,38 @@
+package proxy
+
+// ColumnType is the wire-facing type of an output column.
+type ColumnType int
+
+const (
+	ColumnText   ColumnType = iota // group columns, SHOW output
+	ColumnInt8                     // integer answers
+	ColumnFloat8                   // real answers (noise added by idp/bdp)
+)
+
+// Column describes one output column.
+type Column struct {
+	Name string
+	Type ColumnType
+}
+
+// Value is one output value. Null is set for SQL NULL (a NULL group value).
+type Value struct {
+	Null  bool
+	Text  string
+	Int   int64
+	Float float64
+}
+
+// Result is the answer to one statement, ready for any front end to encode.
+type Result struct {
+	Columns []Column
+	Rows    [][]Value
+	// Suppressed[i] is true when row i's count was withheld by the mechanism
+	// (it is published as 0).
+	Suppressed []bool
+	// Tag is the PostgreSQL command tag: "SELECT 3", "SET", "SHOW".
+	Tag string
+	// Notice, when non-empty, tells the analyst what the answer cost and what
+	// budget remains; the wire sends it as a NoticeResponse.
+	Notice string
+}
