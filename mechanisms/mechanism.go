@@ -79,6 +79,9 @@ type Params map[string]any
 type Env struct {
 	// Seed, when non-zero, makes fresh randomness reproducible (tests only).
 	Seed int64
+	// Secret is the firewall secret, for mechanisms whose sticky noise must not
+	// be predictable by analysts (layered seeds). Never log or publish it.
+	Secret []byte
 }
 
 // Factory builds a mechanism from its parameters. Errors name the parameter.

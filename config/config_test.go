@@ -1,0 +1,148 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"countwall/planner"
+)
+
+const validYAML = `
+database: protected.db
+state: state.db
+mechanism:
+  name: cellkey
+  params:
+    ptable: uniform
+    D: 3
+budget:
+  epsilon: {default: 0.1, min: 0.01, max: 0.5}
+  epsilon_cap: 2
+analysts:
+  alice:
+    password: "SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy"
+    epsilon_cap: 0.5
+  bob: {}
+policy:
+  max_in_list: 7
+tables:
+  people:
+    privacy_unit: ID
+    columns: [age, Sex]
+    domains:
+      age: {min: 0, max: 120}
+      sex: [F, M]
+    policy:
+      strict: true
+server:
+  query_timeout: 3s
+`
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "countwall.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadValid(t *testing.T) {
+	path := writeConfig(t, validYAML)
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	dir := filepath.Dir(path)
+	if cfg.Database != filepath.Join(dir, "protected.db") || cfg.State != filepath.Join(dir, "state.db") {
+		t.Errorf("paths not resolved against the config's directory: %q %q", cfg.Database, cfg.State)
+	}
+	if cfg.Mechanism.Name != "cellkey" || cfg.Mechanism.Params["d"] != 3 {
+		t.Errorf("mechanism = %+v", cfg.Mechanism)
+	}
+	if got := cfg.Budget.Epsilon; got != (Range{Default: 0.1, Min: 0.01, Max: 0.5}) {
+		t.Errorf("epsilon range = %+v", got)
+	}
+	if cfg.Analysts["alice"].EpsilonCap != 0.5 || cfg.Analysts["bob"].EpsilonCap != 2 {
+		t.Errorf("analyst caps = %+v", cfg.Analysts)
+	}
+	if cfg.Server.QueryTimeout != 3*time.Second || cfg.Server.Listen != "127.0.0.1:5433" {
+		t.Errorf("server = %+v", cfg.Server)
+	}
+	people := cfg.Tables["people"]
+	if people.PrivacyUnit != "id" || strings.Join(people.Columns, ",") != "age,sex" {
+		t.Errorf("table = %+v", people)
+	}
+	if d := people.Domains["age"]; d == nil || !d.IsRange || d.Min != 0 || d.Max != 120 {
+		t.Errorf("age domain = %+v", d)
+	}
+	if d := people.Domains["sex"]; d == nil || strings.Join(d.Categories, ",") != "F,M" {
+		t.Errorf("sex domain = %+v", d)
+	}
+	p := people.Policy
+	if !p.Strict || p.AllowOr || p.AllowNotEqual || p.MaxInList != 7 || p.MaxGroups != planner.DefaultPolicy().MaxGroups {
+		t.Errorf("policy = %+v", p)
+	}
+}
+
+func TestLoadErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		replace [2]string
+		wantKey string
+	}{
+		{"missing database", [2]string{"database: protected.db", ""}, "database: is required"},
+		{"missing unit", [2]string{"privacy_unit: ID", ""}, "tables.people.privacy_unit"},
+		{"range reversed", [2]string{"{min: 0, max: 120}", "{min: 9, max: 1}"}, "tables.people.domains.age: min 9 is greater than max 1"},
+		{"range not integers", [2]string{"{min: 0, max: 120}", "{min: a, max: 1}"}, "tables.people.domains.age"},
+		{"duplicate category", [2]string{"[F, M]", "[F, F]"}, `category "F" is listed twice`},
+		{"unknown policy key", [2]string{"strict: true", "strictt: true"}, "tables.people.policy.strictt: unknown policy key"},
+		{"zero limit", [2]string{"max_in_list: 7", "max_in_list: 0"}, "policy.max_in_list: must be at least 1"},
+		{"epsilon default out of range", [2]string{"default: 0.1", "default: 0.9"}, "budget.epsilon.default: 0.9 is outside"},
+		{"plain password", [2]string{`"SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy"`, "hunter2"}, "analysts.alice.password"},
+		{"bad timeout", [2]string{"query_timeout: 3s", "query_timeout: 0s"}, "server.query_timeout"},
+		{"negative cap", [2]string{"epsilon_cap: 0.5", "epsilon_cap: -1"}, "analysts.alice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := strings.Replace(validYAML, tc.replace[0], tc.replace[1], 1)
+			if body == validYAML {
+				t.Fatalf("replacement %q not found in the base config", tc.replace[0])
+			}
+			_, err := Load(writeConfig(t, body), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.wantKey) {
+				t.Fatalf("error = %v, want it to contain %q", err, tc.wantKey)
+			}
+		})
+	}
+}
+
+func TestEnvironmentAndFlagsOverride(t *testing.T) {
+	path := writeConfig(t, validYAML)
+	t.Setenv("COUNTWALL_MECHANISM_NAME", "exact")
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mechanism.Name != "exact" {
+		t.Errorf("env override: mechanism = %q, want exact", cfg.Mechanism.Name)
+	}
+	flags := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	flags.String("mechanism.name", "", "")
+	flags.String("unrelated", "", "")
+	if err := flags.Parse([]string{"--mechanism.name", "suppress"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(path, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Mechanism.Name != "suppress" {
+		t.Errorf("flag override: mechanism = %q, want suppress", cfg.Mechanism.Name)
+	}
+}
