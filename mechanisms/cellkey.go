@@ -1,0 +1,136 @@
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"countwall/planner"
+)
+
+func init() { Register("cellkey", newCellKey) }
+
+const (
+	cellKeyDefaultD = 2
+	// cellKeyDefaultSuppressAt follows the ABS TableBuilder API, which
+	// suppresses counts <= 4 with D = 2 (Asghar-Kaafar 5.1).
+	cellKeyDefaultSuppressAt = 4
+	cellKeyTableUniform      = "uniform"
+	cellKeyTableABSExample   = "abs_example"
+)
+
+// cellKey is the cell key method of the ABS TableBuilder (Asghar-Kaafar 3
+// and 5.1). Every contributor has a uint32 record key; a cell's key is the
+// sum of its contributors' keys mod 2^32, so the same set of contributors
+// always has the same cell key whatever SQL selected them. The cell key's
+// position key/2^32 in [0, 1) picks the noise from the perturbation table row
+// of the cell's true count. The noise is therefore sticky: asking again, or
+// asking differently for the same people, returns the same answer, which
+// defeats averaging of repeated queries but not averaging over different
+// sets of contributors.
+//
+// True zero cells stay 0 (they have no contributors, hence no key), and true
+// counts <= suppress_at are published as 0 and marked suppressed. With
+// suppression on, zero cells are marked suppressed too, so the mark does not
+// reveal whether a withheld cell was empty.
+type cellKey struct {
+	table      *ptable
+	suppressAt int64 // -1: no suppression
+	publish    bool
+}
+
+func newCellKey(p Params, _ Env) (Mechanism, error) {
+	if err := checkKnownParams(p, "ptable", "D", "suppress_at", "publish_parameters"); err != nil {
+		return nil, err
+	}
+	source, err := paramString(p, "ptable", cellKeyTableUniform)
+	if err != nil {
+		return nil, err
+	}
+	var table *ptable
+	switch {
+	case strings.EqualFold(source, cellKeyTableUniform):
+		d, err := paramInt(p, "D", cellKeyDefaultD, 1, uniformMaxD)
+		if err != nil {
+			return nil, err
+		}
+		if table, err = uniformPtable(d); err != nil {
+			return nil, paramErrorf("D", "%v", err)
+		}
+	default:
+		// D describes the uniform table only; a file or the example table
+		// carries its own noise range, and silently ignoring D would
+		// mislead whoever set it.
+		if _, given := paramLookup(p, "D"); given {
+			return nil, paramErrorf("D", "applies only to ptable %q; the %q table has its own noise range", cellKeyTableUniform, source)
+		}
+		if strings.EqualFold(source, cellKeyTableABSExample) {
+			table = absExamplePtable()
+		} else if table, err = loadPtableCSV(source); err != nil {
+			return nil, paramErrorf("ptable", "must be %q, %q or the path of a CSV perturbation table: %w",
+				cellKeyTableUniform, cellKeyTableABSExample, err)
+		}
+	}
+	s, err := paramInt(p, "suppress_at", cellKeyDefaultSuppressAt, -1, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	publish, err := paramBool(p, "publish_parameters", false)
+	if err != nil {
+		return nil, err
+	}
+	return &cellKey{table: table, suppressAt: s, publish: publish}, nil
+}
+
+func (*cellKey) Name() string { return "cellkey" }
+
+// Needs asks for the contributor key; the count is always there.
+func (*cellKey) Needs() planner.Needs { return planner.Needs{Key: true} }
+
+func (m *cellKey) Describe() string {
+	claim := "cellkey: consistent perturbation from a perturbation table: the same contributors always get the same answer, " +
+		"zeros stay zero and small counts are published as 0; offers no formal privacy guarantee"
+	if !m.publish {
+		return claim
+	}
+	params := fmt.Sprintf(" (table %s, noise within +-%d", m.table.name, m.table.maxV)
+	if m.suppressAt >= 0 {
+		params += fmt.Sprintf(", counts <= %d published as 0", m.suppressAt)
+	}
+	return claim + params + ")"
+}
+
+func (m *cellKey) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	answers := make([]Answer, len(cells))
+	for i, c := range cells {
+		switch {
+		case c.Count <= m.suppressAt:
+			// Zero cells land here too (0 <= s): they publish 0 either
+			// way, and marking them alike keeps the suppressed mark from
+			// telling an empty cell from a small one.
+			answers[i] = Answer{Suppressed: true}
+		case c.Count <= 0:
+			answers[i] = Answer{Int: 0} // zeros stay zero
+		default:
+			v := m.table.noise(c.Count, cellKeyPosition(c.Key))
+			if v < 0 && c.Count+v < 0 {
+				// The tables are validated so that this cannot happen.
+				return nil, Charge{}, planner.Errorf(planner.CodeInternal,
+					"cellkey: perturbation table %s would publish a negative count", m.table.name)
+			}
+			answers[i] = Answer{Int: addNoiseClampedAtZero(c.Count, v)}
+		}
+	}
+	return thresholdAnswers(req.Query, answers), Charge{}, nil
+}
+
+// cellKeyPosition maps a cell key to its position key/2^32 in [0, 1); the
+// division is exact in float64.
+func cellKeyPosition(key uint32) float64 {
+	return float64(key) / (1 << 32)
+}

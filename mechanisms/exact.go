@@ -1,0 +1,41 @@
+package mechanisms
+
+import (
+	"context"
+
+	"countwall/planner"
+)
+
+func init() { Register("exact", newExact) }
+
+// exact publishes true counts. It protects nothing; it is the baseline the
+// attacks are scored against.
+type exact struct{}
+
+func newExact(p Params, _ Env) (Mechanism, error) {
+	if err := checkKnownParams(p); err != nil {
+		return nil, err
+	}
+	return exact{}, nil
+}
+
+func (exact) Name() string { return "exact" }
+
+// Needs is empty: the count is always computed, and nothing else is used.
+func (exact) Needs() planner.Needs { return planner.Needs{} }
+
+func (exact) Describe() string {
+	return "exact: true counts; offers no protection"
+}
+
+func (exact) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	answers := make([]Answer, len(cells))
+	for i, c := range cells {
+		answers[i] = Answer{Int: c.Count}
+	}
+	return thresholdAnswers(req.Query, answers), Charge{}, nil
+}

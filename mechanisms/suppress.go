@@ -1,0 +1,82 @@
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"countwall/planner"
+)
+
+func init() { Register("suppress", newSuppress) }
+
+// Suppression defaults. Counts of 1 to 10 are withheld, the minimum cell
+// size many data custodians use (for example the US CMS cell size
+// suppression policy); the ABS TableBuilder's <= 4 is a noisier regime and is
+// the cellkey mechanism's default instead.
+const (
+	suppressDefaultThreshold = 10
+	suppressModeZero         = "zero"
+	suppressModeDrop         = "drop"
+)
+
+// suppress withholds small counts (Asghar-Kaafar 2.2): a true count <= s is
+// published as 0, or left out of the output in drop mode, and every other
+// count is published exactly. Exact large counts make it open to differencing.
+type suppress struct {
+	threshold int64
+	drop      bool
+}
+
+func newSuppress(p Params, _ Env) (Mechanism, error) {
+	if err := checkKnownParams(p, "threshold", "mode"); err != nil {
+		return nil, err
+	}
+	s, err := paramInt(p, "threshold", suppressDefaultThreshold, 0, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := paramChoice(p, "mode", suppressModeZero, suppressModeZero, suppressModeDrop)
+	if err != nil {
+		return nil, err
+	}
+	return &suppress{threshold: s, drop: mode == suppressModeDrop}, nil
+}
+
+func (*suppress) Name() string { return "suppress" }
+
+func (*suppress) Needs() planner.Needs { return planner.Needs{} }
+
+func (m *suppress) Describe() string {
+	what := "published as 0"
+	if m.drop {
+		what = "left out of grouped results"
+	}
+	return fmt.Sprintf("suppress: counts <= %d are %s, other counts are exact; "+
+		"differencing two queries can recover a withheld count; offers no formal privacy guarantee", m.threshold, what)
+}
+
+// Answer withholds every cell whose true count is <= s; a zero cell is
+// withheld too (0 <= s). In drop mode withheld cells of a GROUP BY query are
+// dropped; the single cell of a query without GROUP BY is published as a
+// suppressed 0 instead, because an aggregate without GROUP BY always returns
+// exactly one row and clients rely on that.
+func (m *suppress) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	drop := m.drop && len(req.Query.GroupBy) > 0
+	answers := make([]Answer, len(cells))
+	for i, c := range cells {
+		switch {
+		case c.Count > m.threshold:
+			answers[i] = Answer{Int: c.Count}
+		case drop:
+			answers[i] = Answer{Dropped: true}
+		default:
+			answers[i] = Answer{Suppressed: true}
+		}
+	}
+	return thresholdAnswers(req.Query, answers), Charge{}, nil
+}
