@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"countwall/dataset"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	rootCmd.AddCommand(newLoadCmd())
+}
+
+func newLoadCmd() *cobra.Command {
+	var o dataset.LoadOptions
+	cmd := &cobra.Command{
+		Use:   "load --csv FILE --db FILE --table NAME --unit COLUMN [--replace]",
+		Short: "Import a CSV file into a SQLite table, with inferred types and a privacy-unit column",
+		Long: "Import a CSV file into a table of a new or existing SQLite database, so that countwall\n" +
+			"can front your own data. The header row names the columns; each column is INTEGER, REAL\n" +
+			"or TEXT as its values allow, and empty fields are NULL. --unit names the column that\n" +
+			"identifies the contributor (the privacy unit): it must exist and never be empty.\n" +
+			"A malformed file is reported with its line number and nothing is written. On success\n" +
+			"the command prints the tables: entry to add to the countwall config.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := interruptibleContext(cmd)
+			defer stop()
+			progress, done := datasetProgress(cmd.ErrOrStderr(), "loading "+o.Table)
+			o.Progress = progress
+			start := time.Now()
+			res, err := dataset.LoadCSV(ctx, o)
+			done()
+			if errors.Is(err, dataset.ErrTableExists) {
+				return fmt.Errorf("load: %w; use --replace to replace it, or choose another --table", err)
+			}
+			if errors.Is(err, context.Canceled) {
+				return errors.New("load: interrupted; nothing was written")
+			}
+			if err != nil {
+				return fmt.Errorf("load: %w", err)
+			}
+			what := "existing database"
+			if res.CreatedFile {
+				what = "new database"
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n\n",
+				groupDigits(res.Rows), res.Table.Name, what, o.DBPath, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(out, "# Config entry for %s (add it under the countwall config):\n", res.Table.Name)
+			fmt.Fprint(out, res.Table.ConfigSnippet())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.CSVPath, "csv", "", "CSV file to import (first row: column names)")
+	f.StringVar(&o.DBPath, "db", "", "SQLite file to create or add the table to")
+	f.StringVar(&o.Table, "table", "", "name of the table to create")
+	f.StringVar(&o.Unit, "unit", "", "privacy-unit column: identifies the contributor of each row")
+	f.BoolVar(&o.Replace, "replace", false, "replace the table if the database already has it")
+	for _, name := range []string{"csv", "db", "table", "unit"} {
+		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above
+	}
+	return cmd
+}

@@ -1,0 +1,381 @@
+package dataset
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// LoadOptions say what LoadCSV imports and where.
+type LoadOptions struct {
+	CSVPath string // the CSV file; its first row names the columns
+	DBPath  string // the SQLite file, created if it does not exist
+	Table   string // the table to create
+	Unit    string // the privacy-unit column: it must exist and never be empty
+	// Replace drops an existing table of the same name, in the same
+	// transaction as the import; without it an existing table is an error.
+	Replace bool
+	// Progress, when not nil, follows the rows inserted.
+	Progress Progress
+}
+
+// ErrTableExists is wrapped by LoadCSV's error for a table that the database
+// already has when LoadOptions.Replace is not set.
+var ErrTableExists = errors.New("table already exists")
+
+// LoadResult reports what LoadCSV created.
+type LoadResult struct {
+	// Table has the column names and inferred types, and no domains: a
+	// domain must come from public knowledge, not from the data.
+	Table       Table
+	Rows        int64
+	CreatedFile bool // the database file was new
+}
+
+// LoadCSV imports a CSV file into a new table of a new or existing SQLite
+// database.
+//
+// The header row gives the column names, which must be SQL identifiers
+// (letters, digits and underscores, not starting with a digit), distinct
+// ignoring case. Each column's type is inferred over all rows: INTEGER if
+// every non-empty value is a base-10 64-bit integer, REAL if every one is a
+// decimal number, TEXT otherwise. Numbers may have surrounding blanks; a
+// number written with a leading zero (such as the zip code 02134) or an
+// integer too large for 64 bits makes its column TEXT, so that no digits are
+// lost. A field that is empty or blank is NULL.
+//
+// The file is read twice: once to check it and infer the types, once to
+// insert. A malformed file (a row with the wrong number of fields, bad
+// quoting) is reported with its line number before anything is written. A
+// new database is built under a temporary name and renamed into place; an
+// existing one gets the table in a single transaction.
+func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
+	if err := checkIdentifier("table", o.Table); err != nil {
+		return LoadResult{}, err
+	}
+	if strings.HasPrefix(strings.ToLower(o.Table), "sqlite_") {
+		return LoadResult{}, fmt.Errorf("table name %q is reserved by SQLite (it starts with sqlite_)", o.Table)
+	}
+	if o.DBPath == "" {
+		return LoadResult{}, errors.New("no database file given")
+	}
+	scan, err := scanCSV(o.CSVPath, o.Unit)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	t := Table{Name: o.Table, PrivacyUnit: scan.unit, Columns: make([]Column, len(scan.names))}
+	defs := make([]string, len(scan.names))
+	for i, name := range scan.names {
+		t.Columns[i] = Column{Name: name, Type: scan.kinds[i].columnType()}
+		defs[i] = quoteIdent(name) + " " + strings.ToUpper(t.Columns[i].Type)
+		if name == scan.unit {
+			defs[i] += " NOT NULL"
+		}
+	}
+	res := LoadResult{Table: t, Rows: scan.rows}
+
+	fill := func(ctx context.Context, tx *sql.Tx) error {
+		return insertCSV(ctx, tx, o.CSVPath, t, scan.rows, o.Progress)
+	}
+	create := "CREATE TABLE " + quoteIdent(t.Name) + " (" + strings.Join(defs, ", ") + ")"
+
+	_, statErr := os.Stat(o.DBPath)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		res.CreatedFile = true
+		err := buildNewFile(ctx, o.DBPath, false, importedFileMode, func(ctx context.Context, db *sql.DB) error {
+			return inTransaction(ctx, db, func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, create); err != nil {
+					return fmt.Errorf("creating table %s: %w", t.Name, err)
+				}
+				return fill(ctx, tx)
+			})
+		})
+		return res, err
+	}
+	if statErr != nil {
+		return LoadResult{}, fmt.Errorf("checking %s: %w", o.DBPath, statErr)
+	}
+	return res, loadIntoExisting(ctx, o, t.Name, create, fill)
+}
+
+// loadIntoExisting creates and fills the table in one transaction of an
+// existing database, which takes the write lock at once so that the check
+// for an existing table and the creation cannot be raced.
+func loadIntoExisting(ctx context.Context, o LoadOptions, table, create string, fill func(context.Context, *sql.Tx) error) error {
+	dsn, err := sqliteDSN(o.DBPath, "busy_timeout(5000)")
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", o.DBPath, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	err = inTransaction(ctx, db, func(tx *sql.Tx) error {
+		var kind string
+		err := tx.QueryRowContext(ctx,
+			"SELECT type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE", table).Scan(&kind)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("reading the schema of %s: %w", o.DBPath, err)
+		case kind != "table":
+			return fmt.Errorf("%s already has a %s named %s; choose another table name", o.DBPath, kind, table)
+		case !o.Replace:
+			return fmt.Errorf("%s already has a table named %s: %w", o.DBPath, table, ErrTableExists)
+		default:
+			if _, err := tx.ExecContext(ctx, "DROP TABLE "+quoteIdent(table)); err != nil {
+				return fmt.Errorf("dropping the old table %s: %w", table, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, create); err != nil {
+			return fmt.Errorf("creating table %s: %w", table, err)
+		}
+		return fill(ctx, tx)
+	})
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", o.DBPath, err)
+	}
+	return nil
+}
+
+// inTransaction runs f in a transaction, committed only if f succeeds.
+func inTransaction(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting the transaction: %w", err)
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing: %w", err)
+	}
+	return nil
+}
+
+// valueKind is what a column's values have looked like so far; kinds only
+// widen, in this order.
+type valueKind int
+
+const (
+	kindNone    valueKind = iota // only NULLs so far
+	kindInteger                  // every value an int64
+	kindReal                     // every value a decimal number
+	kindText
+)
+
+func (k valueKind) columnType() string {
+	switch k {
+	case kindInteger:
+		return TypeInteger
+	case kindReal:
+		return TypeReal
+	default: // a column of NULLs only says nothing, and TEXT holds anything
+		return TypeText
+	}
+}
+
+// classify returns the narrowest kind of a trimmed, non-empty value.
+func classify(s string) valueKind {
+	digits := strings.TrimLeft(s, "+-")
+	if len(digits) > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9' {
+		return kindText // a leading zero is part of a code, not a number
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return kindInteger
+	} else if errors.Is(err, strconv.ErrRange) {
+		return kindText // an identifier too long for int64 would lose digits as REAL
+	}
+	// ParseFloat also takes hexadecimal, "inf" and "nan": only plain decimal
+	// notation counts as a number here.
+	if strings.Trim(s, "0123456789+-.eE") != "" {
+		return kindText
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return kindReal
+	}
+	return kindText
+}
+
+// csvScan is what the first pass learned.
+type csvScan struct {
+	names []string
+	kinds []valueKind
+	unit  string // the unit column's name as the header spells it
+	rows  int64
+}
+
+// scanCSV checks the whole file and infers the column types.
+func scanCSV(path, unit string) (csvScan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return csvScan{}, fmt.Errorf("opening the CSV file: %w", err)
+	}
+	defer f.Close()
+	r := newCSVReader(f)
+
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return csvScan{}, fmt.Errorf("%s is empty: it needs a header row naming the columns", path)
+	}
+	if err != nil {
+		return csvScan{}, csvError(path, err, 0)
+	}
+	s := csvScan{names: append([]string(nil), header...)}
+	s.names[0] = strings.TrimPrefix(s.names[0], "\ufeff") // a byte-order mark some spreadsheets write
+	seen := map[string]string{}
+	for _, name := range s.names {
+		if err := checkIdentifier("column", name); err != nil {
+			return csvScan{}, fmt.Errorf("%s: header: %w", path, err)
+		}
+		if prev, dup := seen[strings.ToLower(name)]; dup {
+			return csvScan{}, fmt.Errorf("%s: header: column %s appears twice (as %s and %s; names ignore case)", path, name, prev, name)
+		}
+		seen[strings.ToLower(name)] = name
+	}
+	unitIndex := -1
+	for i, name := range s.names {
+		if strings.EqualFold(name, unit) {
+			unitIndex, s.unit = i, name
+		}
+	}
+	if unitIndex < 0 {
+		if unit == "" {
+			return csvScan{}, fmt.Errorf("no privacy-unit column given; the columns are %s", strings.Join(s.names, ", "))
+		}
+		return csvScan{}, fmt.Errorf("privacy-unit column %q is not in %s; the columns are %s", unit, path, strings.Join(s.names, ", "))
+	}
+
+	s.kinds = make([]valueKind, len(s.names))
+	for {
+		record, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return csvScan{}, csvError(path, err, len(s.names))
+		}
+		s.rows++
+		for i, field := range record {
+			v := strings.TrimSpace(field)
+			if v == "" {
+				if i == unitIndex {
+					line, _ := r.FieldPos(i)
+					return csvScan{}, fmt.Errorf("%s: line %d: the privacy-unit column %s is empty; every row needs its contributor", path, line, s.unit)
+				}
+				continue
+			}
+			if s.kinds[i] != kindText {
+				s.kinds[i] = max(s.kinds[i], classify(v))
+			}
+		}
+	}
+	return s, nil
+}
+
+func newCSVReader(f *os.File) *csv.Reader {
+	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
+	r.ReuseRecord = true
+	return r
+}
+
+// csvError words a CSV parse error around its line number.
+func csvError(path string, err error, fields int) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, csv.ErrFieldCount) && fields > 0 {
+			return fmt.Errorf("%s: line %d: the header has %d fields: %w", path, pe.StartLine, fields, pe.Err)
+		}
+		if pe.StartLine != pe.Line { // an open quote ran on: say where it began
+			return fmt.Errorf("%s: line %d, column %d, in the record that starts on line %d: %w", path, pe.Line, pe.Column, pe.StartLine, pe.Err)
+		}
+		return fmt.Errorf("%s: line %d, column %d: %w", path, pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("reading %s: %w", path, err)
+}
+
+// insertCSV is the second pass: it reads the file again and inserts every
+// row with the values converted to the inferred types.
+func insertCSV(ctx context.Context, tx *sql.Tx, path string, t Table, rows int64, progress Progress) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the CSV file: %w", err)
+	}
+	defer f.Close()
+	r := newCSVReader(f)
+	if _, err := r.Read(); err != nil { // the header, already checked
+		return csvError(path, err, 0)
+	}
+	changed := fmt.Errorf("%s changed while it was being loaded; load it again", path)
+	err = insertRows(ctx, tx, t.Name, t.ColumnNames(), rows, progress, func(row []any) error {
+		record, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return changed
+		}
+		if err != nil {
+			return csvError(path, err, len(t.Columns))
+		}
+		for i, field := range record {
+			v := strings.TrimSpace(field)
+			if v == "" {
+				row[i] = nil
+				continue
+			}
+			switch t.Columns[i].Type {
+			case TypeInteger:
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return changed
+				}
+				row[i] = n
+			case TypeReal:
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return changed
+				}
+				row[i] = x
+			default:
+				row[i] = field
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := r.Read(); !errors.Is(err, io.EOF) {
+		return changed
+	}
+	return nil
+}
+
+// checkIdentifier accepts letters, digits and underscores, not starting with
+// a digit: a name that needs no quoting in the analysts' SQL either.
+func checkIdentifier(what, name string) error {
+	if name == "" {
+		return fmt.Errorf("the %s name is empty", what)
+	}
+	for i, c := range name {
+		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		digit := c >= '0' && c <= '9'
+		if !letter && !(digit && i > 0) {
+			return fmt.Errorf("%s name %q is not an identifier: use letters, digits and underscores, not starting with a digit", what, name)
+		}
+	}
+	return nil
+}
