@@ -1,0 +1,315 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// StoreOptions tune the read-only store. Zero fields take the defaults below.
+type StoreOptions struct {
+	QueryTimeout time.Duration // deadline of one Run (default 10s)
+	BusyTimeout  time.Duration // how long SQLite waits on a lock held by a writer elsewhere (default 5s)
+	MaxOpenConns int           // pooled connections (default 2*GOMAXPROCS)
+}
+
+const (
+	defaultQueryTimeout = 10 * time.Second
+	defaultBusyTimeout  = 5 * time.Second
+)
+
+func (o StoreOptions) withDefaults() StoreOptions {
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = defaultQueryTimeout
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = defaultBusyTimeout
+	}
+	if o.MaxOpenConns <= 0 {
+		o.MaxOpenConns = 2 * runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// Store is the protected database, opened read-only. It is safe for
+// concurrent use: database/sql pools its connections.
+type Store struct {
+	db   *sql.DB
+	opts StoreOptions
+}
+
+// OpenStore opens the SQLite database at path read-only. The file must exist:
+// SQLite's mode=ro never creates one, and a typo in a path should say so
+// rather than show an empty database. Every connection is also query_only, so
+// a write is refused twice over, and LIKE is case-sensitive as in PostgreSQL.
+func OpenStore(path string, opts StoreOptions) (*Store, error) {
+	opts = opts.withDefaults()
+	if err := ensureRecordKeyFunc(); err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("planner: opening the protected database %q: not a regular file", path)
+	}
+	db, err := sql.Open("sqlite", storeDSN(path, opts))
+	if err != nil {
+		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
+	}
+	db.SetMaxOpenConns(opts.MaxOpenConns)
+	db.SetMaxIdleConns(opts.MaxOpenConns)
+	// Reading the schema proves the file is a SQLite database now rather than
+	// at the first analyst query.
+	ctx, cancel := context.WithTimeout(context.Background(), opts.QueryTimeout)
+	defer cancel()
+	var tables int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
+	}
+	return &Store{db: db, opts: opts}, nil
+}
+
+// storeDSN is the read-only URI of the database file. The path is
+// percent-escaped so that a '?' or '#' in a file name stays part of it.
+func storeDSN(path string, opts StoreOptions) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q["_pragma"] = []string{
+		"query_only(1)",
+		fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()),
+		"case_sensitive_like(1)",
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// ColumnInfo is one column of a stored table as SQLite declares it.
+type ColumnInfo struct {
+	Name string
+	Type ColumnType
+}
+
+// Columns lists a table's columns in declaration order.
+func (s *Store) Columns(ctx context.Context, table string) ([]ColumnInfo, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+	}
+	defer rows.Close()
+	var cols []ColumnInfo
+	for rows.Next() {
+		var name, decl string
+		if err := rows.Scan(&name, &decl); err != nil {
+			return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+		}
+		cols = append(cols, ColumnInfo{Name: name, Type: declaredType(decl)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("planner: table %q is not in the protected database", table)
+	}
+	return cols, nil
+}
+
+// declaredType maps a declared SQLite column type to a ColumnType following
+// SQLite's affinity rules (https://sqlite.org/datatype3.html, 3.1): INT
+// anywhere means integer; CHAR, CLOB, TEXT mean text; BLOB or no type is kept
+// as text; REAL, FLOA, DOUB and the NUMERIC family (NUMERIC, DECIMAL) are real;
+// BOOLEAN holds 0 and 1, so it is integer; anything else (DATE...) is text.
+func declaredType(decl string) ColumnType {
+	d := strings.ToUpper(decl)
+	switch {
+	case strings.Contains(d, "INT"):
+		return TypeInt
+	case strings.Contains(d, "CHAR"), strings.Contains(d, "CLOB"), strings.Contains(d, "TEXT"),
+		strings.Contains(d, "BLOB"), d == "":
+		return TypeText
+	case strings.Contains(d, "REAL"), strings.Contains(d, "FLOA"), strings.Contains(d, "DOUB"),
+		strings.Contains(d, "NUM"), strings.Contains(d, "DEC"):
+		return TypeReal
+	case strings.Contains(d, "BOOL"):
+		return TypeInt
+	default:
+		return TypeText
+	}
+}
+
+// querier is what Run reads through: the pool, or a transaction when two
+// statements must see one snapshot.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Run computes the cells of a validated query, and exactly the extra figures
+// needs asks for, in one pass of SQLite (plus a COUNT(*) of the table when
+// needs.TableSize, read in the same snapshot). secret keys the record keys and
+// is used only when needs.Key.
+//
+// Cells: a plain COUNT has exactly one cell (count 0 when nothing matches).
+// When every GROUP BY column has a public domain, Cells is the whole domain
+// product in domain order, zero cells included and groups outside the domain
+// left out, and DomainComplete is true (as it is for a plain COUNT). Otherwise
+// Cells are the groups SQLite finds, refused with CodeProgramLimit beyond
+// Policy.MaxGroups, with InDomain false where a value lies outside a column's
+// domain. ORDER BY is then a stable sort. A threshold query (q.Threshold) gets
+// its counts like any other; the mechanism applies the threshold.
+//
+// A Run that outlives the store's QueryTimeout, or whose ctx is cancelled,
+// fails with CodeQueryCanceled. Other SQLite failures are wrapped as plain
+// errors; their text names tables and columns, never data values.
+func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
+	if t == nil || q == nil {
+		return nil, Errorf(CodeInternal, "planner: Run needs a table and a query")
+	}
+	if needs.Key && len(secret) == 0 {
+		return nil, Errorf(CodeInternal, "planner: contributor keys need a secret, and none was given")
+	}
+	if !strings.EqualFold(q.Table, t.Name) {
+		return nil, Errorf(CodeInternal, "planner: query on table %q run against table %q", q.Table, t.Name)
+	}
+	shape, err := newCellShape(t, q)
+	if err != nil {
+		return nil, err
+	}
+	text, args, err := compile(t, q, needs, secret)
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+
+	var rd querier = s.db
+	if needs.TableSize {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, s.runError(ctx, t, err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
+		rd = tx
+	}
+
+	res := &Result{}
+	withUnits := needs.Units || needs.Key
+	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, s.runError(ctx, t, err)
+	}
+	if needs.TableSize {
+		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
+			return nil, s.runError(ctx, t, err)
+		}
+	}
+	if needs.Conditions {
+		res.Conditions = Conditions(q)
+	}
+	return res, nil
+}
+
+// runError turns a failure into what the caller should see: a cancelled or
+// timed-out Run is CodeQueryCanceled, as PostgreSQL reports it; anything else
+// is wrapped with the table's name.
+func (s *Store) runError(ctx context.Context, t *Table, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Code: CodeQueryCanceled, Message: "canceling statement due to statement timeout",
+			Hint: fmt.Sprintf("The firewall stops a query after %s.", s.opts.QueryTimeout)}
+	case ctx.Err() != nil:
+		return &Error{Code: CodeQueryCanceled, Message: "canceling statement due to user request"}
+	}
+	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
+}
+
+// readCells runs the compiled SQL and assembles the output cells.
+func (s *Store) readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, bool, error) {
+	rows, err := rd.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+
+	ng := len(shape.columns)
+	groupVals := make([]any, ng)
+	dest := make([]any, 0, ng+3)
+	for i := range groupVals {
+		dest = append(dest, &groupVals[i])
+	}
+	var count, units, key int64
+	dest = append(dest, &count)
+	if withUnits {
+		dest = append(dest, &units)
+	}
+	if withKey {
+		dest = append(dest, &key)
+	}
+
+	acc := shape.newAccumulator()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, false, err
+		}
+		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
+		if ng > 0 {
+			c.Group = make([]GroupValue, ng)
+			for i, v := range groupVals {
+				c.Group[i] = groupValue(v)
+			}
+		}
+		if err := acc.add(c); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	cells := acc.result()
+	shape.order(cells)
+	return cells, shape.complete, nil
+}
+
+// groupValue renders one group column value as text: integers in decimal,
+// reals with the shortest exact form, text and blobs as their bytes.
+func groupValue(v any) GroupValue {
+	switch v := v.(type) {
+	case nil:
+		return GroupValue{Null: true}
+	case int64:
+		return GroupValue{Text: strconv.FormatInt(v, 10)}
+	case float64:
+		return GroupValue{Text: strconv.FormatFloat(v, 'g', -1, 64)}
+	case string:
+		return GroupValue{Text: v}
+	case []byte:
+		return GroupValue{Text: string(v)}
+	case time.Time:
+		return GroupValue{Text: v.Format(time.RFC3339Nano)}
+	default:
+		return GroupValue{Text: fmt.Sprint(v)}
+	}
+}

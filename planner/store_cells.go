@@ -1,0 +1,247 @@
+package planner
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// cellShape is what Run knows about a query's output cells before reading any
+// data: the group columns, whether their public domains make the answer
+// domain-complete, and the order the cells go out in.
+type cellShape struct {
+	columns   []*Column
+	orderBy   []Order
+	complete  bool           // every group column has a domain (or there is none)
+	product   []Cell         // domain-complete: every cell of the domain product, zero counts
+	index     map[string]int // domain-complete: cell key -> position in product
+	maxGroups int
+}
+
+func newCellShape(t *Table, q *Query) (*cellShape, error) {
+	s := &cellShape{orderBy: q.OrderBy, complete: true, maxGroups: t.Policy.MaxGroups}
+	if s.maxGroups <= 0 {
+		s.maxGroups = DefaultPolicy().MaxGroups
+	}
+	for _, g := range q.GroupBy {
+		col, ok := t.Columns[strings.ToLower(g)]
+		if !ok {
+			return nil, Errorf(CodeInternal, "column %q is not in the catalog of table %q", g, t.Name)
+		}
+		s.columns = append(s.columns, col)
+		if col.Domain == nil {
+			s.complete = false
+		}
+	}
+	for _, o := range q.OrderBy {
+		if !slices.ContainsFunc(q.GroupBy, func(g string) bool { return strings.EqualFold(g, o.Column) }) {
+			return nil, Errorf(CodeInternal, "ORDER BY column %q is not a GROUP BY column", o.Column)
+		}
+	}
+	if s.complete && len(s.columns) > 0 {
+		if err := s.buildProduct(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// buildProduct lays out every cell of the domain product in domain order:
+// categories as listed, ranges ascending, the last column varying fastest.
+func (s *cellShape) buildProduct() error {
+	size := int64(1)
+	values := make([][]string, len(s.columns))
+	for i, col := range s.columns {
+		n := col.Domain.Size()
+		if n <= 0 {
+			return Errorf(CodeInternal, "the public domain of column %q is empty", col.Name)
+		}
+		if size > math.MaxInt64/n || size*n > int64(s.maxGroups) {
+			return &Error{Code: CodeProgramLimit,
+				Message: "the public domains of the GROUP BY columns have more cells than the limit of " +
+					strconv.Itoa(s.maxGroups) + " groups",
+				Hint: "Group by fewer columns or ask for the limit (max_groups) to be raised."}
+		}
+		size *= n
+		values[i] = domainValues(col.Domain)
+	}
+	s.product = make([]Cell, 0, size)
+	s.index = make(map[string]int, size)
+	idx := make([]int, len(s.columns))
+	for {
+		group := make([]GroupValue, len(s.columns))
+		for i, j := range idx {
+			group[i] = GroupValue{Text: values[i][j]}
+		}
+		s.index[groupKey(group)] = len(s.product)
+		s.product = append(s.product, Cell{Group: group, InDomain: true})
+		// Advance the odometer, last column fastest.
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(values[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return nil
+		}
+	}
+}
+
+// domainValues renders a domain's values as GroupValue texts.
+func domainValues(d *Domain) []string {
+	if !d.IsRange {
+		return d.Categories
+	}
+	out := make([]string, 0, d.Size())
+	for v := d.Min; ; v++ {
+		out = append(out, strconv.FormatInt(v, 10))
+		if v == d.Max {
+			return out
+		}
+	}
+}
+
+// groupKey is an unambiguous map key for a group: each value is length-prefixed.
+func groupKey(g []GroupValue) string {
+	var b strings.Builder
+	for _, v := range g {
+		if v.Null {
+			b.WriteString("N;")
+			continue
+		}
+		b.WriteString(strconv.Itoa(len(v.Text)))
+		b.WriteByte(':')
+		b.WriteString(v.Text)
+	}
+	return b.String()
+}
+
+// inDomain reports whether a value lies in a column's declared domain.
+func inDomain(d *Domain, v GroupValue) bool {
+	if v.Null {
+		return false
+	}
+	if d.IsRange {
+		n, err := strconv.ParseInt(v.Text, 10, 64)
+		return err == nil && n >= d.Min && n <= d.Max
+	}
+	return slices.Contains(d.Categories, v.Text)
+}
+
+// cellAccumulator collects the cells SQLite returns. For a domain-complete
+// query it fills in the product and drops out-of-domain groups, so memory stays
+// bounded by the product; otherwise it refuses more than maxGroups cells as
+// soon as SQLite returns one too many.
+type cellAccumulator struct {
+	shape *cellShape
+	cells []Cell
+}
+
+func (s *cellShape) newAccumulator() *cellAccumulator {
+	a := &cellAccumulator{shape: s}
+	if s.product != nil {
+		a.cells = slices.Clone(s.product)
+	}
+	return a
+}
+
+func (a *cellAccumulator) add(c Cell) error {
+	s := a.shape
+	if s.product != nil {
+		if i, ok := s.index[groupKey(c.Group)]; ok {
+			a.cells[i].Count, a.cells[i].Units, a.cells[i].Key = c.Count, c.Units, c.Key
+		}
+		return nil
+	}
+	for i, col := range s.columns {
+		if col.Domain != nil && !inDomain(col.Domain, c.Group[i]) {
+			c.InDomain = false
+		}
+	}
+	if len(a.cells) >= s.maxGroups {
+		return &Error{Code: CodeProgramLimit,
+			Message: "the query has more than the limit of " + strconv.Itoa(s.maxGroups) + " groups",
+			Hint:    "Group by fewer or coarser columns, or declare public domains for them."}
+	}
+	a.cells = append(a.cells, c)
+	return nil
+}
+
+func (a *cellAccumulator) result() []Cell {
+	if len(a.shape.columns) == 0 && len(a.cells) == 0 {
+		// An aggregate without GROUP BY always has one row; this only guards
+		// the invariant that a plain COUNT yields exactly one cell.
+		return []Cell{{InDomain: true}}
+	}
+	return a.cells
+}
+
+// order applies ORDER BY with a stable sort, so cells equal on the ORDER BY
+// columns keep domain order (or SQLite's group order).
+func (s *cellShape) order(cells []Cell) {
+	if len(s.orderBy) == 0 {
+		return
+	}
+	type term struct {
+		pos  int
+		typ  ColumnType
+		desc bool
+	}
+	terms := make([]term, 0, len(s.orderBy))
+	for _, o := range s.orderBy {
+		for i, col := range s.columns {
+			if strings.EqualFold(col.Name, o.Column) {
+				terms = append(terms, term{pos: i, typ: col.Type, desc: o.Desc})
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b Cell) int {
+		for _, t := range terms {
+			c := compareGroupValues(a.Group[t.pos], b.Group[t.pos], t.typ)
+			if t.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+}
+
+// compareGroupValues orders values as SQLite does: NULL first, then numbers
+// (numerically, for integer and real columns), then text bytewise.
+func compareGroupValues(a, b GroupValue, typ ColumnType) int {
+	switch {
+	case a.Null && b.Null:
+		return 0
+	case a.Null:
+		return -1
+	case b.Null:
+		return 1
+	}
+	if typ == TypeInt || typ == TypeReal {
+		ai, aerr := strconv.ParseInt(a.Text, 10, 64)
+		bi, berr := strconv.ParseInt(b.Text, 10, 64)
+		if aerr == nil && berr == nil {
+			return cmp.Compare(ai, bi)
+		}
+		af, aerr := strconv.ParseFloat(a.Text, 64)
+		bf, berr := strconv.ParseFloat(b.Text, 64)
+		switch {
+		case aerr == nil && berr == nil:
+			return cmp.Compare(af, bf)
+		case aerr == nil:
+			return -1
+		case berr == nil:
+			return 1
+		}
+	}
+	return strings.Compare(a.Text, b.Text)
+}

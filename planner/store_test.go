@@ -1,0 +1,672 @@
+package planner
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testPeopleRows is the people table of the store tests: (id, age, sex,
+// suburb, income). Unit 1 has two identical rows, unit 4 two different ones,
+// unit 7 two rows in a sex outside the declared domain, one row has no unit,
+// and every other column has a NULL somewhere.
+var testPeopleRows = [][]any{
+	{1, 30, "F", "North", 100},
+	{1, 30, "F", "North", 100},
+	{2, 30, "M", "North", 200},
+	{3, 41, "F", "South", nil},
+	{4, 41, nil, "South", 300},
+	{4, 25, "M", "East", 300},
+	{5, nil, "M", nil, 150},
+	{6, 30, "F", "West", 120},
+	{7, 99, "X", "North", 50},
+	{7, 99, "X", "North", 50},
+	{8, 25, "F", "East", 80},
+	{nil, 25, "F", "East", 10},
+	{9, 100, "M", "Central", 400},
+}
+
+const peopleDDL = `CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT, suburb TEXT, income INTEGER)`
+
+// writeDB creates a SQLite file through an ordinary writable connection, as
+// dataset/gen would, runs the statements and inserts rows into people.
+func writeDB(t testing.TB, path string, rows [][]any, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range append([]string{peopleDDL}, stmts...) {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := tx.Prepare(`INSERT INTO people VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if _, err := ins.Exec(r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openTestStore writes the people table to a fresh file and opens it.
+func openTestStore(t testing.TB, opts StoreOptions, stmts ...string) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "people.db")
+	writeDB(t, path, testPeopleRows, stmts...)
+	s, err := OpenStore(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+var testSecret = []byte("test secret, 32 bytes long......")
+
+// keyOf is the contributor key of a set of units computed in Go.
+func keyOf(units ...int64) uint32 {
+	var k uint32
+	for _, u := range units {
+		k += RecordKey(testSecret, u) // uint32 addition is mod 2^32
+	}
+	return k
+}
+
+func gv(texts ...string) []GroupValue {
+	out := make([]GroupValue, len(texts))
+	for i, s := range texts {
+		if s == "NULL" {
+			out[i] = GroupValue{Null: true}
+		} else {
+			out[i] = GroupValue{Text: s}
+		}
+	}
+	return out
+}
+
+func TestStoreRunCells(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{})
+	people := testPeopleTable()
+	all := Needs{Units: true, Key: true}
+	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
+	cases := []struct {
+		name  string
+		q     *Query
+		needs Needs
+		want  []Cell
+	}{
+		{
+			name: "plain count",
+			q:    &Query{Table: "people"},
+			want: []Cell{{Count: 13, InDomain: true}},
+		},
+		{
+			name:  "plain count with units and key: the row without a unit counts but is no unit",
+			q:     &Query{Table: "people"},
+			needs: all,
+			want:  []Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
+		},
+		{
+			name: "count distinct",
+			q:    &Query{Table: "people", Agg: CountDistinct},
+			want: []Cell{{Count: 9, InDomain: true}},
+		},
+		{
+			name:  "count distinct, per-unit pass",
+			q:     &Query{Table: "people", Agg: CountDistinct, Where: age30},
+			needs: all,
+			want:  []Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
+		},
+		{
+			name:  "where with units only",
+			q:     &Query{Table: "people", Where: age30},
+			needs: Needs{Units: true},
+			want:  []Cell{{Count: 4, Units: 3, InDomain: true}},
+		},
+		{
+			name:  "nothing matches: still one cell",
+			q:     &Query{Table: "people", Where: &Compare{Column: "age", Op: ">", Value: intLit(1000)}},
+			needs: all,
+			want:  []Cell{{Count: 0, InDomain: true}},
+		},
+		{
+			name:  "group by a column without a domain: the groups SQLite finds, NULL first",
+			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
+			needs: all,
+			want: []Cell{
+				{Group: gv("NULL"), Count: 1, Units: 1, Key: keyOf(4), InDomain: true},
+				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
+				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
+				{Group: gv("X"), Count: 2, Units: 1, Key: keyOf(7), InDomain: true},
+			},
+		},
+		{
+			name: "order by an integer column descending is numeric, NULL last",
+			q:    &Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []Order{{Column: "age", Desc: true}}},
+			want: []Cell{
+				{Group: gv("100"), Count: 1, InDomain: true},
+				{Group: gv("99"), Count: 2, InDomain: true},
+				{Group: gv("41"), Count: 2, InDomain: true},
+				{Group: gv("30"), Count: 4, InDomain: true},
+				{Group: gv("25"), Count: 3, InDomain: true},
+				{Group: gv("NULL"), Count: 1, InDomain: true},
+			},
+		},
+		{
+			name: "order by the second group column, ties keep group order",
+			q: &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}},
+				OrderBy: []Order{{Column: "suburb"}}},
+			want: []Cell{
+				{Group: gv("M", "NULL"), Count: 1, InDomain: true},
+				{Group: gv("M", "Central"), Count: 1, InDomain: true},
+				{Group: gv("F", "East"), Count: 2, InDomain: true},
+				{Group: gv("M", "East"), Count: 1, InDomain: true},
+				{Group: gv("F", "North"), Count: 2, InDomain: true},
+				{Group: gv("M", "North"), Count: 1, InDomain: true},
+				{Group: gv("F", "South"), Count: 1, InDomain: true},
+				{Group: gv("F", "West"), Count: 1, InDomain: true},
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := s.Run(context.Background(), people, tc.q, tc.needs, testSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res.Cells, tc.want) {
+				t.Errorf("cells:\n got %+v\nwant %+v", res.Cells, tc.want)
+			}
+			if wantComplete := len(tc.q.GroupBy) == 0; res.DomainComplete != wantComplete {
+				t.Errorf("DomainComplete = %v, want %v", res.DomainComplete, wantComplete)
+			}
+		})
+	}
+}
+
+func TestStoreDomains(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{})
+	people := testPeopleTable()
+	people.Columns["sex"].Domain = &Domain{Categories: []string{"M", "F", "U"}}
+	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 24, Max: 26}
+	cases := []struct {
+		name  string
+		q     *Query
+		needs Needs
+		want  []Cell
+	}{
+		{
+			name:  "categories in listed order, zero cell included, X and NULL left out",
+			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
+			needs: Needs{Key: true},
+			want: []Cell{
+				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
+				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
+				{Group: gv("U"), InDomain: true},
+			},
+		},
+		{
+			name: "count distinct over the domain",
+			q:    &Query{Table: "people", Agg: CountDistinct, GroupBy: []string{"sex"}},
+			want: []Cell{
+				{Group: gv("M"), Count: 4, InDomain: true},
+				{Group: gv("F"), Count: 4, InDomain: true},
+				{Group: gv("U"), InDomain: true},
+			},
+		},
+		{
+			name:  "a product of categories and a range, last column fastest",
+			q:     &Query{Table: "people", GroupBy: []string{"sex", "age"}},
+			needs: Needs{Units: true},
+			want: []Cell{
+				{Group: gv("M", "24"), InDomain: true},
+				{Group: gv("M", "25"), Count: 1, Units: 1, InDomain: true},
+				{Group: gv("M", "26"), InDomain: true},
+				{Group: gv("F", "24"), InDomain: true},
+				{Group: gv("F", "25"), Count: 2, Units: 1, InDomain: true},
+				{Group: gv("F", "26"), InDomain: true},
+				{Group: gv("U", "24"), InDomain: true},
+				{Group: gv("U", "25"), InDomain: true},
+				{Group: gv("U", "26"), InDomain: true},
+			},
+		},
+		{
+			name: "order by is a stable sort of the domain order",
+			q: &Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []Order{{Column: "sex", Desc: true}},
+				Where: &Compare{Column: "income", Op: "<", Value: intLit(300)}},
+			want: []Cell{
+				{Group: gv("24", "U"), InDomain: true},
+				{Group: gv("25", "U"), InDomain: true},
+				{Group: gv("26", "U"), InDomain: true},
+				{Group: gv("24", "M"), InDomain: true},
+				{Group: gv("25", "M"), InDomain: true},
+				{Group: gv("26", "M"), InDomain: true},
+				{Group: gv("24", "F"), InDomain: true},
+				{Group: gv("25", "F"), Count: 2, InDomain: true},
+				{Group: gv("26", "F"), InDomain: true},
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := s.Run(context.Background(), people, tc.q, tc.needs, testSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.DomainComplete {
+				t.Error("DomainComplete is false")
+			}
+			if !reflect.DeepEqual(res.Cells, tc.want) {
+				t.Errorf("cells:\n got %+v\nwant %+v", res.Cells, tc.want)
+			}
+		})
+	}
+
+	t.Run("a partial domain marks the cells outside it", func(t *testing.T) {
+		q := &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
+		res, err := s.Run(context.Background(), people, q, Needs{}, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Cell{
+			{Group: gv("F", "North"), Count: 2, InDomain: true},
+			{Group: gv("M", "North"), Count: 1, InDomain: true},
+			{Group: gv("X", "North"), Count: 2, InDomain: false},
+		}
+		if res.DomainComplete || !reflect.DeepEqual(res.Cells, want) {
+			t.Errorf("complete %v, cells %+v; want false, %+v", res.DomainComplete, res.Cells, want)
+		}
+	})
+}
+
+func TestStoreMaxGroups(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{})
+	people := testPeopleTable()
+	people.Policy.MaxGroups = 3
+
+	// Three groups fit; four do not.
+	three := &Query{Table: "people", GroupBy: []string{"sex"}, Where: &IsNull{Column: "sex", Negate: true}}
+	if res, err := s.Run(context.Background(), people, three, Needs{}, nil); err != nil || len(res.Cells) != 3 {
+		t.Fatalf("three groups: %v, %v", res, err)
+	}
+	four := &Query{Table: "people", GroupBy: []string{"sex"}}
+	_, err := s.Run(context.Background(), people, four, Needs{}, nil)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != CodeProgramLimit || !strings.Contains(pe.Message, "3") {
+		t.Errorf("four groups: got %v, want %s naming the limit 3", err, CodeProgramLimit)
+	}
+
+	// A domain product over the limit is refused before any data is read.
+	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 3}
+	_, err = s.Run(context.Background(), people, &Query{Table: "people", GroupBy: []string{"age"}}, Needs{}, nil)
+	if !errors.As(err, &pe) || pe.Code != CodeProgramLimit || !strings.Contains(pe.Message, "3") {
+		t.Errorf("domain of 4 cells: got %v, want %s naming the limit 3", err, CodeProgramLimit)
+	}
+}
+
+func TestStoreTableSizeAndConditions(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{})
+	q := &Query{Table: "people", Where: &And{
+		Left:  &In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}},
+		Right: &Compare{Column: "age", Op: ">", Value: intLit(29)},
+	}}
+	res, err := s.Run(context.Background(), testPeopleTable(), q, Needs{TableSize: true, Conditions: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCond := []string{"age > 29", "sex IN ('F', 'M')"}
+	if res.TableSize != 13 || res.Cells[0].Count != 6 || !slices.Equal(res.Conditions, wantCond) {
+		t.Errorf("size %d, count %d, conditions %q; want 13, 6, %q", res.TableSize, res.Cells[0].Count, res.Conditions, wantCond)
+	}
+	res, err = s.Run(context.Background(), testPeopleTable(), q, Needs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TableSize != 0 || res.Conditions != nil {
+		t.Errorf("not asked for, got size %d and conditions %q", res.TableSize, res.Conditions)
+	}
+}
+
+func TestStoreRefusals(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{})
+	people := testPeopleTable()
+	var pe *Error
+	if _, err := s.Run(context.Background(), people, &Query{Table: "people"}, Needs{Key: true}, nil); !errors.As(err, &pe) {
+		t.Errorf("a key without a secret: got %v, want a *planner.Error", err)
+	}
+	bad := &Query{Table: "people", Where: &Compare{Column: "salary", Op: "=", Value: intLit(1)}}
+	if _, err := s.Run(context.Background(), people, bad, Needs{}, nil); !errors.As(err, &pe) || pe.Code != CodeInternal {
+		t.Errorf("a column outside the catalog: got %v, want %s", err, CodeInternal)
+	}
+	missing := &Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
+	_, err := s.Run(context.Background(), missing, &Query{Table: "nope"}, Needs{}, nil)
+	if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("a table missing from the file: got %v, want a wrapped SQLite error naming it", err)
+	}
+}
+
+func TestStoreColumns(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{},
+		`CREATE TABLE typed (a REAL, b NUMERIC, c VARCHAR(10), d BLOB, e DOUBLE PRECISION, f BOOLEAN, g DATE, h, i BIGINT, j DECIMAL(10,2), k FLOAT)`)
+	got, err := s.Columns(context.Background(), "PEOPLE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ColumnInfo{{"id", TypeInt}, {"age", TypeInt}, {"sex", TypeText}, {"suburb", TypeText}, {"income", TypeInt}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("people: got %v, want %v", got, want)
+	}
+	got, err = s.Columns(context.Background(), "typed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []ColumnInfo{{"a", TypeReal}, {"b", TypeReal}, {"c", TypeText}, {"d", TypeText}, {"e", TypeReal},
+		{"f", TypeInt}, {"g", TypeText}, {"h", TypeText}, {"i", TypeInt}, {"j", TypeReal}, {"k", TypeReal}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("typed: got %v, want %v", got, want)
+	}
+	if _, err := s.Columns(context.Background(), "people; DROP TABLE people"); err == nil {
+		t.Error("an unknown table gave no error")
+	}
+}
+
+func fileSHA256(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+func TestStoreIsReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "people.db")
+	writeDB(t, path, testPeopleRows)
+	before := fileSHA256(t, path)
+
+	s, err := OpenStore(path, StoreOptions{MaxOpenConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, stmt := range []string{
+		`INSERT INTO people VALUES (10, 1, 'F', 'North', 1)`,
+		`UPDATE people SET age = 0`,
+		`DELETE FROM people`,
+		`CREATE TABLE extra (x INTEGER)`,
+		`PRAGMA query_only = 0; INSERT INTO people VALUES (10, 1, 'F', 'North', 1)`,
+		`PRAGMA user_version = 7`,
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err == nil {
+			t.Errorf("%s: succeeded through the store", stmt)
+		}
+	}
+	// Reads still work, on every pooled connection.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := s.Run(ctx, testPeopleTable(), &Query{Table: "people"}, Needs{Key: true, TableSize: true}, testSecret); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := fileSHA256(t, path); after != before {
+		t.Error("the database file changed")
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("the store left files beside the database: %v", entries)
+	}
+}
+
+func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := OpenStore(missing, StoreOptions{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
+		t.Errorf("missing file: got %v, want an error naming it", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenStore created %s", missing)
+	}
+	if _, err := OpenStore(dir, StoreOptions{}); err == nil {
+		t.Error("a directory opened as a database")
+	}
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(garbage, StoreOptions{}); err == nil {
+		t.Error("a file that is not SQLite opened")
+	}
+	// A name with URI metacharacters is a path, not a query string.
+	plain := filepath.Join(dir, "plain.db")
+	writeDB(t, plain, testPeopleRows)
+	odd := filepath.Join(dir, "odd?mode=rwc#x%20.db")
+	if err := os.Rename(plain, odd); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStore(odd, StoreOptions{})
+	if err != nil {
+		t.Fatalf("path with ?, # and %%: %v", err)
+	}
+	defer s.Close()
+	if res, err := s.Run(context.Background(), testPeopleTable(), &Query{Table: "people"}, Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
+		t.Errorf("reading through an odd path: %v, %v", res, err)
+	}
+}
+
+func TestStoreCancellation(t *testing.T) {
+	// 200,000 rows keyed per unit take SQLite far longer than 5 ms, so the
+	// deadline fires mid-query and must interrupt it.
+	s, _ := openTestStore(t, StoreOptions{QueryTimeout: 5 * time.Millisecond}, `
+		INSERT INTO people (id, age, sex, suburb, income)
+		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
+		SELECT x, x % 90, CASE x % 2 WHEN 0 THEN 'F' ELSE 'M' END, 'S' || (x % 300), x * 7 FROM c`)
+	people := testPeopleTable()
+	q := &Query{Table: "people", GroupBy: []string{"suburb"}, Where: &Like{Column: "suburb", Pattern: "%1%", Negate: true}}
+
+	start := time.Now()
+	_, err := s.Run(context.Background(), people, q, Needs{Key: true, TableSize: true}, testSecret)
+	elapsed := time.Since(start)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != CodeQueryCanceled || !strings.Contains(pe.Message, "timeout") {
+		t.Fatalf("got %v, want %s for the statement timeout", err, CodeQueryCanceled)
+	}
+	if elapsed > 2*time.Second {
+		t.Errorf("the query ran %v past a 5ms deadline: it was not interrupted", elapsed)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Run(ctx, people, &Query{Table: "people"}, Needs{}, nil)
+	if !errors.As(err, &pe) || pe.Code != CodeQueryCanceled || !strings.Contains(pe.Message, "user request") {
+		t.Errorf("cancelled context: got %v, want %s for a user request", err, CodeQueryCanceled)
+	}
+}
+
+func TestStoreConcurrentRuns(t *testing.T) {
+	s, _ := openTestStore(t, StoreOptions{MaxOpenConns: 3})
+	people := testPeopleTable()
+	q := &Query{Table: "people", GroupBy: []string{"sex"}}
+	want, err := s.Run(context.Background(), people, q, Needs{Key: true}, testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for range 20 {
+				needs := Needs{Key: true, TableSize: g%2 == 0}
+				got, err := s.Run(context.Background(), people, q, needs, testSecret)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !reflect.DeepEqual(got.Cells, want.Cells) {
+					t.Errorf("concurrent run differs: %+v", got.Cells)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestRecordKey(t *testing.T) {
+	// The key is the first four bytes of HMAC-SHA256 over the canonical text.
+	reference := func(secret []byte, canonical string) uint32 {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(canonical))
+		return binary.BigEndian.Uint32(m.Sum(nil))
+	}
+	cases := []struct {
+		unit      any
+		canonical string
+	}{
+		{int64(42), "42"},
+		{int64(-7), "-7"},
+		{2.5, "2.5"},
+		{1e21, "1e+21"},
+		{"alice", "alice"},
+		{[]byte("bob"), "bob"},
+		{"", ""},
+	}
+	for _, tc := range cases {
+		if got, want := RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
+			t.Errorf("RecordKey(%#v) = %d, want %d", tc.unit, got, want)
+		}
+	}
+	if RecordKey(testSecret, nil) != 0 {
+		t.Error("a NULL unit has a key")
+	}
+	// Stable: the same value always gives the same key, including when the
+	// cached hashers are replaced by another secret in between.
+	k1 := RecordKey(testSecret, int64(12345))
+	_ = RecordKey([]byte("other"), int64(12345))
+	if k2 := RecordKey(testSecret, int64(12345)); k1 != k2 {
+		t.Errorf("key changed from %d to %d", k1, k2)
+	}
+	// Secret-dependent: for 1,000 units every key differs between two secrets.
+	// Two independent 32-bit keys collide with probability 2^-32, so the chance
+	// of a false failure is about 1000 * 2^-32 < 3e-7.
+	other := []byte("another secret")
+	for u := range int64(1000) {
+		if RecordKey(testSecret, u) == RecordKey(other, u) {
+			t.Errorf("unit %d has the same key under two secrets", u)
+		}
+	}
+	// A secret buffer reused by the caller does not corrupt the cached key.
+	buf := []byte("mutable secret")
+	kb := RecordKey(buf, "x")
+	copy(buf, "MUTABLE")
+	if RecordKey([]byte("mutable secret"), "x") != kb {
+		t.Error("the cached hashers kept a reference to the caller's secret")
+	}
+}
+
+func TestRecordKeyConcurrent(t *testing.T) {
+	secrets := [][]byte{[]byte("s1"), []byte("s2"), []byte("s3")}
+	want := make([][]uint32, len(secrets))
+	for i, s := range secrets {
+		for u := range int64(200) {
+			want[i] = append(want[i], RecordKey(s, u))
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			i := g % len(secrets)
+			for u := range int64(200) {
+				if got := RecordKey(secrets[i], u); got != want[i][u] {
+					t.Errorf("secret %d unit %d: %d, want %d", i, u, got, want[i][u])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestConditionsNormalisation(t *testing.T) {
+	q := func(p Pred) *Query { return &Query{Table: "people", Where: p} }
+	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
+	sexF := &Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	equal := []struct {
+		name string
+		a, b *Query
+		want []string
+	}{
+		{"AND order", q(&And{age30, sexF}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
+		{"duplicates", q(&Or{age30, &And{age30, sexF}}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
+		{"column case", q(&Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
+		{"30.0 is 30", q(&Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
+		{"!= is <>", q(&Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
+		{"NOT folds into a comparison", q(&Not{&Compare{Column: "age", Op: "<", Value: intLit(30)}}),
+			q(&Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
+		{"double NOT", q(&Not{&Not{age30}}), q(age30), []string{"age = 30"}},
+		{"IN order and duplicates", q(&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F"), textLit("M")}}),
+			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
+		{"numeric IN sorted numerically", q(&In{Column: "age", Values: []Literal{intLit(10), intLit(9), floatLit(9.5)}}),
+			q(&In{Column: "age", Values: []Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
+		{"NOT IN", q(&Not{&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}}}),
+			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
+		{"one-value IN is equality", q(&In{Column: "age", Values: []Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
+		{"NOT over a one-value IN", q(&Not{&In{Column: "age", Values: []Literal{intLit(30)}}}),
+			q(&Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
+		{"NOT BETWEEN", q(&Not{&Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
+			q(&Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
+		{"NOT IS NULL", q(&Not{&IsNull{Column: "income"}}), q(&IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
+		{"NOT LIKE with a quote", q(&Not{&Like{Column: "suburb", Pattern: "O'%"}}), q(&Like{Column: "suburb", Pattern: "O'%", Negate: true}),
+			[]string{"suburb NOT LIKE 'O''%'"}},
+		{"De Morgan", q(&Not{&And{age30, &Not{sexF}}}), q(&Or{&Compare{Column: "age", Op: "<>", Value: intLit(30)}, sexF}),
+			[]string{"age <> 30", "sex = 'F'"}},
+		{"math", q(&Not{&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "Age"}, Right: &NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
+			q(&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
+			[]string{"abs(age - 40) >= 5"}},
+	}
+	for _, tc := range equal {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := Conditions(tc.a), Conditions(tc.b)
+			if !slices.Equal(a, tc.want) || !slices.Equal(b, tc.want) {
+				t.Errorf("got %q and %q, want %q", a, b, tc.want)
+			}
+		})
+	}
+	if got := Conditions(&Query{Table: "people"}); got == nil || len(got) != 0 {
+		t.Errorf("no WHERE: got %#v, want an empty list", got)
+	}
+	// Different conditions stay different.
+	if slices.Equal(Conditions(q(age30)), Conditions(q(&Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
+		t.Error("age = 30 and age = 31 normalise alike")
+	}
+}
