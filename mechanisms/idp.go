@@ -1,0 +1,155 @@
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+
+	"countwall/planner"
+)
+
+func init() { Register("idp", newIDP) }
+
+// idpMaxK keeps 2k (the histogram sensitivity) and k + c far from overflow.
+const idpMaxK = 1 << 40
+
+// idp is the k-local Laplace mechanism of Group IDP (Soria-Comas et al.
+// 2017) as Protivash et al. analyse it: the answer plus Laplace noise of
+// scale k-local sensitivity / epsilon*, where epsilon* is the analyst's
+// per-query share. The sensitivity depends on the data (Lemma 3.3), so
+// whether noise was added at all leaks: this mechanism is here to be
+// attacked, and its claim is IDP's, not DP's.
+//
+// Sensitivity, with c the cell's count and n the table size:
+//   - threshold `COUNT(*) > b`: 1 when max(c-k, 0) <= b < min(c+k, n), else 0
+//     (then the exact 0 or 1 is published);
+//   - plain COUNT: min(k, max(c, n-c));
+//   - GROUP BY histogram: 2k (L1) for every cell; a threshold GROUP BY
+//     thresholds the noisy counts.
+//
+// plus_one adds 1 to the sensitivity so that noise is always added
+// (Protivash et al. 5.1, which shows a variance test still tells 0 from 1).
+//
+// Every answer is a float, exact answers included (they have no fractional
+// part), so the column type does not depend on the data.
+type idp struct {
+	k       int64
+	plusOne bool
+	noise   NoiseSource
+}
+
+func newIDP(p Params, env Env) (Mechanism, error) {
+	if err := checkKnownParams(p, "k", "plus_one"); err != nil {
+		return nil, err
+	}
+	k, err := paramInt(p, "k", 1, 1, idpMaxK)
+	if err != nil {
+		return nil, err
+	}
+	plusOne, err := paramBool(p, "plus_one", false)
+	if err != nil {
+		return nil, err
+	}
+	return &idp{k: k, plusOne: plusOne, noise: noiseFor(env)}, nil
+}
+
+func (*idp) Name() string { return "idp" }
+
+func (*idp) Needs() planner.Needs { return planner.Needs{TableSize: true} }
+
+// FloatOutput tells the engine that the answer column is float8.
+func (*idp) FloatOutput() bool { return true }
+
+// Accounting is the kind of budget the mechanism charges.
+func (*idp) Accounting() Accounting { return AccountingIDP }
+
+func (m *idp) Describe() string {
+	extra := ""
+	if m.plusOne {
+		extra = " plus 1"
+	}
+	return fmt.Sprintf("idp: Group IDP k-local Laplace (k = %d): noise scale = k-local sensitivity%s / epsilon*, "+
+		"exact answers when that is 0; claims (epsilon*, k)-individual differential privacy per query, "+
+		"which is not differential privacy: the presence of noise reveals the data", m.k, extra)
+}
+
+// idpThresholdSensitivity is Lemma 3.3 for `COUNT(*) > b`.
+func idpThresholdSensitivity(c, n, b, k int64) float64 {
+	if max(c-k, 0) <= b && b < min(c+k, n) {
+		return 1
+	}
+	return 0
+}
+
+// idpCountSensitivity is the k-local sensitivity of a plain count.
+func idpCountSensitivity(c, n, k int64) float64 {
+	return float64(min(k, max(c, n-c)))
+}
+
+func (m *idp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	if err := requireDomain(req, m.Name()); err != nil {
+		return nil, Charge{}, err
+	}
+	if err := checkShare(req, false); err != nil {
+		return nil, Charge{}, err
+	}
+	n := req.Result.TableSize
+	q := req.Query
+	grouped := len(q.GroupBy) > 0
+	answers := make([]Answer, len(cells))
+	for i, c := range cells {
+		if !c.InDomain {
+			answers[i] = Answer{Dropped: true}
+			continue
+		}
+		value := float64(c.Count)
+		var sens float64
+		switch {
+		case grouped:
+			sens = float64(2 * m.k)
+		case q.Threshold != nil:
+			sens = idpThresholdSensitivity(c.Count, n, q.Threshold.Bound, m.k)
+			value = 0
+			if c.Count > q.Threshold.Bound {
+				value = 1
+			}
+		default:
+			sens = idpCountSensitivity(c.Count, n, m.k)
+		}
+		if m.plusOne {
+			sens++
+		}
+		out, err := addScaledLaplace(m.noise, value, sens, req.Epsilon)
+		if err != nil {
+			return nil, Charge{}, planner.Errorf(planner.CodeInvalidParameter, "idp: %v", err)
+		}
+		answers[i] = Answer{Float: out, IsFloat: true}
+	}
+	if grouped && q.Threshold != nil {
+		answers = floatAnswers(thresholdAnswers(q, answers))
+	}
+	return answers, Charge{Kind: AccountingIDP, Epsilon: req.Epsilon}, nil
+}
+
+// addScaledLaplace returns value exactly when sensitivity is 0, else value
+// plus Laplace noise of scale sensitivity/epsilon.
+func addScaledLaplace(src NoiseSource, value, sensitivity, epsilon float64) (float64, error) {
+	if sensitivity == 0 {
+		return value, nil
+	}
+	return src.AddLaplaceFloat(value, sensitivity, epsilon)
+}
+
+// floatAnswers turns integer answers (a thresholded 0 or 1) into floats, so
+// that a float mechanism's column type never varies.
+func floatAnswers(answers []Answer) []Answer {
+	for i, a := range answers {
+		if !a.IsFloat && !a.Dropped {
+			answers[i] = Answer{Float: float64(a.Int), IsFloat: true, Suppressed: a.Suppressed}
+		}
+	}
+	return answers
+}
