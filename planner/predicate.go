@@ -1,0 +1,422 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/xwb1989/sqlparser"
+)
+
+// pred converts a WHERE expression into the IR, enforcing the table's policy.
+func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
+	pol := p.table.Policy
+	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return p.pred(x.Expr)
+	case *sqlparser.AndExpr:
+		l, err := p.pred(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.pred(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &And{Left: l, Right: r}, nil
+	case *sqlparser.OrExpr:
+		if pol.Strict || !pol.AllowOr {
+			return nil, p.policyError("OR")
+		}
+		l, err := p.pred(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.pred(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		return &Or{Left: l, Right: r}, nil
+	case *sqlparser.NotExpr:
+		if pol.Strict || !pol.AllowNotEqual {
+			return nil, p.policyError("NOT")
+		}
+		inner, err := p.pred(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return &Not{Inner: inner}, nil
+	case *sqlparser.ComparisonExpr:
+		return p.comparison(x)
+	case *sqlparser.RangeCond:
+		return p.between(x)
+	case *sqlparser.IsExpr:
+		col, err := p.leafColumn(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		switch x.Operator {
+		case sqlparser.IsNullStr:
+			return &IsNull{Column: col}, nil
+		case sqlparser.IsNotNullStr:
+			return &IsNull{Column: col, Negate: true}, nil
+		}
+		return nil, Errorf(CodeFeatureNotSupported, "%s is not supported", strings.ToUpper(x.Operator))
+	case *sqlparser.ExistsExpr, *sqlparser.Subquery:
+		return nil, Errorf(CodeFeatureNotSupported, "subqueries are not supported")
+	case *sqlparser.ColName:
+		return nil, Errorf(CodeDatatypeMismatch, "column %q alone is not a condition; compare it with a value", strings.ToLower(x.Name.String()))
+	case sqlparser.BoolVal, *sqlparser.SQLVal, *sqlparser.NullVal:
+		return nil, Errorf(CodeFeatureNotSupported, "constant conditions are not supported; compare a column with a value")
+	}
+	return nil, Errorf(CodeFeatureNotSupported, "this kind of condition is not supported; use column comparisons, BETWEEN, IN, IS NULL or LIKE")
+}
+
+func (p *parser) policyError(construct string) error {
+	if p.table.Policy.Strict {
+		return Errorf(CodeInsufficientPriv, "%s is not allowed under the strict policy of table %q: only AND-ed equalities", construct, p.table.Name)
+	}
+	return Errorf(CodeInsufficientPriv, "%s is not allowed by the policy of table %q", construct, p.table.Name)
+}
+
+// leafColumn resolves the column of a condition and counts the condition
+// against max_conditions.
+func (p *parser) leafColumn(e sqlparser.Expr) (string, error) {
+	col, ok := e.(*sqlparser.ColName)
+	if !ok {
+		return "", Errorf(CodeFeatureNotSupported, "the left side of this condition must be a column")
+	}
+	name, err := p.column(col)
+	if err != nil {
+		return "", err
+	}
+	if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
+		return "", Errorf(CodeInsufficientPriv, "column %q is the privacy unit and may not be filtered on", name)
+	}
+	p.leaves++
+	return name, nil
+}
+
+func isColumn(e sqlparser.Expr) bool { _, ok := e.(*sqlparser.ColName); return ok }
+
+func isLiteral(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal:
+		return true
+	case *sqlparser.UnaryExpr:
+		return isLiteral(x.Expr)
+	}
+	return false
+}
+
+var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
+	pol := p.table.Policy
+	if containsSubquery(x.Left) || containsSubquery(x.Right) {
+		return nil, Errorf(CodeFeatureNotSupported, "subqueries are not supported")
+	}
+	op := x.Operator
+	if op == sqlparser.NotEqualStr {
+		op = "<>"
+	}
+	switch op {
+	case sqlparser.InStr, sqlparser.NotInStr:
+		if op == sqlparser.NotInStr && (pol.Strict || !pol.AllowNotEqual) {
+			return nil, p.policyError("NOT IN")
+		}
+		if pol.Strict {
+			return nil, p.policyError("IN")
+		}
+		col, err := p.leafColumn(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		tuple, ok := x.Right.(sqlparser.ValTuple)
+		if !ok {
+			return nil, Errorf(CodeFeatureNotSupported, "IN needs a list of values")
+		}
+		if len(tuple) > pol.MaxInList {
+			return nil, Errorf(CodeProgramLimit, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
+		}
+		in := &In{Column: col, Negate: op == sqlparser.NotInStr}
+		for _, v := range tuple {
+			lit, err := p.literal(v, col)
+			if err != nil {
+				return nil, err
+			}
+			in.Values = append(in.Values, lit)
+		}
+		return in, nil
+	case sqlparser.LikeStr, sqlparser.NotLikeStr:
+		if pol.Strict || !pol.AllowLike {
+			return nil, p.policyError("LIKE")
+		}
+		if op == sqlparser.NotLikeStr && !pol.AllowNotEqual {
+			return nil, p.policyError("NOT LIKE")
+		}
+		if x.Escape != nil {
+			return nil, Errorf(CodeFeatureNotSupported, "LIKE ... ESCAPE is not supported; backslash is the escape character")
+		}
+		col, err := p.leafColumn(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		if p.table.Columns[col].Type != TypeText {
+			return nil, Errorf(CodeDatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
+		}
+		lit, err := p.literal(x.Right, col)
+		if err != nil {
+			return nil, err
+		}
+		return &Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
+	case "=", "<>", "<", "<=", ">", ">=":
+	default:
+		return nil, Errorf(CodeFeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
+	}
+	if op != "=" && pol.Strict {
+		return nil, p.policyError("operator " + op)
+	}
+	if op == "<>" && !pol.AllowNotEqual {
+		return nil, p.policyError("<>")
+	}
+	left, right := x.Left, x.Right
+	if isLiteral(left) && !isLiteral(right) {
+		left, right, op = right, left, flipped[op]
+	}
+	if !isLiteral(right) {
+		if isColumn(left) && isColumn(right) {
+			return nil, Errorf(CodeFeatureNotSupported, "column-to-column comparisons are not supported")
+		}
+		return nil, Errorf(CodeFeatureNotSupported, "a condition must compare a column with a value")
+	}
+	if isColumn(left) {
+		col, err := p.leafColumn(left)
+		if err != nil {
+			return nil, err
+		}
+		lit, err := p.literal(right, col)
+		if err != nil {
+			return nil, err
+		}
+		return &Compare{Column: col, Op: op, Value: lit}, nil
+	}
+	if pol.Strict || !pol.AllowMath {
+		return nil, p.policyError("arithmetic and functions in conditions")
+	}
+	expr, cols, err := p.expr(left)
+	if err != nil {
+		return nil, err
+	}
+	if cols != 1 {
+		return nil, Errorf(CodeFeatureNotSupported, "an expression in a condition must use exactly one column")
+	}
+	p.leaves++
+	lit, err := p.numberLiteral(right)
+	if err != nil {
+		return nil, err
+	}
+	return &MathCompare{Expr: expr, Op: op, Value: lit}, nil
+}
+
+func containsSubquery(e sqlparser.Expr) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if _, ok := n.(*sqlparser.Subquery); ok {
+			found = true
+			return false, nil
+		}
+		return true, nil
+	}, e)
+	return found
+}
+
+func (p *parser) between(x *sqlparser.RangeCond) (Pred, error) {
+	pol := p.table.Policy
+	if pol.Strict {
+		return nil, p.policyError("BETWEEN")
+	}
+	negate := x.Operator == sqlparser.NotBetweenStr
+	if negate && !pol.AllowNotEqual {
+		return nil, p.policyError("NOT BETWEEN")
+	}
+	col, err := p.leafColumn(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := p.literal(x.From, col)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := p.literal(x.To, col)
+	if err != nil {
+		return nil, err
+	}
+	return &Between{Column: col, Lo: lo, Hi: hi, Negate: negate}, nil
+}
+
+var allowedFuncs = map[string]int{"abs": 1, "round": 1, "floor": 1, "ceil": 1, "length": 1, "lower": 1, "upper": 1}
+
+// expr converts arithmetic over columns and literals; it returns how many
+// column references it holds.
+func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
+	switch x := e.(type) {
+	case *sqlparser.ParenExpr:
+		return p.expr(x.Expr)
+	case *sqlparser.ColName:
+		name, err := p.column(x)
+		if err != nil {
+			return nil, 0, err
+		}
+		if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
+			return nil, 0, Errorf(CodeInsufficientPriv, "column %q is the privacy unit and may not be filtered on", name)
+		}
+		return &ColumnRef{Column: name}, 1, nil
+	case *sqlparser.SQLVal, *sqlparser.UnaryExpr:
+		lit, err := p.numberLiteral(x)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &NumberLit{Value: lit}, 0, nil
+	case *sqlparser.BinaryExpr:
+		switch x.Operator {
+		case "+", "-", "*", "/", "%":
+		default:
+			return nil, 0, Errorf(CodeFeatureNotSupported, "operator %s is not supported in expressions", x.Operator)
+		}
+		l, lc, err := p.expr(x.Left)
+		if err != nil {
+			return nil, 0, err
+		}
+		r, rc, err := p.expr(x.Right)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &BinaryExpr{Op: x.Operator, Left: l, Right: r}, lc + rc, nil
+	case *sqlparser.FuncExpr:
+		name := x.Name.Lowered()
+		arity, ok := allowedFuncs[name]
+		if !ok || !x.Qualifier.IsEmpty() || x.Distinct {
+			return nil, 0, Errorf(CodeFeatureNotSupported, "function %s is not allowed in conditions", strings.ToUpper(name))
+		}
+		if len(x.Exprs) != arity {
+			return nil, 0, Errorf(CodeSyntax, "%s takes %d argument", strings.ToUpper(name), arity)
+		}
+		ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr)
+		if !ok {
+			return nil, 0, Errorf(CodeSyntax, "bad argument to %s", strings.ToUpper(name))
+		}
+		arg, n, err := p.expr(ae.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &FuncCall{Name: name, Args: []Expr{arg}}, n, nil
+	}
+	return nil, 0, Errorf(CodeFeatureNotSupported, "this expression is not supported in conditions")
+}
+
+func (p *parser) numberLiteral(e sqlparser.Expr) (Literal, error) {
+	lit, err := p.rawLiteral(e, TypeReal, "expression")
+	if err != nil {
+		return Literal{}, err
+	}
+	if lit.Kind == LitText {
+		return Literal{}, Errorf(CodeDatatypeMismatch, "an arithmetic condition must compare with a number")
+	}
+	return lit, nil
+}
+
+// literal converts a value compared with column col, checking its type.
+func (p *parser) literal(e sqlparser.Expr, col string) (Literal, error) {
+	return p.rawLiteral(e, p.table.Columns[col].Type, col)
+}
+
+func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Literal, error) {
+	neg := false
+	if u, ok := e.(*sqlparser.UnaryExpr); ok {
+		if u.Operator != sqlparser.UMinusStr && u.Operator != sqlparser.UPlusStr {
+			return Literal{}, Errorf(CodeFeatureNotSupported, "operator %s is not supported on values", u.Operator)
+		}
+		neg, e = u.Operator == sqlparser.UMinusStr, u.Expr
+	}
+	switch v := e.(type) {
+	case *sqlparser.NullVal:
+		return Literal{}, Errorf(CodeDatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
+	case sqlparser.BoolVal:
+		return Literal{}, Errorf(CodeDatatypeMismatch, "boolean values are not supported (column %q)", col)
+	case *sqlparser.SQLVal:
+		switch v.Type {
+		case sqlparser.ValArg:
+			return p.param(string(v.Val), want, col, neg)
+		case sqlparser.StrVal:
+			if neg {
+				return Literal{}, Errorf(CodeDatatypeMismatch, "a minus sign cannot apply to text")
+			}
+			if want != TypeText {
+				return Literal{}, Errorf(CodeDatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
+			}
+			return Literal{Kind: LitText, Text: string(v.Val)}, nil
+		case sqlparser.IntVal, sqlparser.FloatVal:
+			if want == TypeText {
+				return Literal{}, Errorf(CodeDatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
+			}
+			s := string(v.Val)
+			if neg {
+				s = "-" + s
+			}
+			return numberFromText(s, want, col)
+		}
+	}
+	return Literal{}, Errorf(CodeFeatureNotSupported, "only constant values may be compared with column %q", col)
+}
+
+func numberFromText(s string, want ColumnType, col string) (Literal, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if want == TypeReal {
+			return Literal{Kind: LitFloat, Float: float64(n)}, nil
+		}
+		return Literal{Kind: LitInt, Int: n}, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return Literal{}, Errorf(CodeInvalidParameter, "value compared with column %q is not a valid number", col)
+	}
+	return Literal{Kind: LitFloat, Float: f}, nil
+}
+
+// param binds placeholder :vN to the N-th argument, typed by the column.
+func (p *parser) param(name string, want ColumnType, col string, neg bool) (Literal, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, ":v"))
+	if err != nil || n < 1 {
+		return Literal{}, Errorf(CodeSyntax, "bad parameter placeholder")
+	}
+	for len(p.paramTypes) < n {
+		p.paramTypes = append(p.paramTypes, nil)
+	}
+	t := want
+	p.paramTypes[n-1] = &t
+	if !p.bind {
+		if want == TypeText {
+			return Literal{Kind: LitText}, nil
+		}
+		return Literal{Kind: LitInt}, nil
+	}
+	arg := p.args[n-1]
+	if arg == nil {
+		return Literal{}, Errorf(CodeDatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
+	}
+	if want == TypeText {
+		if neg {
+			return Literal{}, Errorf(CodeDatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
+		}
+		return Literal{Kind: LitText, Text: *arg}, nil
+	}
+	s := strings.TrimSpace(*arg)
+	if neg {
+		s = "-" + s
+	}
+	lit, err := numberFromText(s, want, col)
+	if err != nil {
+		return Literal{}, Errorf(CodeInvalidParameter, "parameter $%d is not a valid %s for column %q", n, want, col)
+	}
+	return lit, nil
+}

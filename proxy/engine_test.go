@@ -1,0 +1,339 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"countwall/config"
+	"countwall/planner"
+)
+
+// fixture is a small protected database and a config in front of it.
+type fixture struct {
+	dir      string
+	database string
+	state    string
+}
+
+// newFixture writes a people table of n rows whose values are a fixed
+// function of the row number, so expected counts are known exactly.
+func newFixture(t testing.TB, n int) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, database: filepath.Join(dir, "protected.db"), state: filepath.Join(dir, "state.db")}
+	db, err := sql.Open("sqlite", f.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmts := []string{`CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT, suburb TEXT, income INTEGER)`}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := tx.Prepare(`INSERT INTO people VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		sex := "F"
+		if i%2 == 0 {
+			sex = "M"
+		}
+		if _, err := ins.Exec(i, 18+i%60, sex, fmt.Sprintf("suburb_%02d", i%7), 1000*(i%50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// config returns a config for the fixture with the given mechanism.
+func (f *fixture) config(t testing.TB, mechanism string, params map[string]any) *config.Config {
+	t.Helper()
+	body := fmt.Sprintf(`
+database: %s
+state: %s
+mechanism:
+  name: %s
+tables:
+  people:
+    privacy_unit: id
+    domains:
+      sex: [F, M]
+      age: {min: 18, max: 77}
+`, f.database, f.state, mechanism)
+	path := filepath.Join(f.dir, "countwall.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Mechanism.Params = params
+	cfg.Seed = 1
+	return cfg
+}
+
+func (f *fixture) open(t testing.TB, mechanism string, params map[string]any) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), f.config(t, mechanism, params), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// ageCount is how many of rows 1..n the fixture gives the age a (18 + i%60).
+func ageCount(n, a int) int64 {
+	var c int64
+	for i := 1; i <= n; i++ {
+		if 18+i%60 == a {
+			c++
+		}
+	}
+	return c
+}
+
+func fileSum(t testing.TB, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// counts runs a query and returns its count column as integers.
+func counts(t testing.TB, e *Engine, sql string) []int64 {
+	t.Helper()
+	res, err := e.Query(context.Background(), "alice", sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out := make([]int64, len(res.Rows))
+	for i, row := range res.Rows {
+		out[i] = row[len(row)-1].Int
+	}
+	return out
+}
+
+func TestExactCountsAndGroups(t *testing.T) {
+	f := newFixture(t, 1000)
+	e := f.open(t, "exact", nil)
+	tests := []struct {
+		sql  string
+		want []int64
+	}{
+		{"SELECT COUNT(*) FROM people", []int64{1000}},
+		{"select count(1) from PEOPLE where sex = 'F'", []int64{500}},
+		{"SELECT COUNT(DISTINCT id) FROM people WHERE age BETWEEN 18 AND 19", []int64{33}},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex DESC", []int64{500, 500}},
+		{"SELECT COUNT(*) > 999 FROM people", []int64{1}},
+		{"SELECT COUNT(*) >= 1001 FROM people", []int64{0}},
+	}
+	for _, tc := range tests {
+		got := counts(t, e, tc.sql)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s = %v, want %v", tc.sql, got, tc.want)
+		}
+	}
+	// A GROUP BY over a declared range answers every cell of the domain.
+	res, err := e.Query(context.Background(), "alice", "SELECT age, COUNT(*) AS n FROM people GROUP BY age")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 60 || res.Columns[1].Name != "n" || res.Columns[1].Type != ColumnInt8 || res.Columns[0].Type != ColumnText {
+		t.Fatalf("age histogram: %d rows, columns %+v", len(res.Rows), res.Columns)
+	}
+	if res.Tag != "SELECT 60" {
+		t.Errorf("tag = %q", res.Tag)
+	}
+}
+
+func TestCellKeyIsStickyAcrossTextAndRestart(t *testing.T) {
+	f := newFixture(t, 2000)
+	params := map[string]any{"ptable": "uniform", "d": 2, "suppress_at": 4}
+	e := f.open(t, "cellkey", params)
+	// Textually different queries over the same contributor set.
+	same := []string{
+		"SELECT COUNT(*) FROM people WHERE age = 30",
+		"select count(*) from people where 30 = age",
+		"SELECT COUNT(1) FROM people WHERE age >= 30 AND age <= 30",
+		"SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 30 AND sex IN ('F', 'M')",
+		"SELECT COUNT(*) FROM people WHERE (age = 30 OR age = 30)",
+	}
+	first := counts(t, e, same[0])[0]
+	for _, q := range same[1:] {
+		if got := counts(t, e, q)[0]; got != first {
+			t.Errorf("%s = %d, want %d (same contributors)", q, got, first)
+		}
+	}
+	var before []int64
+	for age := 18; age < 78; age++ {
+		before = append(before, counts(t, e, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age = %d", age))[0])
+	}
+	e.Close()
+
+	// Restarted on the same state database: the same secret, the same answers.
+	e2 := f.open(t, "cellkey", params)
+	var noiseSeen bool
+	for i, age := 0, 18; age < 78; i, age = i+1, age+1 {
+		got := counts(t, e2, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age = %d", age))[0]
+		if got != before[i] {
+			t.Errorf("age %d after restart = %d, before = %d", age, got, before[i])
+		}
+		truth := ageCount(2000, age)
+		if d := got - truth; d < -2 || d > 2 {
+			t.Errorf("age %d: answer %d is more than D=2 from the truth %d", age, got, truth)
+		}
+		noiseSeen = noiseSeen || got != truth
+	}
+	if !noiseSeen {
+		t.Error("60 cells all answered exactly: no noise was added")
+	}
+	e2.Close()
+
+	// A different secret (a fresh state database) gives different noise.
+	f.state = filepath.Join(f.dir, "other-state.db")
+	e3 := f.open(t, "cellkey", params)
+	var differ int
+	for i, age := 0, 18; age < 78; i, age = i+1, age+1 {
+		if counts(t, e3, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age = %d", age))[0] != before[i] {
+			differ++
+		}
+	}
+	// Each cell's noise is uniform on 5 values, so with an independent secret a
+	// cell keeps its answer with probability 1/5; all 60 keeping it has
+	// probability 5^-60. Requiring at least 20 of 60 to differ fails with
+	// probability below 1e-9 (binomial tail, p=0.8).
+	if differ < 20 {
+		t.Errorf("only %d of 60 cells changed with a new secret", differ)
+	}
+}
+
+func TestBoundedNoiseIsFresh(t *testing.T) {
+	f := newFixture(t, 500)
+	e := f.open(t, "bounded", map[string]any{"range": 3})
+	seen := map[int64]bool{}
+	for i := 0; i < 100; i++ {
+		got := counts(t, e, "SELECT COUNT(*) FROM people WHERE sex = 'F'")[0]
+		if got < 247 || got > 253 {
+			t.Fatalf("answer %d outside 250±3", got)
+		}
+		seen[got] = true
+	}
+	// 100 draws uniform on 7 values all landing on one value: probability 7*7^-100.
+	if len(seen) < 2 {
+		t.Errorf("100 repeats gave one answer: noise is not fresh")
+	}
+}
+
+func TestSetShowAndChatter(t *testing.T) {
+	f := newFixture(t, 10)
+	e := f.open(t, "exact", nil)
+	s := e.NewSession("alice")
+	ctx := context.Background()
+	steps := []struct {
+		sql     string
+		want    string // first value of the first row, or the tag
+		wantErr string // SQLSTATE
+	}{
+		{sql: "SET application_name = 'psql'", want: "SET"},
+		{sql: "SHOW application_name", want: "psql"},
+		{sql: "SET epsilon = 0.2", want: "SET"},
+		{sql: "SHOW epsilon", want: "0.2"},
+		{sql: "SET epsilon = 5", wantErr: planner.CodeInvalidParameter},
+		{sql: "SET epsilon = 'lots'", wantErr: planner.CodeInvalidParameter},
+		{sql: "SET no_such_thing = 1", wantErr: planner.CodeUndefinedObject},
+		{sql: "SHOW mechanism", want: "exact"},
+		{sql: "SELECT version()", want: "PostgreSQL " + ServerVersion},
+		{sql: "BEGIN", want: "BEGIN"},
+		{sql: "COMMIT", want: "COMMIT"},
+		{sql: "SELECT * FROM people", wantErr: planner.CodeFeatureNotSupported},
+	}
+	for _, st := range steps {
+		res, err := s.Exec(ctx, st.sql, nil)
+		if st.wantErr != "" {
+			var pe *planner.Error
+			if !errors.As(err, &pe) || pe.Code != st.wantErr {
+				t.Errorf("%s: error %v, want SQLSTATE %s", st.sql, err, st.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", st.sql, err)
+			continue
+		}
+		got := res.Tag
+		if len(res.Rows) > 0 {
+			got = res.Rows[0][0].Text
+		}
+		if got != st.want {
+			t.Errorf("%s = %q, want %q", st.sql, got, st.want)
+		}
+	}
+}
+
+func TestAuditLogHoldsNoValues(t *testing.T) {
+	f := newFixture(t, 50)
+	e := f.open(t, "exact", nil)
+	ctx := context.Background()
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM people WHERE suburb = 'suburb_03'",
+		"SELECT COUNT(*) FROM people WHERE nosuch = 'suburb_04'",
+	} {
+		e.Query(ctx, "alice", q) //nolint:errcheck // the outcome is read back from the audit log
+	}
+	e.state.Flush()
+	log, err := e.state.AuditLog(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != planner.CodeUndefinedColumn {
+		t.Fatalf("audit log = %+v", log)
+	}
+	for _, entry := range log {
+		if strings.Contains(fmt.Sprint(entry), "suburb_0") {
+			t.Errorf("audit entry contains a data value: %+v", entry)
+		}
+	}
+}
+
+func TestProtectedDatabaseIsNeverWritten(t *testing.T) {
+	f := newFixture(t, 300)
+	sum := fileSum(t, f.database)
+	for _, mech := range []string{"exact", "suppress", "bounded", "cellkey"} {
+		e := f.open(t, mech, nil)
+		for _, q := range []string{
+			"SELECT COUNT(*) FROM people",
+			"SELECT sex, COUNT(*) FROM people GROUP BY sex",
+			"DELETE FROM people",
+			"DROP TABLE people",
+			"PRAGMA journal_mode = WAL",
+			"ATTACH DATABASE 'x' AS y",
+		} {
+			e.Query(context.Background(), "alice", q) //nolint:errcheck // writes must be refused; the file sum proves it
+		}
+		e.Close()
+	}
+	if fileSum(t, f.database) != sum {
+		t.Fatal("the protected database file changed")
+	}
+}

@@ -1,0 +1,419 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"countwall/mechanisms"
+	"countwall/planner"
+	"countwall/proxy/statedb"
+)
+
+// ServerVersion is what `SELECT version()` and the server_version setting report.
+const ServerVersion = "16.0 (countwall)"
+
+// Session is one analyst's conversation with the Engine: it carries the
+// analyst's name and the settings changed with SET. A Session is used by one
+// connection at a time.
+type Session struct {
+	engine  *Engine
+	analyst string
+
+	mu       sync.Mutex
+	epsilon  float64 // 0 means the config default
+	delta    float64
+	hasDelta bool
+	settings map[string]string // harmless client settings, for SHOW
+}
+
+// NewSession starts a session for an analyst the caller has authenticated.
+func (e *Engine) NewSession(analyst string) *Session {
+	return &Session{engine: e, analyst: analyst, settings: map[string]string{}}
+}
+
+// Analyst is the session's analyst.
+func (s *Session) Analyst() string { return s.analyst }
+
+// Close ends the session. Nothing is held per session today; Close exists so
+// that front ends release sessions symmetrically.
+func (s *Session) Close() {}
+
+// clientSettings are the parameters drivers SET on connect. They are accepted
+// and echoed by SHOW; none of them changes what is answered.
+var clientSettings = map[string]string{
+	"application_name":                    "",
+	"extra_float_digits":                  "1",
+	"datestyle":                           "ISO, MDY",
+	"client_encoding":                     "UTF8",
+	"timezone":                            "UTC",
+	"search_path":                         "public",
+	"statement_timeout":                   "0",
+	"intervalstyle":                       "postgres",
+	"client_min_messages":                 "notice",
+	"standard_conforming_strings":         "on",
+	"bytea_output":                        "hex",
+	"lc_messages":                         "C",
+	"default_transaction_isolation":       "read committed",
+	"transaction_isolation":               "read committed",
+	"idle_in_transaction_session_timeout": "0",
+	"lock_timeout":                        "0",
+	"server_encoding":                     "UTF8",
+	"integer_datetimes":                   "on",
+	"max_identifier_length":               "63",
+}
+
+// Exec runs one statement. args are the values bound to $1..$n by the
+// extended protocol (nil elements are SQL NULL); nil for plain SQL.
+func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result, error) {
+	start := time.Now()
+	rt := s.engine.live.Load()
+	fp := fingerprint(sql)
+	stmt, err := planner.Parse(sql, args, rt.catalog)
+	kind := "invalid"
+	var res *Result
+	if err == nil {
+		switch st := stmt.(type) {
+		case *planner.Query:
+			kind = "query"
+			res, err = s.query(ctx, rt, st, fp)
+		case *planner.Set:
+			kind = "set"
+			res, err = s.set(rt, st)
+		case *planner.Show:
+			kind = "show"
+			res, err = s.show(ctx, rt, st)
+		case *planner.Chatter:
+			kind = "chatter"
+			res, err = s.chatter(st)
+		default:
+			err = planner.Errorf(planner.CodeFeatureNotSupported, "statement is not supported")
+		}
+	}
+	err = publicError(err)
+	s.engine.audit(s.analyst, fp, kind, rt.mech.Name(), err)
+	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
+		"outcome", outcome(err), "latency", time.Since(start))
+	return res, err
+}
+
+// Describe validates a statement without running it and says what it returns.
+func (s *Session) Describe(ctx context.Context, sql string) (*Description, error) {
+	rt := s.engine.live.Load()
+	params, err := planner.DescribeParams(sql, rt.catalog)
+	if err != nil {
+		return nil, publicError(err)
+	}
+	d := &Description{Params: make([]ColumnType, len(params))}
+	for i, p := range params {
+		d.Params[i] = wireType(p)
+	}
+	// Bind NULL-free placeholders only to learn the statement's shape; a
+	// statement without parameters is parsed as is.
+	stmt, err := planner.Parse(sql, placeholderArgs(params), rt.catalog)
+	if err != nil {
+		return nil, publicError(err)
+	}
+	switch st := stmt.(type) {
+	case *planner.Query:
+		d.Columns = queryColumns(rt, st)
+	case *planner.Show:
+		d.Columns = showColumns(st.Name)
+	case *planner.Chatter:
+		if st.Kind == "version" || st.Kind == "current_setting" {
+			d.Columns = []Column{{Name: st.Kind, Type: ColumnText}}
+		}
+	}
+	return d, nil
+}
+
+// placeholderArgs makes a valid value of each parameter's type, so that a
+// statement can be checked for shape before its real arguments arrive.
+func placeholderArgs(types []planner.ColumnType) []*string {
+	if len(types) == 0 {
+		return nil
+	}
+	args := make([]*string, len(types))
+	for i, t := range types {
+		v := "0"
+		if t == planner.TypeText {
+			v = "x"
+		}
+		args[i] = &v
+	}
+	return args
+}
+
+func wireType(t planner.ColumnType) ColumnType {
+	switch t {
+	case planner.TypeInt:
+		return ColumnInt8
+	case planner.TypeReal:
+		return ColumnFloat8
+	default:
+		return ColumnText
+	}
+}
+
+func queryColumns(rt *runtime, q *planner.Query) []Column {
+	cols := make([]Column, 0, len(q.GroupBy)+1)
+	for _, g := range q.GroupBy {
+		cols = append(cols, Column{Name: g, Type: ColumnText})
+	}
+	typ := ColumnInt8
+	if rt.float {
+		typ = ColumnFloat8
+	}
+	return append(cols, Column{Name: q.Alias, Type: typ})
+}
+
+// query answers a COUNT query: run it, let the mechanism answer, charge the
+// ledger durably, and only then build the result.
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, error) {
+	table := rt.catalog.Tables[q.Table]
+	needs := rt.mech.Needs()
+	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
+	if err != nil {
+		return nil, err
+	}
+	eps, delta := s.share(rt)
+	answers, charge, err := rt.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: cells, Epsilon: eps, Delta: delta})
+	if err != nil {
+		return nil, err
+	}
+	if len(answers) != len(cells.Cells) {
+		return nil, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+	}
+	var notice string
+	if charge.Kind != mechanisms.AccountingNone {
+		bal, err := s.engine.budget.Charge(ctx, ChargeRequest{
+			Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp,
+		})
+		if err != nil {
+			return nil, err
+		}
+		notice = bal.Notice(charge)
+	}
+	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
+	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
+	for i, a := range answers {
+		if a.Dropped {
+			continue
+		}
+		row := make([]Value, 0, len(q.GroupBy)+1)
+		for _, g := range cells.Cells[i].Group {
+			row = append(row, Value{Null: g.Null, Text: g.Text})
+		}
+		row = append(row, answerValue(a, floatOut))
+		res.Rows = append(res.Rows, row)
+		res.Suppressed = append(res.Suppressed, a.Suppressed)
+	}
+	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
+	return res, nil
+}
+
+func answerValue(a mechanisms.Answer, floatOut bool) Value {
+	switch {
+	case floatOut && a.IsFloat:
+		return Value{Float: a.Float}
+	case floatOut:
+		return Value{Float: float64(a.Int)}
+	case a.IsFloat:
+		return Value{Int: int64(math.Round(a.Float))}
+	default:
+		return Value{Int: a.Int}
+	}
+}
+
+// share is the session's per-query budget share.
+func (s *Session) share(rt *runtime) (eps, delta float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	eps, delta = rt.cfg.Budget.Epsilon.Default, rt.cfg.Budget.Delta.Default
+	if s.epsilon > 0 {
+		eps = s.epsilon
+	}
+	if s.hasDelta {
+		delta = s.delta
+	}
+	return eps, delta
+}
+
+func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
+	done := &Result{Tag: "SET"}
+	switch st.Name {
+	case "epsilon", "delta":
+		r := rt.cfg.Budget.Epsilon
+		if st.Name == "delta" {
+			r = rt.cfg.Budget.Delta
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(st.Value), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, planner.Errorf(planner.CodeInvalidParameter, "SET %s needs a number", st.Name)
+		}
+		if v < r.Min || v > r.Max {
+			return nil, &planner.Error{Code: planner.CodeInvalidParameter,
+				Message: fmt.Sprintf("%s %g is outside the allowed range [%g, %g]", st.Name, v, r.Min, r.Max)}
+		}
+		s.mu.Lock()
+		if st.Name == "epsilon" {
+			s.epsilon = v
+		} else {
+			s.delta, s.hasDelta = v, true
+		}
+		s.mu.Unlock()
+		return done, nil
+	}
+	if _, ok := clientSettings[st.Name]; ok {
+		s.mu.Lock()
+		s.settings[st.Name] = st.Value
+		s.mu.Unlock()
+		return done, nil
+	}
+	return nil, &planner.Error{Code: planner.CodeUndefinedObject,
+		Message: fmt.Sprintf("unrecognized configuration parameter %q", st.Name),
+		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
+}
+
+func showColumns(name string) []Column {
+	if name == "budget" {
+		return []Column{
+			{Name: "kind", Type: ColumnText},
+			{Name: "epsilon_spent", Type: ColumnFloat8}, {Name: "epsilon_remaining", Type: ColumnFloat8},
+			{Name: "delta_spent", Type: ColumnFloat8}, {Name: "delta_remaining", Type: ColumnFloat8},
+		}
+	}
+	return []Column{{Name: name, Type: ColumnText}}
+}
+
+func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Result, error) {
+	one := func(v string) *Result {
+		return &Result{Columns: showColumns(st.Name), Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SHOW"}
+	}
+	switch st.Name {
+	case "budget":
+		bals, err := s.engine.budget.Balances(ctx, s.analyst)
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Columns: showColumns("budget"), Tag: "SHOW"}
+		for _, b := range bals {
+			res.Rows = append(res.Rows, []Value{{Text: string(b.Kind)},
+				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}})
+			res.Suppressed = append(res.Suppressed, false)
+		}
+		return res, nil
+	case "epsilon", "delta":
+		eps, delta := s.share(rt)
+		if st.Name == "epsilon" {
+			return one(strconv.FormatFloat(eps, 'g', -1, 64)), nil
+		}
+		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
+	case "mechanism":
+		return one(rt.mech.Name()), nil
+	case "server_version":
+		return one(ServerVersion), nil
+	}
+	if def, ok := clientSettings[st.Name]; ok {
+		s.mu.Lock()
+		v, set := s.settings[st.Name]
+		s.mu.Unlock()
+		if !set {
+			v = def
+		}
+		return one(v), nil
+	}
+	return nil, planner.Errorf(planner.CodeUndefinedObject, "unrecognized configuration parameter %q", st.Name)
+}
+
+func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
+	switch st.Kind {
+	case "version":
+		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},
+			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
+	case "current_setting":
+		v, ok := clientSettings[st.Value]
+		if st.Value == "server_version" {
+			v, ok = ServerVersion, true
+		}
+		if !ok {
+			return nil, planner.Errorf(planner.CodeUndefinedObject, "unrecognized configuration parameter %q", st.Value)
+		}
+		s.mu.Lock()
+		if set, isSet := s.settings[st.Value]; isSet {
+			v = set
+		}
+		s.mu.Unlock()
+		return &Result{Columns: []Column{{Name: "current_setting", Type: ColumnText}},
+			Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
+	case "begin":
+		return &Result{Tag: "BEGIN"}, nil
+	case "commit":
+		return &Result{Tag: "COMMIT"}, nil
+	case "rollback":
+		return &Result{Tag: "ROLLBACK"}, nil
+	case "discard":
+		s.mu.Lock()
+		s.settings = map[string]string{}
+		s.epsilon, s.delta, s.hasDelta = 0, 0, false
+		s.mu.Unlock()
+		return &Result{Tag: "DISCARD ALL"}, nil
+	case "empty":
+		return &Result{}, nil
+	}
+	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "statement is not supported")
+}
+
+// publicError makes sure what reaches the analyst is a *planner.Error: the
+// planner's and mechanisms' refusals pass through; anything else (an I/O
+// error, a bug) is logged by the caller and replaced by a generic message so
+// that no internal detail or data value leaks.
+func publicError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *planner.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &planner.Error{Code: planner.CodeQueryCanceled, Message: "canceling statement due to statement timeout or user request"}
+	}
+	return &internalError{cause: err}
+}
+
+// internalError hides its cause from the analyst but keeps it for logs.
+type internalError struct{ cause error }
+
+func (e *internalError) Error() string {
+	return "internal error; the administrator can find details in the log"
+}
+func (e *internalError) SQLState() string { return planner.CodeInternal }
+func (e *internalError) Unwrap() error    { return e.cause }
+
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	if st, ok := err.(interface{ SQLState() string }); ok {
+		return st.SQLState()
+	}
+	return planner.CodeInternal
+}
+
+func (e *Engine) audit(analyst, fp, kind, mech string, err error) {
+	entry := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: "answered"}
+	if err != nil {
+		entry.Outcome, entry.SQLState, entry.Reason = "refused", outcome(err), err.Error()
+		var ie *internalError
+		if errors.As(err, &ie) {
+			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", ie.cause)
+		}
+	}
+	e.state.Audit(entry)
+}
