@@ -315,7 +315,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 }
 
 func (p *parser) numberLiteral(e sqlparser.Expr) (Literal, error) {
-	lit, err := p.rawLiteral(e, TypeReal, "expression")
+	lit, err := p.rawLiteral(e, TypeInt, "expression")
 	if err != nil {
 		return Literal{}, err
 	}

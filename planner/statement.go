@@ -61,7 +61,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	if limit := p.maxBytes(); len(sql) > limit {
 		return nil, Errorf(CodeProgramLimit, "statement is %d bytes, over the limit of %d", len(sql), limit)
 	}
-	text := strings.TrimSpace(sqlparser.StripLeadingComments(sql))
+	text := stripComments(sql)
 	pieces, perr := sqlparser.SplitStatementToPieces(text)
 	if perr == nil {
 		n := 0
@@ -100,7 +100,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 		return nil, Errorf(CodeFeatureNotSupported, "common table expressions (WITH) are not supported")
 	case "select":
 	default:
-		return nil, Errorf(CodeSyntax, "statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(words[0]))
+		return nil, Errorf(CodeSyntax, "syntax error: statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(words[0]))
 	}
 	if catalogRE.MatchString(stripStrings(text)) {
 		return nil, Errorf(CodeFeatureNotSupported, "catalog queries are not supported: countwall exposes only the configured tables")
@@ -148,6 +148,30 @@ func (p *parser) maxBytes() int {
 		limit = DefaultPolicy().MaxStatementBytes
 	}
 	return limit
+}
+
+// stripComments removes leading -- and /* */ comments (drivers ping with
+// "-- ping").
+func stripComments(sql string) string {
+	text := strings.TrimSpace(sql)
+	for {
+		switch {
+		case strings.HasPrefix(text, "--"):
+			nl := strings.IndexByte(text, '\n')
+			if nl < 0 {
+				return ""
+			}
+			text = strings.TrimSpace(text[nl+1:])
+		case strings.HasPrefix(text, "/*"):
+			end := strings.Index(text, "*/")
+			if end < 0 {
+				return text
+			}
+			text = strings.TrimSpace(text[end+2:])
+		default:
+			return text
+		}
+	}
 }
 
 // stripStrings blanks quoted strings so that identifier checks do not look

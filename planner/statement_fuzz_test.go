@@ -1,0 +1,39 @@
+package planner
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzParse checks that no input makes the parser panic and that every
+// refusal is a *planner.Error with a five-character SQLSTATE.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"SELECT COUNT(*) FROM people",
+		"SELECT sex, COUNT(*) FROM people WHERE age BETWEEN 1 AND 9 GROUP BY sex ORDER BY sex DESC",
+		"SELECT COUNT(*) > 3 FROM people WHERE suburb IN ('a', 'b') OR NOT age = 3",
+		"SELECT COUNT(*) FROM people WHERE age > $1",
+		"SET epsilon TO 0.5", "SHOW budget", "SELECT version()", "",
+		"SELECT * FROM people; DROP TABLE people",
+		"SELECT COUNT(*) FROM people WHERE abs(age - 1) > 'x'",
+		"select count(*) from people where (((((age = 1)))))",
+		"SELECT COUNT(*) FROM people WHERE suburb = '''",
+	} {
+		f.Add(seed)
+	}
+	cat := testCatalog(func(p *Policy) { p.AllowLike, p.AllowMath = true, true })
+	f.Fuzz(func(t *testing.T, sql string) {
+		args := []*string{str("1"), str("x")}
+		for _, a := range [][]*string{nil, args} {
+			_, err := Parse(sql, a, cat)
+			if err == nil {
+				continue
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || len(pe.Code) != 5 || pe.Message == "" {
+				t.Fatalf("Parse(%q) error %#v is not a complete *planner.Error", sql, err)
+			}
+		}
+		DescribeParams(sql, cat) //nolint:errcheck // only panics matter here
+	})
+}

@@ -1,0 +1,224 @@
+package planner
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// testCatalog is a people table: id is the privacy unit, age has a range
+// domain, sex a category domain, suburb none.
+func testCatalog(mod func(*Policy)) *Catalog {
+	pol := DefaultPolicy()
+	if mod != nil {
+		mod(&pol)
+	}
+	return &Catalog{Tables: map[string]*Table{"people": {
+		Name: "people", PrivacyUnit: "id", Policy: pol,
+		Columns: map[string]*Column{
+			"id":     {Name: "id", Type: TypeInt},
+			"age":    {Name: "age", Type: TypeInt, Domain: &Domain{IsRange: true, Min: 0, Max: 120}},
+			"sex":    {Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M"}}},
+			"suburb": {Name: "suburb", Type: TypeText},
+			"income": {Name: "income", Type: TypeInt},
+			"score":  {Name: "score", Type: TypeReal},
+		},
+	}}}
+}
+
+// The literal values in these queries (Zanzibar, 4242) must never come back
+// in an error message.
+func TestRefusals(t *testing.T) {
+	long := "SELECT COUNT(*) FROM people WHERE suburb = '" + strings.Repeat("x", 9000) + "'"
+	tests := []struct {
+		name, sql, code, mention string
+		policy                   func(*Policy)
+	}{
+		{"select star", "SELECT * FROM people", CodeFeatureNotSupported, "SELECT *", nil},
+		{"bare column", "SELECT age FROM people", CodeFeatureNotSupported, "COUNT", nil},
+		{"sum", "SELECT SUM(income) FROM people", CodeFeatureNotSupported, "SUM", nil},
+		{"avg", "SELECT AVG(age) FROM people WHERE suburb = 'Zanzibar'", CodeFeatureNotSupported, "AVG", nil},
+		{"min", "SELECT MIN(age) FROM people", CodeFeatureNotSupported, "MIN", nil},
+		{"max", "SELECT MAX(income) FROM people", CodeFeatureNotSupported, "MAX", nil},
+		{"count of column", "SELECT COUNT(age) FROM people", CodeFeatureNotSupported, "COUNT(age)", nil},
+		{"count distinct non-unit", "SELECT COUNT(DISTINCT age) FROM people", CodeFeatureNotSupported, "DISTINCT age", nil},
+		{"having", "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) > 4242", CodeFeatureNotSupported, "HAVING", nil},
+		{"select distinct", "SELECT DISTINCT COUNT(*) FROM people", CodeFeatureNotSupported, "DISTINCT", nil},
+		{"limit", "SELECT COUNT(*) FROM people LIMIT 4242", CodeFeatureNotSupported, "LIMIT", nil},
+		{"join", "SELECT COUNT(*) FROM people JOIN people AS p2 ON people.id = p2.id", CodeFeatureNotSupported, "JOIN", nil},
+		{"two tables", "SELECT COUNT(*) FROM people, people", CodeFeatureNotSupported, "one table", nil},
+		{"subquery in where", "SELECT COUNT(*) FROM people WHERE age IN (SELECT age FROM people)", CodeFeatureNotSupported, "subqueries", nil},
+		{"subquery in from", "SELECT COUNT(*) FROM (SELECT * FROM people) AS t", CodeFeatureNotSupported, "subqueries", nil},
+		{"exists", "SELECT COUNT(*) FROM people WHERE EXISTS (SELECT 1 FROM people)", CodeFeatureNotSupported, "subqueries", nil},
+		{"union", "SELECT COUNT(*) FROM people UNION SELECT COUNT(*) FROM people", CodeFeatureNotSupported, "UNION", nil},
+		{"cte", "WITH t AS (SELECT * FROM people) SELECT COUNT(*) FROM t", CodeFeatureNotSupported, "WITH", nil},
+		{"window", "SELECT COUNT(*) OVER (PARTITION BY sex) FROM people", CodeFeatureNotSupported, "window", nil},
+		{"column to column", "SELECT COUNT(*) FROM people WHERE age = income", CodeFeatureNotSupported, "column-to-column", nil},
+		{"insert", "INSERT INTO people (id) VALUES (4242)", CodeReadOnly, "INSERT", nil},
+		{"update", "UPDATE people SET age = 4242", CodeReadOnly, "UPDATE", nil},
+		{"delete", "DELETE FROM people WHERE suburb = 'Zanzibar'", CodeReadOnly, "DELETE", nil},
+		{"drop", "DROP TABLE people", CodeReadOnly, "DROP", nil},
+		{"create", "CREATE TABLE t (x int)", CodeReadOnly, "CREATE", nil},
+		{"pragma", "PRAGMA table_info(people)", CodeFeatureNotSupported, "PRAGMA", nil},
+		{"attach", "ATTACH DATABASE 'Zanzibar.db' AS z", CodeFeatureNotSupported, "ATTACH", nil},
+		{"two statements", "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", CodeSyntax, "several statements", nil},
+		{"unknown table", "SELECT COUNT(*) FROM persons", CodeUndefinedTable, `"persons"`, nil},
+		{"unknown column", "SELECT COUNT(*) FROM people WHERE height > 4242", CodeUndefinedColumn, `"height"`, nil},
+		{"text on int column", "SELECT COUNT(*) FROM people WHERE age = 'Zanzibar'", CodeDatatypeMismatch, `"age"`, nil},
+		{"number on text column", "SELECT COUNT(*) FROM people WHERE suburb = 4242", CodeDatatypeMismatch, `"suburb"`, nil},
+		{"over size limit", long, CodeProgramLimit, "bytes", nil},
+		{"in list too long", "SELECT COUNT(*) FROM people WHERE age IN (1,2,3,4)", CodeProgramLimit, "IN list", func(p *Policy) { p.MaxInList = 3 }},
+		{"too many conditions", "SELECT COUNT(*) FROM people WHERE age > 1 AND age < 4242 AND sex = 'F'", CodeProgramLimit, "conditions", func(p *Policy) { p.MaxConditions = 2 }},
+		{"unit in where", "SELECT COUNT(*) FROM people WHERE id = 4242", CodeInsufficientPriv, `"id"`, nil},
+		{"or off", "SELECT COUNT(*) FROM people WHERE age = 1 OR age = 4242", CodeInsufficientPriv, "OR", func(p *Policy) { p.AllowOr = false }},
+		{"not equal off", "SELECT COUNT(*) FROM people WHERE age <> 4242", CodeInsufficientPriv, "<>", func(p *Policy) { p.AllowNotEqual = false }},
+		{"like off", "SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz%'", CodeInsufficientPriv, "LIKE", nil},
+		{"math off", "SELECT COUNT(*) FROM people WHERE age + 1 > 4242", CodeInsufficientPriv, "arithmetic", nil},
+		{"strict range", "SELECT COUNT(*) FROM people WHERE age > 4242", CodeInsufficientPriv, "strict", func(p *Policy) { p.Strict = true }},
+		{"strict or", "SELECT COUNT(*) FROM people WHERE sex = 'F' OR sex = 'M'", CodeInsufficientPriv, "strict", func(p *Policy) { p.Strict = true }},
+		{"group column not selected", "SELECT COUNT(*) FROM people GROUP BY sex", CodeGrouping, `"sex"`, nil},
+		{"selected column not grouped", "SELECT sex, COUNT(*) FROM people", CodeGrouping, `"sex"`, nil},
+		{"order by count", "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY n", CodeGrouping, `"n"`, nil},
+		{"group by expression", "SELECT COUNT(*) FROM people GROUP BY age + 1", CodeGrouping, "GROUP BY", nil},
+		{"group by unit", "SELECT id, COUNT(*) FROM people GROUP BY id", CodeInsufficientPriv, `"id"`, nil},
+		{"too many groups", "SELECT age, sex, COUNT(*) FROM people GROUP BY age, sex", CodeProgramLimit, "max_groups", func(p *Policy) { p.MaxGroups = 100 }},
+		{"catalog", "SELECT COUNT(*) FROM pg_catalog.pg_class", CodeFeatureNotSupported, "catalog", nil},
+		{"psql describe", `SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(people)$' COLLATE pg_catalog.default`, CodeFeatureNotSupported, "catalog", nil},
+		{"no from", "SELECT COUNT(*)", CodeSyntax, "FROM", nil},
+		{"garbage", "SELEC COUNT(*) FROM people", CodeSyntax, "syntax", nil},
+		{"null comparison", "SELECT COUNT(*) FROM people WHERE suburb = NULL", CodeDatatypeMismatch, "IS NULL", nil},
+		{"threshold with less than", "SELECT COUNT(*) < 4242 FROM people", CodeFeatureNotSupported, "threshold", nil},
+		{"show all", "SHOW ALL", CodeFeatureNotSupported, "SHOW ALL", nil},
+	}
+	seen := map[string]bool{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if seen[tc.sql] {
+				t.Fatalf("duplicate input %q", tc.sql)
+			}
+			seen[tc.sql] = true
+			_, err := Parse(tc.sql, nil, testCatalog(tc.policy))
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse(%q) error = %v, want a *planner.Error", tc.sql, err)
+			}
+			if pe.Code != tc.code {
+				t.Errorf("SQLSTATE = %s (%s), want %s", pe.Code, pe.Message, tc.code)
+			}
+			if !strings.Contains(pe.Message, tc.mention) {
+				t.Errorf("message %q does not name %q", pe.Message, tc.mention)
+			}
+			for _, value := range []string{"Zanzibar", "4242"} {
+				if strings.Contains(pe.Message, value) {
+					t.Errorf("message %q echoes the value %s", pe.Message, value)
+				}
+			}
+		})
+	}
+	if len(tests) < 25 {
+		t.Fatalf("only %d refusals in the table", len(tests))
+	}
+}
+
+func str(s string) *string { return &s }
+
+func TestParseAccepted(t *testing.T) {
+	lit := func(n int64) Literal { return Literal{Kind: LitInt, Int: n} }
+	text := func(s string) Literal { return Literal{Kind: LitText, Text: s} }
+	tests := []struct {
+		name   string
+		sql    string
+		args   []*string
+		policy func(*Policy)
+		want   Statement
+	}{
+		{"count star", "SELECT COUNT(*) FROM people;", nil, nil,
+			&Query{Table: "people", Alias: "count"}},
+		{"count one, alias, case", "select Count(1) AS N from PEOPLE", nil, nil,
+			&Query{Table: "people", Alias: "n"}},
+		{"count distinct unit", "SELECT COUNT(DISTINCT id) FROM people", nil, nil,
+			&Query{Table: "people", Agg: CountDistinct, Alias: "count"}},
+		{"threshold gt", "SELECT COUNT(*) > 10 FROM people", nil, nil,
+			&Query{Table: "people", Alias: "count", Threshold: &Threshold{Bound: 10}}},
+		{"threshold ge negative", "SELECT COUNT(*) >= -3 FROM people", nil, nil,
+			&Query{Table: "people", Alias: "count", Threshold: &Threshold{Bound: -4}}},
+		{"group and order", "SELECT sex, age, COUNT(*) FROM people GROUP BY age, sex ORDER BY age DESC, sex", nil, nil,
+			&Query{Table: "people", Alias: "count", GroupBy: []string{"sex", "age"}, OrderBy: []Order{{Column: "age", Desc: true}, {Column: "sex"}}}},
+		{"flipped literal", "SELECT COUNT(*) FROM people WHERE 30 < age", nil, nil,
+			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "age", Op: ">", Value: lit(30)}}},
+		{"every predicate", "SELECT COUNT(*) FROM people WHERE (age BETWEEN 1 AND 9 OR age NOT IN (3, -4)) AND NOT suburb IS NULL AND sex != 'F' AND score >= 2", nil, nil,
+			&Query{Table: "people", Alias: "count", Where: &And{
+				Left: &And{
+					Left: &And{
+						Left:  &Or{Left: &Between{Column: "age", Lo: lit(1), Hi: lit(9)}, Right: &In{Column: "age", Values: []Literal{lit(3), lit(-4)}, Negate: true}},
+						Right: &Not{Inner: &IsNull{Column: "suburb"}}},
+					Right: &Compare{Column: "sex", Op: "<>", Value: text("F")}},
+				Right: &Compare{Column: "score", Op: ">=", Value: Literal{Kind: LitFloat, Float: 2}}}}},
+		{"like allowed", "SELECT COUNT(*) FROM people WHERE suburb NOT LIKE 'a%'", nil, func(p *Policy) { p.AllowLike = true },
+			&Query{Table: "people", Alias: "count", Where: &Like{Column: "suburb", Pattern: "a%", Negate: true}}},
+		{"math allowed", "SELECT COUNT(*) FROM people WHERE abs(age - 40) < 5", nil, func(p *Policy) { p.AllowMath = true },
+			&Query{Table: "people", Alias: "count", Where: &MathCompare{Op: "<", Value: lit(5),
+				Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: lit(40)}}}}}}},
+		{"strict equalities", "SELECT COUNT(*) FROM people WHERE sex = 'F' AND age = 30", nil, func(p *Policy) { p.Strict = true },
+			&Query{Table: "people", Alias: "count", Where: &And{Left: &Compare{Column: "sex", Op: "=", Value: text("F")}, Right: &Compare{Column: "age", Op: "=", Value: lit(30)}}}},
+		{"unit allowed in where", "SELECT COUNT(*) FROM people WHERE id = 7", nil, func(p *Policy) { p.UnitInWhere = true },
+			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "id", Op: "=", Value: lit(7)}}},
+		{"bound parameters", "SELECT COUNT(*) FROM people WHERE age > $1 AND suburb = $2", []*string{str("40"), str("it's $1")}, nil,
+			&Query{Table: "people", Alias: "count", Where: &And{Left: &Compare{Column: "age", Op: ">", Value: lit(40)}, Right: &Compare{Column: "suburb", Op: "=", Value: text("it's $1")}}}},
+		{"dollar inside a string is text", "SELECT COUNT(*) FROM people WHERE suburb = '$1'", nil, nil,
+			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "suburb", Op: "=", Value: text("$1")}}},
+		{"set equals", "SET epsilon = 0.5", nil, nil, &Set{Name: "epsilon", Value: "0.5"}},
+		{"set to quoted", "set application_name TO 'psql'", nil, nil, &Set{Name: "application_name", Value: "psql"}},
+		{"set session list", "SET SESSION DateStyle = ISO, MDY", nil, nil, &Set{Name: "datestyle", Value: "ISO, MDY"}},
+		{"set time zone", "SET TIME ZONE 'UTC'", nil, nil, &Set{Name: "timezone", Value: "UTC"}},
+		{"show", "SHOW budget;", nil, nil, &Show{Name: "budget"}},
+		{"version", "SELECT version()", nil, nil, &Chatter{Kind: "version"}},
+		{"current_setting", "select current_setting('server_version_num')", nil, nil, &Chatter{Kind: "current_setting", Value: "server_version_num"}},
+		{"begin", "BEGIN", nil, nil, &Chatter{Kind: "begin"}},
+		{"empty", " ; ", nil, nil, &Chatter{Kind: "empty"}},
+		{"comment only", "-- ping", nil, nil, &Chatter{Kind: "empty"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.sql, tc.args, testCatalog(tc.policy))
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.sql, err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Parse(%q) =\n%#v\nwant\n%#v", tc.sql, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParameters(t *testing.T) {
+	cat := testCatalog(nil)
+	types, err := DescribeParams("SELECT COUNT(*) FROM people WHERE age > $1 AND suburb = $2 AND score < $3", cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(types, []ColumnType{TypeInt, TypeText, TypeReal}) {
+		t.Errorf("DescribeParams = %v", types)
+	}
+	refusals := []struct {
+		sql  string
+		args []*string
+		code string
+	}{
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{str("forty-two")}, CodeInvalidParameter},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{nil}, CodeDatatypeMismatch},
+		{"SELECT COUNT(*) FROM people WHERE age > $2", []*string{str("1")}, CodeInvalidParameter},
+		{"SELECT COUNT(*) FROM people WHERE age > $0", []*string{str("1")}, CodeSyntax},
+	}
+	for _, r := range refusals {
+		_, err := Parse(r.sql, r.args, cat)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Code != r.code {
+			t.Errorf("Parse(%q, %v) error = %v, want SQLSTATE %s", r.sql, r.args, err, r.code)
+		}
+		if pe != nil && strings.Contains(pe.Message, "forty-two") {
+			t.Errorf("message %q echoes the bound value", pe.Message)
+		}
+	}
+}
