@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/config"
+	"countwall/planner"
 	"countwall/proxy"
 )
 
@@ -58,6 +60,10 @@ func addConfigFlags(cmd *cobra.Command) {
 
 // sqlError renders an engine refusal the way psql would.
 func sqlError(err error) error {
+	var pe *planner.Error
+	if errors.As(err, &pe) && pe.Hint != "" {
+		return fmt.Errorf("ERROR %s: %s\nHINT: %s", pe.Code, pe.Message, pe.Hint)
+	}
 	if st, ok := err.(interface{ SQLState() string }); ok {
 		return fmt.Errorf("ERROR %s: %s", st.SQLState(), err.Error())
 	}

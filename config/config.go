@@ -182,10 +182,14 @@ func decode(v *viper.Viper) (*Config, error) {
 		Database: v.GetString("database"),
 		State:    v.GetString("state"),
 		Seed:     v.GetInt64("seed"),
-		Mechanism: Mechanism{
-			Name:   v.GetString("mechanism.name"),
-			Params: v.GetStringMap("mechanism.params"),
-		},
+		Mechanism: Mechanism{Name: v.GetString("mechanism.name")},
+	}
+	// Parameters come from the mechanisms.NAME section, so that switching
+	// mechanism (with --mechanism.name or COUNTWALL_MECHANISM_NAME) picks up
+	// that mechanism's own parameters; mechanism.params, if given, overrides.
+	cfg.Mechanism.Params = v.GetStringMap("mechanisms." + cfg.Mechanism.Name)
+	for k, val := range v.GetStringMap("mechanism.params") {
+		cfg.Mechanism.Params[k] = val
 	}
 	if cfg.Database == "" {
 		fail("database", "is required: the path of the SQLite database to protect")

@@ -146,3 +146,33 @@ func TestEnvironmentAndFlagsOverride(t *testing.T) {
 		t.Errorf("flag override: mechanism = %q, want suppress", cfg.Mechanism.Name)
 	}
 }
+
+func TestMechanismParametersFollowTheSelectedMechanism(t *testing.T) {
+	body := strings.Replace(validYAML, `mechanism:
+  name: cellkey
+  params:
+    ptable: uniform
+    D: 3`, `mechanism:
+  name: cellkey
+  params:
+    suppress_at: 9
+mechanisms:
+  cellkey: {ptable: uniform, D: 3, suppress_at: 4}
+  suppress: {threshold: 7}`, 1)
+	path := writeConfig(t, body)
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Mechanism.Params; p["d"] != 3 || p["suppress_at"] != 9 || p["ptable"] != "uniform" {
+		t.Errorf("cellkey params = %v, want D 3 and suppress_at overridden to 9", p)
+	}
+	t.Setenv("COUNTWALL_MECHANISM_NAME", "suppress")
+	cfg, err = Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Mechanism.Params; p["threshold"] != 7 || p["d"] != nil {
+		t.Errorf("suppress params = %v, want only its own section plus mechanism.params", p)
+	}
+}
