@@ -179,9 +179,9 @@ func decode(v *viper.Viper) (*Config, error) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	cfg := &Config{
-		Database: v.GetString("database"),
-		State:    v.GetString("state"),
-		Seed:     v.GetInt64("seed"),
+		Database:  v.GetString("database"),
+		State:     v.GetString("state"),
+		Seed:      v.GetInt64("seed"),
 		Mechanism: Mechanism{Name: v.GetString("mechanism.name")},
 	}
 	// Parameters come from the mechanisms.NAME section, so that switching
