@@ -1,0 +1,87 @@
+package statedb
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSecretIsPrivateAndStable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	// A pre-existing file with loose permissions is tightened.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := append([]byte(nil), db.Secret()...)
+	if len(first) != SecretBytes || bytes.Equal(first, make([]byte, SecretBytes)) {
+		t.Fatalf("secret = %x", first)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("state database permissions = %o, want 600", perm)
+	}
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !bytes.Equal(db.Secret(), first) {
+		t.Error("secret changed across a restart")
+	}
+	other, err := Open(ctx, filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if bytes.Equal(other.Secret(), first) {
+		t.Error("two state databases drew the same secret")
+	}
+}
+
+func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000 // several batches
+	for i := 0; i < n; i++ {
+		outcome := "answered"
+		if i%2 == 1 {
+			outcome = "refused"
+		}
+		db.Audit(AuditEntry{Analyst: "alice", Fingerprint: "f", Kind: "query", Mechanism: "exact", Outcome: outcome})
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	log, err := db.AuditLog(ctx, 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != n {
+		t.Fatalf("audit log has %d entries after close, want %d", len(log), n)
+	}
+	if log[0].Outcome != "answered" || log[n-1].Outcome != "refused" || log[0].At.IsZero() {
+		t.Errorf("audit order or time wrong: first %+v last %+v", log[0], log[n-1])
+	}
+}
