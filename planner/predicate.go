@@ -14,11 +14,7 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 	case *sqlparser.ParenExpr:
 		return p.pred(x.Expr)
 	case *sqlparser.AndExpr:
-		l, err := p.pred(x.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := p.pred(x.Right)
+		l, r, err := p.both(x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -27,11 +23,7 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		if pol.Strict || !pol.AllowOr {
 			return nil, p.policyError("OR")
 		}
-		l, err := p.pred(x.Left)
-		if err != nil {
-			return nil, err
-		}
-		r, err := p.pred(x.Right)
+		l, r, err := p.both(x.Left, x.Right)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +61,19 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		return nil, Errorf(CodeFeatureNotSupported, "constant conditions are not supported; compare a column with a value")
 	}
 	return nil, Errorf(CodeFeatureNotSupported, "this kind of condition is not supported; use column comparisons, BETWEEN, IN, IS NULL or LIKE")
+}
+
+// both converts the two sides of AND or OR.
+func (p *parser) both(left, right sqlparser.Expr) (Pred, Pred, error) {
+	l, err := p.pred(left)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := p.pred(right)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
 }
 
 func (p *parser) policyError(construct string) error {
