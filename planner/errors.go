@@ -34,6 +34,9 @@ func (e *Error) Error() string { return e.Message }
 // SQLState returns the PostgreSQL SQLSTATE of the error.
 func (e *Error) SQLState() string { return e.Code }
 
+// HintText is the hint, for front ends that show one beside the message.
+func (e *Error) HintText() string { return e.Hint }
+
 // Errorf builds an *Error with the given SQLSTATE.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

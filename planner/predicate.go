@@ -357,6 +357,12 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 				return Literal{}, Errorf(CodeDatatypeMismatch, "a minus sign cannot apply to text")
 			}
 			if want != TypeText {
+				// As in PostgreSQL, a quoted literal takes the column's type
+				// when it reads as one ('40' for an integer column); drivers
+				// that interpolate parameters client-side send numbers so.
+				if lit, err := numberFromText(strings.TrimSpace(string(v.Val)), want, col); err == nil {
+					return lit, nil
+				}
 				return Literal{}, Errorf(CodeDatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
 			}
 			return Literal{Kind: LitText, Text: string(v.Val)}, nil

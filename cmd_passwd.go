@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"countwall/proxy/pgwire"
+)
+
+func init() {
+	var iterations int
+	cmd := &cobra.Command{
+		Use:   "passwd",
+		Short: "Print a SCRAM-SHA-256 verifier for an analyst's password, to paste into the config",
+		Long: `passwd reads a password from standard input (one line) and prints the SCRAM-SHA-256
+verifier to put in the config as analysts.NAME.password. The password itself is never stored.`,
+		Example: `  printf '%s\n' 'alice-secret' | countwall passwd`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if isatty.IsTerminal(os.Stdin.Fd()) {
+				fmt.Fprint(os.Stderr, "Password (shown as typed): ")
+			}
+			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+			if err != nil && line == "" {
+				return errors.New("no password on standard input")
+			}
+			password := strings.TrimRight(line, "\r\n")
+			if password == "" {
+				return errors.New("the password is empty")
+			}
+			v, err := pgwire.NewVerifier(password, iterations)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), v)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&iterations, "iterations", 4096, "PBKDF2 iterations (at least 4096)")
+	rootCmd.AddCommand(cmd)
+}

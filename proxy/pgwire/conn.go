@@ -1,0 +1,438 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"countwall/proxy"
+)
+
+// ServerVersion is reported in the server_version parameter.
+const ServerVersion = proxy.ServerVersion
+
+// conn is one client connection.
+type conn struct {
+	srv     *Server
+	nc      net.Conn
+	be      *pgproto3.Backend
+	pid     uint32
+	secret  uint32
+	analyst string
+	session Session
+
+	statements map[string]*prepared
+	portals    map[string]*portal
+	txStatus   byte // 'I' idle, 'T' in a transaction block, 'E' failed block
+
+	mu      sync.Mutex
+	running context.CancelFunc // the statement in flight, for cancel requests
+}
+
+type prepared struct {
+	sql       string
+	desc      *proxy.Description
+	paramOIDs []uint32
+}
+
+type portal struct {
+	stmt          *prepared
+	args          []*string
+	resultFormats []int16
+}
+
+// wake makes a connection blocked reading notice that the server is closing.
+func (c *conn) wake() { c.nc.SetReadDeadline(time.Now()) }
+
+func (c *conn) cancelRunning() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		c.running()
+	}
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	defer nc.Close()
+	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: 'I'}
+	// A client must finish its startup quickly; afterwards the idle timeout applies.
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	startup, ok := c.startup()
+	if !ok {
+		return
+	}
+	if !s.register(c) {
+		c.fatal("53300", "sorry, too many clients already")
+		return
+	}
+	defer s.unregister(c)
+	if !c.authenticate(startup) {
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	c.session = s.sessions(c.analyst)
+	defer c.session.Close()
+	c.greet(startup)
+	c.loop()
+}
+
+// startup reads SSL/GSS negotiation, cancel requests and the startup message.
+func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
+	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
+	for tries := 0; tries < 3; tries++ {
+		msg, err := c.be.ReceiveStartupMessage()
+		if err != nil {
+			return nil, false
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if c.srv.opts.TLSConfig == nil {
+				if _, err := c.nc.Write([]byte{'N'}); err != nil {
+					return nil, false
+				}
+				continue
+			}
+			if _, err := c.nc.Write([]byte{'S'}); err != nil {
+				return nil, false
+			}
+			tc := tls.Server(c.nc, c.srv.opts.TLSConfig)
+			if err := tc.Handshake(); err != nil {
+				return nil, false
+			}
+			c.nc = tc
+			c.be = pgproto3.NewBackend(c.nc, c.nc)
+			c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
+		case *pgproto3.GSSEncRequest:
+			if _, err := c.nc.Write([]byte{'N'}); err != nil {
+				return nil, false
+			}
+		case *pgproto3.CancelRequest:
+			c.srv.cancel(m.ProcessID, m.SecretKey)
+			return nil, false
+		case *pgproto3.StartupMessage:
+			if m.ProtocolVersion>>16 != 3 {
+				c.fatal("0A000", "unsupported frontend protocol; countwall speaks protocol 3")
+				return nil, false
+			}
+			c.analyst = m.Parameters["user"]
+			if c.analyst == "" {
+				c.fatal("28000", "no user name given in the startup message")
+				return nil, false
+			}
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func (c *conn) greet(startup *pgproto3.StartupMessage) {
+	c.be.Send(&pgproto3.AuthenticationOk{})
+	appName := startup.Parameters["application_name"]
+	for _, p := range [][2]string{
+		{"server_version", ServerVersion},
+		{"server_encoding", "UTF8"},
+		{"client_encoding", "UTF8"},
+		{"DateStyle", "ISO, MDY"},
+		{"integer_datetimes", "on"},
+		{"standard_conforming_strings", "on"},
+		{"TimeZone", "UTC"},
+		{"IntervalStyle", "postgres"},
+		{"is_superuser", "off"},
+		{"session_authorization", c.analyst},
+		{"application_name", appName},
+	} {
+		c.be.Send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+	}
+	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: uint32Bytes(c.secret)})
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus})
+	c.be.Flush()
+}
+
+func uint32Bytes(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
+
+// loop serves messages until the client leaves, the connection idles out
+// or the server shuts down.
+func (c *conn) loop() {
+	ignoreUntilSync := false
+	for {
+		if c.srv.closing.Load() {
+			c.fatal("57P01", "terminating connection due to administrator command")
+			return
+		}
+		if t := c.srv.opts.IdleTimeout; t > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(t))
+		} else {
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		msg, err := c.be.Receive()
+		if err != nil {
+			var ne net.Error
+			switch {
+			case c.srv.closing.Load():
+				c.fatal("57P01", "terminating connection due to administrator command")
+			case errors.As(err, &ne) && ne.Timeout():
+				c.fatal("57P05", "terminating connection due to idle-session timeout")
+			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+			default:
+				c.fatal("08P01", "invalid message from client")
+			}
+			return
+		}
+		if ignoreUntilSync {
+			switch msg.(type) {
+			case *pgproto3.Sync:
+				ignoreUntilSync = false
+				c.ready()
+			case *pgproto3.Terminate:
+				return
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			c.simpleQuery(m.String)
+			c.ready()
+		case *pgproto3.Parse:
+			ignoreUntilSync = !c.parse(m)
+		case *pgproto3.Bind:
+			ignoreUntilSync = !c.bind(m)
+		case *pgproto3.Describe:
+			ignoreUntilSync = !c.describe(m)
+		case *pgproto3.Execute:
+			ignoreUntilSync = !c.execute(m)
+		case *pgproto3.Close:
+			if m.ObjectType == 'S' {
+				delete(c.statements, m.Name)
+			} else {
+				delete(c.portals, m.Name)
+			}
+			c.be.Send(&pgproto3.CloseComplete{})
+		case *pgproto3.Sync:
+			delete(c.portals, "")
+			c.ready()
+		case *pgproto3.Flush:
+			c.be.Flush()
+		case *pgproto3.Terminate:
+			return
+		default:
+			c.fatal("08P01", fmt.Sprintf("unsupported message %T", msg))
+			return
+		}
+	}
+}
+
+func (c *conn) ready() {
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus})
+	c.be.Flush()
+}
+
+// run executes one statement with the query deadline, cancellable by a
+// CancelRequest, and logs its outcome without its text.
+func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if t := c.srv.opts.QueryTimeout; t > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), t)
+	}
+	c.mu.Lock()
+	c.running = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running = nil
+		c.mu.Unlock()
+		cancel()
+	}()
+	start := time.Now()
+	res, err := c.session.Exec(ctx, sql, args)
+	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", fingerprint(sql),
+		"outcome", outcome(err), "latency", time.Since(start))
+	if err == nil {
+		switch res.Tag {
+		case "BEGIN":
+			c.txStatus = 'T'
+		case "COMMIT", "ROLLBACK":
+			c.txStatus = 'I'
+		}
+	}
+	return res, err
+}
+
+func fingerprint(sql string) string {
+	sum := sha256.Sum256([]byte(sql))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (c *conn) simpleQuery(sql string) {
+	res, err := c.run(sql, nil)
+	if err != nil {
+		c.sendError(err)
+		return
+	}
+	if res.Tag == "" && len(res.Columns) == 0 {
+		c.be.Send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	if len(res.Columns) > 0 {
+		c.be.Send(rowDescription(res.Columns, nil))
+	}
+	c.sendRows(res, nil)
+}
+
+// sendRows sends a result's rows, command tag and budget notice.
+func (c *conn) sendRows(res *proxy.Result, formats []int16) {
+	for _, row := range res.Rows {
+		c.be.Send(dataRow(res.Columns, row, formats))
+	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
+	if res.Notice != "" {
+		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: res.Notice})
+	}
+}
+
+func (c *conn) parse(m *pgproto3.Parse) bool {
+	desc, err := c.session.Describe(context.Background(), m.Query)
+	if err != nil {
+		c.sendError(err)
+		return false
+	}
+	oids := make([]uint32, len(desc.Params))
+	for i, t := range desc.Params {
+		oids[i] = typeOID(t)
+		if i < len(m.ParameterOIDs) && m.ParameterOIDs[i] != 0 {
+			oids[i] = m.ParameterOIDs[i]
+		}
+	}
+	c.statements[m.Name] = &prepared{sql: m.Query, desc: desc, paramOIDs: oids}
+	c.be.Send(&pgproto3.ParseComplete{})
+	return true
+}
+
+func (c *conn) bind(m *pgproto3.Bind) bool {
+	st, ok := c.statements[m.PreparedStatement]
+	if !ok {
+		c.sendError(&wireError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
+		return false
+	}
+	if len(m.Parameters) != len(st.paramOIDs) {
+		c.sendError(&wireError{code: "08P01", msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		return false
+	}
+	args := make([]*string, len(m.Parameters))
+	for i, raw := range m.Parameters {
+		if raw == nil {
+			continue
+		}
+		format := formatFor(m.ParameterFormatCodes, i)
+		text, err := decodeParam(raw, format, st.paramOIDs[i])
+		if err != nil {
+			c.sendError(&wireError{code: "22P03", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			return false
+		}
+		args[i] = &text
+	}
+	c.portals[m.DestinationPortal] = &portal{stmt: st, args: args, resultFormats: m.ResultFormatCodes}
+	c.be.Send(&pgproto3.BindComplete{})
+	return true
+}
+
+func (c *conn) describe(m *pgproto3.Describe) bool {
+	var st *prepared
+	var formats []int16
+	if m.ObjectType == 'S' {
+		st = c.statements[m.Name]
+		if st == nil {
+			c.sendError(&wireError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
+			return false
+		}
+		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
+	} else {
+		p := c.portals[m.Name]
+		if p == nil {
+			c.sendError(&wireError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)})
+			return false
+		}
+		st, formats = p.stmt, p.resultFormats
+	}
+	if len(st.desc.Columns) == 0 {
+		c.be.Send(&pgproto3.NoData{})
+	} else {
+		c.be.Send(rowDescription(st.desc.Columns, formats))
+	}
+	return true
+}
+
+func (c *conn) execute(m *pgproto3.Execute) bool {
+	p := c.portals[m.Portal]
+	if p == nil {
+		c.sendError(&wireError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
+		return false
+	}
+	res, err := c.run(p.stmt.sql, p.args)
+	if err != nil {
+		c.sendError(err)
+		return false
+	}
+	if res.Tag == "" && len(res.Columns) == 0 {
+		c.be.Send(&pgproto3.EmptyQueryResponse{})
+		return true
+	}
+	// Results are small and complete; a row limit is not honoured by
+	// suspending, so the whole answer is sent at once.
+	c.sendRows(res, p.resultFormats)
+	return true
+}
+
+// wireError is a protocol-level error with its own SQLSTATE.
+type wireError struct{ code, msg string }
+
+func (e *wireError) Error() string    { return e.msg }
+func (e *wireError) SQLState() string { return e.code }
+
+type sqlStater interface{ SQLState() string }
+
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var st sqlStater
+	if errors.As(err, &st) {
+		return st.SQLState()
+	}
+	return "XX000"
+}
+
+// sendError encodes an engine or protocol error. Anything without a
+// SQLSTATE is reported generically so that no internal detail leaks.
+func (c *conn) sendError(err error) {
+	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "XX000", Message: "internal error"}
+	var st sqlStater
+	if errors.As(err, &st) {
+		er.Code, er.Message = st.SQLState(), err.Error()
+	}
+	var hinted interface{ HintText() string }
+	if errors.As(err, &hinted) {
+		er.Hint = hinted.HintText()
+	}
+	if c.txStatus == 'T' {
+		c.txStatus = 'E'
+	}
+	c.be.Send(er)
+}
+
+// fatal sends a FATAL error; the caller then closes the connection.
+func (c *conn) fatal(code, msg string) {
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+	c.be.Flush()
+}

@@ -1,0 +1,209 @@
+// Package pgwire is countwall's PostgreSQL wire protocol (v3) front door:
+// startup, SCRAM-SHA-256 authentication, the simple and extended query
+// protocols, cancellation, and result and error encoding. It knows the
+// Engine only through the small Session interface below.
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"countwall/proxy"
+)
+
+// Session is one analyst's session with the engine.
+type Session interface {
+	// Exec runs one statement; args are the values bound to $1..$n (text
+	// form, nil = NULL), nil for the simple protocol.
+	Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error)
+	// Describe validates a statement without running it.
+	Describe(ctx context.Context, sql string) (*proxy.Description, error)
+	Close()
+}
+
+// Sessions opens a session for an authenticated analyst.
+type Sessions func(analyst string) Session
+
+// Options configure a Server.
+type Options struct {
+	// TLSConfig, when set, lets clients upgrade with SSLRequest; otherwise
+	// SSLRequest is answered 'N' and the client may continue in plain text.
+	TLSConfig *tls.Config
+	// Verifier returns the analyst's SCRAM-SHA-256 verifier.
+	Verifier func(analyst string) (verifier string, ok bool)
+	// Trust skips passwords. Serve refuses it on a non-loopback listener.
+	Trust bool
+	// MaxConnections bounds concurrent connections (default 64).
+	MaxConnections int
+	// IdleTimeout closes connections idle for longer (0: never).
+	IdleTimeout time.Duration
+	// QueryTimeout is each statement's deadline (0: none beyond the engine's).
+	QueryTimeout time.Duration
+	// MaxMessageBytes bounds one protocol message (default 1 MiB).
+	MaxMessageBytes int
+	Logger          *slog.Logger
+}
+
+// Server serves the PostgreSQL protocol.
+type Server struct {
+	sessions Sessions
+	opts     Options
+	logger   *slog.Logger
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[uint32]*conn // by process id, for cancel requests
+	nextPID   uint32
+	closing   atomic.Bool
+	wg        sync.WaitGroup
+}
+
+// New makes a server that opens sessions with sessions.
+func New(sessions Sessions, opts Options) *Server {
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 64
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = 1 << 20
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{sessions: sessions, opts: opts, logger: logger,
+		listeners: map[net.Listener]struct{}{}, conns: map[uint32]*conn{}}
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("pgwire: server closed")
+
+// Serve accepts connections on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	if s.opts.Trust && !isLoopback(l.Addr()) {
+		return fmt.Errorf("trust authentication is only allowed on a loopback address, not %s", l.Addr())
+	}
+	if s.opts.Trust {
+		s.logger.Warn("trust authentication: any local client may connect as any analyst without a password", "addr", l.Addr().String())
+	}
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(nc)
+		}()
+	}
+}
+
+// Shutdown stops accepting, lets statements in flight finish, then closes
+// every connection; it returns when all are closed or ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.mu.Lock()
+	for l := range s.listeners {
+		l.Close()
+	}
+	for _, c := range s.conns {
+		c.wake()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		_, unix := a.(*net.UnixAddr)
+		return unix
+	}
+	return tcp.IP.IsLoopback()
+}
+
+// register admits a connection, or refuses it when the server is full.
+func (s *Server) register(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.conns) >= s.opts.MaxConnections || s.closing.Load() {
+		return false
+	}
+	for {
+		s.nextPID++
+		if _, taken := s.conns[s.nextPID]; !taken && s.nextPID != 0 {
+			break
+		}
+	}
+	c.pid = s.nextPID
+	var key [4]byte
+	rand.Read(key[:])
+	c.secret = binary.BigEndian.Uint32(key[:])
+	s.conns[c.pid] = c
+	return true
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	if s.conns[c.pid] == c {
+		delete(s.conns, c.pid)
+	}
+	s.mu.Unlock()
+}
+
+// cancel cancels the statement running on the connection with this key.
+func (s *Server) cancel(pid uint32, secret []byte) {
+	if len(secret) != 4 {
+		return
+	}
+	s.mu.Lock()
+	c := s.conns[pid]
+	s.mu.Unlock()
+	if c != nil && c.secret == binary.BigEndian.Uint32(secret) {
+		c.cancelRunning()
+	}
+}

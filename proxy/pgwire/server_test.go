@@ -1,0 +1,503 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"countwall/config"
+	"countwall/dataset"
+	"countwall/proxy"
+)
+
+const (
+	testAnalyst  = "alice"
+	testPassword = "correct horse"
+)
+
+// testServer is a real engine behind a wire server on a loopback port.
+type testServer struct {
+	engine *proxy.Engine
+	srv    *Server
+	addr   string
+	cfg    *config.Config
+}
+
+var (
+	fixtureOnce sync.Once
+	fixtureDB   string
+	fixtureErr  error
+)
+
+// sharedDatabase generates one protected people table for the package.
+func sharedDatabase(t testing.TB) string {
+	fixtureOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "countwall-pgwire-")
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		fixtureDB = filepath.Join(dir, "people.db")
+		fixtureErr = dataset.GeneratePeople(context.Background(), fixtureDB, dataset.PeopleOptions{Rows: 5000, Seed: 7}, dataset.WriteOptions{})
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureDB
+}
+
+func loadConfig(t testing.TB, dir, mechanism string, opts map[string]string) *config.Config {
+	t.Helper()
+	verifier, err := NewVerifier(testPassword, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`database: %s
+state: %s
+mechanism:
+  name: %s
+mechanisms:
+  cellkey: {ptable: uniform, D: 2, suppress_at: 4}
+budget:
+  epsilon_cap: 0.5
+analysts:
+  %s:
+    password: %q
+server:
+  query_timeout: %s
+tables:
+  people:
+    privacy_unit: id
+    domains:
+      sex: [F, M]
+      age: {min: 0, max: 100}
+`, sharedDatabase(t), filepath.Join(dir, "state.db"), mechanism, testAnalyst, verifier, valueOr(opts["query_timeout"], "10s"))
+	path := filepath.Join(dir, "countwall.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func valueOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func startServer(t testing.TB, mechanism string, opts map[string]string, tweak func(*Options)) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, mechanism, opts)
+	engine, err := proxy.Open(context.Background(), cfg, proxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{
+		Verifier: func(a string) (string, bool) {
+			an, ok := engine.Config().Analysts[a]
+			return an.Password, ok
+		},
+		QueryTimeout: cfg.Server.QueryTimeout,
+		IdleTimeout:  time.Minute,
+	}
+	if tweak != nil {
+		tweak(&o)
+	}
+	srv := New(func(a string) Session { return engine.NewSession(a) }, o)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
+	ts := &testServer{engine: engine, srv: srv, addr: l.Addr().String(), cfg: cfg}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
+		engine.Close()
+	})
+	return ts
+}
+
+func (ts *testServer) dsn(user, password string) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword(user, password), Host: ts.addr, Path: "/countwall", RawQuery: "sslmode=disable"}
+	return u.String()
+}
+
+func (ts *testServer) connect(t testing.TB, mode pgx.QueryExecMode) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = mode
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+var modes = []struct {
+	name string
+	mode pgx.QueryExecMode
+}{
+	{"simple", pgx.QueryExecModeSimpleProtocol},
+	{"extended", pgx.QueryExecModeCacheStatement},
+	{"extended-describe", pgx.QueryExecModeDescribeExec},
+}
+
+// inProcess answers a query through the engine directly.
+func (ts *testServer) inProcess(t testing.TB, sql string) []int64 {
+	t.Helper()
+	res, err := ts.engine.Query(context.Background(), testAnalyst, sql)
+	if err != nil {
+		t.Fatalf("in process %q: %v", sql, err)
+	}
+	out := make([]int64, len(res.Rows))
+	for i, r := range res.Rows {
+		out[i] = r[len(r)-1].Int
+	}
+	return out
+}
+
+func TestQueriesOverBothProtocols(t *testing.T) {
+	ts := startServer(t, "cellkey", nil, nil)
+	ctx := context.Background()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			conn := ts.connect(t, m.mode)
+			var n int64
+			if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE age > 40").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if want := ts.inProcess(t, "SELECT COUNT(*) FROM people WHERE age > 40")[0]; n != want {
+				t.Errorf("count = %d, in process %d", n, want)
+			}
+			// Parameters: $1 becomes an integer literal, $2 a text literal.
+			if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE age > $1 AND sex = $2", 40, "F").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if want := ts.inProcess(t, "SELECT COUNT(*) FROM people WHERE age > 40 AND sex = 'F'")[0]; n != want {
+				t.Errorf("parameterised count = %d, in process %d", n, want)
+			}
+			// A parameter carrying SQL is only ever a value.
+			if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people WHERE suburb = $1", "x' OR '1'='1").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("injection attempt counted %d rows", n)
+			}
+			rows, err := conn.Query(ctx, "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY sex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for rows.Next() {
+				var sex string
+				var c int64
+				if err := rows.Scan(&sex, &c); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s=%d", sex, c))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			want := ts.inProcess(t, "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY sex")
+			if fmt.Sprint(got) != fmt.Sprintf("[F=%d M=%d]", want[0], want[1]) {
+				t.Errorf("group by = %v, in process %v", got, want)
+			}
+			var version string
+			if err := conn.QueryRow(ctx, "SELECT version()").Scan(&version); err != nil || !strings.Contains(version, "countwall") {
+				t.Errorf("version() = %q, %v", version, err)
+			}
+		})
+	}
+}
+
+func TestErrorClassesOverTheWire(t *testing.T) {
+	ts := startServer(t, "exact", nil, nil)
+	tests := []struct {
+		sql  string
+		args []any
+		code string
+	}{
+		{"SELEC COUNT(*) FROM people", nil, "42601"},
+		{"SELECT * FROM people", nil, "0A000"},
+		{"SELECT COUNT(*) FROM nosuch", nil, "42P01"},
+		{"SELECT COUNT(*) FROM people WHERE height = 1", nil, "42703"},
+		{"SELECT COUNT(*) FROM people WHERE age = 'old'", nil, "42804"},
+		{"SELECT COUNT(*) FROM people WHERE id = 3", nil, "42501"},
+		{"SELECT age, COUNT(*) FROM people", nil, "42803"},
+		{"DELETE FROM people", nil, "25006"},
+		{"SELECT COUNT(*) FROM people WHERE suburb = '" + strings.Repeat("y", 9000) + "'", nil, "54000"},
+		{"SET epsilon = 99", nil, "22023"},
+		{"SET nosuch = 1", nil, "42704"},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []any{"old"}, "22023"},
+	}
+	for _, m := range modes {
+		conn := ts.connect(t, m.mode)
+		for _, tc := range tests {
+			if tc.args != nil && m.mode != pgx.QueryExecModeSimpleProtocol {
+				// pgx encodes a Go string for an int8 parameter itself; send
+				// the text as is so that the server does the checking.
+				tc.args = []any{pgtypeText(tc.args[0].(string))}
+			}
+			code := tc.code
+			if tc.args != nil && m.mode == pgx.QueryExecModeSimpleProtocol {
+				// pgx interpolates the value client-side: the server sees the
+				// literal 'old' compared with an integer column.
+				code = "42804"
+			}
+			_, err := conn.Exec(context.Background(), tc.sql, tc.args...)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != code {
+				t.Errorf("%s: %.60s: error %v, want SQLSTATE %s", m.name, tc.sql, err, code)
+			}
+		}
+		// The connection is still usable after every error.
+		var n int64
+		if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM people").Scan(&n); err != nil || n != 5000 {
+			t.Errorf("%s: after errors, count = %d, %v", m.name, n, err)
+		}
+	}
+}
+
+// pgtypeText sends a string parameter with the text type whatever the
+// server described.
+type pgtypeText string
+
+func (s pgtypeText) EncodeText() string { return string(s) }
+
+func TestAuthentication(t *testing.T) {
+	ts := startServer(t, "exact", nil, nil)
+	for _, tc := range []struct{ user, password string }{
+		{testAnalyst, "wrong"},
+		{"mallory", testPassword},
+	} {
+		_, err := pgx.Connect(context.Background(), ts.dsn(tc.user, tc.password))
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "28P01" {
+			t.Errorf("user %s: error %v, want 28P01", tc.user, err)
+		}
+	}
+	// Trust is refused on a listener that is not loopback.
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	srv := New(func(string) Session { return nil }, Options{Trust: true})
+	if err := srv.Serve(l); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("trust on 0.0.0.0: %v, want a refusal", err)
+	}
+}
+
+func TestStatementTimeout(t *testing.T) {
+	ts := startServer(t, "cellkey", nil, func(o *Options) { o.QueryTimeout = time.Nanosecond })
+	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	_, err := conn.Exec(context.Background(), "SELECT suburb, COUNT(*) FROM people GROUP BY suburb")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
+		t.Fatalf("error %v, want 57014", err)
+	}
+}
+
+func TestBudgetNoticeAndShowBudget(t *testing.T) {
+	ts := startServer(t, "laplace", nil, nil)
+	cfg, err := pgx.ParseConfig(ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	var mu sync.Mutex
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		notices = append(notices, n.Message)
+		mu.Unlock()
+	}
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx := context.Background()
+	answered := 0
+	var last error
+	for i := 0; i < 7; i++ {
+		if _, err := conn.Exec(ctx, "SELECT COUNT(*) FROM people"); err != nil {
+			last = err
+			break
+		}
+		answered++
+	}
+	// Cap 0.5 at the default epsilon 0.1: five answers, then 53400.
+	var pgErr *pgconn.PgError
+	if answered != 5 || !errors.As(last, &pgErr) || pgErr.Code != "53400" {
+		t.Fatalf("answered %d, last error %v; want 5 then 53400", answered, last)
+	}
+	mu.Lock()
+	if len(notices) != 5 || !strings.Contains(notices[0], "charged epsilon 0.1 (dp)") {
+		t.Errorf("notices = %q", notices)
+	}
+	mu.Unlock()
+	var kind string
+	var spent, remaining, dspent, dremaining float64
+	if err := conn.QueryRow(ctx, "SHOW budget").Scan(&kind, &spent, &remaining, &dspent, &dremaining); err != nil {
+		t.Fatal(err)
+	}
+	if kind != "dp" || spent < 0.5-1e-9 || remaining > 1e-9 {
+		t.Errorf("SHOW budget first row = %s %g %g", kind, spent, remaining)
+	}
+}
+
+func TestConcurrentClientsMatchInProcess(t *testing.T) {
+	ts := startServer(t, "cellkey", nil, func(o *Options) { o.MaxConnections = 32 })
+	want := map[int]int64{}
+	for age := 0; age < 100; age++ {
+		want[age] = ts.inProcess(t, fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age = %d", age))[0]
+	}
+	const clients, perClient = 16, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	conns := make([]*pgx.Conn, clients)
+	for c := range conns {
+		conns[c] = ts.connect(t, modes[c%len(modes)].mode)
+	}
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			conn := conns[c]
+			for i := 0; i < perClient; i++ {
+				age := (c*perClient + i) % 100
+				var n int64
+				if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM people WHERE age = $1", age).Scan(&n); err != nil {
+					errs <- fmt.Errorf("client %d query %d: %w", c, i, err)
+					return
+				}
+				if n != want[age] {
+					errs <- fmt.Errorf("client %d: age %d answered %d, in process %d", c, age, n, want[age])
+					return
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestLiveReloadKeepsSessions(t *testing.T) {
+	ts := startServer(t, "cellkey", nil, nil)
+	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	mechanism := func() string {
+		var m string
+		if err := conn.QueryRow(ctx, "SHOW mechanism").Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if got := mechanism(); got != "cellkey" {
+		t.Fatalf("mechanism = %s", got)
+	}
+	next := *ts.cfg
+	next.Mechanism = config.Mechanism{Name: "exact"}
+	if err := ts.engine.Reload(ctx, &next); err != nil {
+		t.Fatal(err)
+	}
+	if got := mechanism(); got != "exact" {
+		t.Errorf("after reload, the open session answers with %s", got)
+	}
+	broken := next
+	broken.Mechanism = config.Mechanism{Name: "cellkey", Params: map[string]any{"d": -3}}
+	if err := ts.engine.Reload(ctx, &broken); err == nil {
+		t.Error("a broken mechanism config was accepted")
+	}
+	if got := mechanism(); got != "exact" {
+		t.Errorf("after a refused reload, mechanism = %s, want exact", got)
+	}
+}
+
+func TestShutdownFinishesAndCloses(t *testing.T) {
+	ts := startServer(t, "exact", nil, nil)
+	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := conn.Exec(context.Background(), "SELECT COUNT(*) FROM people"); err == nil {
+		t.Error("a connection survived shutdown")
+	}
+}
+
+// TestPsql drives the real psql binary: a password login, counts, a GROUP
+// BY, a refusal and SHOW budget. psql is required in CI (.ci/run installs it).
+func TestPsql(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
+		}
+		t.Skip("psql is not installed (apt-get install postgresql-client)")
+	}
+	ts := startServer(t, "exact", nil, nil)
+	host, port, _ := net.SplitHostPort(ts.addr)
+	run := func(sql string) (string, error) {
+		cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", testAnalyst, "-d", "countwall", "-c", sql)
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword, "PGCONNECT_TIMEOUT=5")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	tests := []struct {
+		sql      string
+		want     []string
+		wantFail bool
+	}{
+		{"SELECT COUNT(*) FROM people", []string{"count", "5000", "(1 row)"}, false},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex", []string{" F ", " M ", "(2 rows)"}, false},
+		{"SELECT * FROM people", []string{"ERROR:  SELECT * is not supported"}, true},
+		{"SHOW budget", []string{"epsilon_spent", "dp", "idp", "bdp", "(3 rows)"}, false},
+		{`\d`, []string{"catalog queries are not supported"}, true},
+	}
+	for _, tc := range tests {
+		out, err := run(tc.sql)
+		if (err != nil) != tc.wantFail {
+			t.Errorf("psql -c %q: err %v, output:\n%s", tc.sql, err, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("psql -c %q: output lacks %q:\n%s", tc.sql, w, out)
+			}
+		}
+	}
+	want := ts.inProcess(t, "SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex")
+	out, _ := run("SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex")
+	if !strings.Contains(out, fmt.Sprint(want[0])) || !strings.Contains(out, fmt.Sprint(want[1])) {
+		t.Errorf("psql GROUP BY output %q lacks %v", out, want)
+	}
+}
