@@ -21,7 +21,6 @@ const (
 	oidFloat4  = 700
 	oidFloat8  = 701
 	oidVarchar = 1043
-	oidNumeric = 1700
 )
 
 func typeOID(t proxy.ColumnType) uint32 {

@@ -501,3 +501,26 @@ func TestPsql(t *testing.T) {
 		t.Errorf("psql GROUP BY output %q lacks %v", out, want)
 	}
 }
+
+func TestConnectionLimitAndIdleTimeout(t *testing.T) {
+	ts := startServer(t, "exact", nil, func(o *Options) {
+		o.MaxConnections = 1
+		o.IdleTimeout = 200 * time.Millisecond
+	})
+	first := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	_, err := pgx.Connect(context.Background(), ts.dsn(testAnalyst, testPassword))
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "53300" {
+		t.Errorf("second connection: %v, want 53300", err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if _, err := first.Exec(context.Background(), "SELECT COUNT(*) FROM people"); err == nil {
+		t.Error("an idle connection outlived the idle timeout")
+	}
+	// Its slot is free again.
+	second, err := pgx.Connect(context.Background(), ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatalf("connecting after the idle one closed: %v", err)
+	}
+	second.Close(context.Background())
+}

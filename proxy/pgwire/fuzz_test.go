@@ -1,0 +1,76 @@
+package pgwire
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"countwall/proxy"
+)
+
+// echoSession answers every statement with one row and never touches data,
+// so the fuzzer exercises only message handling.
+type echoSession struct{}
+
+func (echoSession) Exec(_ context.Context, sql string, args []*string) (*proxy.Result, error) {
+	if sql == "" {
+		return &proxy.Result{}, nil
+	}
+	return &proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}},
+		Rows: [][]proxy.Value{{{Int: int64(len(args))}}}, Suppressed: []bool{false}, Tag: "SELECT 1", Notice: "charged nothing"}, nil
+}
+
+func (echoSession) Describe(context.Context, string) (*proxy.Description, error) {
+	return &proxy.Description{Params: []proxy.ColumnType{proxy.ColumnInt8}, Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}}, nil
+}
+
+func (echoSession) Close() {}
+
+func startupBytes(user string) []byte {
+	body := binary.BigEndian.AppendUint32(nil, 196608)
+	body = append(body, "user\x00"+user+"\x00\x00"...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body)+4)), body...)
+}
+
+func message(typ byte, body string) []byte {
+	out := []byte{typ}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(body)+4))
+	return append(out, body...)
+}
+
+// FuzzServerMessages feeds arbitrary bytes to a connection after a valid
+// startup (trust authentication) and, separately, as the startup itself. The
+// server must neither panic nor hang: it returns within the deadline.
+func FuzzServerMessages(f *testing.F) {
+	f.Add([]byte{}, true)
+	f.Add(message('Q', "SELECT COUNT(*) FROM people\x00"), true)
+	f.Add(append(message('P', "s\x00SELECT $1\x00\x00\x00"), message('S', "")...), true)
+	f.Add(append(append(message('P', "\x00q\x00\x00\x00"), message('B', "\x00\x00\x00\x00\x00\x01\x00\x00\x00\x021\x00\x00\x00")...), append(message('E', "\x00\x00\x00\x00\x00"), message('S', "")...)...), true)
+	f.Add(message('D', "S\x00"), true)
+	f.Add(message('X', ""), true)
+	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47}, false) // SSLRequest
+	f.Add(startupBytes("alice"), false)
+	f.Fuzz(func(t *testing.T, data []byte, afterStartup bool) {
+		srv := New(func(string) Session { return echoSession{} }, Options{Trust: true, IdleTimeout: time.Second, MaxMessageBytes: 1 << 16})
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.serveConn(server)
+		}()
+		go io.Copy(io.Discard, client) //nolint:errcheck // drains what the server writes
+		if afterStartup {
+			client.Write(startupBytes("alice")) //nolint:errcheck // the server may already have closed
+		}
+		client.Write(data) //nolint:errcheck // the server may already have closed
+		client.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the server did not return within 5 s")
+		}
+	})
+}
