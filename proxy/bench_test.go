@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -63,6 +64,31 @@ func BenchmarkProtectedVsRaw(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := s.Exec(ctx, benchQuery, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLaplaceOneAnalyst is the rate one analyst sustains under laplace
+// on a small table, where the durable ledger charge dominates; reserve-10
+// lets the ledger reserve ten queries' worth of budget per durable write.
+func BenchmarkLaplaceOneAnalyst(b *testing.B) {
+	for _, reserve := range []int{1, 10} {
+		b.Run(fmt.Sprintf("reserve-%d", reserve), func(b *testing.B) {
+			f := newFixture(b, 1000)
+			cfg := f.config(b, "laplace", nil)
+			cfg.Budget.EpsilonCap = 1e12
+			cfg.Budget.Reserve = reserve
+			e, err := Open(context.Background(), cfg, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			s := e.NewSession("bench")
+			for b.Loop() {
+				if _, err := s.Exec(context.Background(), "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil); err != nil {
 					b.Fatal(err)
 				}
 			}
