@@ -524,3 +524,40 @@ func TestConnectionLimitAndIdleTimeout(t *testing.T) {
 	}
 	second.Close(context.Background())
 }
+
+// blockingSession runs every statement until its context is cancelled, so
+// that a CancelRequest is the only way it ends.
+type blockingSession struct{ echoSession }
+
+func (blockingSession) Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error) {
+	<-ctx.Done()
+	return nil, &wireError{code: "57014", msg: "canceling statement due to user request"}
+}
+
+func TestCancelRequestStopsTheRunningStatement(t *testing.T) {
+	srv := New(func(string) Session { return blockingSession{} }, Options{Trust: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed
+	defer srv.Shutdown(context.Background())
+	conn, err := pgconn.Connect(context.Background(), "postgres://alice@"+l.Addr().String()+"/countwall?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		conn.CancelRequest(context.Background()) //nolint:errcheck // the query's error is what is checked
+	}()
+	start := time.Now()
+	_, err = conn.Exec(context.Background(), "SELECT COUNT(*) FROM people").ReadAll()
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
+		t.Fatalf("error %v, want 57014 from the cancel", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("cancel took more than 5 s")
+	}
+}
