@@ -349,3 +349,43 @@ func TestProtectedDatabaseIsNeverWritten(t *testing.T) {
 		t.Fatal("the protected database file changed")
 	}
 }
+
+func TestGroupByWithoutDomainNeedsADroppingMechanism(t *testing.T) {
+	f := newFixture(t, 400)
+	const q = "SELECT suburb, COUNT(*) FROM people GROUP BY suburb"
+	tests := []struct {
+		mech   string
+		params map[string]any
+		ok     bool
+	}{
+		{"exact", nil, false},
+		{"cellkey", nil, false},
+		{"bounded", nil, false},
+		{"suppress", map[string]any{"mode": "zero"}, false},
+		{"laplace", nil, false},
+		{"suppress", map[string]any{"mode": "drop", "threshold": 10}, true},
+		{"layered", nil, true},
+	}
+	for _, tc := range tests {
+		e := f.open(t, tc.mech, tc.params)
+		res, err := e.Query(context.Background(), "alice", q)
+		if tc.ok {
+			if err != nil || len(res.Rows) != 7 {
+				t.Errorf("%s %v: %v, %d rows; want the 7 suburbs (each has about 57 people)", tc.mech, tc.params, err, len(rowsOf(res)))
+			}
+			continue
+		}
+		var pe *planner.Error
+		if !errors.As(err, &pe) || pe.Code != planner.CodeFeatureNotSupported || !strings.Contains(pe.Message, `"suburb"`) || !strings.Contains(pe.Hint, "tables.people.domains.suburb") {
+			t.Errorf("%s %v: error %v, want a 0A000 refusal naming suburb with a hint", tc.mech, tc.params, err)
+		}
+		e.Close()
+	}
+}
+
+func rowsOf(res *Result) [][]Value {
+	if res == nil {
+		return nil
+	}
+	return res.Rows
+}

@@ -176,6 +176,9 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 // ledger durably, and only then build the result.
 func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, error) {
 	table := rt.catalog.Tables[q.Table]
+	if err := checkGroupDomains(table, q, rt.mech); err != nil {
+		return nil, err
+	}
 	needs := rt.mech.Needs()
 	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
 	if err != nil {
@@ -215,6 +218,23 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
 	return res, nil
+}
+
+// checkGroupDomains refuses a GROUP BY over a column without a declared
+// public domain unless the mechanism drops low-count groups: otherwise the
+// rows that come back would reveal which groups exist.
+func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) error {
+	if mechanisms.DropsLowCounts(m) {
+		return nil
+	}
+	for _, g := range q.GroupBy {
+		if t.Columns[g].Domain == nil {
+			return &planner.Error{Code: planner.CodeFeatureNotSupported,
+				Message: fmt.Sprintf("GROUP BY %q needs a declared public domain under the %s mechanism", g, m.Name()),
+				Hint:    fmt.Sprintf("declare tables.%s.domains.%s in the config (categories or an integer range), or use a mechanism that drops low counts (layered, or suppress with mode drop)", t.Name, g)}
+		}
+	}
+	return nil
 }
 
 func answerValue(a mechanisms.Answer, floatOut bool) Value {

@@ -316,7 +316,7 @@ func TestAuthentication(t *testing.T) {
 func TestStatementTimeout(t *testing.T) {
 	ts := startServer(t, "cellkey", nil, func(o *Options) { o.QueryTimeout = time.Nanosecond })
 	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
-	_, err := conn.Exec(context.Background(), "SELECT suburb, COUNT(*) FROM people GROUP BY suburb")
+	_, err := conn.Exec(context.Background(), "SELECT age, COUNT(*) FROM people GROUP BY age")
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
 		t.Fatalf("error %v, want 57014", err)
