@@ -37,7 +37,7 @@ var demoMechanisms = []struct {
 var demoQueries = []string{
 	"SELECT COUNT(*) FROM people",
 	"SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 AND sex = 'F'",
-	"SELECT COUNT(*) FROM people WHERE suburb = 'suburb_0007' AND age > 80",
+	"SELECT COUNT(*) FROM people WHERE suburb = 'suburb_0007' AND age > 85",
 	"SELECT COUNT(*) > 100 FROM people WHERE education = 'doctorate'",
 	"SELECT sex, COUNT(*) FROM people GROUP BY sex",
 }
