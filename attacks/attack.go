@@ -1,0 +1,120 @@
+package attacks
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+
+	_ "modernc.org/sqlite" // the truth database is read with the sqlite driver
+)
+
+// Target is what an attack goes after: a table and a predicate whose count
+// the firewall would rather not reveal exactly.
+type Target struct {
+	Table string
+	Where string // SQL predicate, as the analyst would type it
+}
+
+func (t Target) countSQL() string {
+	if t.Where == "" {
+		return "SELECT COUNT(*) FROM " + t.Table
+	}
+	return "SELECT COUNT(*) FROM " + t.Table + " WHERE " + t.Where
+}
+
+// Options tune an attack run.
+type Options struct {
+	Target     Target
+	MaxQueries int // adaptive attacks stop here at the latest (0: the attack's default)
+}
+
+// Result is what a run recovered and what it cost; it is written as JSON for
+// the report card.
+type Result struct {
+	Attack    string             `json:"attack"`
+	Target    string             `json:"target"`
+	Estimate  float64            `json:"estimate"`
+	Recovered int64              `json:"recovered"`
+	Queries   int                `json:"queries"`
+	Refused   int                `json:"refused"`
+	Spent     map[string]float64 `json:"epsilon_spent,omitempty"`
+	Seconds   float64            `json:"seconds"`
+	Truth     *int64             `json:"truth,omitempty"`
+	Exact     *bool              `json:"exact,omitempty"`
+	Note      string             `json:"note,omitempty"`
+}
+
+// Attack is one attack program.
+type Attack struct {
+	Name    string
+	Against string // the mechanism it was designed against
+	Source  string // where it comes from in the literature
+	Summary string
+	// Script is the whole SQL the attack sends, for non-adaptive attacks
+	// (nil for adaptive ones).
+	Script func(o Options) []string
+	// Run performs the attack through q.
+	Run func(ctx context.Context, q Querier, o Options) (*Result, error)
+}
+
+var registry = map[string]*Attack{}
+
+func register(a *Attack) { registry[a.Name] = a }
+
+// Lookup finds an attack by name.
+func Lookup(name string) (*Attack, bool) {
+	a, ok := registry[name]
+	return a, ok
+}
+
+// All lists the attacks by name.
+func All() []*Attack {
+	out := make([]*Attack, 0, len(registry))
+	for _, a := range registry {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Execute runs an attack through a logging Querier, reads the budget spent
+// back, and scores the result against the truth database when one is given.
+func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath string) (*Result, error) {
+	start := time.Now()
+	res, err := a.Run(ctx, q, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Attack, res.Target = a.Name, o.Target.countSQL()
+	res.Queries, res.Refused = q.Sent(), q.Refused()
+	res.Seconds = time.Since(start).Seconds()
+	if spent, err := Spent(ctx, q); err == nil {
+		res.Spent = spent
+	}
+	if truthPath != "" {
+		truth, err := TrueCount(ctx, truthPath, o.Target)
+		if err != nil {
+			return nil, err
+		}
+		exact := truth == res.Recovered
+		res.Truth, res.Exact = &truth, &exact
+	}
+	return res, nil
+}
+
+// TrueCount reads the target's true count from the protected database,
+// opened read-only: the attacker's ground truth, never the firewall's path.
+func TrueCount(ctx context.Context, path string, t Target) (int64, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return 0, fmt.Errorf("opening the truth database: %w", err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(ctx, t.countSQL()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the target in the truth database: %w", err)
+	}
+	return n, nil
+}

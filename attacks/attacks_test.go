@@ -1,0 +1,154 @@
+package attacks
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"countwall/config"
+	"countwall/dataset"
+	"countwall/proxy"
+)
+
+var (
+	dbOnce sync.Once
+	dbPath string
+	dbErr  error
+)
+
+func protectedDB(t *testing.T) string {
+	dbOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "countwall-attacks-")
+		if err != nil {
+			dbErr = err
+			return
+		}
+		dbPath = filepath.Join(dir, "people.db")
+		dbErr = dataset.GeneratePeople(context.Background(), dbPath, dataset.PeopleOptions{Rows: 5000, Seed: 3}, dataset.WriteOptions{})
+	})
+	if dbErr != nil {
+		t.Fatal(dbErr)
+	}
+	return dbPath
+}
+
+// engineQuerier fronts the protected database with a mechanism in process.
+func engineQuerier(t *testing.T, mechanism, params string, epsilonCap float64) *Logged {
+	t.Helper()
+	dir := t.TempDir()
+	body := fmt.Sprintf(`database: %s
+state: %s
+mechanism: {name: %s}
+mechanisms:
+  %s: {%s}
+budget: {epsilon_cap: %g}
+tables:
+  people:
+    privacy_unit: id
+    domains: {sex: [F, M]}
+`, protectedDB(t), filepath.Join(dir, "state.db"), mechanism, mechanism, params, epsilonCap)
+	path := filepath.Join(dir, "countwall.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return &Logged{Querier: InProcess{Session: e.NewSession("mallory")}}
+}
+
+// smallTarget is a cell of 1..10 people, which suppress withholds.
+var smallTarget = Target{Table: "people", Where: "suburb = 'suburb_0015' AND age > 60"}
+
+func TestDifferencingRecoversASuppressedCount(t *testing.T) {
+	ctx := context.Background()
+	truth, err := TrueCount(ctx, protectedDB(t), smallTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth < 1 || truth > 10 {
+		t.Fatalf("target has %d people; the test needs a cell suppress withholds", truth)
+	}
+	q := engineQuerier(t, "suppress", "threshold: 10", 1)
+	direct, err := Count(ctx, q, smallTarget.countSQL())
+	if err != nil || direct != 0 {
+		t.Fatalf("the firewall answered the target directly with %g (%v), want a suppressed 0", direct, err)
+	}
+	var log bytes.Buffer
+	q.Log = &log
+	res, err := Execute(ctx, Differencing, q, Options{Target: smallTarget}, protectedDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recovered != truth || res.Exact == nil || !*res.Exact {
+		t.Errorf("recovered %d, truth %d", res.Recovered, truth)
+	}
+	if res.Queries != 3 { // the direct probe above and the two differencing queries
+		t.Errorf("queries = %d, want 3", res.Queries)
+	}
+	wantLog := "SELECT COUNT(*) FROM people;\nSELECT COUNT(*) FROM people WHERE NOT (suburb = 'suburb_0015' AND age > 60);\n"
+	if log.String() != wantLog {
+		t.Errorf("SQL log =\n%s\nwant\n%s", log.String(), wantLog)
+	}
+	if got := strings.Join(Differencing.Script(Options{Target: smallTarget}), ";\n") + ";\n"; got != wantLog {
+		t.Errorf("emitted script differs from what was sent:\n%s", got)
+	}
+}
+
+func TestAveragingRecoversACountBehindFreshNoise(t *testing.T) {
+	ctx := context.Background()
+	target := Target{Table: "people", Where: "sex = 'F' AND age BETWEEN 40 AND 44"}
+	truth, err := TrueCount(ctx, protectedDB(t), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := engineQuerier(t, "bounded", "range: 5", 1)
+	res, err := Execute(ctx, Averaging, q, Options{Target: target}, protectedDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stop rule leaves 3 standard errors below 1/2: the rounded mean is
+	// wrong with probability below 0.003 (normal approximation), so this
+	// seeded run is checked exactly. Noise uniform on -5..5 has sd 3.16, so
+	// the rule needs about (3*3.16/0.5)^2 = 360 answers.
+	if res.Recovered != truth {
+		t.Errorf("recovered %d after %d queries, truth %d", res.Recovered, res.Queries, truth)
+	}
+	if res.Queries < 100 || res.Queries > 2000 {
+		t.Errorf("queries = %d, want a few hundred", res.Queries)
+	}
+}
+
+func TestAttacksAgainstLaplaceStopAtTheBudget(t *testing.T) {
+	ctx := context.Background()
+	target := Target{Table: "people", Where: "sex = 'F' AND age BETWEEN 40 AND 44"}
+	truth, err := TrueCount(ctx, protectedDB(t), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := engineQuerier(t, "laplace", "", 1) // ten queries at the default epsilon 0.1
+	res, err := Execute(ctx, Averaging, q, Options{Target: target}, protectedDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queries != 11 || res.Refused != 1 || !strings.Contains(res.Note, "exhausted") {
+		t.Errorf("queries %d, refused %d, note %q: want 10 answers then a refusal", res.Queries, res.Refused, res.Note)
+	}
+	if res.Spent["dp"] < 1-1e-9 {
+		t.Errorf("spent %v, want the whole cap of 1", res.Spent)
+	}
+	// Ten answers with Laplace scale 10 average to the truth within about
+	// 4.5 (one standard error); an exact hit is a coincidence, not a leak.
+	t.Logf("laplace: estimate %.1f of truth %d after %d answers", res.Estimate, truth, res.Queries-res.Refused)
+}

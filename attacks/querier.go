@@ -1,0 +1,141 @@
+// Package attacks holds the attack programs of the privacy literature. Each
+// one talks SQL through a Querier (over the wire to a running firewall, or
+// in process to an Engine), logs what it sends, and scores itself against
+// the raw data when it is given it.
+package attacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Querier is the one thing an attack needs: SQL text in, rows out.
+type Querier interface {
+	Query(ctx context.Context, sql string) (*Rows, error)
+}
+
+// Rows is a result in text form, as the wire delivers it.
+type Rows struct {
+	Columns []string
+	Values  [][]string
+}
+
+// Int reads one value as an integer (a float answer is rounded).
+func (r *Rows) Int(row, col int) (int64, error) {
+	f, err := r.Float(row, col)
+	if err != nil {
+		return 0, err
+	}
+	return int64(f + 0.5*sign(f)), nil
+}
+
+// Float reads one value as a number.
+func (r *Rows) Float(row, col int) (float64, error) {
+	if row >= len(r.Values) || col >= len(r.Values[row]) {
+		return 0, fmt.Errorf("no value at row %d column %d (%d rows)", row, col, len(r.Values))
+	}
+	f, err := strconv.ParseFloat(r.Values[row][col], 64)
+	if err != nil {
+		return 0, fmt.Errorf("value at row %d column %d is not a number", row, col)
+	}
+	return f, nil
+}
+
+func sign(f float64) float64 {
+	if f < 0 {
+		return -1
+	}
+	return 1
+}
+
+// Count runs a single-cell COUNT query and returns its answer.
+func Count(ctx context.Context, q Querier, sql string) (float64, error) {
+	rows, err := q.Query(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows.Values) != 1 {
+		return 0, fmt.Errorf("expected one row, got %d", len(rows.Values))
+	}
+	return rows.Float(0, len(rows.Columns)-1)
+}
+
+// SQLState is the SQLSTATE of a refusal, or "" when err is not one.
+func SQLState(err error) string {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		return st.SQLState()
+	}
+	return ""
+}
+
+// Logged wraps a Querier: it counts statements and writes each one, ended
+// with a semicolon, to Log (when set), so that the log runs in psql.
+type Logged struct {
+	Querier Querier
+	Log     io.Writer
+
+	mu      sync.Mutex
+	sent    int
+	refused int
+}
+
+// Query sends sql through the wrapped Querier.
+func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
+	l.mu.Lock()
+	l.sent++
+	if l.Log != nil {
+		fmt.Fprintln(l.Log, strings.TrimRight(strings.TrimSpace(sql), ";")+";")
+	}
+	l.mu.Unlock()
+	rows, err := l.Querier.Query(ctx, sql)
+	if err != nil {
+		l.mu.Lock()
+		l.refused++
+		l.mu.Unlock()
+	}
+	return rows, err
+}
+
+// Sent is how many statements went through.
+func (l *Logged) Sent() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sent
+}
+
+// Refused is how many statements the firewall refused.
+func (l *Logged) Refused() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.refused
+}
+
+// Spent reads the analyst's spending back with SHOW budget: epsilon spent per
+// accounting kind. It is not counted as an attack query.
+func Spent(ctx context.Context, q Querier) (map[string]float64, error) {
+	if l, ok := q.(*Logged); ok {
+		q = l.Querier
+	}
+	rows, err := q.Query(ctx, "SHOW budget")
+	if err != nil {
+		return nil, err
+	}
+	spent := map[string]float64{}
+	for i, row := range rows.Values {
+		if len(row) < 2 {
+			continue
+		}
+		eps, err := rows.Float(i, 1)
+		if err != nil {
+			return nil, err
+		}
+		spent[row[0]] = eps
+	}
+	return spent, nil
+}
