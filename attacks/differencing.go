@@ -15,7 +15,7 @@ var Differencing = &Attack{
 	Against: "suppress",
 	Source:  "Asghar-Kaafar 2.2",
 	Summary: "a suppressed count as the total minus the count of its complement",
-	Script: differencingScript,
+	Script:  differencingScript,
 	Run: func(ctx context.Context, q Querier, o Options) (*Result, error) {
 		if o.Target.Where == "" {
 			return nil, fmt.Errorf("differencing needs a target predicate (--where)")
