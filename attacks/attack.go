@@ -26,7 +26,11 @@ func (t Target) countSQL() string {
 
 // Options tune an attack run.
 type Options struct {
-	Target     Target
+	Target Target
+	// Cells are predicates over disjoint sets of contributors, and Split two
+	// predicates that divide every cell in two (perturbation-finder).
+	Cells      []string
+	Split      []string
 	MaxQueries int // adaptive attacks stop here at the latest (0: the attack's default)
 }
 
