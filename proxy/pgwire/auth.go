@@ -69,8 +69,8 @@ func NewVerifier(password string, iterations int) (string, error) {
 // decoyCredentials are what an unknown analyst is checked against, so that
 // the exchange fails the same way as a wrong password and does not reveal
 // which analysts exist.
-func decoyCredentials(analyst string) scram.StoredCredentials {
-	mac := hmac.New(sha256.New, []byte("countwall decoy"))
+func decoyCredentials(secret []byte, analyst string) scram.StoredCredentials {
+	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte(analyst))
 	salt := mac.Sum(nil)[:16]
 	key := make([]byte, sha256.Size)
@@ -83,7 +83,7 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 	if c.srv.opts.Trust {
 		return true
 	}
-	creds := decoyCredentials(c.analyst)
+	creds := decoyCredentials(c.srv.decoyKey, c.analyst)
 	if c.srv.opts.Verifier != nil {
 		if v, ok := c.srv.opts.Verifier(c.analyst); ok {
 			parsed, err := ParseVerifier(v)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -50,9 +51,6 @@ type portal struct {
 	resultFormats []int16
 }
 
-// wake makes a connection blocked reading notice that the server is closing.
-func (c *conn) wake() { c.nc.SetReadDeadline(time.Now()) }
-
 func (c *conn) cancelRunning() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,6 +64,11 @@ func (s *Server) serveConn(nc net.Conn) {
 	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: 'I'}
 	// A client must finish its startup quickly; afterwards the idle timeout applies.
 	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	// Checked after setting the deadline: a Shutdown that began before it
+	// is seen here, one that begins after it wakes the read below.
+	if s.closing.Load() {
+		return
+	}
 	startup, ok := c.startup()
 	if !ok {
 		return
@@ -167,14 +170,16 @@ func uint32Bytes(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), 
 func (c *conn) loop() {
 	ignoreUntilSync := false
 	for {
-		if c.srv.closing.Load() {
-			c.fatal("57P01", "terminating connection due to administrator command")
-			return
-		}
 		if t := c.srv.opts.IdleTimeout; t > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(t))
 		} else {
 			c.nc.SetReadDeadline(time.Time{})
+		}
+		// Checked after setting the deadline, which would otherwise undo
+		// the wake-up of a Shutdown that began just before it.
+		if c.srv.closing.Load() {
+			c.fatal("57P01", "terminating connection due to administrator command")
+			return
 		}
 		msg, err := c.be.Receive()
 		if err != nil {
@@ -255,7 +260,11 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 		cancel()
 	}()
 	start := time.Now()
-	res, err := c.session.Exec(ctx, sql, args)
+	var res *proxy.Result
+	err := c.guard("exec", func() (err error) {
+		res, err = c.session.Exec(ctx, sql, args)
+		return err
+	})
 	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", fingerprint(sql),
 		"outcome", outcome(err), "latency", time.Since(start))
 	if err == nil {
@@ -267,6 +276,22 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 		}
 	}
 	return res, err
+}
+
+// errPanicked is what the analyst sees when the engine panicked on a
+// statement; the panic itself goes to the log.
+var errPanicked = &wireError{code: "XX000", msg: "internal error; the administrator can find details in the log"}
+
+// guard runs one call into the engine so that a bug there fails the
+// statement, not the server and every other analyst's session with it.
+func (c *conn) guard(what string, call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.srv.logger.Error("engine panicked", "call", what, "analyst", c.analyst, "panic", p, "stack", string(debug.Stack()))
+			err = errPanicked
+		}
+	}()
+	return call()
 }
 
 func fingerprint(sql string) string {
@@ -302,7 +327,11 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 }
 
 func (c *conn) parse(m *pgproto3.Parse) bool {
-	desc, err := c.session.Describe(context.Background(), m.Query)
+	var desc *proxy.Description
+	err := c.guard("describe", func() (err error) {
+		desc, err = c.session.Describe(context.Background(), m.Query)
+		return err
+	})
 	if err != nil {
 		c.sendError(err)
 		return false

@@ -59,9 +59,15 @@ type Server struct {
 	opts     Options
 	logger   *slog.Logger
 
+	// decoyKey derives the salts shown to unknown analysts. It is secret and
+	// per process so that a client cannot compute a decoy salt itself and
+	// tell an unknown analyst from a known one.
+	decoyKey []byte
+
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[uint32]*conn // by process id, for cancel requests
+	open      map[net.Conn]struct{} // every accepted connection, for Shutdown
+	conns     map[uint32]*conn      // authenticated-or-authenticating, by process id, for cancel requests
 	nextPID   uint32
 	closing   atomic.Bool
 	wg        sync.WaitGroup
@@ -79,8 +85,10 @@ func New(sessions Sessions, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{sessions: sessions, opts: opts, logger: logger,
-		listeners: map[net.Listener]struct{}{}, conns: map[uint32]*conn{}}
+	decoyKey := make([]byte, 32)
+	rand.Read(decoyKey)
+	return &Server{sessions: sessions, opts: opts, logger: logger, decoyKey: decoyKey,
+		listeners: map[net.Listener]struct{}{}, open: map[net.Conn]struct{}{}, conns: map[uint32]*conn{}}
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -119,9 +127,13 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			return err
 		}
-		s.wg.Add(1)
+		if !s.track(nc) {
+			nc.Close()
+			return ErrServerClosed
+		}
 		go func() {
 			defer s.wg.Done()
+			defer s.untrack(nc)
 			s.serveConn(nc)
 		}()
 	}
@@ -130,13 +142,16 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops accepting, lets statements in flight finish, then closes
 // every connection; it returns when all are closed or ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
 	s.mu.Lock()
+	s.closing.Store(true)
 	for l := range s.listeners {
 		l.Close()
 	}
-	for _, c := range s.conns {
-		c.wake()
+	// Wake every connection blocked reading, including those still in their
+	// startup: each notices the server is closing once its statement in
+	// flight, if any, has finished.
+	for nc := range s.open {
+		nc.SetReadDeadline(time.Now())
 	}
 	s.mu.Unlock()
 	done := make(chan struct{})
@@ -149,8 +164,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		for _, c := range s.conns {
-			c.nc.Close()
+		for nc := range s.open {
+			nc.Close()
 		}
 		s.mu.Unlock()
 		return ctx.Err()
@@ -164,6 +179,25 @@ func isLoopback(a net.Addr) bool {
 		return unix
 	}
 	return tcp.IP.IsLoopback()
+}
+
+// track records an accepted connection; it refuses once Shutdown has begun,
+// so that no connection starts after Shutdown waits for them all.
+func (s *Server) track(nc net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.open[nc] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(nc net.Conn) {
+	s.mu.Lock()
+	delete(s.open, nc)
+	s.mu.Unlock()
 }
 
 // register admits a connection, or refuses it when the server is full.

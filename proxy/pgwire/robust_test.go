@@ -1,0 +1,108 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"countwall/proxy"
+)
+
+// panickySession stands for an engine with a bug on one statement.
+type panickySession struct{ echoSession }
+
+func (panickySession) Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error) {
+	if sql == "boom" {
+		panic("engine bug")
+	}
+	return echoSession{}.Exec(ctx, sql, args)
+}
+
+func (panickySession) Describe(ctx context.Context, sql string) (*proxy.Description, error) {
+	if sql == "boom" {
+		panic("engine bug")
+	}
+	return echoSession{}.Describe(ctx, sql)
+}
+
+func startFake(t *testing.T, session Session) (*Server, string) {
+	t.Helper()
+	srv := New(func(string) Session { return session }, Options{Trust: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
+	})
+	return srv, "postgres://alice@" + l.Addr().String() + "/countwall?sslmode=disable"
+}
+
+// An engine panic fails that statement with XX000 and a generic message;
+// the connection and the server carry on.
+func TestEnginePanicFailsOnlyTheStatement(t *testing.T) {
+	_, dsn := startFake(t, panickySession{})
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx := context.Background()
+	_, simpleErr := conn.Exec(ctx, "boom").ReadAll()
+	extendedErr := conn.ExecParams(ctx, "boom", nil, nil, nil, nil).Read().Err
+	for name, err := range map[string]error{"simple": simpleErr, "extended": extendedErr} {
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "XX000" || pgErr.Message != errPanicked.msg {
+			t.Errorf("%s: error %v, want XX000 with the generic message", name, err)
+		}
+	}
+	res, err := conn.Exec(ctx, "SELECT COUNT(*) FROM people").ReadAll()
+	if err != nil || len(res) != 1 || string(res[0].Rows[0][0]) != "0" {
+		t.Errorf("after the panics: %v, %v", res, err)
+	}
+}
+
+// A client that connects and never sends its startup message does not hold
+// up Shutdown.
+func TestShutdownDoesNotWaitForSilentClients(t *testing.T) {
+	srv, dsn := startFake(t, echoSession{})
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.Dial("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	time.Sleep(50 * time.Millisecond) // let the server accept it
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a silent client: %v after %v", err, time.Since(start))
+	}
+}
+
+// Decoy salts for unknown analysts are stable within a server, so that a
+// repeated probe looks like a real account, but not computable by a client:
+// two servers give different ones.
+func TestDecoySaltsAreSecret(t *testing.T) {
+	a, b := New(nil, Options{}), New(nil, Options{})
+	first, again := decoyCredentials(a.decoyKey, "mallory"), decoyCredentials(a.decoyKey, "mallory")
+	other := decoyCredentials(b.decoyKey, "mallory")
+	if first.Salt != again.Salt {
+		t.Error("one server gave two decoy salts for the same name")
+	}
+	if first.Salt == other.Salt {
+		t.Error("two servers gave the same decoy salt: it is computable without the secret")
+	}
+}
