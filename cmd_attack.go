@@ -23,6 +23,7 @@ func init() {
 		sqlLog, truth, jsonOut   string
 		emit                     bool
 		maxQueries               int
+		cells, split             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "attack NAME",
@@ -53,7 +54,7 @@ scores itself. 'countwall attack list' describes the attacks.`,
 			if !ok {
 				return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
 			}
-			opts := attacks.Options{Target: attacks.Target{Table: table, Where: where}, MaxQueries: maxQueries}
+			opts := attacks.Options{Target: attacks.Target{Table: table, Where: where}, MaxQueries: maxQueries, Cells: cells, Split: split}
 			if emit {
 				if a.Script == nil {
 					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
@@ -103,6 +104,8 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	f.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it (non-adaptive attacks)")
 	f.IntVar(&maxQueries, "max-queries", 0, "stop an adaptive attack after this many queries")
+	f.StringArrayVar(&cells, "cells", defaultCells(100), "perturbation-finder: cell predicates over disjoint contributors (repeat the flag)")
+	f.StringArrayVar(&split, "split", []string{"sex = 'F'", "sex = 'M'"}, "perturbation-finder: two predicates that divide every cell")
 	addConfigFlags(cmd)
 	rootCmd.AddCommand(cmd)
 }
@@ -154,4 +157,14 @@ func printAttack(w io.Writer, r *attacks.Result) {
 	if r.Note != "" {
 		fmt.Fprintf(w, "note       %s\n", r.Note)
 	}
+}
+
+// defaultCells are the demo table's n most populous suburbs, disjoint cells
+// large enough not to be suppressed.
+func defaultCells(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("suburb = 'suburb_%04d'", i+1)
+	}
+	return out
 }
