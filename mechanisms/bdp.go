@@ -82,14 +82,8 @@ func bdpHistogramSensitivity(cells []planner.Cell, n int64) float64 {
 }
 
 func (m *bdp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
-	cells, err := requestCells(req)
+	cells, err := accountedCells(req, m.Name(), false)
 	if err != nil {
-		return nil, Charge{}, err
-	}
-	if err := requireDomain(req, m.Name()); err != nil {
-		return nil, Charge{}, err
-	}
-	if err := checkShare(req, false); err != nil {
 		return nil, Charge{}, err
 	}
 	n := req.Result.TableSize

@@ -67,14 +67,8 @@ func (m *dpCount) Describe() string {
 func (*dpCount) Accounting() Accounting { return AccountingDP }
 
 func (m *dpCount) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
-	cells, err := requestCells(req)
+	cells, err := accountedCells(req, m.Name(), m.gaussian)
 	if err != nil {
-		return nil, Charge{}, err
-	}
-	if err := requireDomain(req, m.Name()); err != nil {
-		return nil, Charge{}, err
-	}
-	if err := checkShare(req, m.gaussian); err != nil {
 		return nil, Charge{}, err
 	}
 	answers := make([]Answer, len(cells))
@@ -128,4 +122,21 @@ func checkShare(req *Request, needDelta bool) error {
 		return &planner.Error{Code: planner.CodeInvalidParameter, Message: err.Error(), Hint: "Choose a delta > 0 with SET delta."}
 	}
 	return nil
+}
+
+// accountedCells is the common check of the mechanisms that charge a budget:
+// a well-formed request, a GROUP BY only over declared domains, and a budget
+// share the noise can use (with delta when withDelta).
+func accountedCells(req *Request, name string, withDelta bool) ([]planner.Cell, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireDomain(req, name); err != nil {
+		return nil, err
+	}
+	if err := checkShare(req, withDelta); err != nil {
+		return nil, err
+	}
+	return cells, nil
 }
