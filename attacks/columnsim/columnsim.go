@@ -1,0 +1,486 @@
+// Package columnsim is a stand-in firewall for attack experiments that need
+// tens of thousands of queries per run: it answers COUNT(*) queries whose
+// WHERE clause uses only a few columns from the table's rows grouped by those
+// columns, through a real mechanism.
+//
+// For such a query the planner's cell is fully determined by the groups the
+// predicate selects: the count is the sum of their counts and the contributor
+// key the sum of their keys mod 2^32. So with the Additive key model and the
+// groups' keys summed from planner.RecordKey under the firewall's secret
+// (FromSQLite), a Firewall gives exactly the answers of the Engine, at a
+// fraction of a millisecond per query instead of a pass over the table.
+//
+// The Independent key model instead gives every distinct contributor set its
+// own random key: the model of Asghar and Kaafar's Algorithm 1, in which
+// different contributor sets draw independent noise.
+package columnsim
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // FromSQLite reads the protected table read-only
+
+	"countwall/attacks"
+	"countwall/mechanisms"
+	"countwall/planner"
+)
+
+// KeyModel says how the contributor key of a query's cell is formed.
+type KeyModel int
+
+const (
+	// Additive sums the selected groups' keys mod 2^32, as the planner does.
+	Additive KeyModel = iota
+	// Independent draws a key per distinct contributor set from a keyed hash
+	// of the set: the paper's model of independent noise per set.
+	Independent
+)
+
+func (m KeyModel) String() string {
+	if m == Independent {
+		return "independent"
+	}
+	return "additive"
+}
+
+// Column is one grouped column.
+type Column struct {
+	Name string
+	Type planner.ColumnType // TypeInt or TypeText
+}
+
+// Group is the rows sharing one combination of the grouped columns' values.
+type Group struct {
+	Values []any  // int64 for TypeInt columns, string for TypeText, in column order
+	Count  int64  // rows (privacy units) in the group
+	Key    uint32 // sum of the group's record keys mod 2^32
+}
+
+// Firewall answers queries over the grouped table. It is not safe for
+// concurrent use.
+type Firewall struct {
+	table   string
+	columns []Column
+	groups  []Group
+	mech    mechanisms.Mechanism
+	model   KeyModel
+	seed    uint64
+	catalog *planner.Catalog
+	parsed  map[string]*planner.Query // attacks repeat statements; parsing dominates
+	queries int
+}
+
+// New builds a Firewall for table over the grouped rows, answering through
+// mech. seed keys the Independent model's hash (ignored by Additive).
+func New(table string, columns []Column, groups []Group, mech mechanisms.Mechanism, model KeyModel, seed uint64) (*Firewall, error) {
+	t := &planner.Table{Name: strings.ToLower(table), PrivacyUnit: "_unit", Columns: map[string]*planner.Column{}, Policy: planner.DefaultPolicy()}
+	for _, c := range columns {
+		if c.Type != planner.TypeInt && c.Type != planner.TypeText {
+			return nil, fmt.Errorf("column %q: only integer and text columns are supported", c.Name)
+		}
+		t.Columns[strings.ToLower(c.Name)] = &planner.Column{Name: strings.ToLower(c.Name), Type: c.Type}
+	}
+	t.Columns["_unit"] = &planner.Column{Name: "_unit", Type: planner.TypeInt}
+	for i, g := range groups {
+		if len(g.Values) != len(columns) {
+			return nil, fmt.Errorf("group %d has %d values for %d columns", i, len(g.Values), len(columns))
+		}
+		for j, v := range g.Values {
+			_, isInt := v.(int64)
+			_, isText := v.(string)
+			if (columns[j].Type == planner.TypeInt && !isInt) || (columns[j].Type == planner.TypeText && !isText) {
+				return nil, fmt.Errorf("group %d: value %d is a %T, but column %q is %s", i, j, v, columns[j].Name, columns[j].Type)
+			}
+		}
+	}
+	return &Firewall{
+		table: t.Name, columns: columns, groups: groups, mech: mech, model: model, seed: seed,
+		catalog: &planner.Catalog{Tables: map[string]*planner.Table{t.Name: t}},
+		parsed:  map[string]*planner.Query{},
+	}, nil
+}
+
+// Queries is how many statements the Firewall has answered.
+func (f *Firewall) Queries() int { return f.queries }
+
+// Query answers one statement: a COUNT query without GROUP BY, or SHOW budget
+// (which has no rows: the stand-in keeps no ledger).
+func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, error) {
+	f.queries++
+	q, ok := f.parsed[sqlText]
+	if !ok {
+		var err error
+		if q, ok = f.fastParse(sqlText); !ok {
+			if q, err = f.parse(sqlText); q == nil {
+				if errors.Is(err, errShowBudget) {
+					return &attacks.Rows{Columns: budgetRows}, nil
+				}
+				return nil, err
+			}
+		}
+		if len(f.parsed) > maxParsed {
+			clear(f.parsed)
+		}
+		f.parsed[sqlText] = q
+	}
+	match, err := f.compile(q.Where)
+	if err != nil {
+		return nil, err
+	}
+	cell := f.cell(match)
+	answers, _, err := f.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: &planner.Result{Cells: []planner.Cell{cell}}})
+	if err != nil {
+		return nil, err
+	}
+	a := answers[0]
+	v := strconv.FormatInt(a.Int, 10)
+	if a.IsFloat {
+		v = strconv.FormatFloat(a.Float, 'g', -1, 64)
+	}
+	return &attacks.Rows{Columns: []string{q.Alias}, Values: [][]string{{v}}}, nil
+}
+
+// maxParsed bounds the parse cache; attacks that repeat statements repeat
+// few of them.
+const maxParsed = 1 << 16
+
+// errShowBudget tells Query to answer SHOW budget.
+var errShowBudget = errors.New("show budget")
+
+// budgetRows is SHOW budget's header; the stand-in has no ledger, so no rows.
+var budgetRows = []string{"kind", "epsilon_spent", "epsilon_remaining", "delta_spent", "delta_remaining"}
+
+// parse validates a statement with the planner. It returns a nil query with
+// the error (or, for SHOW budget, with a sentinel the caller answers).
+func (f *Firewall) parse(sqlText string) (*planner.Query, error) {
+	st, err := planner.Parse(sqlText, nil, f.catalog)
+	if err != nil {
+		return nil, err
+	}
+	switch s := st.(type) {
+	case *planner.Show:
+		if s.Name == "budget" {
+			return nil, errShowBudget
+		}
+		return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall shows only the budget")
+	case *planner.Query:
+		if len(s.GroupBy) > 0 || s.Agg != planner.CountRows {
+			return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT(*) without GROUP BY only")
+		}
+		return s, nil
+	}
+	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT queries only")
+}
+
+// fastParse reads the one shape the histogram attacks send by the ten
+// thousand, SELECT COUNT(*) FROM t WHERE col = n or col IN (n, ...), over an
+// integer column, into the same IR the planner builds, in a few hundred
+// nanoseconds instead of tens of microseconds. Anything else goes to the
+// planner.
+func (f *Firewall) fastParse(sqlText string) (*planner.Query, bool) {
+	rest, ok := strings.CutPrefix(sqlText, "SELECT COUNT(*) FROM ")
+	if !ok {
+		return nil, false
+	}
+	table, rest, ok := strings.Cut(rest, " WHERE ")
+	if !ok || table != f.table {
+		return nil, false
+	}
+	col, rest, ok := strings.Cut(rest, " ")
+	if !ok {
+		return nil, false
+	}
+	i, err := f.index(col)
+	if err != nil || f.columns[i].Type != planner.TypeInt || col != f.columns[i].Name {
+		return nil, false
+	}
+	q := &planner.Query{Table: f.table, Agg: planner.CountRows, Alias: "count"}
+	if lit, ok := strings.CutPrefix(rest, "= "); ok {
+		n, err := strconv.ParseInt(lit, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		q.Where = &planner.Compare{Column: col, Op: "=", Value: planner.Literal{Kind: planner.LitInt, Int: n}}
+		return q, true
+	}
+	list, ok := strings.CutPrefix(rest, "IN (")
+	if list, ok = strings.CutSuffix(list, ")"); !ok {
+		return nil, false
+	}
+	parts := strings.Split(list, ", ")
+	if len(parts) > f.catalog.Tables[f.table].Policy.MaxInList {
+		return nil, false // the planner words the refusal
+	}
+	in := &planner.In{Column: col, Values: make([]planner.Literal, len(parts))}
+	for j, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		in.Values[j] = planner.Literal{Kind: planner.LitInt, Int: n}
+	}
+	q.Where = in
+	return q, true
+}
+
+// cell is the planner's cell for the groups a predicate selects: their total
+// count and their contributor key under the key model.
+func (f *Firewall) cell(match func(Group) bool) planner.Cell {
+	c := planner.Cell{InDomain: true}
+	h := fnv.New64a()
+	var buf [8]byte
+	for i, g := range f.groups {
+		if g.Count == 0 || !match(g) {
+			continue
+		}
+		c.Count += g.Count
+		c.Units += g.Count
+		c.Key += g.Key
+		binary.LittleEndian.PutUint64(buf[:], uint64(i))
+		h.Write(buf[:])
+	}
+	if f.model == Independent && c.Count > 0 {
+		c.Key = uint32(splitmix64(h.Sum64() ^ f.seed))
+	}
+	return c
+}
+
+// compile turns a predicate into a test of one group, resolving columns once.
+func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
+	switch p := p.(type) {
+	case nil:
+		return func(Group) bool { return true }, nil
+	case *planner.And, *planner.Or:
+		var l, r planner.Pred
+		if a, ok := p.(*planner.And); ok {
+			l, r = a.Left, a.Right
+		} else {
+			o := p.(*planner.Or)
+			l, r = o.Left, o.Right
+		}
+		lf, err := f.compile(l)
+		if err != nil {
+			return nil, err
+		}
+		rf, err := f.compile(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, and := p.(*planner.And); and {
+			return func(g Group) bool { return lf(g) && rf(g) }, nil
+		}
+		return func(g Group) bool { return lf(g) || rf(g) }, nil
+	case *planner.Not:
+		inner, err := f.compile(p.Inner)
+		if err != nil {
+			return nil, err
+		}
+		return func(g Group) bool { return !inner(g) }, nil
+	case *planner.Compare:
+		cmp, err := f.comparer(p.Column, p.Value)
+		if err != nil {
+			return nil, err
+		}
+		test, ok := compareOps[p.Op]
+		if !ok {
+			return nil, fmt.Errorf("unknown comparison %q", p.Op)
+		}
+		return func(g Group) bool { return test(cmp(g)) }, nil
+	case *planner.Between:
+		lo, err := f.comparer(p.Column, p.Lo)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := f.comparer(p.Column, p.Hi)
+		if err != nil {
+			return nil, err
+		}
+		return func(g Group) bool { return (lo(g) >= 0 && hi(g) <= 0) != p.Negate }, nil
+	case *planner.In:
+		cmps := make([]func(Group) int, len(p.Values))
+		for j, lit := range p.Values {
+			c, err := f.comparer(p.Column, lit)
+			if err != nil {
+				return nil, err
+			}
+			cmps[j] = c
+		}
+		return func(g Group) bool {
+			for _, c := range cmps {
+				if c(g) == 0 {
+					return !p.Negate
+				}
+			}
+			return p.Negate
+		}, nil
+	case *planner.IsNull:
+		// Grouped columns hold no NULLs.
+		if _, err := f.index(p.Column); err != nil {
+			return nil, err
+		}
+		return func(Group) bool { return p.Negate }, nil
+	}
+	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall does not evaluate %T", p)
+}
+
+var compareOps = map[string]func(int) bool{
+	"=":  func(c int) bool { return c == 0 },
+	"<>": func(c int) bool { return c != 0 },
+	"!=": func(c int) bool { return c != 0 },
+	"<":  func(c int) bool { return c < 0 },
+	"<=": func(c int) bool { return c <= 0 },
+	">":  func(c int) bool { return c > 0 },
+	">=": func(c int) bool { return c >= 0 },
+}
+
+func (f *Firewall) index(column string) (int, error) {
+	i := slices.IndexFunc(f.columns, func(c Column) bool { return strings.EqualFold(c.Name, column) })
+	if i < 0 {
+		return 0, planner.Errorf(planner.CodeFeatureNotSupported, "column %q is not one the simulated firewall grouped by", column)
+	}
+	return i, nil
+}
+
+// comparer orders a group's value of column against a literal.
+func (f *Firewall) comparer(column string, lit planner.Literal) (func(Group) int, error) {
+	i, err := f.index(column)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.columns[i].Type == planner.TypeInt && lit.Kind == planner.LitInt:
+		return func(g Group) int { return cmpOrdered(g.Values[i].(int64), lit.Int) }, nil
+	case f.columns[i].Type == planner.TypeInt && lit.Kind == planner.LitFloat:
+		return func(g Group) int { return cmpOrdered(float64(g.Values[i].(int64)), lit.Float) }, nil
+	case f.columns[i].Type == planner.TypeText && lit.Kind == planner.LitText:
+		return func(g Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
+	}
+	return nil, fmt.Errorf("cannot compare column %q with that literal", column)
+}
+
+func cmpOrdered[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// splitmix64 is a bijective mixer: distinct sets get unrelated keys.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// FromSQLite groups a protected table's rows by columns, reading the file
+// read-only, and sums each group's record keys under secret exactly as the
+// planner does for a table with one row per privacy unit: with the
+// firewall's secret, the Additive model then answers
+// as the Engine would.
+func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]Column, []Group, error) {
+	for _, name := range append([]string{table, unit}, columns...) {
+		if !isIdentifier(name) {
+			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening %s read-only: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT %q, %s FROM %q`, unit, quoteAll(columns), table))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", table, err)
+	}
+	defer rows.Close()
+	cols := make([]Column, len(columns))
+	for i, c := range columns {
+		cols[i] = Column{Name: strings.ToLower(c), Type: planner.TypeInt}
+	}
+	typed := false
+	byKey := map[string]int{}
+	var groups []Group
+	scan := make([]any, len(columns)+1)
+	for rows.Next() {
+		vals := make([]any, len(columns)+1)
+		for i := range scan {
+			scan[i] = &vals[i]
+		}
+		if err := rows.Scan(scan...); err != nil {
+			return nil, nil, err
+		}
+		gv := make([]any, len(columns))
+		for i, v := range vals[1:] {
+			switch v := v.(type) {
+			case int64:
+				gv[i] = v
+			case string:
+				gv[i] = v
+			case []byte:
+				gv[i] = string(v)
+			case nil:
+				return nil, nil, fmt.Errorf("column %q has NULLs, which the simulated firewall does not model", columns[i])
+			default:
+				return nil, nil, fmt.Errorf("column %q holds %T values; only integers and text are modelled", columns[i], v)
+			}
+		}
+		if !typed {
+			for i, v := range gv {
+				if _, ok := v.(string); ok {
+					cols[i].Type = planner.TypeText
+				}
+			}
+			typed = true
+		}
+		for i, v := range gv {
+			if _, isText := v.(string); isText != (cols[i].Type == planner.TypeText) {
+				return nil, nil, fmt.Errorf("column %q mixes integer and text values", columns[i])
+			}
+		}
+		k := fmt.Sprintf("%#v", gv) // unambiguous: text values are quoted
+		gi, ok := byKey[k]
+		if !ok {
+			gi = len(groups)
+			byKey[k] = gi
+			groups = append(groups, Group{Values: gv})
+		}
+		groups[gi].Count++
+		groups[gi].Key += planner.RecordKey(secret, vals[0])
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return cols, groups, nil
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
