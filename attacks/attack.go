@@ -32,6 +32,19 @@ type Options struct {
 	Cells      []string
 	Split      []string
 	MaxQueries int // adaptive attacks stop here at the latest (0: the attack's default)
+
+	// Histogram attacks (noise-remover) recover the count of every value of
+	// Column among the rows Target.Where selects; Values is the column's
+	// public domain as SQL literals (17, 'F').
+	Column string
+	Values []string
+	// K is the number of two-partitions averaged per value, BaseK the number
+	// for the base set's total, BaseSize the size of the base set (0: defaults).
+	K, BaseK, BaseSize int
+	// Seed chooses which two-partitions are sampled.
+	Seed uint64
+	// Progress, when set, is told how many steps of a long attack are done.
+	Progress func(done, total int)
 }
 
 // Result is what a run recovered and what it cost; it is written as JSON for
@@ -48,6 +61,26 @@ type Result struct {
 	Truth     *int64             `json:"truth,omitempty"`
 	Exact     *bool              `json:"exact,omitempty"`
 	Note      string             `json:"note,omitempty"`
+
+	// Mechanism is the mechanism the firewall said it runs (SHOW mechanism).
+	Mechanism string `json:"mechanism,omitempty"`
+	// Histogram is what a histogram attack recovered, value by value;
+	// CellsTotal and CellsExact score it when the truth is known, and
+	// Success is the fraction of cells (or, for one target, 0 or 1)
+	// recovered exactly.
+	Histogram  []Bin          `json:"histogram,omitempty"`
+	CellsTotal int            `json:"cells_total,omitempty"`
+	CellsExact *int           `json:"cells_exact,omitempty"`
+	Success    *float64       `json:"success,omitempty"`
+	Details    map[string]any `json:"details,omitempty"`
+}
+
+// Bin is one value of a recovered histogram.
+type Bin struct {
+	Value    string `json:"value"`
+	Answer   int64  `json:"answer"`   // what the firewall published for the value alone
+	Estimate int64  `json:"estimate"` // what the attack recovered; -1 when it stopped first
+	Truth    *int64 `json:"truth,omitempty"`
 }
 
 // Attack is one attack program.
@@ -61,6 +94,9 @@ type Attack struct {
 	Script func(o Options) []string
 	// Run performs the attack through q.
 	Run func(ctx context.Context, q Querier, o Options) (*Result, error)
+	// Score, when set, scores a result against the protected database at
+	// truthPath; attacks without it are scored on the target's count.
+	Score func(ctx context.Context, truthPath string, o Options, r *Result) error
 }
 
 var registry = map[string]*Attack{}
@@ -97,13 +133,26 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	if spent, err := Spent(ctx, q); err == nil {
 		res.Spent = spent
 	}
-	if truthPath != "" {
+	if res.Mechanism == "" {
+		res.Mechanism = mechanismName(ctx, q)
+	}
+	switch {
+	case truthPath == "":
+	case a.Score != nil:
+		if err := a.Score(ctx, truthPath, o, res); err != nil {
+			return nil, err
+		}
+	default:
 		truth, err := TrueCount(ctx, truthPath, o.Target)
 		if err != nil {
 			return nil, err
 		}
 		exact := truth == res.Recovered
-		res.Truth, res.Exact = &truth, &exact
+		success := 0.0
+		if exact {
+			success = 1
+		}
+		res.Truth, res.Exact, res.Success = &truth, &exact, &success
 	}
 	return res, nil
 }
