@@ -55,6 +55,9 @@ scores itself. 'countwall attack list' describes the attacks.`,
 				return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
 			}
 			opts := attacks.Options{Target: attacks.Target{Table: table, Where: where}, MaxQueries: maxQueries, Cells: cells, Split: split}
+			if err := histogramOptions(cmd, a, &opts); err != nil {
+				return err
+			}
 			if emit {
 				if a.Script == nil {
 					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
@@ -83,6 +86,7 @@ scores itself. 'countwall attack list' describes the attacks.`,
 				return err
 			}
 			printAttack(out, res)
+			printHistogram(out, res)
 			if jsonOut != "" {
 				b, err := json.MarshalIndent(res, "", "  ")
 				if err != nil {
@@ -106,7 +110,9 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	f.IntVar(&maxQueries, "max-queries", 0, "stop an adaptive attack after this many queries")
 	f.StringArrayVar(&cells, "cells", defaultCells(100), "perturbation-finder: cell predicates over disjoint contributors (repeat the flag)")
 	f.StringArrayVar(&split, "split", []string{"sex = 'F'", "sex = 'M'"}, "perturbation-finder: two predicates that divide every cell")
+	addHistogramFlags(cmd)
 	addConfigFlags(cmd)
+	cmd.AddCommand(newTable3Cmd())
 	rootCmd.AddCommand(cmd)
 }
 
