@@ -45,6 +45,16 @@ type Options struct {
 	Seed uint64
 	// Progress, when set, is told how many steps of a long attack are done.
 	Progress func(done, total int)
+
+	// Threshold attacks (idp-*, bdp-existence) meet the firewall this way:
+	// the idp group size they assume, the epsilon share they ask for, the
+	// table size when it is known.
+	Threshold ThresholdSetup
+	// Domains are the public domains of the columns an attack works through,
+	// in the order it takes them.
+	Domains []Domain
+	// M is how many times the variance test repeats a query (idp-variance).
+	M int
 }
 
 // Result is what a run recovered and what it cost; it is written as JSON for
@@ -97,6 +107,10 @@ type Attack struct {
 	// Score, when set, scores a result against the protected database at
 	// truthPath; attacks without it are scored on the target's count.
 	Score func(ctx context.Context, truthPath string, o Options, r *Result) error
+	// Demo, when set, gives the attack's options on the demo database (the
+	// people table that `countwall gen people` writes), sized to run in
+	// seconds through the wire against its 20,000 rows.
+	Demo func() Options
 }
 
 var registry = map[string]*Attack{}

@@ -47,6 +47,9 @@ var Averaging = &Attack{
 		}
 		return &Result{Estimate: mean, Recovered: int64(math.Round(math.Max(0, mean))), Note: note}, nil
 	},
+	Demo: func() Options {
+		return Options{Target: Target{Table: "people", Where: "sex = 'F' AND age BETWEEN 40 AND 44"}}
+	},
 }
 
 func init() { register(Averaging) }

@@ -32,6 +32,10 @@ var Differencing = &Attack{
 		est := math.Max(0, total-rest)
 		return &Result{Estimate: est, Recovered: int64(math.Round(est))}, nil
 	},
+	Demo: func() Options {
+		// 1..10 people in a 20,000-row table: a count suppress withholds.
+		return Options{Target: Target{Table: "people", Where: "suburb = 'suburb_0015' AND age > 60"}}
+	},
 }
 
 func init() { register(Differencing) }

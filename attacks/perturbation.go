@@ -59,6 +59,14 @@ var PerturbationFinder = &Attack{
 		}
 		return &Result{Estimate: guess, Recovered: int64(guess), Note: note}, nil
 	},
+	Demo: func() Options {
+		// The 100 most populous suburbs: disjoint cells, each split by sex.
+		cells := make([]string, 100)
+		for i := range cells {
+			cells[i] = fmt.Sprintf("suburb = 'suburb_%04d'", i+1)
+		}
+		return Options{Target: Target{Table: "people"}, Cells: cells, Split: []string{"sex = 'F'", "sex = 'M'"}}
+	},
 }
 
 // perturbationScript is the 3m queries: for each cell predicate, the cell

@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +78,16 @@ type Firewall struct {
 	catalog *planner.Catalog
 	parsed  map[string]*planner.Query // attacks repeat statements; parsing dominates
 	queries int
+	total   int64 // the table size: every group's count
+
+	// The session: the epsilon share (SET epsilon) and what the answers
+	// charged, by accounting kind. The stand-in keeps no cap.
+	epsilon float64
+	spent   map[mechanisms.Accounting]float64
 }
+
+// defaultEpsilon is the share a session starts with, as the config's default.
+const defaultEpsilon = 0.1
 
 // New builds a Firewall for table over the grouped rows, answering through
 // mech. seed keys the Independent model's hash (ignored by Additive).
@@ -101,18 +112,23 @@ func New(table string, columns []Column, groups []Group, mech mechanisms.Mechani
 			}
 		}
 	}
+	var total int64
+	for _, g := range groups {
+		total += g.Count
+	}
 	return &Firewall{
 		table: t.Name, columns: columns, groups: groups, mech: mech, model: model, seed: seed,
 		catalog: &planner.Catalog{Tables: map[string]*planner.Table{t.Name: t}},
-		parsed:  map[string]*planner.Query{},
+		parsed:  map[string]*planner.Query{}, total: total,
+		epsilon: defaultEpsilon, spent: map[mechanisms.Accounting]float64{},
 	}, nil
 }
 
 // Queries is how many statements the Firewall has answered.
 func (f *Firewall) Queries() int { return f.queries }
 
-// Query answers one statement: a COUNT query without GROUP BY, or SHOW budget
-// (which has no rows: the stand-in keeps no ledger).
+// Query answers one statement: a COUNT query (threshold queries included)
+// without GROUP BY, SET epsilon, or SHOW budget, epsilon or mechanism.
 func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, error) {
 	f.queries++
 	q, ok := f.parsed[sqlText]
@@ -120,8 +136,9 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, er
 		var err error
 		if q, ok = f.fastParse(sqlText); !ok {
 			if q, err = f.parse(sqlText); q == nil {
-				if errors.Is(err, errShowBudget) {
-					return &attacks.Rows{Columns: budgetRows}, nil
+				var session *sessionStatement
+				if errors.As(err, &session) {
+					return f.session(session.st)
 				}
 				return nil, err
 			}
@@ -136,9 +153,14 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, er
 		return nil, err
 	}
 	cell := f.cell(match)
-	answers, _, err := f.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: &planner.Result{Cells: []planner.Cell{cell}}})
+	answers, charge, err := f.mech.Answer(ctx, &mechanisms.Request{
+		Query: q, Result: &planner.Result{Cells: []planner.Cell{cell}, TableSize: f.total}, Epsilon: f.epsilon,
+	})
 	if err != nil {
 		return nil, err
+	}
+	if charge.Kind != mechanisms.AccountingNone {
+		f.spent[charge.Kind] += charge.Epsilon
 	}
 	a := answers[0]
 	v := strconv.FormatInt(a.Int, 10)
@@ -152,25 +174,58 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, er
 // few of them.
 const maxParsed = 1 << 16
 
-// errShowBudget tells Query to answer SHOW budget.
-var errShowBudget = errors.New("show budget")
+// sessionStatement carries a SET or SHOW from parse to Query.
+type sessionStatement struct{ st planner.Statement }
 
-// budgetRows is SHOW budget's header; the stand-in has no ledger, so no rows.
-var budgetRows = []string{"kind", "epsilon_spent", "epsilon_remaining", "delta_spent", "delta_remaining"}
+func (*sessionStatement) Error() string { return "session statement" }
+
+// budgetColumns is SHOW budget's header, as the Engine gives it.
+var budgetColumns = []string{"kind", "epsilon_spent", "epsilon_remaining", "delta_spent", "delta_remaining"}
+
+// session answers SET epsilon and SHOW budget, epsilon and mechanism. The
+// stand-in keeps no cap, so nothing remains is shown as +Inf.
+func (f *Firewall) session(st planner.Statement) (*attacks.Rows, error) {
+	one := func(name, v string) *attacks.Rows {
+		return &attacks.Rows{Columns: []string{name}, Values: [][]string{{v}}}
+	}
+	switch s := st.(type) {
+	case *planner.Set:
+		if s.Name != "epsilon" {
+			return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall sets only epsilon")
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(s.Value), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, planner.Errorf(planner.CodeInvalidParameter, "SET epsilon needs a positive number")
+		}
+		f.epsilon = v
+		return &attacks.Rows{}, nil
+	case *planner.Show:
+		switch s.Name {
+		case "budget":
+			rows := &attacks.Rows{Columns: budgetColumns}
+			for _, kind := range slices.Sorted(maps.Keys(f.spent)) {
+				rows.Values = append(rows.Values, []string{string(kind), strconv.FormatFloat(f.spent[kind], 'g', -1, 64), "+Inf", "0", "+Inf"})
+			}
+			return rows, nil
+		case "epsilon":
+			return one("epsilon", strconv.FormatFloat(f.epsilon, 'g', -1, 64)), nil
+		case "mechanism":
+			return one("mechanism", f.mech.Name()), nil
+		}
+	}
+	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT queries, SET epsilon and SHOW budget, epsilon or mechanism")
+}
 
 // parse validates a statement with the planner. It returns a nil query with
-// the error (or, for SHOW budget, with a sentinel the caller answers).
+// the error, or, for SET and SHOW, with a *sessionStatement.
 func (f *Firewall) parse(sqlText string) (*planner.Query, error) {
 	st, err := planner.Parse(sqlText, nil, f.catalog)
 	if err != nil {
 		return nil, err
 	}
 	switch s := st.(type) {
-	case *planner.Show:
-		if s.Name == "budget" {
-			return nil, errShowBudget
-		}
-		return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall shows only the budget")
+	case *planner.Show, *planner.Set:
+		return nil, &sessionStatement{st: s}
 	case *planner.Query:
 		if len(s.GroupBy) > 0 || s.Agg != planner.CountRows {
 			return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT(*) without GROUP BY only")
