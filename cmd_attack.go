@@ -55,6 +55,9 @@ scores itself. 'countwall attack list' describes the attacks.`,
 				return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
 			}
 			opts := attacks.Options{Target: attacks.Target{Table: table, Where: where}, MaxQueries: maxQueries, Cells: cells, Split: split}
+			if err := demoDefaults(cmd, a, &opts); err != nil {
+				return err
+			}
 			if err := histogramOptions(cmd, a, &opts); err != nil {
 				return err
 			}
@@ -81,7 +84,12 @@ scores itself. 'countwall attack list' describes the attacks.`,
 				defer f.Close()
 				logged.Log = f
 			}
+			stopProfile, err := startCPUProfile(cmd)
+			if err != nil {
+				return err
+			}
 			res, err := attacks.Execute(ctx, a, logged, opts, truth)
+			stopProfile()
 			if err != nil {
 				return err
 			}
@@ -111,6 +119,7 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	f.StringArrayVar(&cells, "cells", defaultCells(100), "perturbation-finder: cell predicates over disjoint contributors (repeat the flag)")
 	f.StringArrayVar(&split, "split", []string{"sex = 'F'", "sex = 'M'"}, "perturbation-finder: two predicates that divide every cell")
 	addHistogramFlags(cmd)
+	addThresholdFlags(cmd)
 	addConfigFlags(cmd)
 	cmd.AddCommand(newTable3Cmd())
 	rootCmd.AddCommand(cmd)

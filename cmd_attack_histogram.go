@@ -31,15 +31,13 @@ func addHistogramFlags(cmd *cobra.Command) {
 }
 
 // histogramOptions fills the histogram attacks' options from their flags. A
-// histogram attack covers the whole table unless --where is given.
+// histogram attack covers the whole table unless --where is given (its demo
+// defaults have no predicate).
 func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options) error {
 	if a != attacks.NoiseRemover {
 		return nil
 	}
 	f := cmd.Flags()
-	if !f.Changed("where") {
-		o.Target.Where = ""
-	}
 	o.Column, _ = f.GetString("column")
 	if vals, _ := f.GetStringSlice("values"); len(vals) > 0 {
 		for _, v := range vals {
@@ -57,7 +55,6 @@ func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options)
 	o.BaseK, _ = f.GetInt("base-k")
 	o.BaseSize, _ = f.GetInt("base-size")
 	o.Seed, _ = f.GetUint64("partition-seed")
-	o.Progress = terminalProgress(os.Stderr, a.Name)
 	return nil
 }
 
