@@ -24,26 +24,30 @@ func addHistogramFlags(cmd *cobra.Command) {
 	f.Int64("min", 0, "noise-remover: the column's public integer domain, lowest value")
 	f.Int64("max", 100, "noise-remover: the column's public integer domain, highest value")
 	f.StringSlice("values", nil, "noise-remover: the column's public domain as a list of values, instead of --min/--max")
-	f.Int("k", 0, "noise-remover: two-partitions averaged per value (default 200)")
-	f.Int("base-k", 0, "noise-remover: two-partitions for the base set's total (default 1000)")
-	f.Int("base-size", 0, "noise-remover: values in the base set (default 12)")
+	f.Int("k", 50, "noise-remover: two-partitions averaged per value (the paper's Table 2 uses 200)")
+	f.Int("base-k", 200, "noise-remover: two-partitions for the base set's total (the paper uses 1000)")
+	f.Int("base-size", 10, "noise-remover: values in the base set")
 	f.Uint64("partition-seed", 1, "noise-remover: chooses which two-partitions are sampled")
 }
 
-// histogramOptions fills the histogram attacks' options from their flags. A
-// histogram attack covers the whole table unless --where is given (its demo
-// defaults have no predicate).
+// histogramOptions lays the histogram flags a user set over the attack's
+// demo defaults (the age histogram of the whole people table).
 func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options) error {
 	if a != attacks.NoiseRemover {
 		return nil
 	}
 	f := cmd.Flags()
-	o.Column, _ = f.GetString("column")
-	if vals, _ := f.GetStringSlice("values"); len(vals) > 0 {
+	if f.Changed("column") {
+		o.Column, _ = f.GetString("column")
+	}
+	switch {
+	case f.Changed("values"):
+		vals, _ := f.GetStringSlice("values")
+		o.Values = nil
 		for _, v := range vals {
 			o.Values = append(o.Values, attacks.Literal(strings.TrimSpace(v)))
 		}
-	} else {
+	case f.Changed("min") || f.Changed("max") || f.Changed("column"):
 		lo, _ := f.GetInt64("min")
 		hi, _ := f.GetInt64("max")
 		if hi < lo || hi-lo > 100_000 {
@@ -51,10 +55,14 @@ func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options)
 		}
 		o.Values = attacks.IntRange(lo, hi)
 	}
-	o.K, _ = f.GetInt("k")
-	o.BaseK, _ = f.GetInt("base-k")
-	o.BaseSize, _ = f.GetInt("base-size")
-	o.Seed, _ = f.GetUint64("partition-seed")
+	for name, field := range map[string]*int{"k": &o.K, "base-k": &o.BaseK, "base-size": &o.BaseSize} {
+		if f.Changed(name) {
+			*field, _ = f.GetInt(name)
+		}
+	}
+	if f.Changed("partition-seed") {
+		o.Seed, _ = f.GetUint64("partition-seed")
+	}
 	return nil
 }
 

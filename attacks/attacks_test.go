@@ -152,3 +152,36 @@ func TestAttacksAgainstLaplaceStopAtTheBudget(t *testing.T) {
 	// 4.5 (one standard error); an exact hit is a coincidence, not a leak.
 	t.Logf("laplace: estimate %.1f of truth %d after %d answers", res.Estimate, truth, res.Queries-res.Refused)
 }
+
+// Under laplace the firewall refuses the tiny epsilon share a threshold
+// attack asks for (its range starts at 0.001); the oracle says so and goes
+// on with the session's share of 0.1, so that the cap of 1 ends it after ten
+// answers with the budget's SQLSTATE.
+func TestThresholdOracleUnderLaplace(t *testing.T) {
+	ctx := context.Background()
+	q := engineQuerier(t, "laplace", "", 1)
+	o, err := NewThresholdOracle(ctx, q, "people", ThresholdSetup{GroupK: -1, Rows: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.K != 0 || !strings.Contains(o.Note, "refused an epsilon share of 1e-10") {
+		t.Fatalf("k = %d, note %q; want 0 and the refusal noted", o.K, o.Note)
+	}
+	answered := 0
+	for {
+		_, err := o.Probe(ctx, "sex = 'F'", 2500)
+		if err != nil {
+			if !IsBudgetExhausted(err) {
+				t.Fatalf("after %d answers: %v", answered, err)
+			}
+			break
+		}
+		answered++
+		if answered > 10 {
+			t.Fatal("more than ten answers at 0.1 each under a cap of 1")
+		}
+	}
+	if answered != 10 {
+		t.Errorf("%d answers before the refusal, want 10", answered)
+	}
+}

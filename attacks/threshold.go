@@ -64,6 +64,9 @@ type ThresholdOracle struct {
 	// firewall that is not what the attack assumed, such as laplace, whose
 	// thresholded noisy counts look exact but are sometimes wrong).
 	Inconsistent int
+	// Note says what did not go as the attack asked: an epsilon share the
+	// firewall refused, so that the session's own share is used instead.
+	Note string
 }
 
 // ThresholdSetup says how a threshold attack meets the firewall.
@@ -92,7 +95,13 @@ func NewThresholdOracle(ctx context.Context, q Querier, table string, s Threshol
 	}
 	if eps > 0 {
 		if _, err := q.Query(ctx, "SET epsilon = "+strconv.FormatFloat(eps, 'g', -1, 64)); err != nil {
-			return nil, fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
+			// A firewall that keeps shares in a sane range (a DP one) says
+			// no; the attack goes on with the session's share and finds out
+			// what that buys.
+			if SQLState(err) != codeInvalidParameter {
+				return nil, fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
+			}
+			o.Note = fmt.Sprintf("the firewall refused an epsilon share of %g (%v); the session's share was used", eps, err)
 		}
 	}
 	if o.K < 0 {

@@ -1,0 +1,122 @@
+// Package report renders attack results as a report card: one row per attack
+// run against a mechanism, saying what was recovered and what it cost.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"countwall/attacks"
+)
+
+// Row is one attack run against one mechanism. Err is set when the run
+// failed outright (the firewall refused its first query, say); a run the
+// firewall stopped part way is a Result with refusals.
+type Row struct {
+	Attack    string          `json:"attack"`
+	Mechanism string          `json:"mechanism"`
+	Result    *attacks.Result `json:"result,omitempty"`
+	Err       string          `json:"error,omitempty"`
+}
+
+// Recovered says in a few words what a run recovered, scored against the
+// truth where the result carries it.
+func Recovered(r *attacks.Result) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.CellsTotal > 0 && r.CellsExact != nil:
+		return fmt.Sprintf("%d of %d exact (%.1f%%)", *r.CellsExact, r.CellsTotal, 100*float64(*r.CellsExact)/float64(r.CellsTotal))
+	case r.Exact != nil && r.Truth != nil:
+		if *r.Exact {
+			return fmt.Sprintf("%d, exact", r.Recovered)
+		}
+		return fmt.Sprintf("%d, truth %d", r.Recovered, *r.Truth)
+	}
+	return fmt.Sprintf("%d (unscored)", r.Recovered)
+}
+
+// Charged lists the epsilon the firewall's ledger says was spent, by
+// accounting kind.
+func Charged(r *attacks.Result) string {
+	if r == nil || len(r.Spent) == 0 {
+		return "nothing"
+	}
+	kinds := make([]string, 0, len(r.Spent))
+	for k := range r.Spent {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var parts []string
+	for _, k := range kinds {
+		if r.Spent[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.3g", k, r.Spent[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Print writes the card: a row per run, then the notes of runs that were
+// stopped or failed.
+func Print(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "attack\tmechanism\trecovered\tqueries\trefused\tcharged\tseconds")
+	var notes []string
+	for _, row := range rows {
+		r := row.Result
+		if r == nil {
+			fmt.Fprintf(tw, "%s\t%s\tfailed\t-\t-\t-\t-\n", row.Attack, row.Mechanism)
+			notes = append(notes, fmt.Sprintf("%s vs %s: %s", row.Attack, row.Mechanism, row.Err))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%.1f\n", row.Attack, row.Mechanism, Recovered(r), r.Queries, r.Refused, Charged(r), r.Seconds)
+		if r.Refused > 0 && r.Note != "" {
+			notes = append(notes, fmt.Sprintf("%s vs %s: %s", row.Attack, row.Mechanism, r.Note))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	return nil
+}
+
+// Read loads rows from a file written by Write, or a single attack result
+// as `countwall attack --json` writes it.
+func Read(path string) ([]Row, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	if err := json.Unmarshal(b, &rows); err == nil {
+		return rows, nil
+	}
+	var one attacks.Result
+	if err := json.Unmarshal(b, &one); err != nil || one.Attack == "" {
+		return nil, fmt.Errorf("%s holds neither a report card nor an attack result", path)
+	}
+	return []Row{{Attack: one.Attack, Mechanism: one.Mechanism, Result: &one}}, nil
+}
+
+// Write saves rows as JSON, for Read and for other tools.
+func Write(path string, rows []Row) error {
+	b, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
