@@ -185,3 +185,20 @@ func TestThresholdOracleUnderLaplace(t *testing.T) {
 		t.Errorf("%d answers before the refusal, want 10", answered)
 	}
 }
+
+// The perturbation finder under laplace: three complete triples fit in the
+// ten answers a cap of 1 allows, the eleventh query is refused, and the
+// attack ends with what it has instead of an error.
+func TestPerturbationFinderStopsAtTheBudget(t *testing.T) {
+	ctx := context.Background()
+	q := engineQuerier(t, "laplace", "", 1)
+	o := PerturbationFinder.Demo()
+	o.Target.Table = "people"
+	res, err := Execute(ctx, PerturbationFinder, q, o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queries != 11 || res.Refused != 1 || !strings.Contains(res.Note, "stopped at cell 4") {
+		t.Errorf("queries %d, refused %d, note %q: want ten answers, a refusal at cell 4", res.Queries, res.Refused, res.Note)
+	}
+}

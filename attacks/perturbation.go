@@ -27,10 +27,17 @@ var PerturbationFinder = &Attack{
 		}
 		zMin, zMax := math.Inf(1), math.Inf(-1)
 		absMin, absMax := math.Inf(1), math.Inf(-1)
+		var stopped error
+	cells:
 		for i := 0; i+2 < len(script); i += 3 {
 			var z [3]float64
 			for j := range z {
 				v, err := Count(ctx, q, script[i+j])
+				if IsBudgetExhausted(err) {
+					// A spent budget ends the attack with the triples it has.
+					stopped = fmt.Errorf("stopped at cell %d: %w", i/3+1, err)
+					break cells
+				}
 				if err != nil {
 					return nil, fmt.Errorf("cell %d: %w", i/3+1, err)
 				}
@@ -44,6 +51,9 @@ var PerturbationFinder = &Attack{
 			absMin, absMax = math.Min(absMin, math.Abs(d)), math.Max(absMax, math.Abs(d))
 		}
 		if math.IsInf(zMax, 0) {
+			if stopped != nil {
+				return &Result{Note: stopped.Error() + "; no triple was complete, so D is not estimated"}, nil
+			}
 			return nil, fmt.Errorf("every cell was suppressed; choose larger cells")
 		}
 		guess := math.Max(math.Ceil(-zMin/3), math.Ceil(zMax/3))
@@ -57,8 +67,15 @@ var PerturbationFinder = &Attack{
 			guess = absMin
 			note += fmt.Sprintf("; |z| stayed in {%g, %g}: additive cell keys, so D = %g", absMin, absMax, absMin)
 		}
+		if stopped != nil {
+			note = stopped.Error() + "; " + note
+		}
 		return &Result{Estimate: guess, Recovered: int64(guess), Note: note}, nil
 	},
+	// D is a parameter of the mechanism, not a fact of the data, so the
+	// protected database cannot score the guess; whoever knows the config
+	// (the demo) compares it.
+	Score: func(context.Context, string, Options, *Result) error { return nil },
 	Demo: func() Options {
 		// The 100 most populous suburbs: disjoint cells, each split by sex.
 		cells := make([]string, 100)

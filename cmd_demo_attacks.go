@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"countwall/attacks"
+	"countwall/attacks/report"
+	"countwall/config"
+	"countwall/proxy"
+	"countwall/proxy/pgwire"
+)
+
+// demoSetting is one firewall the demo's attack suite runs against: a
+// mechanism with its parameters and the budget rules the data owner chose.
+type demoSetting struct {
+	label     string // as the report card shows it
+	mechanism string
+	params    map[string]any
+	budget    string // the config's budget section
+}
+
+// The budget sections of the demo firewalls. A DP firewall keeps shares in a
+// sane range and caps each analyst; the IDP and BDP firewalls allow the tiny
+// per-query shares their definitions reward, under a cap that looks strict.
+const (
+	budgetUncounted = "budget:\n  epsilon: {default: 0.1, min: 1.0e-12, max: 1}\n"
+	budgetDP        = "budget:\n  epsilon: {default: 0.1, min: 0.01, max: 1}\n  epsilon_cap: 1\n"
+	budgetRelaxed   = "budget:\n  epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}\n  epsilon_cap: 0.001\n  reserve: 1000\n"
+)
+
+// demoCellKeyD is the noise bound of the demo's cellkey firewall, which the
+// perturbation finder is scored against.
+const demoCellKeyD = 2
+
+var demoSettings = map[string]demoSetting{
+	"exact":    {"exact", "exact", nil, budgetUncounted},
+	"suppress": {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted},
+	"bounded":  {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted},
+	"cellkey":  {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted},
+	"laplace":  {"laplace", "laplace", nil, budgetDP},
+	"idp":      {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed},
+	"idp+1":    {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed},
+	"bdp":      {"bdp", "bdp", nil, budgetRelaxed},
+}
+
+// demoAttackPlan is which attack the report card runs against which
+// firewalls: the mechanism it was built for, a baseline where the paper has
+// one, and laplace with a budget, which every one of them should fail against.
+var demoAttackPlan = []struct {
+	attack   string
+	settings []string
+}{
+	{"differencing", []string{"suppress", "laplace"}},
+	{"averaging", []string{"bounded", "laplace"}},
+	{"perturbation-finder", []string{"cellkey", "laplace"}},
+	{"noise-remover", []string{"cellkey", "laplace"}},
+	{"idp-membership", []string{"idp", "laplace"}},
+	{"idp-uniqueness", []string{"idp", "laplace"}},
+	{"idp-attribute", []string{"idp", "laplace"}},
+	{"idp-reconstruct", []string{"idp", "exact", "laplace"}},
+	{"idp-variance", []string{"idp+1", "laplace"}},
+	{"bdp-existence", []string{"bdp", "laplace"}},
+}
+
+// runDemoAttacks runs the attack suite over the wire: for each firewall
+// setting a loopback server with SCRAM authentication, one analyst per attack
+// (so each starts with a full budget), and the attacks scored against the
+// protected database. It prints the report card and writes it as JSON.
+func runDemoAttacks(ctx context.Context, dir, dbPath string) ([]report.Row, error) {
+	order := []string{}
+	bySetting := map[string][]string{}
+	for _, p := range demoAttackPlan {
+		if _, ok := attacks.Lookup(p.attack); !ok {
+			continue
+		}
+		for _, s := range p.settings {
+			if _, seen := bySetting[s]; !seen {
+				order = append(order, s)
+			}
+			bySetting[s] = append(bySetting[s], p.attack)
+		}
+	}
+	results := map[[2]string]report.Row{}
+	for _, name := range order {
+		s := demoSettings[name]
+		srv, err := startDemoServer(ctx, dir, dbPath, s, bySetting[name])
+		if err != nil {
+			return nil, fmt.Errorf("starting the %s firewall: %w", s.label, err)
+		}
+		for _, attack := range bySetting[name] {
+			results[[2]string{attack, name}] = srv.run(ctx, attack, dbPath)
+		}
+		srv.stop()
+	}
+	var rows []report.Row
+	for _, p := range demoAttackPlan {
+		for _, s := range p.settings {
+			if row, ok := results[[2]string{p.attack, s}]; ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// demoServer is a loopback firewall for the attack suite.
+type demoServer struct {
+	setting   demoSetting
+	addr      string
+	passwords map[string]string
+	engine    *proxy.Engine
+	server    *pgwire.Server
+}
+
+func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, analysts []string) (*demoServer, error) {
+	srv := &demoServer{setting: s, passwords: map[string]string{}}
+	var analystYAML strings.Builder
+	for _, a := range analysts {
+		pw, err := randomPassword()
+		if err != nil {
+			return nil, err
+		}
+		v, err := pgwire.NewVerifier(pw, 4096)
+		if err != nil {
+			return nil, err
+		}
+		srv.passwords[a] = pw
+		fmt.Fprintf(&analystYAML, "  %s: {password: %q}\n", a, v)
+	}
+	slug := strings.NewReplacer(" ", "-", "+", "-plus").Replace(s.label)
+	statePath := filepath.Join(dir, "state-attacks-"+slug+".db")
+	// Each demo run starts the suite with fresh budgets.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(statePath + suffix); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	body := fmt.Sprintf("database: %s\nstate: %s\nmechanism:\n  name: %s\n%sanalysts:\n%s%s",
+		dbPath, statePath, s.mechanism, s.budget, analystYAML.String(), demoTableYAML())
+	path := filepath.Join(dir, "countwall-attacks-"+slug+".yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.params != nil {
+		cfg.Mechanism.Params = s.params
+	}
+	srv.engine, err = proxy.Open(ctx, cfg, proxy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	srv.server = pgwire.New(func(analyst string) pgwire.Session { return srv.engine.NewSession(analyst) }, pgwire.Options{
+		Verifier: func(analyst string) (string, bool) {
+			a, ok := srv.engine.Config().Analysts[analyst]
+			return a.Password, ok && a.Password != ""
+		},
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.engine.Close()
+		return nil, err
+	}
+	srv.addr = l.Addr().String()
+	go srv.server.Serve(l) //nolint:errcheck // ends with ErrServerClosed at stop
+	return srv, nil
+}
+
+func (srv *demoServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.server.Shutdown(ctx) //nolint:errcheck // every client has gone by now
+	srv.engine.Close()
+}
+
+// run connects as the attack's own analyst, runs it with its demo options
+// and scores it.
+func (srv *demoServer) run(ctx context.Context, name, truthPath string) report.Row {
+	row := report.Row{Attack: name, Mechanism: srv.setting.label}
+	a, _ := attacks.Lookup(name)
+	o, err := attacks.DemoOptions(name)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	o.Progress = terminalProgress(os.Stderr, name+" vs "+srv.setting.label)
+	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword(name, srv.passwords[name]), Host: srv.addr,
+		Path: "/countwall", RawQuery: "sslmode=disable"}).String()
+	conn, err := attacks.Dial(ctx, dsn)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	defer conn.Close()
+	res, err := attacks.Execute(ctx, a, &attacks.Logged{Querier: conn}, o, truthPath)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if name == attacks.PerturbationFinder.Name && srv.setting.mechanism == "cellkey" {
+		truth, exact := int64(demoCellKeyD), res.Recovered == demoCellKeyD
+		res.Truth, res.Exact = &truth, &exact
+	}
+	row.Result = res
+	return row
+}
+
+func randomPassword() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
