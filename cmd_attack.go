@@ -121,7 +121,7 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	addHistogramFlags(cmd)
 	addThresholdFlags(cmd)
 	addConfigFlags(cmd)
-	cmd.AddCommand(newTable3Cmd())
+	cmd.AddCommand(newTable3Cmd(), newReportCmd())
 	rootCmd.AddCommand(cmd)
 }
 

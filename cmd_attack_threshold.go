@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks"
+	"countwall/attacks/report"
 )
 
 // addThresholdFlags adds the flags of the threshold attacks (idp-*,
@@ -82,4 +83,27 @@ func startCPUProfile(cmd *cobra.Command) (func(), error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// newReportCmd prints a report card saved by the demo, or the results that
+// `countwall attack --json` wrote, as one card.
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report FILE...",
+		Short: "Print a report card from the demo's report.json or from attack results written with --json",
+		Example: `  countwall demo --dir demo-run && countwall attack report demo-run/report.json
+  countwall attack idp-membership --config c.yaml --json a.json && countwall attack report a.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []report.Row
+			for _, path := range args {
+				r, err := report.Read(path)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, r...)
+			}
+			return report.Print(cmd.OutOrStdout(), rows)
+		},
+	}
 }
