@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,9 +194,7 @@ func (srv *demoServer) run(ctx context.Context, name, truthPath string) report.R
 		return row
 	}
 	o.Progress = terminalProgress(os.Stderr, name+" vs "+srv.setting.label)
-	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword(name, srv.passwords[name]), Host: srv.addr,
-		Path: "/countwall", RawQuery: "sslmode=disable"}).String()
-	conn, err := attacks.Dial(ctx, dsn)
+	conn, err := srv.dial(ctx, name)
 	if err != nil {
 		row.Err = err.Error()
 		return row
