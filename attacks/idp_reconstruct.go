@@ -132,6 +132,11 @@ func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
 	return rows, err
 }
 
+// Setup sends a session statement (SET epsilon) uncounted, as Logged does.
+func (c *reconQuerier) Setup(ctx context.Context, sql string) (*Rows, error) {
+	return sessionQuery(ctx, c.q, sql)
+}
+
 // where renders the predicate of a group: the target's predicate and one
 // equality per column fixed so far.
 func (r *reconstruction) where(g recGroup) string {
@@ -191,24 +196,6 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	cq := &reconQuerier{q: q, max: o.MaxQueries}
 	res := &Result{Details: map[string]any{"columns": []string{}}}
 	setup := o.Threshold
-	if eps := setup.Epsilon; eps >= 0 {
-		if eps == 0 {
-			eps = DefaultThresholdEpsilon
-		}
-		_, err := cq.Query(ctx, "SET epsilon = "+strconv.FormatFloat(eps, 'g', -1, 64))
-		switch {
-		case errors.Is(err, errStopped):
-			res.Note = fmt.Sprintf("stopped before the first count: %v", cq.stop)
-			return res, nil
-		case err != nil && SQLState(err) == "":
-			return nil, fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
-		case err != nil:
-			// The firewall refused the share (a configured minimum, say):
-			// go on with the session's own, and say so.
-			res.Note = fmt.Sprintf("the firewall refused an epsilon share of %g (%v), so every query was charged the session's default share. ", eps, err)
-		}
-		setup.Epsilon = -1 // set once, here
-	}
 	// The mechanism's name, outside the attack's query count; the oracle
 	// would ask it through the count to settle k.
 	res.Mechanism = mechanismName(ctx, q)
@@ -225,6 +212,9 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 			return res, nil
 		}
 		return nil, err
+	}
+	if oracle.Note != "" {
+		res.Note = oracle.Note + ". "
 	}
 	r := &reconstruction{o: o, oracle: oracle, q: cq}
 

@@ -153,18 +153,6 @@ func andWhere(base, extra string) string {
 	return "(" + base + ") AND " + extra
 }
 
-// shareStatement is the SET that asks for a per-query epsilon share, or ""
-// when the share is left alone (negative).
-func shareStatement(eps float64) string {
-	if eps == 0 {
-		eps = DefaultThresholdEpsilon
-	}
-	if eps < 0 {
-		return ""
-	}
-	return "SET epsilon = " + strconv.FormatFloat(eps, 'g', -1, 64)
-}
-
 // targetScript is the whole SQL of a two-query test.
 func targetScript(o Options, bs [2]int64) []string {
 	var out []string
@@ -175,56 +163,6 @@ func targetScript(o Options, bs [2]int64) []string {
 		out = append(out, thresholdSQL(o.Target.Table, o.Target.Where, b))
 	}
 	return out
-}
-
-// unlogged is the Querier under a Logged one: statements sent through it are
-// neither logged nor counted.
-func unlogged(q Querier) (Querier, *Logged) {
-	if l, ok := q.(*Logged); ok {
-		return l.Querier, l
-	}
-	return q, nil
-}
-
-// askShare sets the session's per-query epsilon share (0: the default of
-// 1e-10; negative: leave it) and returns the share the queries will be
-// charged. SET epsilon is a session statement, not a query: like SHOW
-// mechanism and SHOW budget it is not counted, but it is written to the SQL
-// log so that the log still replays in psql with the same share. A firewall
-// that refuses the share (a configured minimum, say) leaves the session's
-// own, read with SHOW epsilon; note says so.
-func askShare(ctx context.Context, q Querier, eps float64) (share float64, note string, err error) {
-	raw, logged := unlogged(q)
-	if stmt := shareStatement(eps); stmt != "" {
-		if eps == 0 {
-			eps = DefaultThresholdEpsilon
-		}
-		_, err := raw.Query(ctx, stmt)
-		switch {
-		case err == nil:
-			if logged != nil && logged.Log != nil {
-				logged.mu.Lock()
-				fmt.Fprintln(logged.Log, stmt+";")
-				logged.mu.Unlock()
-			}
-			return eps, "", nil
-		case SQLState(err) == "":
-			return 0, "", fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
-		}
-		note = fmt.Sprintf("the firewall refused an epsilon share of %g (%v), so every query was charged the session's share", eps, err)
-	}
-	rows, err := raw.Query(ctx, "SHOW epsilon")
-	if err != nil {
-		return 0, "", fmt.Errorf("reading the session's epsilon share: %w", err)
-	}
-	share, err = rows.Float(0, 0)
-	if err != nil {
-		return 0, "", fmt.Errorf("reading the session's epsilon share: %w", err)
-	}
-	if note != "" {
-		note += fmt.Sprintf(" of %g", share)
-	}
-	return share, note, nil
 }
 
 // targetSession is how a targeted attack meets the firewall.
@@ -279,26 +217,16 @@ func openTarget(ctx context.Context, q Querier, o Options) (*targetSession, erro
 	if !isIdentifier(o.Target.Table) {
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", o.Target.Table)
 	}
-	share, note, err := askShare(ctx, q, o.Threshold.Epsilon)
-	if err != nil {
-		return nil, err
-	}
-	ts := &targetSession{share: share, note: note, mechanism: mechanismName(ctx, q), given: o.Threshold.GroupK >= 0}
-	k := o.Threshold.GroupK
-	if k < 0 {
-		k = 0
-		if ts.mechanism == "idp" {
-			k = 1
-		}
-	}
+	ts := &targetSession{mechanism: mechanismName(ctx, q), given: o.Threshold.GroupK >= 0}
 	rows := o.Threshold.Rows
 	if rows <= 0 {
 		rows = math.MaxInt64 // unknown, and assumed to exceed k+1
 	}
-	ts.oracle, err = NewThresholdOracle(ctx, q, o.Target.Table, ThresholdSetup{GroupK: k, Epsilon: -1, Rows: rows})
+	oracle, err := NewThresholdOracle(ctx, q, o.Target.Table, ThresholdSetup{GroupK: o.Threshold.GroupK, Epsilon: o.Threshold.Epsilon, Rows: rows})
 	if err != nil {
 		return nil, err
 	}
+	ts.oracle, ts.share, ts.note = oracle, oracle.Share, oracle.Note
 	return ts, nil
 }
 

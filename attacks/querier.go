@@ -89,9 +89,7 @@ type Logged struct {
 func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
 	l.mu.Lock()
 	l.sent++
-	if l.Log != nil {
-		fmt.Fprintln(l.Log, strings.TrimRight(strings.TrimSpace(sql), ";")+";")
-	}
+	l.write(sql)
 	l.mu.Unlock()
 	rows, err := l.Querier.Query(ctx, sql)
 	if err != nil {
@@ -100,6 +98,37 @@ func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
 		l.mu.Unlock()
 	}
 	return rows, err
+}
+
+// Setup sends a session statement (SET, SHOW) through the wrapped Querier:
+// written to the log, so that the log replays in psql as the attack ran,
+// but not counted, since it asks nothing of the data.
+func (l *Logged) Setup(ctx context.Context, sql string) (*Rows, error) {
+	l.mu.Lock()
+	l.write(sql)
+	l.mu.Unlock()
+	return l.Querier.Query(ctx, sql)
+}
+
+// write logs one statement, ended with a semicolon; l.mu is held.
+func (l *Logged) write(sql string) {
+	if l.Log != nil {
+		fmt.Fprintln(l.Log, strings.TrimRight(strings.TrimSpace(sql), ";")+";")
+	}
+}
+
+// setupQuerier is a Querier that counts queries and can send a session
+// statement without counting it (Logged, and wrappers over it).
+type setupQuerier interface {
+	Setup(ctx context.Context, sql string) (*Rows, error)
+}
+
+// sessionQuery sends a session statement through q, uncounted when q counts.
+func sessionQuery(ctx context.Context, q Querier, sql string) (*Rows, error) {
+	if s, ok := q.(setupQuerier); ok {
+		return s.Setup(ctx, sql)
+	}
+	return q.Query(ctx, sql)
 }
 
 // Sent is how many statements went through.

@@ -64,9 +64,11 @@ type ThresholdOracle struct {
 	// firewall that is not what the attack assumed, such as laplace, whose
 	// thresholded noisy counts look exact but are sometimes wrong).
 	Inconsistent int
-	// Note says what did not go as the attack asked: an epsilon share the
-	// firewall refused, so that the session's own share is used instead.
-	Note string
+	// Share is the epsilon each query is charged; Note says what did not go
+	// as the attack asked: an epsilon share the firewall refused, so that
+	// the session's own share is used instead.
+	Share float64
+	Note  string
 }
 
 // ThresholdSetup says how a threshold attack meets the firewall.
@@ -89,21 +91,11 @@ func NewThresholdOracle(ctx context.Context, q Querier, table string, s Threshol
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", table)
 	}
 	o := &ThresholdOracle{q: q, table: table, K: s.GroupK}
-	eps := s.Epsilon
-	if eps == 0 {
-		eps = DefaultThresholdEpsilon
+	share, note, err := askShare(ctx, q, s.Epsilon)
+	if err != nil {
+		return nil, err
 	}
-	if eps > 0 {
-		if _, err := q.Query(ctx, "SET epsilon = "+strconv.FormatFloat(eps, 'g', -1, 64)); err != nil {
-			// A firewall that keeps shares in a sane range (a DP one) says
-			// no; the attack goes on with the session's share and finds out
-			// what that buys.
-			if SQLState(err) != codeInvalidParameter {
-				return nil, fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
-			}
-			o.Note = fmt.Sprintf("the firewall refused an epsilon share of %g (%v); the session's share was used", eps, err)
-		}
-	}
+	o.Share, o.Note = share, note
 	if o.K < 0 {
 		o.K = 0
 		if mechanismName(ctx, q) == "idp" {
@@ -119,6 +111,53 @@ func NewThresholdOracle(ctx context.Context, q Querier, table string, s Threshol
 		o.N = n
 	}
 	return o, nil
+}
+
+// shareStatement is the SET that asks for a per-query epsilon share, or ""
+// when the share is left alone (negative).
+func shareStatement(eps float64) string {
+	if eps == 0 {
+		eps = DefaultThresholdEpsilon
+	}
+	if eps < 0 {
+		return ""
+	}
+	return "SET epsilon = " + strconv.FormatFloat(eps, 'g', -1, 64)
+}
+
+// askShare sets the session's per-query epsilon share (0: the default of
+// 1e-10; negative: leave it) and returns the share the queries will be
+// charged. SET epsilon is a session statement, not a query: like SHOW
+// mechanism and SHOW budget it is not counted, but it is written to the SQL
+// log so that the log still replays in psql with the same share. A firewall
+// that refuses the share (a configured minimum, say) leaves the session's
+// own, read with SHOW epsilon; note says so.
+func askShare(ctx context.Context, q Querier, eps float64) (share float64, note string, err error) {
+	if stmt := shareStatement(eps); stmt != "" {
+		if eps == 0 {
+			eps = DefaultThresholdEpsilon
+		}
+		_, err := sessionQuery(ctx, q, stmt)
+		switch {
+		case err == nil:
+			return eps, "", nil
+		case SQLState(err) == "":
+			return 0, "", fmt.Errorf("asking for an epsilon share of %g: %w", eps, err)
+		}
+		note = fmt.Sprintf("the firewall refused an epsilon share of %g (%v), so every query was charged the session's share", eps, err)
+	}
+	rows, err := sessionQuery(ctx, q, "SHOW epsilon")
+	if err != nil {
+		return 0, "", fmt.Errorf("reading the session's epsilon share: %w", err)
+	}
+	share, err = rows.Float(0, 0)
+	if err != nil {
+		return 0, "", fmt.Errorf("reading the session's epsilon share: %w", err)
+	}
+	if note != "" {
+		note += fmt.Sprintf(" of %g", share)
+	}
+	return share, note, nil
 }
 
 // Probe asks whether more than b rows satisfy where ("" for every row) and
