@@ -5,8 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"countwall/attacks"
+	"countwall/attacks/report"
 )
 
 var binary string
@@ -91,15 +95,67 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// The demo compares the mechanisms and runs the attack suite over the wire,
+// writing the report card. On a 3,000-row table the outcomes that do not
+// hinge on luck are asserted: differencing and the perturbation finder are
+// exact, idp-reconstruct rebuilds its slice at a claimed idp epsilon below
+// 1e-6 and needs about as many queries against exact, and under laplace each
+// attack is charged dp epsilon and, past ten answers, refused.
 func TestDemo(t *testing.T) {
-	out, err := run(t, "", "demo", "--rows", "3000")
+	dir := t.TempDir()
+	out, err := run(t, "", "demo", "--rows", "3000", "--dir", dir)
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, w := range []string{"exact", "cellkey", "laplace", "idp", "Q5"} {
+	for _, w := range []string{"exact", "cellkey", "laplace", "idp", "Q5", "Report card", "noise-remover"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("demo output lacks %q:\n%s", w, out)
 		}
+	}
+	rows, err := report.Read(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := run(t, "", "attack", "report", filepath.Join(dir, "report.json"))
+	if err != nil || strings.Count(card, "\n") < len(rows)+1 || !regexp.MustCompile(`idp-reconstruct +idp `).MatchString(card) {
+		t.Errorf("attack report: %v\n%s", err, card)
+	}
+	results := map[string]*attacks.Result{}
+	for _, r := range rows {
+		if r.Result == nil {
+			t.Errorf("%s vs %s failed: %s", r.Attack, r.Mechanism, r.Err)
+			continue
+		}
+		results[r.Attack+" vs "+r.Mechanism] = r.Result
+		if r.Mechanism == "laplace" {
+			if r.Result.Spent["dp"] <= 0 {
+				t.Errorf("%s vs laplace: charged %v", r.Attack, r.Result.Spent)
+			}
+			if r.Result.Queries > 10 && r.Result.Refused == 0 {
+				t.Errorf("%s vs laplace: %d queries and no refusal under a cap of ten", r.Attack, r.Result.Queries)
+			}
+			if r.Result.Success != nil && *r.Result.Success == 1 && r.Attack != "averaging" && r.Attack != "differencing" {
+				t.Errorf("%s vs laplace recovered everything", r.Attack)
+			}
+		}
+	}
+	for _, name := range []string{"differencing vs suppress", "perturbation-finder vs cellkey"} {
+		if r := results[name]; r == nil || r.Exact == nil || !*r.Exact {
+			t.Errorf("%s: not exact: %+v", name, r)
+		}
+	}
+	idp, exact := results["idp-reconstruct vs idp"], results["idp-reconstruct vs exact"]
+	if idp == nil || exact == nil {
+		t.Fatalf("idp-reconstruct rows missing: %v", rows)
+	}
+	if idp.Success == nil || *idp.Success != 1 || exact.Success == nil || *exact.Success != 1 {
+		t.Errorf("idp-reconstruct: success %v under idp, %v under exact; want both 1", idp.Success, exact.Success)
+	}
+	if eps := idp.Spent["idp"]; eps <= 0 || eps > 1e-6 {
+		t.Errorf("idp-reconstruct claimed idp epsilon %g", eps)
+	}
+	if ratio := float64(idp.Queries) / float64(exact.Queries); ratio < 0.5 || ratio > 2 {
+		t.Errorf("idp-reconstruct: %d queries under idp, %d under exact", idp.Queries, exact.Queries)
 	}
 }
 
@@ -110,4 +166,21 @@ func writeFile(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// bench prints every line it promises, each with a ratio, on a small table.
+func TestBench(t *testing.T) {
+	out, err := run(t, "", "bench", "--rows", "2000", "--queries", "8", "--rounds", "1")
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	for _, w := range []string{"COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)",
+		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("bench output lacks %q:\n%s", w, out)
+		}
+	}
+	if _, err := run(t, "", "bench", "--rounds", "0"); err == nil {
+		t.Error("bench --rounds 0 was accepted")
+	}
 }
