@@ -32,6 +32,13 @@ func Recovered(r *attacks.Result) string {
 		return "-"
 	case r.CellsTotal > 0 && r.CellsExact != nil:
 		return fmt.Sprintf("%d of %d exact (%.1f%%)", *r.CellsExact, r.CellsTotal, 100*float64(*r.CellsExact)/float64(r.CellsTotal))
+	case r.Recovered < 0 && r.Details["guess"] != nil:
+		// The targeted attacks recover nothing from a firewall whose
+		// answers they cannot read with certainty.
+		if r.Truth != nil {
+			return fmt.Sprintf("no verdict, truth %d", *r.Truth)
+		}
+		return "no verdict"
 	case r.Exact != nil && r.Truth != nil:
 		if *r.Exact {
 			return fmt.Sprintf("%d, exact", r.Recovered)
