@@ -34,15 +34,13 @@ var BDPExistence = &Attack{
 	Demo: func() Options {
 		// 8 x 5 x 12 = 480 combinations; 432 occur in the 20,000-row demo
 		// table (gen people --rows 20000, seed 1).
-		return Options{
-			Target: Target{Table: "people"},
-			Domains: []Domain{
-				{Column: "education", Categories: sortedText([]string{"none", "primary", "secondary", "certificate", "diploma", "bachelor", "master", "doctorate"})},
-				{Column: "marital", Categories: sortedText([]string{"never_married", "married", "separated", "divorced", "widowed"})},
-				{Column: "occupation", Categories: sortedText([]string{"managers", "professionals", "technicians", "community_service", "clerical", "sales",
-					"machinery_operators", "labourers", "student", "retired", "unemployed", "home_duties"})},
-			},
+		var domains []Domain
+		for _, d := range PeopleDomains() {
+			if d.Column == "education" || d.Column == "marital" || d.Column == "occupation" {
+				domains = append(domains, d)
+			}
 		}
+		return Options{Target: Target{Table: "people"}, Domains: domains}
 	},
 }
 
@@ -56,12 +54,12 @@ func combinations(o Options) (int, error) {
 	if len(o.Domains) == 0 {
 		return 0, errors.New("bdp-existence needs the public domains of the columns to combine (--domain col=lo..hi or col=a,b,c, repeated)")
 	}
-	if !isIdentifier(o.Target.Table) {
+	if !IsIdentifier(o.Target.Table) {
 		return 0, fmt.Errorf("table %q is not a plain SQL identifier", o.Target.Table)
 	}
 	total := 1
 	for _, d := range o.Domains {
-		if !isIdentifier(d.Column) || d.Size() < 1 {
+		if !IsIdentifier(d.Column) || d.Size() < 1 {
 			return 0, fmt.Errorf("domain of %q: a plain column name and at least one value are needed", d.Column)
 		}
 		if d.Size() > MaxExistenceCombinations || total*int(d.Size()) > MaxExistenceCombinations {

@@ -395,12 +395,12 @@ func reconRowKey(vals []string) string { return strings.Join(vals, "\x00") }
 // opened read-only, as a multiset: each distinct row (values as text, joined
 // by NUL) with its count. With no columns it is one empty row per target row.
 func TrueRows(ctx context.Context, path string, t Target, columns []string) (map[string]int64, error) {
-	if !isIdentifier(t.Table) {
+	if !IsIdentifier(t.Table) {
 		return nil, fmt.Errorf("table %q must be a plain SQL identifier", t.Table)
 	}
 	sel := make([]string, len(columns))
 	for i, c := range columns {
-		if !isIdentifier(c) {
+		if !IsIdentifier(c) {
 			return nil, fmt.Errorf("column %q must be a plain SQL identifier", c)
 		}
 		sel[i] = "CAST(" + c + " AS TEXT)"

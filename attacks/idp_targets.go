@@ -214,7 +214,7 @@ func (s *targetSession) conclude(res *Result, value int64, found string, certain
 // GroupK < 0: 1 under idp, 0 under anything else), without searching for the
 // table size.
 func openTarget(ctx context.Context, q Querier, o Options) (*targetSession, error) {
-	if !isIdentifier(o.Target.Table) {
+	if !IsIdentifier(o.Target.Table) {
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", o.Target.Table)
 	}
 	ts := &targetSession{mechanism: mechanismName(ctx, q), given: o.Threshold.GroupK >= 0}
@@ -345,7 +345,7 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, errors.New("idp-attribute needs the public domain of the attribute to infer (--domain col=lo..hi or col=a,b,c)")
 	}
 	d := o.Domains[0]
-	if !isIdentifier(d.Column) || d.Size() < 1 {
+	if !IsIdentifier(d.Column) || d.Size() < 1 {
 		return nil, fmt.Errorf("domain of %q: a plain column name and at least one value are needed", d.Column)
 	}
 	ts, err := openTarget(ctx, q, o)
@@ -464,7 +464,7 @@ func scoreAttribute(ctx context.Context, path string, o Options, r *Result) erro
 // trueValues reads column of the target's rows from the protected database,
 // opened read-only, as text.
 func trueValues(ctx context.Context, path string, t Target, column string) ([]string, error) {
-	if !isIdentifier(column) || !isIdentifier(t.Table) {
+	if !IsIdentifier(column) || !IsIdentifier(t.Table) {
 		return nil, fmt.Errorf("table %q and column %q must be plain SQL identifiers", t.Table, column)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")

@@ -364,7 +364,7 @@ func scoreHistogram(ctx context.Context, truthPath string, o Options, r *Result)
 // attacker's ground truth, never the firewall's path. Keys are the values as
 // text.
 func TrueHistogram(ctx context.Context, path string, t Target, column string) (map[string]int64, error) {
-	if !isIdentifier(column) || !isIdentifier(t.Table) {
+	if !IsIdentifier(column) || !IsIdentifier(t.Table) {
 		return nil, fmt.Errorf("table %q and column %q must be plain SQL identifiers", t.Table, column)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -423,7 +423,10 @@ func IntRange(lo, hi int64) []string {
 	return out
 }
 
-func isIdentifier(s string) bool {
+// IsIdentifier reports whether s is a plain SQL identifier (letters, digits
+// and underscores, not starting with a digit), safe to put in SQL the attacks
+// build themselves against the truth database.
+func IsIdentifier(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -87,7 +87,7 @@ type ThresholdSetup struct {
 // NewThresholdOracle sets the session's epsilon share, settles the model's k
 // and learns the table size.
 func NewThresholdOracle(ctx context.Context, q Querier, table string, s ThresholdSetup) (*ThresholdOracle, error) {
-	if !isIdentifier(table) {
+	if !IsIdentifier(table) {
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", table)
 	}
 	o := &ThresholdOracle{q: q, table: table, K: s.GroupK}
@@ -359,7 +359,7 @@ func (d Domain) Range(i, j int64) string {
 func ParseDomain(s string) (Domain, error) {
 	col, spec, ok := strings.Cut(s, "=")
 	col, spec = strings.TrimSpace(col), strings.TrimSpace(spec)
-	if !ok || !isIdentifier(col) || spec == "" {
+	if !ok || !IsIdentifier(col) || spec == "" {
 		return Domain{}, fmt.Errorf("domain %q: want column=lo..hi or column=a,b,c", s)
 	}
 	if lo, hi, isRange := strings.Cut(spec, ".."); isRange {

@@ -446,7 +446,7 @@ func splitmix64(x uint64) uint64 {
 // as the Engine would.
 func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]Column, []Group, error) {
 	for _, name := range append([]string{table, unit}, columns...) {
-		if !isIdentifier(name) {
+		if !attacks.IsIdentifier(name) {
 			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
 		}
 	}
@@ -526,16 +526,4 @@ func quoteAll(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
-}
-
-func isIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }
