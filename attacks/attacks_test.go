@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"countwall/config"
@@ -15,26 +14,14 @@ import (
 	"countwall/proxy"
 )
 
-var (
-	dbOnce sync.Once
-	dbPath string
-	dbErr  error
-)
-
+// protectedDB is a 5,000-row people table of the test's own.
 func protectedDB(t *testing.T) string {
-	dbOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "countwall-attacks-")
-		if err != nil {
-			dbErr = err
-			return
-		}
-		dbPath = filepath.Join(dir, "people.db")
-		dbErr = dataset.GeneratePeople(context.Background(), dbPath, dataset.PeopleOptions{Rows: 5000, Seed: 3}, dataset.WriteOptions{})
-	})
-	if dbErr != nil {
-		t.Fatal(dbErr)
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "people.db")
+	if err := dataset.GeneratePeople(context.Background(), path, dataset.PeopleOptions{Rows: 5000, Seed: 3}, dataset.WriteOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	return dbPath
+	return path
 }
 
 // engineQuerier fronts the protected database with a mechanism in process.

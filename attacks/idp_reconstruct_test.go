@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"countwall/attacks"
@@ -19,29 +18,13 @@ import (
 	"countwall/proxy"
 )
 
-var (
-	reconOnce sync.Once
-	reconPath string
-	reconErr  error
-)
-
 // reconPeople is a small people table (all ten attributes, numeric and
 // categorical) for the reconstruction tests.
 func reconPeople(t testing.TB) string {
 	t.Helper()
-	reconOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "countwall-idp-reconstruct-")
-		if err != nil {
-			reconErr = err
-			return
-		}
-		reconPath = filepath.Join(dir, "people.db")
-		reconErr = dataset.GeneratePeople(context.Background(), reconPath, dataset.PeopleOptions{Rows: reconRows, Seed: 17}, dataset.WriteOptions{})
+	return sharedDB(t, "recon-people.db", func(path string) error {
+		return dataset.GeneratePeople(context.Background(), path, dataset.PeopleOptions{Rows: reconRows, Seed: 17}, dataset.WriteOptions{})
 	})
-	if reconErr != nil {
-		t.Fatal(reconErr)
-	}
-	return reconPath
 }
 
 const reconRows = 400

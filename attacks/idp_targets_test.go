@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"countwall/attacks"
@@ -34,27 +33,11 @@ var targetsPredicates = []struct {
 	{"suburb = 'suburb_0163'", 4},
 }
 
-var (
-	targetsOnce sync.Once
-	targetsPath string
-	targetsErr  error
-)
-
 func targetsPeople(t testing.TB) string {
 	t.Helper()
-	targetsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "countwall-attacks-people-")
-		if err != nil {
-			targetsErr = err
-			return
-		}
-		targetsPath = filepath.Join(dir, "people.db")
-		targetsErr = dataset.GeneratePeople(context.Background(), targetsPath, dataset.PeopleOptions{Rows: targetsRows, Seed: 1}, dataset.WriteOptions{})
+	return sharedDB(t, "targets-people.db", func(path string) error {
+		return dataset.GeneratePeople(context.Background(), path, dataset.PeopleOptions{Rows: targetsRows, Seed: 1}, dataset.WriteOptions{})
 	})
-	if targetsErr != nil {
-		t.Fatal(targetsErr)
-	}
-	return targetsPath
 }
 
 // targetsEngine fronts the small people table with a mechanism in process,

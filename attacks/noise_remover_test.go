@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,29 +23,14 @@ import (
 	"countwall/proxy/statedb"
 )
 
-var (
-	synthOnce sync.Once
-	synthPath string
-	synthErr  error
-)
-
 // smallSynthetic is the Asghar-Kaafar recipe at 4,000 rows: the same
 // N(25,5) column over the domain 1..107, small enough for the real Engine to
 // answer thousands of queries in a few seconds.
 func smallSynthetic(t testing.TB) string {
-	synthOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "countwall-attacks-synth-")
-		if err != nil {
-			synthErr = err
-			return
-		}
-		synthPath = filepath.Join(dir, "synthetic.db")
-		synthErr = dataset.GenerateSynthetic(context.Background(), synthPath, dataset.SyntheticOptions{Rows: 4000, Seed: 5}, dataset.WriteOptions{})
+	t.Helper()
+	return sharedDB(t, "synthetic.db", func(path string) error {
+		return dataset.GenerateSynthetic(context.Background(), path, dataset.SyntheticOptions{Rows: 4000, Seed: 5}, dataset.WriteOptions{})
 	})
-	if synthErr != nil {
-		t.Fatal(synthErr)
-	}
-	return synthPath
 }
 
 // syntheticEngine fronts the small synthetic table with cellkey in process
