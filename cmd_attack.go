@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -19,11 +20,8 @@ import (
 func init() {
 	var (
 		dsn, configPath, analyst string
-		table, where             string
 		sqlLog, truth, jsonOut   string
 		emit                     bool
-		maxQueries               int
-		cells, split             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "attack NAME",
@@ -45,17 +43,18 @@ scores itself. 'countwall attack list' describes the attacks.`,
 			}
 			out := cmd.OutOrStdout()
 			if args[0] == "list" {
+				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 				for _, a := range attacks.All() {
-					fmt.Fprintf(out, "%-14s against %-9s %s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
+					fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
 				}
-				return nil
+				return tw.Flush()
 			}
 			a, ok := attacks.Lookup(args[0])
 			if !ok {
 				return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
 			}
-			opts := attacks.Options{Target: attacks.Target{Table: table, Where: where}, MaxQueries: maxQueries, Cells: cells, Split: split}
-			if err := demoDefaults(cmd, a, &opts); err != nil {
+			opts, err := attackOptions(cmd, a)
+			if err != nil {
 				return err
 			}
 			if err := histogramOptions(cmd, a, &opts); err != nil {
@@ -109,15 +108,15 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	f.StringVar(&dsn, "dsn", "", "PostgreSQL URL of a running firewall")
 	f.StringVar(&configPath, "config", "", "run in process through this config instead of --dsn")
 	f.StringVar(&analyst, "analyst", "attacker", "analyst name for in-process runs")
-	f.StringVar(&table, "table", "people", "target table")
-	f.StringVar(&where, "where", "suburb = 'suburb_0015' AND age > 60", "target predicate")
+	f.String("table", "people", "target table")
+	f.String("where", "", "target predicate (default: the attack's demo target; 'countwall attack NAME --emit' shows it for scripted attacks)")
 	f.StringVar(&sqlLog, "sql-log", "", "write every statement sent to this file")
 	f.StringVar(&truth, "truth", "", "protected database, to score the result")
 	f.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it (non-adaptive attacks)")
-	f.IntVar(&maxQueries, "max-queries", 0, "stop an adaptive attack after this many queries")
-	f.StringArrayVar(&cells, "cells", defaultCells(100), "perturbation-finder: cell predicates over disjoint contributors (repeat the flag)")
-	f.StringArrayVar(&split, "split", []string{"sex = 'F'", "sex = 'M'"}, "perturbation-finder: two predicates that divide every cell")
+	f.Int("max-queries", 0, "stop an adaptive attack after this many queries")
+	f.StringArray("cells", nil, "perturbation-finder: cell predicates over disjoint contributors (repeat the flag; default: the 100 most populous suburbs)")
+	f.StringArray("split", nil, "perturbation-finder: two predicates that divide every cell (default: sex = 'F' and sex = 'M')")
 	addHistogramFlags(cmd)
 	addThresholdFlags(cmd)
 	addConfigFlags(cmd)
@@ -172,14 +171,4 @@ func printAttack(w io.Writer, r *attacks.Result) {
 	if r.Note != "" {
 		fmt.Fprintf(w, "note       %s\n", r.Note)
 	}
-}
-
-// defaultCells are the demo table's n most populous suburbs, disjoint cells
-// large enough not to be suppressed.
-func defaultCells(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("suburb = 'suburb_%04d'", i+1)
-	}
-	return out
 }

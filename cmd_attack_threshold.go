@@ -23,28 +23,36 @@ func addThresholdFlags(cmd *cobra.Command) {
 	f.String("cpuprofile", "", "write a CPU profile of the attack to this file")
 }
 
-// demoDefaults starts an attack's options from its demo defaults: the flags a
-// user did not set keep them, so every attack runs on the demo database as it
-// is, and any flag given overrides.
-func demoDefaults(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options) error {
-	if a.Demo == nil {
-		return nil
+// attackOptions starts from the attack's demo defaults and lays over them
+// the flags a user set, so that every attack runs on the demo database as it
+// is and any flag given overrides.
+func attackOptions(cmd *cobra.Command, a *attacks.Attack) (attacks.Options, error) {
+	var o attacks.Options
+	if a.Demo != nil {
+		o = a.Demo()
 	}
-	d := a.Demo()
 	f := cmd.Flags()
-	if !f.Changed("where") {
-		o.Target.Where = d.Target.Where
+	if f.Changed("table") || o.Target.Table == "" {
+		o.Target.Table, _ = f.GetString("table")
 	}
-	if !f.Changed("table") && d.Target.Table != "" {
-		o.Target.Table = d.Target.Table
+	if f.Changed("where") {
+		o.Target.Where, _ = f.GetString("where")
 	}
-	o.Threshold, o.Domains, o.M = d.Threshold, d.Domains, d.M
+	if f.Changed("cells") {
+		o.Cells, _ = f.GetStringArray("cells")
+	}
+	if f.Changed("split") {
+		o.Split, _ = f.GetStringArray("split")
+	}
+	if f.Changed("max-queries") {
+		o.MaxQueries, _ = f.GetInt("max-queries")
+	}
 	if specs, _ := f.GetStringArray("domain"); len(specs) > 0 {
 		o.Domains = nil
 		for _, s := range specs {
 			dom, err := attacks.ParseDomain(s)
 			if err != nil {
-				return fmt.Errorf("--domain: %w", err)
+				return o, fmt.Errorf("--domain: %w", err)
 			}
 			o.Domains = append(o.Domains, dom)
 		}
@@ -61,10 +69,8 @@ func demoDefaults(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options) err
 	if f.Changed("m") {
 		o.M, _ = f.GetInt("m")
 	}
-	if o.Progress == nil {
-		o.Progress = terminalProgress(os.Stderr, a.Name)
-	}
-	return nil
+	o.Progress = terminalProgress(os.Stderr, a.Name)
+	return o, nil
 }
 
 // startCPUProfile profiles the attack into the --cpuprofile file, if one was

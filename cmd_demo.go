@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -205,27 +206,32 @@ func renderAnswers(res *proxy.Result) string {
 
 // demoConfig writes and loads a config for the demo database.
 func demoConfig(dir, dbPath, mechanism string, params map[string]any) (*config.Config, error) {
-	body := fmt.Sprintf(`database: %s
-state: %s
-mechanism:
-  name: %s
-budget:
-  epsilon_cap: 100
-analysts:
-  demo: {}
-%s`, dbPath, filepath.Join(dir, "state-"+mechanism+".db"), mechanism, demoTableYAML())
+	body := fmt.Sprintf("database: %s\nstate: %s\n%sbudget:\n  epsilon_cap: 100\nanalysts:\n  demo: {}\n%s",
+		dbPath, filepath.Join(dir, "state-"+mechanism+".db"), mechanismYAML(mechanism, params), demoTableYAML())
 	path := filepath.Join(dir, "countwall-"+mechanism+".yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		return nil, err
+	return config.Load(path, nil)
+}
+
+// mechanismYAML is the config's mechanism section with the parameters in
+// the file, so that a config the demo leaves behind (--dir) runs as it ran.
+func mechanismYAML(mechanism string, params map[string]any) string {
+	out := "mechanism:\n  name: " + mechanism + "\n"
+	if len(params) == 0 {
+		return out
 	}
-	if params != nil {
-		cfg.Mechanism.Params = params
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
 	}
-	return cfg, nil
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %v", k, params[k])
+	}
+	return out + "mechanisms:\n  " + mechanism + ": {" + strings.Join(parts, ", ") + "}\n"
 }
 
 // demoTableYAML is the people table's config: the generator's public

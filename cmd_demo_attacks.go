@@ -143,8 +143,8 @@ func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, ana
 			return nil, err
 		}
 	}
-	body := fmt.Sprintf("database: %s\nstate: %s\nmechanism:\n  name: %s\n%sanalysts:\n%s%s",
-		dbPath, statePath, s.mechanism, s.budget, analystYAML.String(), demoTableYAML())
+	body := fmt.Sprintf("database: %s\nstate: %s\n%s%sanalysts:\n%s%s",
+		dbPath, statePath, mechanismYAML(s.mechanism, s.params), s.budget, analystYAML.String(), demoTableYAML())
 	path := filepath.Join(dir, "countwall-attacks-"+slug+".yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		return nil, err
@@ -152,9 +152,6 @@ func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, ana
 	cfg, err := config.Load(path, nil)
 	if err != nil {
 		return nil, err
-	}
-	if s.params != nil {
-		cfg.Mechanism.Params = s.params
 	}
 	srv.engine, err = proxy.Open(ctx, cfg, proxy.Options{})
 	if err != nil {
