@@ -1,11 +1,15 @@
 package attacks_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"countwall/config"
+	"countwall/proxy"
 )
 
 // fixtureRoot holds the databases the tests share; TestMain removes it.
@@ -46,4 +50,25 @@ func sharedDB(t testing.TB, name string, build func(path string) error) string {
 		t.Fatalf("building the %s fixture: %v", name, f.err)
 	}
 	return f.path
+}
+
+// openEngine fronts a database with an Engine in process, from the config
+// body given (its database and state paths filled in by the caller), and
+// closes it when the test ends.
+func openEngine(t testing.TB, body string) (*proxy.Engine, *config.Config) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "countwall.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, cfg
 }

@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"countwall/attacks"
 	"countwall/attacks/columnsim"
-	"countwall/config"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"
-	"countwall/proxy"
 )
 
 // reconPeople is a small people table (all ten attributes, numeric and
@@ -273,19 +270,7 @@ tables:
   people:
     privacy_unit: id
 `, reconPeople(t), filepath.Join(dir, "state.db"), epsilonCap)
-	path := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e, _ := openEngine(t, body)
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
 }
 

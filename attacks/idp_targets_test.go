@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"countwall/attacks"
-	"countwall/config"
 	"countwall/dataset"
-	"countwall/proxy"
 )
 
 // targetsRows is the size of the people table the targeted attacks are
@@ -59,19 +56,7 @@ tables:
   people:
     privacy_unit: id
 `, targetsPeople(t), filepath.Join(dir, "state.db"), mechanism, mechanism, params)
-	path := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e, _ := openEngine(t, body)
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"countwall/attacks"
 	"countwall/attacks/columnsim"
-	"countwall/config"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"
@@ -53,19 +51,7 @@ tables:
     privacy_unit: id
     domains: {value: {min: 1, max: 107}}
 `, smallSynthetic(t), filepath.Join(dir, "state.db"), mechanism, mechanism, params)
-	path := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e, cfg := openEngine(t, body)
 	// The Engine keeps its state database open; a second reader sees the
 	// same secret.
 	st, err := statedb.Open(context.Background(), cfg.State)
