@@ -3,7 +3,6 @@ package attacks
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -434,9 +433,15 @@ func scoreAttribute(ctx context.Context, path string, o Options, r *Result) erro
 		return errors.New("idp-attribute: no domain to score")
 	}
 	d := o.Domains[0]
-	vals, err := trueValues(ctx, path, o.Target, d.Column)
+	hist, err := TrueHistogram(ctx, path, o.Target, d.Column)
 	if err != nil {
 		return err
+	}
+	var vals []string
+	for v, n := range hist {
+		for range n {
+			vals = append(vals, v)
+		}
 	}
 	if r.Details == nil {
 		r.Details = map[string]any{}
@@ -459,35 +464,4 @@ func scoreAttribute(ctx context.Context, path string, o Options, r *Result) erro
 	}
 	setVerdictScore(r, truth)
 	return nil
-}
-
-// trueValues reads column of the target's rows from the protected database,
-// opened read-only, as text.
-func trueValues(ctx context.Context, path string, t Target, column string) ([]string, error) {
-	if !IsIdentifier(column) || !IsIdentifier(t.Table) {
-		return nil, fmt.Errorf("table %q and column %q must be plain SQL identifiers", t.Table, column)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return nil, fmt.Errorf("opening the truth database: %w", err)
-	}
-	defer db.Close()
-	query := fmt.Sprintf("SELECT CAST(%s AS TEXT) FROM %s", column, t.Table)
-	if t.Where != "" {
-		query += " WHERE " + t.Where
-	}
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("reading the target's value: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v sql.NullString
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v.String)
-	}
-	return out, rows.Err()
 }
