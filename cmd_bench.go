@@ -77,17 +77,11 @@ of the same run, so they hold across machines better than the times do.`,
 			if rows < 1 || perRound < 1 || rounds < 1 {
 				return fmt.Errorf("--rows, --queries and --rounds must be at least 1")
 			}
-			dir := keep
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "countwall-bench-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
-				dir = tmp
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			dir, cleanup, err := workDir(keep, "countwall-bench-")
+			if err != nil {
 				return err
 			}
+			defer cleanup()
 			return runBench(ctx, cmd.OutOrStdout(), dir, rows, perRound, rounds)
 		},
 	}

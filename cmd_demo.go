@@ -56,17 +56,11 @@ func init() {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			dir := keep
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "countwall-demo-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
-				dir = tmp
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			dir, cleanup, err := workDir(keep, "countwall-demo-")
+			if err != nil {
 				return err
 			}
+			defer cleanup()
 			return runDemo(ctx, cmd.OutOrStdout(), dir, rows, !noAttacks, keep != "")
 		},
 	}
@@ -252,4 +246,17 @@ func generateDemoDB(ctx context.Context, path string, rows int) error {
 	progress, done := datasetProgress(os.Stderr, "generating people")
 	defer done()
 	return dataset.GeneratePeople(ctx, path, dataset.PeopleOptions{Rows: int64(rows), Seed: 1}, dataset.WriteOptions{Progress: progress})
+}
+
+// workDir is the directory a command works in: keep when given (made if
+// need be, left in place), else a temporary one that cleanup removes.
+func workDir(keep, prefix string) (dir string, cleanup func(), err error) {
+	if keep != "" {
+		return keep, func() {}, os.MkdirAll(keep, 0o755)
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
