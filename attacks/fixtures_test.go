@@ -2,6 +2,8 @@ package attacks_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"countwall/config"
 	"countwall/proxy"
+	"countwall/proxy/statedb"
 )
 
 // fixtureRoot holds the databases the tests share; TestMain removes it.
@@ -71,4 +74,26 @@ func openEngine(t testing.TB, body string) (*proxy.Engine, *config.Config) {
 	}
 	t.Cleanup(func() { e.Close() })
 	return e, cfg
+}
+
+// fixedSecret creates the state database at path with a firewall secret
+// derived from seed, so that record keys, and with them sticky noise, are
+// the same on every run; it returns the secret.
+func fixedSecret(t testing.TB, path, seed string) []byte {
+	t.Helper()
+	st, err := statedb.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret := sha256.Sum256([]byte(seed))
+	if _, err := db.Exec("UPDATE secret SET value = ? WHERE id = 1", secret[:]); err != nil {
+		t.Fatal(err)
+	}
+	return secret[:]
 }
