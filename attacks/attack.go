@@ -78,6 +78,10 @@ type Result struct {
 	// CellsTotal and CellsExact score it when the truth is known, and
 	// Success is the fraction of cells (or, for one target, 0 or 1)
 	// recovered exactly.
+	// Undecided says the attack reached no verdict (stopped first, or the
+	// firewall's answers could not be read with certainty): Recovered then
+	// means nothing.
+	Undecided  bool           `json:"undecided,omitempty"`
 	Histogram  []Bin          `json:"histogram,omitempty"`
 	CellsTotal int            `json:"cells_total,omitempty"`
 	CellsExact *int           `json:"cells_exact,omitempty"`

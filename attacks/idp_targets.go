@@ -199,11 +199,11 @@ func (s *targetSession) certain() bool {
 // certain, else as a guess (Details["guess"]) with nothing recovered.
 func (s *targetSession) conclude(res *Result, value int64, found string, certain bool) {
 	if certain {
-		res.Recovered, res.Estimate = value, float64(value)
+		res.Recovered, res.Estimate, res.Undecided = value, float64(value), false
 		res.Note = s.notes(found)
 		return
 	}
-	res.Recovered, res.Estimate = -1, -1
+	res.Recovered, res.Estimate, res.Undecided = -1, -1, true
 	res.Details["guess"] = value
 	res.Note = s.notes(fmt.Sprintf("no verdict: the firewall runs %s, whose answers this attack cannot read with certainty; read as exact they say: %s",
 		cmp.Or(s.mechanism, "an unnamed mechanism"), found))
@@ -261,7 +261,7 @@ func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, err
 	}
 	or := ts.oracle
 	bs := t.thresholds(or.K)
-	res := &Result{Recovered: -1, Estimate: -1}
+	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
 	lo, hi := int64(0), int64(math.MaxInt64)
 	var outcomes []string
 	var answers []float64
@@ -352,7 +352,7 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, err
 	}
 	b := ts.oracle.K
-	res := &Result{Recovered: -1, Estimate: -1}
+	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
 	lo, hi := int64(0), d.Size() // the value is one of lo..hi-1
 	var steps []string
 	inconsistent := 0

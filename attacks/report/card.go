@@ -32,7 +32,7 @@ func Recovered(r *attacks.Result) string {
 		return "-"
 	case r.CellsTotal > 0 && r.CellsExact != nil:
 		return fmt.Sprintf("%d of %d exact (%.1f%%)", *r.CellsExact, r.CellsTotal, 100*float64(*r.CellsExact)/float64(r.CellsTotal))
-	case r.Recovered < 0 && r.Details["guess"] != nil:
+	case r.Undecided:
 		// The targeted attacks recover nothing from a firewall whose
 		// answers they cannot read with certainty.
 		if r.Truth != nil {

@@ -24,7 +24,7 @@ func TestRecoveredAndCharged(t *testing.T) {
 		{"cells", &attacks.Result{CellsTotal: 101, CellsExact: ptr(93), Spent: map[string]float64{"dp": 0}}, "93 of 101 exact (92.1%)", "nothing"},
 		{"exact count", &attacks.Result{Recovered: 41, Truth: ptr(int64(41)), Exact: ptr(true)}, "41, exact", "nothing"},
 		{"wrong count", &attacks.Result{Recovered: 55, Truth: ptr(int64(41)), Exact: ptr(false), Spent: map[string]float64{"dp": 0.2}}, "55, truth 41", "dp 0.2"},
-		{"no verdict", &attacks.Result{Recovered: -1, Truth: ptr(int64(1)), Exact: ptr(false), Details: map[string]any{"guess": 0}}, "no verdict, truth 1", "nothing"},
+		{"no verdict", &attacks.Result{Recovered: -1, Undecided: true, Truth: ptr(int64(1)), Exact: ptr(false)}, "no verdict, truth 1", "nothing"},
 		{"unscored", &attacks.Result{Recovered: 3, Spent: map[string]float64{"idp": 1.737e-7, "bdp": 2e-10}}, "3 (unscored)", "bdp 2e-10, idp 1.74e-07"},
 	} {
 		if got := Recovered(tc.r); got != tc.recovered {
