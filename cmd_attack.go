@@ -154,13 +154,22 @@ func printAttack(w io.Writer, r *attacks.Result) {
 	var spent []string
 	for _, k := range []string{"dp", "idp", "bdp"} {
 		if v, ok := r.Spent[k]; ok && v > 0 {
-			spent = append(spent, fmt.Sprintf("%s epsilon %g", k, v))
+			spent = append(spent, fmt.Sprintf("%s epsilon %.4g", k, v))
 		}
 	}
 	if len(spent) == 0 {
 		spent = []string{"nothing"}
 	}
-	fmt.Fprintf(w, "charged    %s\ntime       %.2fs\n", strings.Join(spent, ", "), r.Seconds)
+	fmt.Fprintf(w, "charged    %s (the analyst's total, read back with SHOW budget)\ntime       %.2fs\n", strings.Join(spent, ", "), r.Seconds)
+	if v, ok := r.Details["queries_per_person"].(float64); ok {
+		fmt.Fprintf(w, "per person %.1f queries\n", v)
+	}
+	if sample, ok := r.Details["sample"].([]string); ok && len(sample) > 0 {
+		fmt.Fprintf(w, "rows       %s, ... (every row with --json)\n", strings.Join(sample, "; "))
+	}
+	if r.Undecided {
+		fmt.Fprintf(w, "verdict    none\n")
+	}
 	if r.Truth != nil {
 		verdict := "not recovered"
 		if *r.Exact {
