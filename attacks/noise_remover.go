@@ -2,7 +2,6 @@ package attacks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -362,38 +361,9 @@ func scoreHistogram(ctx context.Context, truthPath string, o Options, r *Result)
 // TrueHistogram reads the true count of every value of column among the
 // target's rows from the protected database, opened read-only: the
 // attacker's ground truth, never the firewall's path. Keys are the values as
-// text.
+// text (NULL as "", which no domain value is).
 func TrueHistogram(ctx context.Context, path string, t Target, column string) (map[string]int64, error) {
-	if !IsIdentifier(column) || !IsIdentifier(t.Table) {
-		return nil, fmt.Errorf("table %q and column %q must be plain SQL identifiers", t.Table, column)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return nil, fmt.Errorf("opening the truth database: %w", err)
-	}
-	defer db.Close()
-	query := fmt.Sprintf("SELECT CAST(%s AS TEXT), COUNT(*) FROM %s", column, t.Table)
-	if t.Where != "" {
-		query += " WHERE " + t.Where
-	}
-	query += " GROUP BY 1"
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("reading the true histogram: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var v sql.NullString
-		var n int64
-		if err := rows.Scan(&v, &n); err != nil {
-			return nil, err
-		}
-		if v.Valid {
-			out[v.String] = n
-		}
-	}
-	return out, rows.Err()
+	return TrueRows(ctx, path, t, []string{column})
 }
 
 // literalText is the value an SQL literal stands for: a quoted text literal
