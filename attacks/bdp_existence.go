@@ -2,7 +2,6 @@ package attacks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -181,23 +180,34 @@ func scoreExistence(ctx context.Context, path string, o Options, r *Result) erro
 	if err != nil {
 		return err
 	}
-	truth, err := trueCombinations(ctx, path, o)
+	// The combinations that occur among the target's rows, keyed by their
+	// values as text joined with NUL.
+	columns := make([]string, len(o.Domains))
+	for j, d := range o.Domains {
+		columns[j] = d.Column
+	}
+	truth, err := TrueRows(ctx, path, o.Target, columns)
 	if err != nil {
 		return err
 	}
 	found := map[string]bool{}
 	if ex, ok := r.Details["existing"].([][]string); ok {
 		for _, vals := range ex {
-			found[strings.Join(vals, "\x00")] = true
+			found[reconRowKey(vals)] = true
 		}
 	}
 	classified, _ := r.Details["classified"].(int)
 	right, falsePresent, falseAbsent := 0, 0, 0
+	exists := int64(0)
 	for i := range total {
-		key := strings.Join(combinationValues(o, combination(o, i)), "\x00")
+		key := reconRowKey(combinationValues(o, combination(o, i)))
+		present := truth[key] > 0
+		if present {
+			exists++
+		}
 		switch {
 		case i >= classified:
-		case found[key] == truth[key]:
+		case found[key] == present:
 			right++
 		case found[key]:
 			falsePresent++
@@ -209,56 +219,9 @@ func scoreExistence(ctx context.Context, path string, o Options, r *Result) erro
 	r.CellsExact = &right
 	success := float64(right) / float64(total)
 	r.Success = &success
-	exists := int64(0)
-	for i := range total {
-		if truth[strings.Join(combinationValues(o, combination(o, i)), "\x00")] {
-			exists++
-		}
-	}
 	exact := right == total
 	r.Truth, r.Exact = &exists, &exact
 	r.Details["false_present"] = falsePresent
 	r.Details["false_absent"] = falseAbsent
 	return nil
-}
-
-// trueCombinations reads, from the protected database opened read-only, the
-// combinations of the domains' columns that occur among the target's rows,
-// keyed by their values as text joined with NUL.
-func trueCombinations(ctx context.Context, path string, o Options) (map[string]bool, error) {
-	cols := make([]string, len(o.Domains))
-	for j, d := range o.Domains {
-		cols[j] = "CAST(" + d.Column + " AS TEXT)"
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return nil, fmt.Errorf("opening the truth database: %w", err)
-	}
-	defer db.Close()
-	query := "SELECT DISTINCT " + strings.Join(cols, ", ") + " FROM " + o.Target.Table
-	if o.Target.Where != "" {
-		query += " WHERE " + o.Target.Where
-	}
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("reading the true combinations: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	vals := make([]sql.NullString, len(cols))
-	scan := make([]any, len(cols))
-	for i := range vals {
-		scan[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(scan...); err != nil {
-			return nil, err
-		}
-		text := make([]string, len(vals))
-		for i, v := range vals {
-			text[i] = v.String
-		}
-		out[strings.Join(text, "\x00")] = true
-	}
-	return out, rows.Err()
 }
