@@ -134,6 +134,9 @@ func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
 	return rows, err
 }
 
+// Unwrap is the Querier below the count.
+func (c *reconQuerier) Unwrap() Querier { return c.q }
+
 // Setup sends a session statement (SET epsilon) uncounted, as Logged does.
 func (c *reconQuerier) Setup(ctx context.Context, sql string) (*Rows, error) {
 	return sessionQuery(ctx, c.q, sql)
@@ -197,17 +200,7 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	}
 	cq := &reconQuerier{q: q, max: o.MaxQueries}
 	res := &Result{Details: map[string]any{"columns": []string{}}}
-	setup := o.Threshold
-	// The mechanism's name, outside the attack's query count; the oracle
-	// would ask it through the count to settle k.
-	res.Mechanism = mechanismName(ctx, q)
-	if setup.GroupK < 0 {
-		setup.GroupK = 0
-		if res.Mechanism == "idp" {
-			setup.GroupK = 1
-		}
-	}
-	oracle, err := NewThresholdOracle(ctx, cq, o.Target.Table, setup)
+	oracle, err := NewThresholdOracle(ctx, cq, o.Target.Table, o.Threshold)
 	if err != nil {
 		if errors.Is(err, errStopped) {
 			res.Note += fmt.Sprintf("stopped before the table size was known: %v", cq.stop)
@@ -215,6 +208,7 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 		return nil, err
 	}
+	res.Mechanism = oracle.Mechanism
 	if oracle.Note != "" {
 		res.Note = oracle.Note + ". "
 	}

@@ -216,7 +216,7 @@ func openTarget(ctx context.Context, q Querier, o Options) (*targetSession, erro
 	if !IsIdentifier(o.Target.Table) {
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", o.Target.Table)
 	}
-	ts := &targetSession{mechanism: mechanismName(ctx, q), given: o.Threshold.GroupK >= 0}
+	ts := &targetSession{given: o.Threshold.GroupK >= 0}
 	rows := o.Threshold.Rows
 	if rows <= 0 {
 		rows = math.MaxInt64 // unknown, and assumed to exceed k+1
@@ -225,7 +225,7 @@ func openTarget(ctx context.Context, q Querier, o Options) (*targetSession, erro
 	if err != nil {
 		return nil, err
 	}
-	ts.oracle, ts.share, ts.note = oracle, oracle.Share, oracle.Note
+	ts.oracle, ts.share, ts.note, ts.mechanism = oracle, oracle.Share, oracle.Note, oracle.Mechanism
 	return ts, nil
 }
 

@@ -409,12 +409,9 @@ func IsIdentifier(s string) bool {
 }
 
 // mechanismName asks the firewall which mechanism it runs (SHOW mechanism),
-// outside the attack's query count; "" when it will not say.
+// outside the attack's query count and log; "" when it will not say.
 func mechanismName(ctx context.Context, q Querier) string {
-	if l, ok := q.(*Logged); ok {
-		q = l.Querier
-	}
-	rows, err := q.Query(ctx, "SHOW mechanism")
+	rows, err := unwrapped(q).Query(ctx, "SHOW mechanism")
 	if err != nil || len(rows.Values) != 1 || len(rows.Values[0]) != 1 {
 		return ""
 	}

@@ -131,6 +131,22 @@ func sessionQuery(ctx context.Context, q Querier, sql string) (*Rows, error) {
 	return q.Query(ctx, sql)
 }
 
+// Unwrap is the Querier below the log.
+func (l *Logged) Unwrap() Querier { return l.Querier }
+
+// unwrapped is q below any logging or counting wrappers: read-backs (SHOW
+// mechanism, SHOW budget) go there, neither logged nor counted, since they
+// are not part of the attack.
+func unwrapped(q Querier) Querier {
+	for {
+		u, ok := q.(interface{ Unwrap() Querier })
+		if !ok {
+			return q
+		}
+		q = u.Unwrap()
+	}
+}
+
 // Sent is how many statements went through.
 func (l *Logged) Sent() int {
 	l.mu.Lock()
@@ -148,10 +164,7 @@ func (l *Logged) Refused() int {
 // Spent reads the analyst's spending back with SHOW budget: epsilon spent per
 // accounting kind. It is not counted as an attack query.
 func Spent(ctx context.Context, q Querier) (map[string]float64, error) {
-	if l, ok := q.(*Logged); ok {
-		q = l.Querier
-	}
-	rows, err := q.Query(ctx, "SHOW budget")
+	rows, err := unwrapped(q).Query(ctx, "SHOW budget")
 	if err != nil {
 		return nil, err
 	}

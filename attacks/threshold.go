@@ -69,6 +69,9 @@ type ThresholdOracle struct {
 	// the session's own share is used instead.
 	Share float64
 	Note  string
+	// Mechanism is what the firewall says it runs (SHOW mechanism), "" when
+	// it will not say.
+	Mechanism string
 }
 
 // ThresholdSetup says how a threshold attack meets the firewall.
@@ -96,9 +99,10 @@ func NewThresholdOracle(ctx context.Context, q Querier, table string, s Threshol
 		return nil, err
 	}
 	o.Share, o.Note = share, note
+	o.Mechanism = mechanismName(ctx, q)
 	if o.K < 0 {
 		o.K = 0
-		if mechanismName(ctx, q) == "idp" {
+		if o.Mechanism == "idp" {
 			o.K = 1
 		}
 	}
