@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/config"
-	"countwall/planner"
+	"countwall/pgerror"
 	"countwall/proxy"
 )
 
@@ -60,7 +60,7 @@ func addConfigFlags(cmd *cobra.Command) {
 
 // sqlError renders an engine refusal the way psql would.
 func sqlError(err error) error {
-	var pe *planner.Error
+	var pe *pgerror.Error
 	if errors.As(err, &pe) && pe.Hint != "" {
 		return fmt.Errorf("ERROR %s: %s\nHINT: %s", pe.Code, pe.Message, pe.Hint)
 	}

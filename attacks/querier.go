@@ -6,7 +6,7 @@ package attacks
 
 import (
 	"context"
-	"errors"
+	"countwall/pgerror"
 	"fmt"
 	"io"
 	"strconv"
@@ -66,13 +66,7 @@ func Count(ctx context.Context, q Querier, sql string) (float64, error) {
 }
 
 // SQLState is the SQLSTATE of a refusal, or "" when err is not one.
-func SQLState(err error) string {
-	var st interface{ SQLState() string }
-	if errors.As(err, &st) {
-		return st.SQLState()
-	}
-	return ""
-}
+func SQLState(err error) string { return pgerror.SQLState(err) }
 
 // Logged wraps a Querier: it counts statements and writes each one, ended
 // with a semicolon, to Log (when set), so that the log runs in psql.

@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"context"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -118,7 +119,7 @@ func (m *bdp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) 
 		}
 		out, err := addScaledLaplace(m.noise, value, sens, req.Epsilon)
 		if err != nil {
-			return nil, Charge{}, planner.Errorf(planner.CodeInvalidParameter, "bdp: %v", err)
+			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "bdp: %v", err)
 		}
 		answers[i] = Answer{Float: out, IsFloat: true}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -120,7 +121,7 @@ func (m *cellKey) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 			v := m.table.noise(c.Count, cellKeyPosition(c.Key))
 			if v < 0 && c.Count+v < 0 {
 				// The tables are validated so that this cannot happen.
-				return nil, Charge{}, planner.Errorf(planner.CodeInternal,
+				return nil, Charge{}, pgerror.Errorf(pgerror.InternalError,
 					"cellkey: perturbation table %s would publish a negative count", m.table.name)
 			}
 			answers[i] = Answer{Int: addNoiseClampedAtZero(c.Count, v)}

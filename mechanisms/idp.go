@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -118,7 +119,7 @@ func (m *idp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) 
 		}
 		out, err := addScaledLaplace(m.noise, value, sens, req.Epsilon)
 		if err != nil {
-			return nil, Charge{}, planner.Errorf(planner.CodeInvalidParameter, "idp: %v", err)
+			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "idp: %v", err)
 		}
 		answers[i] = Answer{Float: out, IsFloat: true}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -143,7 +144,7 @@ func TestIDPGroupByAndParams(t *testing.T) {
 	req := dpRequest(groupedCountQuery(nil), 1, 0, false, 1, 2)
 	req.Result.TableSize = 3
 	_, _, err := m.Answer(context.Background(), req)
-	wantPlannerError(t, err, planner.CodeFeatureNotSupported)
+	wantPlannerError(t, err, pgerror.FeatureNotSupported)
 	// A threshold GROUP BY thresholds the noisy counts; answers stay floats.
 	req = dpRequest(groupedCountQuery(&planner.Threshold{Bound: 5}), MaxEpsilon, 0, true, 1, 20)
 	req.Result.TableSize = 21

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -84,7 +85,7 @@ func (m *dpCount) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 			noisy, err = m.noise.AddLaplace(c.Count, 1, 1, req.Epsilon)
 		}
 		if err != nil {
-			return nil, Charge{}, planner.Errorf(planner.CodeInvalidParameter, "%s: %v", m.Name(), err)
+			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.Name(), err)
 		}
 		answers[i] = Answer{Int: max(noisy, 0)}
 	}
@@ -102,8 +103,8 @@ func requireDomain(req *Request, mechanism string) error {
 	if len(req.Query.GroupBy) == 0 || req.Result.DomainComplete {
 		return nil
 	}
-	return &planner.Error{
-		Code:    planner.CodeFeatureNotSupported,
+	return &pgerror.Error{
+		Code:    pgerror.FeatureNotSupported,
 		Message: fmt.Sprintf("the %s mechanism answers GROUP BY only over columns with a declared public domain", mechanism),
 		Hint:    "Declare the domain (a list of categories or an integer range) of each GROUP BY column in the table's config.",
 	}
@@ -113,13 +114,13 @@ func requireDomain(req *Request, mechanism string) error {
 // an error the analyst can act on with SET.
 func checkShare(req *Request, needDelta bool) error {
 	if err := checkEpsilon(req.Epsilon); err != nil {
-		return &planner.Error{Code: planner.CodeInvalidParameter, Message: err.Error(), Hint: "Choose another value with SET epsilon."}
+		return &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: err.Error(), Hint: "Choose another value with SET epsilon."}
 	}
 	if !needDelta {
 		return nil
 	}
 	if err := checkDelta(req.Delta); err != nil {
-		return &planner.Error{Code: planner.CodeInvalidParameter, Message: err.Error(), Hint: "Choose a delta > 0 with SET delta."}
+		return &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: err.Error(), Hint: "Choose a delta > 0 with SET delta."}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -20,9 +21,9 @@ func dpRequest(q *planner.Query, eps, delta float64, domainComplete bool, counts
 
 func wantPlannerError(t *testing.T, err error, code string) {
 	t.Helper()
-	var pe *planner.Error
+	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != code {
-		t.Fatalf("got error %v, want a *planner.Error with SQLSTATE %s", err, code)
+		t.Fatalf("got error %v, want a *pgerror.Error with SQLSTATE %s", err, code)
 	}
 }
 
@@ -38,7 +39,7 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 		}
 		// GROUP BY without declared domains is refused, nothing charged.
 		_, charge, err := m.Answer(context.Background(), dpRequest(groupedCountQuery(nil), 0.5, 1e-6, false, 3, 4))
-		wantPlannerError(t, err, planner.CodeFeatureNotSupported)
+		wantPlannerError(t, err, pgerror.FeatureNotSupported)
 		if charge != (Charge{}) {
 			t.Errorf("%s charged %+v for a refused query", name, charge)
 		}
@@ -61,14 +62,14 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 		}
 		// Out-of-range shares are refused with 22023.
 		_, _, err = m.Answer(context.Background(), dpRequest(plain, 0, 1e-6, false, 5))
-		wantPlannerError(t, err, planner.CodeInvalidParameter)
+		wantPlannerError(t, err, pgerror.InvalidParameterValue)
 		_, _, err = m.Answer(context.Background(), dpRequest(plain, math.NaN(), 1e-6, false, 5))
-		wantPlannerError(t, err, planner.CodeInvalidParameter)
+		wantPlannerError(t, err, pgerror.InvalidParameterValue)
 	}
 	// Gaussian needs delta; Laplace ignores it and charges none.
 	g := newMechanismForTest(t, "gaussian", nil, 1)
 	_, _, err := g.Answer(context.Background(), dpRequest(plain, 1, 0, false, 5))
-	wantPlannerError(t, err, planner.CodeInvalidParameter)
+	wantPlannerError(t, err, pgerror.InvalidParameterValue)
 	l := newMechanismForTest(t, "laplace", nil, 1)
 	_, charge, err := l.Answer(context.Background(), dpRequest(plain, 1, 0.3, false, 5))
 	if err != nil || charge != (Charge{Kind: AccountingDP, Epsilon: 1}) {

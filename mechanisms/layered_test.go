@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -182,7 +183,7 @@ func TestNoiseMechanismsDescribeAndRefuseMalformed(t *testing.T) {
 		}
 		for _, req := range []*Request{nil, {}, {Query: &planner.Query{}}} {
 			_, _, err := m.Answer(context.Background(), req)
-			wantPlannerError(t, err, planner.CodeInternal)
+			wantPlannerError(t, err, pgerror.InternalError)
 		}
 	}
 }

@@ -62,7 +62,7 @@ type Mechanism interface {
 	Needs() planner.Needs
 	// Answer returns one Answer per cell of req.Result, and the charge the
 	// answer costs. A mechanism that cannot answer (for example a DP mechanism
-	// asked for a GROUP BY without a declared domain) returns a *planner.Error.
+	// asked for a GROUP BY without a declared domain) returns a *pgerror.Error.
 	Answer(ctx context.Context, req *Request) ([]Answer, Charge, error)
 }
 

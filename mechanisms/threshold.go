@@ -1,12 +1,15 @@
 package mechanisms
 
-import "countwall/planner"
+import (
+	"countwall/pgerror"
+	"countwall/planner"
+)
 
 // requestCells returns the cells a request asks about, refusing a malformed
 // request instead of dereferencing nil.
 func requestCells(req *Request) ([]planner.Cell, error) {
 	if req == nil || req.Query == nil || req.Result == nil {
-		return nil, planner.Errorf(planner.CodeInternal, "mechanism called without a query or its cells")
+		return nil, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query or its cells")
 	}
 	return req.Result.Cells, nil
 }

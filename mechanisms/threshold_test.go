@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -47,9 +48,9 @@ func TestMechanismsRefuseMalformedRequests(t *testing.T) {
 		m := newMechanismForTest(t, name, nil, 1)
 		for _, req := range []*Request{nil, {}, {Query: &planner.Query{}}} {
 			_, _, err := m.Answer(context.Background(), req)
-			pe, ok := err.(*planner.Error)
-			if !ok || pe.Code != planner.CodeInternal {
-				t.Errorf("%s: request %+v: got %v, want an internal *planner.Error", name, req, err)
+			pe, ok := err.(*pgerror.Error)
+			if !ok || pe.Code != pgerror.InternalError {
+				t.Errorf("%s: request %+v: got %v, want an internal *pgerror.Error", name, req, err)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/pgerror"
 	"fmt"
 	"strings"
 )
@@ -179,7 +180,7 @@ type compiler struct {
 
 func (c *compiler) fail(format string, a ...any) {
 	if c.err == nil {
-		c.err = Errorf(CodeInternal, format, a...)
+		c.err = pgerror.Errorf(pgerror.InternalError, format, a...)
 	}
 }
 

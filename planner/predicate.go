@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/pgerror"
 	"strconv"
 	"strings"
 
@@ -52,15 +53,15 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		case sqlparser.IsNotNullStr:
 			return &IsNull{Column: col, Negate: true}, nil
 		}
-		return nil, Errorf(CodeFeatureNotSupported, "%s is not supported", strings.ToUpper(x.Operator))
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not supported", strings.ToUpper(x.Operator))
 	case *sqlparser.ExistsExpr, *sqlparser.Subquery:
-		return nil, Errorf(CodeFeatureNotSupported, "subqueries are not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
 	case *sqlparser.ColName:
-		return nil, Errorf(CodeDatatypeMismatch, "column %q alone is not a condition; compare it with a value", strings.ToLower(x.Name.String()))
+		return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q alone is not a condition; compare it with a value", strings.ToLower(x.Name.String()))
 	case sqlparser.BoolVal, *sqlparser.SQLVal, *sqlparser.NullVal:
-		return nil, Errorf(CodeFeatureNotSupported, "constant conditions are not supported; compare a column with a value")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "constant conditions are not supported; compare a column with a value")
 	}
-	return nil, Errorf(CodeFeatureNotSupported, "this kind of condition is not supported; use column comparisons, BETWEEN, IN, IS NULL or LIKE")
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "this kind of condition is not supported; use column comparisons, BETWEEN, IN, IS NULL or LIKE")
 }
 
 // both converts the two sides of AND or OR.
@@ -78,9 +79,9 @@ func (p *parser) both(left, right sqlparser.Expr) (Pred, Pred, error) {
 
 func (p *parser) policyError(construct string) error {
 	if p.table.Policy.Strict {
-		return Errorf(CodeInsufficientPriv, "%s is not allowed under the strict policy of table %q: only AND-ed equalities", construct, p.table.Name)
+		return pgerror.Errorf(pgerror.InsufficientPrivilege, "%s is not allowed under the strict policy of table %q: only AND-ed equalities", construct, p.table.Name)
 	}
-	return Errorf(CodeInsufficientPriv, "%s is not allowed by the policy of table %q", construct, p.table.Name)
+	return pgerror.Errorf(pgerror.InsufficientPrivilege, "%s is not allowed by the policy of table %q", construct, p.table.Name)
 }
 
 // leafColumn resolves the column of a condition and counts the condition
@@ -88,14 +89,14 @@ func (p *parser) policyError(construct string) error {
 func (p *parser) leafColumn(e sqlparser.Expr) (string, error) {
 	col, ok := e.(*sqlparser.ColName)
 	if !ok {
-		return "", Errorf(CodeFeatureNotSupported, "the left side of this condition must be a column")
+		return "", pgerror.Errorf(pgerror.FeatureNotSupported, "the left side of this condition must be a column")
 	}
 	name, err := p.column(col)
 	if err != nil {
 		return "", err
 	}
 	if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
-		return "", Errorf(CodeInsufficientPriv, "column %q is the privacy unit and may not be filtered on", name)
+		return "", pgerror.Errorf(pgerror.InsufficientPrivilege, "column %q is the privacy unit and may not be filtered on", name)
 	}
 	p.leaves++
 	return name, nil
@@ -118,7 +119,7 @@ var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">":
 func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	pol := p.table.Policy
 	if containsSubquery(x.Left) || containsSubquery(x.Right) {
-		return nil, Errorf(CodeFeatureNotSupported, "subqueries are not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
 	}
 	op := x.Operator
 	if op == sqlparser.NotEqualStr {
@@ -138,10 +139,10 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		}
 		tuple, ok := x.Right.(sqlparser.ValTuple)
 		if !ok {
-			return nil, Errorf(CodeFeatureNotSupported, "IN needs a list of values")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "IN needs a list of values")
 		}
 		if len(tuple) > pol.MaxInList {
-			return nil, Errorf(CodeProgramLimit, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
+			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
 		}
 		in := &In{Column: col, Negate: op == sqlparser.NotInStr}
 		for _, v := range tuple {
@@ -160,14 +161,14 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 			return nil, p.policyError("NOT LIKE")
 		}
 		if x.Escape != nil {
-			return nil, Errorf(CodeFeatureNotSupported, "LIKE ... ESCAPE is not supported; backslash is the escape character")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "LIKE ... ESCAPE is not supported; backslash is the escape character")
 		}
 		col, err := p.leafColumn(x.Left)
 		if err != nil {
 			return nil, err
 		}
 		if p.table.Columns[col].Type != TypeText {
-			return nil, Errorf(CodeDatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
+			return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
 		}
 		lit, err := p.literal(x.Right, col)
 		if err != nil {
@@ -176,7 +177,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		return &Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
 	case "=", "<>", "<", "<=", ">", ">=":
 	default:
-		return nil, Errorf(CodeFeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
 	}
 	if op != "=" && pol.Strict {
 		return nil, p.policyError("operator " + op)
@@ -190,9 +191,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	}
 	if !isLiteral(right) {
 		if isColumn(left) && isColumn(right) {
-			return nil, Errorf(CodeFeatureNotSupported, "column-to-column comparisons are not supported")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "column-to-column comparisons are not supported")
 		}
-		return nil, Errorf(CodeFeatureNotSupported, "a condition must compare a column with a value")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition must compare a column with a value")
 	}
 	if isColumn(left) {
 		col, err := p.leafColumn(left)
@@ -213,7 +214,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		return nil, err
 	}
 	if cols != 1 {
-		return nil, Errorf(CodeFeatureNotSupported, "an expression in a condition must use exactly one column")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "an expression in a condition must use exactly one column")
 	}
 	p.leaves++
 	lit, err := p.numberLiteral(right)
@@ -273,7 +274,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 			return nil, 0, err
 		}
 		if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
-			return nil, 0, Errorf(CodeInsufficientPriv, "column %q is the privacy unit and may not be filtered on", name)
+			return nil, 0, pgerror.Errorf(pgerror.InsufficientPrivilege, "column %q is the privacy unit and may not be filtered on", name)
 		}
 		return &ColumnRef{Column: name}, 1, nil
 	case *sqlparser.SQLVal, *sqlparser.UnaryExpr:
@@ -286,7 +287,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		switch x.Operator {
 		case "+", "-", "*", "/", "%":
 		default:
-			return nil, 0, Errorf(CodeFeatureNotSupported, "operator %s is not supported in expressions", x.Operator)
+			return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported in expressions", x.Operator)
 		}
 		l, lc, err := p.expr(x.Left)
 		if err != nil {
@@ -301,14 +302,14 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		name := x.Name.Lowered()
 		arity, ok := allowedFuncs[name]
 		if !ok || !x.Qualifier.IsEmpty() || x.Distinct {
-			return nil, 0, Errorf(CodeFeatureNotSupported, "function %s is not allowed in conditions", strings.ToUpper(name))
+			return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not allowed in conditions", strings.ToUpper(name))
 		}
 		if len(x.Exprs) != arity {
-			return nil, 0, Errorf(CodeSyntax, "%s takes %d argument", strings.ToUpper(name), arity)
+			return nil, 0, pgerror.Errorf(pgerror.SyntaxError, "%s takes %d argument", strings.ToUpper(name), arity)
 		}
 		ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr)
 		if !ok {
-			return nil, 0, Errorf(CodeSyntax, "bad argument to %s", strings.ToUpper(name))
+			return nil, 0, pgerror.Errorf(pgerror.SyntaxError, "bad argument to %s", strings.ToUpper(name))
 		}
 		arg, n, err := p.expr(ae.Expr)
 		if err != nil {
@@ -316,7 +317,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		}
 		return &FuncCall{Name: name, Args: []Expr{arg}}, n, nil
 	}
-	return nil, 0, Errorf(CodeFeatureNotSupported, "this expression is not supported in conditions")
+	return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "this expression is not supported in conditions")
 }
 
 func (p *parser) numberLiteral(e sqlparser.Expr) (Literal, error) {
@@ -325,7 +326,7 @@ func (p *parser) numberLiteral(e sqlparser.Expr) (Literal, error) {
 		return Literal{}, err
 	}
 	if lit.Kind == LitText {
-		return Literal{}, Errorf(CodeDatatypeMismatch, "an arithmetic condition must compare with a number")
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "an arithmetic condition must compare with a number")
 	}
 	return lit, nil
 }
@@ -339,22 +340,22 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 	neg := false
 	if u, ok := e.(*sqlparser.UnaryExpr); ok {
 		if u.Operator != sqlparser.UMinusStr && u.Operator != sqlparser.UPlusStr {
-			return Literal{}, Errorf(CodeFeatureNotSupported, "operator %s is not supported on values", u.Operator)
+			return Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported on values", u.Operator)
 		}
 		neg, e = u.Operator == sqlparser.UMinusStr, u.Expr
 	}
 	switch v := e.(type) {
 	case *sqlparser.NullVal:
-		return Literal{}, Errorf(CodeDatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
 	case sqlparser.BoolVal:
-		return Literal{}, Errorf(CodeDatatypeMismatch, "boolean values are not supported (column %q)", col)
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "boolean values are not supported (column %q)", col)
 	case *sqlparser.SQLVal:
 		switch v.Type {
 		case sqlparser.ValArg:
 			return p.param(string(v.Val), want, col, neg)
 		case sqlparser.StrVal:
 			if neg {
-				return Literal{}, Errorf(CodeDatatypeMismatch, "a minus sign cannot apply to text")
+				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text")
 			}
 			if want != TypeText {
 				// As in PostgreSQL, a quoted literal takes the column's type
@@ -363,12 +364,12 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 				if lit, err := numberFromText(strings.TrimSpace(string(v.Val)), want, col); err == nil {
 					return lit, nil
 				}
-				return Literal{}, Errorf(CodeDatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
+				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
 			}
 			return Literal{Kind: LitText, Text: string(v.Val)}, nil
 		case sqlparser.IntVal, sqlparser.FloatVal:
 			if want == TypeText {
-				return Literal{}, Errorf(CodeDatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
+				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
 			}
 			s := string(v.Val)
 			if neg {
@@ -377,7 +378,7 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 			return numberFromText(s, want, col)
 		}
 	}
-	return Literal{}, Errorf(CodeFeatureNotSupported, "only constant values may be compared with column %q", col)
+	return Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "only constant values may be compared with column %q", col)
 }
 
 func numberFromText(s string, want ColumnType, col string) (Literal, error) {
@@ -389,7 +390,7 @@ func numberFromText(s string, want ColumnType, col string) (Literal, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return Literal{}, Errorf(CodeInvalidParameter, "value compared with column %q is not a valid number", col)
+		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
 	}
 	return Literal{Kind: LitFloat, Float: f}, nil
 }
@@ -398,7 +399,7 @@ func numberFromText(s string, want ColumnType, col string) (Literal, error) {
 func (p *parser) param(name string, want ColumnType, col string, neg bool) (Literal, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(name, ":v"))
 	if err != nil || n < 1 {
-		return Literal{}, Errorf(CodeSyntax, "bad parameter placeholder")
+		return Literal{}, pgerror.Errorf(pgerror.SyntaxError, "bad parameter placeholder")
 	}
 	for len(p.paramTypes) < n {
 		p.paramTypes = append(p.paramTypes, nil)
@@ -413,11 +414,11 @@ func (p *parser) param(name string, want ColumnType, col string, neg bool) (Lite
 	}
 	arg := p.args[n-1]
 	if arg == nil {
-		return Literal{}, Errorf(CodeDatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
 	}
 	if want == TypeText {
 		if neg {
-			return Literal{}, Errorf(CodeDatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
+			return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
 		}
 		return Literal{Kind: LitText, Text: *arg}, nil
 	}
@@ -427,7 +428,7 @@ func (p *parser) param(name string, want ColumnType, col string, neg bool) (Lite
 	}
 	lit, err := numberFromText(s, want, col)
 	if err != nil {
-		return Literal{}, Errorf(CodeInvalidParameter, "parameter $%d is not a valid %s for column %q", n, want, col)
+		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d is not a valid %s for column %q", n, want, col)
 	}
 	return lit, nil
 }

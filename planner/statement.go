@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/pgerror"
 	"fmt"
 	"math"
 	"regexp"
@@ -29,7 +30,7 @@ func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
 	out := make([]ColumnType, len(p.paramTypes))
 	for i, t := range p.paramTypes {
 		if t == nil {
-			return nil, Errorf(CodeSyntax, "parameter $%d is not used in a comparison", i+1)
+			return nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
 		}
 		out[i] = *t
 	}
@@ -55,11 +56,11 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 		// The SQL parser is not hardened against every input; a panic in it is
 		// a syntax error as far as the analyst is concerned.
 		if r := recover(); r != nil {
-			st, err = nil, Errorf(CodeSyntax, "could not parse the statement")
+			st, err = nil, pgerror.Errorf(pgerror.SyntaxError, "could not parse the statement")
 		}
 	}()
 	if limit := p.maxBytes(); len(sql) > limit {
-		return nil, Errorf(CodeProgramLimit, "statement is %d bytes, over the limit of %d", len(sql), limit)
+		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
 	}
 	text := stripComments(sql)
 	pieces, perr := sqlparser.SplitStatementToPieces(text)
@@ -71,7 +72,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 			}
 		}
 		if n > 1 {
-			return nil, Errorf(CodeSyntax, "several statements in one string are not allowed; send one statement at a time")
+			return nil, pgerror.Errorf(pgerror.SyntaxError, "several statements in one string are not allowed; send one statement at a time")
 		}
 	}
 	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), ";"))
@@ -93,17 +94,17 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	case "discard":
 		return &Chatter{Kind: "discard"}, nil
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
-		return nil, Errorf(CodeReadOnly, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(words[0]))
 	case "pragma", "attach", "detach":
-		return nil, Errorf(CodeFeatureNotSupported, "%s is not allowed", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not allowed", strings.ToUpper(words[0]))
 	case "with":
-		return nil, Errorf(CodeFeatureNotSupported, "common table expressions (WITH) are not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "common table expressions (WITH) are not supported")
 	case "select":
 	default:
-		return nil, Errorf(CodeSyntax, "syntax error: statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error: statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(words[0]))
 	}
 	if catalogRE.MatchString(stripStrings(text)) {
-		return nil, Errorf(CodeFeatureNotSupported, "catalog queries are not supported: countwall exposes only the configured tables")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "catalog queries are not supported: countwall exposes only the configured tables")
 	}
 	text, err = p.translatePlaceholders(text)
 	if err != nil {
@@ -117,11 +118,11 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	case *sqlparser.Select:
 		return p.selectStmt(s)
 	case *sqlparser.Union:
-		return nil, Errorf(CodeFeatureNotSupported, "UNION is not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "UNION is not supported")
 	case *sqlparser.ParenSelect:
-		return nil, Errorf(CodeFeatureNotSupported, "parenthesised SELECT is not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "parenthesised SELECT is not supported")
 	default:
-		return nil, Errorf(CodeFeatureNotSupported, "only SELECT COUNT(*) queries are supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "only SELECT COUNT(*) queries are supported")
 	}
 }
 
@@ -130,11 +131,11 @@ func (p *parser) syntaxError(text string) error {
 	lower := strings.ToLower(text)
 	switch {
 	case strings.Contains(lower, " over ("), strings.Contains(lower, " over("):
-		return Errorf(CodeFeatureNotSupported, "window functions are not supported")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "window functions are not supported")
 	case strings.Contains(lower, "::"):
-		return Errorf(CodeFeatureNotSupported, "type casts (::) are not supported")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "type casts (::) are not supported")
 	}
-	return Errorf(CodeSyntax, "syntax error: countwall accepts SELECT [group columns,] COUNT(*) FROM table [WHERE ...] [GROUP BY ...] [ORDER BY ...]")
+	return pgerror.Errorf(pgerror.SyntaxError, "syntax error: countwall accepts SELECT [group columns,] COUNT(*) FROM table [WHERE ...] [GROUP BY ...] [ORDER BY ...]")
 }
 
 func (p *parser) maxBytes() int {
@@ -222,14 +223,14 @@ func (p *parser) translatePlaceholders(text string) (string, error) {
 				j++
 			}
 			if j == i+1 {
-				return "", Errorf(CodeSyntax, "a $ must be followed by a parameter number")
+				return "", pgerror.Errorf(pgerror.SyntaxError, "a $ must be followed by a parameter number")
 			}
 			n, err := strconv.Atoi(text[i+1 : j])
 			if err != nil || n < 1 || n > 1000 {
-				return "", Errorf(CodeSyntax, "parameter number must be between $1 and $1000")
+				return "", pgerror.Errorf(pgerror.SyntaxError, "parameter number must be between $1 and $1000")
 			}
 			if p.bind && n > len(p.args) {
-				return "", Errorf(CodeInvalidParameter, "parameter $%d has no bound value (%d given)", n, len(p.args))
+				return "", pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", n, len(p.args))
 			}
 			fmt.Fprintf(&b, ":v%d", n)
 			i = j - 1
@@ -245,7 +246,7 @@ var setRE = regexp.MustCompile(`(?is)^set\s+(?:session\s+|local\s+)?([a-z_][a-z0
 func parseSet(text string) (Statement, error) {
 	m := setRE.FindStringSubmatch(text)
 	if m == nil {
-		return nil, Errorf(CodeSyntax, "SET needs a name and a value: SET name = value")
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "SET needs a name and a value: SET name = value")
 	}
 	name := strings.ToLower(m[1])
 	value := strings.TrimSpace(m[2])
@@ -253,7 +254,7 @@ func parseSet(text string) (Statement, error) {
 		name, value = "timezone", strings.TrimSpace(value[4:])
 	}
 	if value == "" {
-		return nil, Errorf(CodeSyntax, "SET %s needs a value", name)
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "SET %s needs a value", name)
 	}
 	return &Set{Name: name, Value: unquoteList(value)}, nil
 }
@@ -276,11 +277,11 @@ var showRE = regexp.MustCompile(`(?is)^show\s+([a-z_][a-z0-9_.]*)$`)
 func parseShow(text string) (Statement, error) {
 	m := showRE.FindStringSubmatch(text)
 	if m == nil {
-		return nil, Errorf(CodeSyntax, "SHOW needs one setting name: SHOW budget")
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "SHOW needs one setting name: SHOW budget")
 	}
 	name := strings.ToLower(m[1])
 	if name == "all" {
-		return nil, Errorf(CodeFeatureNotSupported, "SHOW ALL is not supported; SHOW budget, epsilon, delta or mechanism")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SHOW ALL is not supported; SHOW budget, epsilon, delta or mechanism")
 	}
 	return &Show{Name: name}, nil
 }
@@ -291,13 +292,13 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	}
 	switch {
 	case s.Distinct != "":
-		return nil, Errorf(CodeFeatureNotSupported, "SELECT DISTINCT is not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT DISTINCT is not supported")
 	case s.Having != nil:
-		return nil, Errorf(CodeFeatureNotSupported, "HAVING is not supported: it would filter on true counts")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "HAVING is not supported: it would filter on true counts")
 	case s.Limit != nil:
-		return nil, Errorf(CodeFeatureNotSupported, "LIMIT and OFFSET are not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "LIMIT and OFFSET are not supported")
 	case s.Lock != "":
-		return nil, Errorf(CodeFeatureNotSupported, "locking clauses are not supported")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "locking clauses are not supported")
 	}
 	if err := p.from(s.From); err != nil {
 		return nil, err
@@ -308,9 +309,9 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	for _, se := range s.SelectExprs {
 		switch e := se.(type) {
 		case *sqlparser.StarExpr:
-			return nil, Errorf(CodeFeatureNotSupported, "SELECT * is not supported: select COUNT(*) and, optionally, the GROUP BY columns")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT * is not supported: select COUNT(*) and, optionally, the GROUP BY columns")
 		case *sqlparser.Nextval:
-			return nil, Errorf(CodeFeatureNotSupported, "NEXT VALUE is not supported")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "NEXT VALUE is not supported")
 		case *sqlparser.AliasedExpr:
 			if col, ok := e.Expr.(*sqlparser.ColName); ok {
 				name, err := p.column(col)
@@ -318,13 +319,13 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 					return nil, err
 				}
 				if !e.As.IsEmpty() {
-					return nil, Errorf(CodeFeatureNotSupported, "aliases on group columns are not supported (column %q)", name)
+					return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "aliases on group columns are not supported (column %q)", name)
 				}
 				plain = append(plain, name)
 				continue
 			}
 			if aggSeen {
-				return nil, Errorf(CodeFeatureNotSupported, "only one COUNT may be selected")
+				return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "only one COUNT may be selected")
 			}
 			if err := p.aggregate(e.Expr, q); err != nil {
 				return nil, err
@@ -336,12 +337,12 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 		}
 	}
 	if !aggSeen {
-		return nil, Errorf(CodeFeatureNotSupported, "a query must select COUNT(*); bare columns are not answered")
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a query must select COUNT(*); bare columns are not answered")
 	}
 	for _, g := range s.GroupBy {
 		col, ok := g.(*sqlparser.ColName)
 		if !ok {
-			return nil, Errorf(CodeGrouping, "GROUP BY accepts plain column names only")
+			return nil, pgerror.Errorf(pgerror.GroupingError, "GROUP BY accepts plain column names only")
 		}
 		name, err := p.column(col)
 		if err != nil {
@@ -355,7 +356,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	q.GroupBy = plain
 	for _, g := range q.GroupBy {
 		if g == p.table.PrivacyUnit {
-			return nil, Errorf(CodeInsufficientPriv, "GROUP BY the privacy-unit column %q is not allowed", g)
+			return nil, pgerror.Errorf(pgerror.InsufficientPrivilege, "GROUP BY the privacy-unit column %q is not allowed", g)
 		}
 	}
 	if err := p.checkGroupLimit(q.GroupBy); err != nil {
@@ -364,11 +365,11 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	for _, o := range s.OrderBy {
 		col, ok := o.Expr.(*sqlparser.ColName)
 		if !ok {
-			return nil, Errorf(CodeGrouping, "ORDER BY accepts group column names only")
+			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY accepts group column names only")
 		}
 		name := strings.ToLower(col.Name.String())
 		if !contains(q.GroupBy, name) {
-			return nil, Errorf(CodeGrouping, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
+			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
 		}
 		q.OrderBy = append(q.OrderBy, Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
 	}
@@ -378,7 +379,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 			return nil, err
 		}
 		if p.leaves > p.table.Policy.MaxConditions {
-			return nil, Errorf(CodeProgramLimit, "WHERE has %d conditions, over the limit of %d", p.leaves, p.table.Policy.MaxConditions)
+			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "WHERE has %d conditions, over the limit of %d", p.leaves, p.table.Policy.MaxConditions)
 		}
 		q.Where = pred
 	}
@@ -418,23 +419,23 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 
 func (p *parser) from(from sqlparser.TableExprs) error {
 	if len(from) != 1 {
-		return Errorf(CodeFeatureNotSupported, "a query must read exactly one table; joins are not supported")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "a query must read exactly one table; joins are not supported")
 	}
 	switch t := from[0].(type) {
 	case *sqlparser.JoinTableExpr:
-		return Errorf(CodeFeatureNotSupported, "JOIN is not supported")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "JOIN is not supported")
 	case *sqlparser.ParenTableExpr:
-		return Errorf(CodeFeatureNotSupported, "parenthesised FROM is not supported")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "parenthesised FROM is not supported")
 	case *sqlparser.AliasedTableExpr:
 		switch e := t.Expr.(type) {
 		case *sqlparser.Subquery:
-			return Errorf(CodeFeatureNotSupported, "subqueries are not supported")
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
 		case sqlparser.TableName:
 			if e.Name.String() == "dual" && e.Qualifier.IsEmpty() {
-				return Errorf(CodeSyntax, "a query needs FROM table")
+				return pgerror.Errorf(pgerror.SyntaxError, "a query needs FROM table")
 			}
 			if !e.Qualifier.IsEmpty() {
-				return Errorf(CodeFeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
+				return pgerror.Errorf(pgerror.FeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
 			}
 			name := strings.ToLower(e.Name.String())
 			var tbl *Table
@@ -442,22 +443,22 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 				tbl = p.cat.Tables[name]
 			}
 			if tbl == nil {
-				return &Error{Code: CodeUndefinedTable, Message: fmt.Sprintf("relation %q does not exist", name)}
+				return &pgerror.Error{Code: pgerror.UndefinedTable, Message: fmt.Sprintf("relation %q does not exist", name)}
 			}
 			p.table = tbl
 			return nil
 		}
 	}
-	return Errorf(CodeFeatureNotSupported, "unsupported FROM clause")
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "unsupported FROM clause")
 }
 
 func (p *parser) column(c *sqlparser.ColName) (string, error) {
 	name := strings.ToLower(c.Name.String())
 	if !c.Qualifier.IsEmpty() && strings.ToLower(c.Qualifier.Name.String()) != p.table.Name {
-		return "", Errorf(CodeUndefinedTable, "missing FROM-clause entry for table %q", strings.ToLower(c.Qualifier.Name.String()))
+		return "", pgerror.Errorf(pgerror.UndefinedTable, "missing FROM-clause entry for table %q", strings.ToLower(c.Qualifier.Name.String()))
 	}
 	if _, ok := p.table.Columns[name]; !ok {
-		return "", &Error{Code: CodeUndefinedColumn, Message: fmt.Sprintf("column %q does not exist in table %q", name, p.table.Name)}
+		return "", &pgerror.Error{Code: pgerror.UndefinedColumn, Message: fmt.Sprintf("column %q does not exist in table %q", name, p.table.Name)}
 	}
 	return name, nil
 }
@@ -468,18 +469,18 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 	if cmp, ok := e.(*sqlparser.ComparisonExpr); ok {
 		f, isCount := cmp.Left.(*sqlparser.FuncExpr)
 		if !isCount || f.Name.Lowered() != "count" {
-			return Errorf(CodeFeatureNotSupported, "only COUNT(*) > b and COUNT(*) >= b may be compared in the select list")
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "only COUNT(*) > b and COUNT(*) >= b may be compared in the select list")
 		}
 		if cmp.Operator != sqlparser.GreaterThanStr && cmp.Operator != sqlparser.GreaterEqualStr {
-			return Errorf(CodeFeatureNotSupported, "threshold queries use COUNT(*) > b or COUNT(*) >= b, not %s", cmp.Operator)
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "threshold queries use COUNT(*) > b or COUNT(*) >= b, not %s", cmp.Operator)
 		}
 		b, ok := intLiteral(cmp.Right)
 		if !ok {
-			return Errorf(CodeDatatypeMismatch, "the threshold of COUNT(*) %s b must be an integer literal", cmp.Operator)
+			return pgerror.Errorf(pgerror.DatatypeMismatch, "the threshold of COUNT(*) %s b must be an integer literal", cmp.Operator)
 		}
 		if cmp.Operator == sqlparser.GreaterEqualStr {
 			if b == math.MinInt64 {
-				return Errorf(CodeInvalidParameter, "threshold out of range")
+				return pgerror.Errorf(pgerror.InvalidParameterValue, "threshold out of range")
 			}
 			b--
 		}
@@ -488,19 +489,19 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 	}
 	f, ok := e.(*sqlparser.FuncExpr)
 	if !ok {
-		return Errorf(CodeFeatureNotSupported, "only COUNT(*) may be selected besides the GROUP BY columns")
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "only COUNT(*) may be selected besides the GROUP BY columns")
 	}
 	name := f.Name.Lowered()
 	if name != "count" {
-		return Errorf(CodeFeatureNotSupported, "function %s is not supported in the select list; only COUNT is answered", strings.ToUpper(name))
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not supported in the select list; only COUNT is answered", strings.ToUpper(name))
 	}
 	if len(f.Exprs) != 1 {
-		return Errorf(CodeSyntax, "COUNT takes one argument")
+		return pgerror.Errorf(pgerror.SyntaxError, "COUNT takes one argument")
 	}
 	switch a := f.Exprs[0].(type) {
 	case *sqlparser.StarExpr:
 		if f.Distinct {
-			return Errorf(CodeSyntax, "COUNT(DISTINCT *) is not valid")
+			return pgerror.Errorf(pgerror.SyntaxError, "COUNT(DISTINCT *) is not valid")
 		}
 		q.Agg = CountRows
 		return nil
@@ -511,22 +512,22 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 		}
 		col, ok := a.Expr.(*sqlparser.ColName)
 		if !ok {
-			return Errorf(CodeFeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")
 		}
 		cname, err := p.column(col)
 		if err != nil {
 			return err
 		}
 		if !f.Distinct {
-			return Errorf(CodeFeatureNotSupported, "COUNT(%s) is not supported; use COUNT(*) or COUNT(DISTINCT %s)", cname, p.table.PrivacyUnit)
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT(%s) is not supported; use COUNT(*) or COUNT(DISTINCT %s)", cname, p.table.PrivacyUnit)
 		}
 		if cname != p.table.PrivacyUnit {
-			return Errorf(CodeFeatureNotSupported, "COUNT(DISTINCT %s) is not supported: only the privacy-unit column %q may be counted distinctly", cname, p.table.PrivacyUnit)
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT(DISTINCT %s) is not supported: only the privacy-unit column %q may be counted distinctly", cname, p.table.PrivacyUnit)
 		}
 		q.Agg = CountDistinct
 		return nil
 	}
-	return Errorf(CodeFeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")
 }
 
 func intLiteral(e sqlparser.Expr) (int64, bool) {
@@ -549,18 +550,18 @@ func intLiteral(e sqlparser.Expr) (int64, bool) {
 func sameColumns(selected, grouped []string) error {
 	for _, s := range selected {
 		if !contains(grouped, s) {
-			return Errorf(CodeGrouping, "column %q must appear in the GROUP BY clause", s)
+			return pgerror.Errorf(pgerror.GroupingError, "column %q must appear in the GROUP BY clause", s)
 		}
 	}
 	for _, g := range grouped {
 		if !contains(selected, g) {
-			return Errorf(CodeGrouping, "GROUP BY column %q must also be selected", g)
+			return pgerror.Errorf(pgerror.GroupingError, "GROUP BY column %q must also be selected", g)
 		}
 	}
 	seen := map[string]bool{}
 	for _, s := range selected {
 		if seen[s] {
-			return Errorf(CodeGrouping, "column %q is selected twice", s)
+			return pgerror.Errorf(pgerror.GroupingError, "column %q is selected twice", s)
 		}
 		seen[s] = true
 	}
@@ -588,7 +589,7 @@ func (p *parser) checkGroupLimit(cols []string) error {
 		}
 		cells *= d.Size()
 		if cells > int64(p.table.Policy.MaxGroups) {
-			return Errorf(CodeProgramLimit, "GROUP BY %s has more than %d cells (max_groups)", strings.Join(cols, ", "), p.table.Policy.MaxGroups)
+			return pgerror.Errorf(pgerror.ProgramLimitExceeded, "GROUP BY %s has more than %d cells (max_groups)", strings.Join(cols, ", "), p.table.Policy.MaxGroups)
 		}
 	}
 	return nil

@@ -1,12 +1,13 @@
 package planner
 
 import (
+	"countwall/pgerror"
 	"errors"
 	"testing"
 )
 
 // FuzzParse checks that no input makes the parser panic and that every
-// refusal is a *planner.Error with a five-character SQLSTATE.
+// refusal is a *pgerror.Error with a five-character SQLSTATE.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"SELECT COUNT(*) FROM people",
@@ -29,9 +30,9 @@ func FuzzParse(f *testing.F) {
 			if err == nil {
 				continue
 			}
-			var pe *Error
+			var pe *pgerror.Error
 			if !errors.As(err, &pe) || len(pe.Code) != 5 || pe.Message == "" {
-				t.Fatalf("Parse(%q) error %#v is not a complete *planner.Error", sql, err)
+				t.Fatalf("Parse(%q) error %#v is not a complete *pgerror.Error", sql, err)
 			}
 		}
 		DescribeParams(sql, cat) //nolint:errcheck // only panics matter here

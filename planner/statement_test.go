@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/pgerror"
 	"errors"
 	"reflect"
 	"strings"
@@ -35,61 +36,61 @@ func TestRefusals(t *testing.T) {
 		name, sql, code, mention string
 		policy                   func(*Policy)
 	}{
-		{"select star", "SELECT * FROM people", CodeFeatureNotSupported, "SELECT *", nil},
-		{"bare column", "SELECT age FROM people", CodeFeatureNotSupported, "COUNT", nil},
-		{"sum", "SELECT SUM(income) FROM people", CodeFeatureNotSupported, "SUM", nil},
-		{"avg", "SELECT AVG(age) FROM people WHERE suburb = 'Zanzibar'", CodeFeatureNotSupported, "AVG", nil},
-		{"min", "SELECT MIN(age) FROM people", CodeFeatureNotSupported, "MIN", nil},
-		{"max", "SELECT MAX(income) FROM people", CodeFeatureNotSupported, "MAX", nil},
-		{"count of column", "SELECT COUNT(age) FROM people", CodeFeatureNotSupported, "COUNT(age)", nil},
-		{"count distinct non-unit", "SELECT COUNT(DISTINCT age) FROM people", CodeFeatureNotSupported, "DISTINCT age", nil},
-		{"having", "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) > 4242", CodeFeatureNotSupported, "HAVING", nil},
-		{"select distinct", "SELECT DISTINCT COUNT(*) FROM people", CodeFeatureNotSupported, "DISTINCT", nil},
-		{"limit", "SELECT COUNT(*) FROM people LIMIT 4242", CodeFeatureNotSupported, "LIMIT", nil},
-		{"join", "SELECT COUNT(*) FROM people JOIN people AS p2 ON people.id = p2.id", CodeFeatureNotSupported, "JOIN", nil},
-		{"two tables", "SELECT COUNT(*) FROM people, people", CodeFeatureNotSupported, "one table", nil},
-		{"subquery in where", "SELECT COUNT(*) FROM people WHERE age IN (SELECT age FROM people)", CodeFeatureNotSupported, "subqueries", nil},
-		{"subquery in from", "SELECT COUNT(*) FROM (SELECT * FROM people) AS t", CodeFeatureNotSupported, "subqueries", nil},
-		{"exists", "SELECT COUNT(*) FROM people WHERE EXISTS (SELECT 1 FROM people)", CodeFeatureNotSupported, "subqueries", nil},
-		{"union", "SELECT COUNT(*) FROM people UNION SELECT COUNT(*) FROM people", CodeFeatureNotSupported, "UNION", nil},
-		{"cte", "WITH t AS (SELECT * FROM people) SELECT COUNT(*) FROM t", CodeFeatureNotSupported, "WITH", nil},
-		{"window", "SELECT COUNT(*) OVER (PARTITION BY sex) FROM people", CodeFeatureNotSupported, "window", nil},
-		{"column to column", "SELECT COUNT(*) FROM people WHERE age = income", CodeFeatureNotSupported, "column-to-column", nil},
-		{"insert", "INSERT INTO people (id) VALUES (4242)", CodeReadOnly, "INSERT", nil},
-		{"update", "UPDATE people SET age = 4242", CodeReadOnly, "UPDATE", nil},
-		{"delete", "DELETE FROM people WHERE suburb = 'Zanzibar'", CodeReadOnly, "DELETE", nil},
-		{"drop", "DROP TABLE people", CodeReadOnly, "DROP", nil},
-		{"create", "CREATE TABLE t (x int)", CodeReadOnly, "CREATE", nil},
-		{"pragma", "PRAGMA table_info(people)", CodeFeatureNotSupported, "PRAGMA", nil},
-		{"attach", "ATTACH DATABASE 'Zanzibar.db' AS z", CodeFeatureNotSupported, "ATTACH", nil},
-		{"two statements", "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", CodeSyntax, "several statements", nil},
-		{"unknown table", "SELECT COUNT(*) FROM persons", CodeUndefinedTable, `"persons"`, nil},
-		{"unknown column", "SELECT COUNT(*) FROM people WHERE height > 4242", CodeUndefinedColumn, `"height"`, nil},
-		{"text on int column", "SELECT COUNT(*) FROM people WHERE age = 'Zanzibar'", CodeDatatypeMismatch, `"age"`, nil},
-		{"number on text column", "SELECT COUNT(*) FROM people WHERE suburb = 4242", CodeDatatypeMismatch, `"suburb"`, nil},
-		{"over size limit", long, CodeProgramLimit, "bytes", nil},
-		{"in list too long", "SELECT COUNT(*) FROM people WHERE age IN (1,2,3,4)", CodeProgramLimit, "IN list", func(p *Policy) { p.MaxInList = 3 }},
-		{"too many conditions", "SELECT COUNT(*) FROM people WHERE age > 1 AND age < 4242 AND sex = 'F'", CodeProgramLimit, "conditions", func(p *Policy) { p.MaxConditions = 2 }},
-		{"unit in where", "SELECT COUNT(*) FROM people WHERE id = 4242", CodeInsufficientPriv, `"id"`, nil},
-		{"or off", "SELECT COUNT(*) FROM people WHERE age = 1 OR age = 4242", CodeInsufficientPriv, "OR", func(p *Policy) { p.AllowOr = false }},
-		{"not equal off", "SELECT COUNT(*) FROM people WHERE age <> 4242", CodeInsufficientPriv, "<>", func(p *Policy) { p.AllowNotEqual = false }},
-		{"like off", "SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz%'", CodeInsufficientPriv, "LIKE", nil},
-		{"math off", "SELECT COUNT(*) FROM people WHERE age + 1 > 4242", CodeInsufficientPriv, "arithmetic", nil},
-		{"strict range", "SELECT COUNT(*) FROM people WHERE age > 4242", CodeInsufficientPriv, "strict", func(p *Policy) { p.Strict = true }},
-		{"strict or", "SELECT COUNT(*) FROM people WHERE sex = 'F' OR sex = 'M'", CodeInsufficientPriv, "strict", func(p *Policy) { p.Strict = true }},
-		{"group column not selected", "SELECT COUNT(*) FROM people GROUP BY sex", CodeGrouping, `"sex"`, nil},
-		{"selected column not grouped", "SELECT sex, COUNT(*) FROM people", CodeGrouping, `"sex"`, nil},
-		{"order by count", "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY n", CodeGrouping, `"n"`, nil},
-		{"group by expression", "SELECT COUNT(*) FROM people GROUP BY age + 1", CodeGrouping, "GROUP BY", nil},
-		{"group by unit", "SELECT id, COUNT(*) FROM people GROUP BY id", CodeInsufficientPriv, `"id"`, nil},
-		{"too many groups", "SELECT age, sex, COUNT(*) FROM people GROUP BY age, sex", CodeProgramLimit, "max_groups", func(p *Policy) { p.MaxGroups = 100 }},
-		{"catalog", "SELECT COUNT(*) FROM pg_catalog.pg_class", CodeFeatureNotSupported, "catalog", nil},
-		{"psql describe", `SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(people)$' COLLATE pg_catalog.default`, CodeFeatureNotSupported, "catalog", nil},
-		{"no from", "SELECT COUNT(*)", CodeSyntax, "FROM", nil},
-		{"garbage", "SELEC COUNT(*) FROM people", CodeSyntax, "syntax", nil},
-		{"null comparison", "SELECT COUNT(*) FROM people WHERE suburb = NULL", CodeDatatypeMismatch, "IS NULL", nil},
-		{"threshold with less than", "SELECT COUNT(*) < 4242 FROM people", CodeFeatureNotSupported, "threshold", nil},
-		{"show all", "SHOW ALL", CodeFeatureNotSupported, "SHOW ALL", nil},
+		{"select star", "SELECT * FROM people", pgerror.FeatureNotSupported, "SELECT *", nil},
+		{"bare column", "SELECT age FROM people", pgerror.FeatureNotSupported, "COUNT", nil},
+		{"sum", "SELECT SUM(income) FROM people", pgerror.FeatureNotSupported, "SUM", nil},
+		{"avg", "SELECT AVG(age) FROM people WHERE suburb = 'Zanzibar'", pgerror.FeatureNotSupported, "AVG", nil},
+		{"min", "SELECT MIN(age) FROM people", pgerror.FeatureNotSupported, "MIN", nil},
+		{"max", "SELECT MAX(income) FROM people", pgerror.FeatureNotSupported, "MAX", nil},
+		{"count of column", "SELECT COUNT(age) FROM people", pgerror.FeatureNotSupported, "COUNT(age)", nil},
+		{"count distinct non-unit", "SELECT COUNT(DISTINCT age) FROM people", pgerror.FeatureNotSupported, "DISTINCT age", nil},
+		{"having", "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) > 4242", pgerror.FeatureNotSupported, "HAVING", nil},
+		{"select distinct", "SELECT DISTINCT COUNT(*) FROM people", pgerror.FeatureNotSupported, "DISTINCT", nil},
+		{"limit", "SELECT COUNT(*) FROM people LIMIT 4242", pgerror.FeatureNotSupported, "LIMIT", nil},
+		{"join", "SELECT COUNT(*) FROM people JOIN people AS p2 ON people.id = p2.id", pgerror.FeatureNotSupported, "JOIN", nil},
+		{"two tables", "SELECT COUNT(*) FROM people, people", pgerror.FeatureNotSupported, "one table", nil},
+		{"subquery in where", "SELECT COUNT(*) FROM people WHERE age IN (SELECT age FROM people)", pgerror.FeatureNotSupported, "subqueries", nil},
+		{"subquery in from", "SELECT COUNT(*) FROM (SELECT * FROM people) AS t", pgerror.FeatureNotSupported, "subqueries", nil},
+		{"exists", "SELECT COUNT(*) FROM people WHERE EXISTS (SELECT 1 FROM people)", pgerror.FeatureNotSupported, "subqueries", nil},
+		{"union", "SELECT COUNT(*) FROM people UNION SELECT COUNT(*) FROM people", pgerror.FeatureNotSupported, "UNION", nil},
+		{"cte", "WITH t AS (SELECT * FROM people) SELECT COUNT(*) FROM t", pgerror.FeatureNotSupported, "WITH", nil},
+		{"window", "SELECT COUNT(*) OVER (PARTITION BY sex) FROM people", pgerror.FeatureNotSupported, "window", nil},
+		{"column to column", "SELECT COUNT(*) FROM people WHERE age = income", pgerror.FeatureNotSupported, "column-to-column", nil},
+		{"insert", "INSERT INTO people (id) VALUES (4242)", pgerror.ReadOnlySQLTransaction, "INSERT", nil},
+		{"update", "UPDATE people SET age = 4242", pgerror.ReadOnlySQLTransaction, "UPDATE", nil},
+		{"delete", "DELETE FROM people WHERE suburb = 'Zanzibar'", pgerror.ReadOnlySQLTransaction, "DELETE", nil},
+		{"drop", "DROP TABLE people", pgerror.ReadOnlySQLTransaction, "DROP", nil},
+		{"create", "CREATE TABLE t (x int)", pgerror.ReadOnlySQLTransaction, "CREATE", nil},
+		{"pragma", "PRAGMA table_info(people)", pgerror.FeatureNotSupported, "PRAGMA", nil},
+		{"attach", "ATTACH DATABASE 'Zanzibar.db' AS z", pgerror.FeatureNotSupported, "ATTACH", nil},
+		{"two statements", "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", pgerror.SyntaxError, "several statements", nil},
+		{"unknown table", "SELECT COUNT(*) FROM persons", pgerror.UndefinedTable, `"persons"`, nil},
+		{"unknown column", "SELECT COUNT(*) FROM people WHERE height > 4242", pgerror.UndefinedColumn, `"height"`, nil},
+		{"text on int column", "SELECT COUNT(*) FROM people WHERE age = 'Zanzibar'", pgerror.DatatypeMismatch, `"age"`, nil},
+		{"number on text column", "SELECT COUNT(*) FROM people WHERE suburb = 4242", pgerror.DatatypeMismatch, `"suburb"`, nil},
+		{"over size limit", long, pgerror.ProgramLimitExceeded, "bytes", nil},
+		{"in list too long", "SELECT COUNT(*) FROM people WHERE age IN (1,2,3,4)", pgerror.ProgramLimitExceeded, "IN list", func(p *Policy) { p.MaxInList = 3 }},
+		{"too many conditions", "SELECT COUNT(*) FROM people WHERE age > 1 AND age < 4242 AND sex = 'F'", pgerror.ProgramLimitExceeded, "conditions", func(p *Policy) { p.MaxConditions = 2 }},
+		{"unit in where", "SELECT COUNT(*) FROM people WHERE id = 4242", pgerror.InsufficientPrivilege, `"id"`, nil},
+		{"or off", "SELECT COUNT(*) FROM people WHERE age = 1 OR age = 4242", pgerror.InsufficientPrivilege, "OR", func(p *Policy) { p.AllowOr = false }},
+		{"not equal off", "SELECT COUNT(*) FROM people WHERE age <> 4242", pgerror.InsufficientPrivilege, "<>", func(p *Policy) { p.AllowNotEqual = false }},
+		{"like off", "SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz%'", pgerror.InsufficientPrivilege, "LIKE", nil},
+		{"math off", "SELECT COUNT(*) FROM people WHERE age + 1 > 4242", pgerror.InsufficientPrivilege, "arithmetic", nil},
+		{"strict range", "SELECT COUNT(*) FROM people WHERE age > 4242", pgerror.InsufficientPrivilege, "strict", func(p *Policy) { p.Strict = true }},
+		{"strict or", "SELECT COUNT(*) FROM people WHERE sex = 'F' OR sex = 'M'", pgerror.InsufficientPrivilege, "strict", func(p *Policy) { p.Strict = true }},
+		{"group column not selected", "SELECT COUNT(*) FROM people GROUP BY sex", pgerror.GroupingError, `"sex"`, nil},
+		{"selected column not grouped", "SELECT sex, COUNT(*) FROM people", pgerror.GroupingError, `"sex"`, nil},
+		{"order by count", "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY n", pgerror.GroupingError, `"n"`, nil},
+		{"group by expression", "SELECT COUNT(*) FROM people GROUP BY age + 1", pgerror.GroupingError, "GROUP BY", nil},
+		{"group by unit", "SELECT id, COUNT(*) FROM people GROUP BY id", pgerror.InsufficientPrivilege, `"id"`, nil},
+		{"too many groups", "SELECT age, sex, COUNT(*) FROM people GROUP BY age, sex", pgerror.ProgramLimitExceeded, "max_groups", func(p *Policy) { p.MaxGroups = 100 }},
+		{"catalog", "SELECT COUNT(*) FROM pg_catalog.pg_class", pgerror.FeatureNotSupported, "catalog", nil},
+		{"psql describe", `SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(people)$' COLLATE pg_catalog.default`, pgerror.FeatureNotSupported, "catalog", nil},
+		{"no from", "SELECT COUNT(*)", pgerror.SyntaxError, "FROM", nil},
+		{"garbage", "SELEC COUNT(*) FROM people", pgerror.SyntaxError, "syntax", nil},
+		{"null comparison", "SELECT COUNT(*) FROM people WHERE suburb = NULL", pgerror.DatatypeMismatch, "IS NULL", nil},
+		{"threshold with less than", "SELECT COUNT(*) < 4242 FROM people", pgerror.FeatureNotSupported, "threshold", nil},
+		{"show all", "SHOW ALL", pgerror.FeatureNotSupported, "SHOW ALL", nil},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {
@@ -99,9 +100,9 @@ func TestRefusals(t *testing.T) {
 			}
 			seen[tc.sql] = true
 			_, err := Parse(tc.sql, nil, testCatalog(tc.policy))
-			var pe *Error
+			var pe *pgerror.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("Parse(%q) error = %v, want a *planner.Error", tc.sql, err)
+				t.Fatalf("Parse(%q) error = %v, want a *pgerror.Error", tc.sql, err)
 			}
 			if pe.Code != tc.code {
 				t.Errorf("SQLSTATE = %s (%s), want %s", pe.Code, pe.Message, tc.code)
@@ -206,14 +207,14 @@ func TestParameters(t *testing.T) {
 		args []*string
 		code string
 	}{
-		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{str("forty-two")}, CodeInvalidParameter},
-		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{nil}, CodeDatatypeMismatch},
-		{"SELECT COUNT(*) FROM people WHERE age > $2", []*string{str("1")}, CodeInvalidParameter},
-		{"SELECT COUNT(*) FROM people WHERE age > $0", []*string{str("1")}, CodeSyntax},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{str("forty-two")}, pgerror.InvalidParameterValue},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{nil}, pgerror.DatatypeMismatch},
+		{"SELECT COUNT(*) FROM people WHERE age > $2", []*string{str("1")}, pgerror.InvalidParameterValue},
+		{"SELECT COUNT(*) FROM people WHERE age > $0", []*string{str("1")}, pgerror.SyntaxError},
 	}
 	for _, r := range refusals {
 		_, err := Parse(r.sql, r.args, cat)
-		var pe *Error
+		var pe *pgerror.Error
 		if !errors.As(err, &pe) || pe.Code != r.code {
 			t.Errorf("Parse(%q, %v) error = %v, want SQLSTATE %s", r.sql, r.args, err, r.code)
 		}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/pgerror"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -172,23 +173,23 @@ type querier interface {
 // When every GROUP BY column has a public domain, Cells is the whole domain
 // product in domain order, zero cells included and groups outside the domain
 // left out, and DomainComplete is true (as it is for a plain COUNT). Otherwise
-// Cells are the groups SQLite finds, refused with CodeProgramLimit beyond
+// Cells are the groups SQLite finds, refused with pgerror.ProgramLimitExceeded beyond
 // Policy.MaxGroups, with InDomain false where a value lies outside a column's
 // domain. ORDER BY is then a stable sort. A threshold query (q.Threshold) gets
 // its counts like any other; the mechanism applies the threshold.
 //
 // A Run that outlives the store's QueryTimeout, or whose ctx is cancelled,
-// fails with CodeQueryCanceled. Other SQLite failures are wrapped as plain
+// fails with pgerror.QueryCanceled. Other SQLite failures are wrapped as plain
 // errors; their text names tables and columns, never data values.
 func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
 	if t == nil || q == nil {
-		return nil, Errorf(CodeInternal, "planner: Run needs a table and a query")
+		return nil, pgerror.Errorf(pgerror.InternalError, "planner: Run needs a table and a query")
 	}
 	if needs.Key && len(secret) == 0 {
-		return nil, Errorf(CodeInternal, "planner: contributor keys need a secret, and none was given")
+		return nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys need a secret, and none was given")
 	}
 	if !strings.EqualFold(q.Table, t.Name) {
-		return nil, Errorf(CodeInternal, "planner: query on table %q run against table %q", q.Table, t.Name)
+		return nil, pgerror.Errorf(pgerror.InternalError, "planner: query on table %q run against table %q", q.Table, t.Name)
 	}
 	shape, err := newCellShape(t, q)
 	if err != nil {
@@ -215,7 +216,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	res := &Result{}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
-		var pe *Error
+		var pe *pgerror.Error
 		if errors.As(err, &pe) {
 			return nil, err
 		}
@@ -233,15 +234,15 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 }
 
 // runError turns a failure into what the caller should see: a cancelled or
-// timed-out Run is CodeQueryCanceled, as PostgreSQL reports it; anything else
+// timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
 // is wrapped with the table's name.
 func (s *Store) runError(ctx context.Context, t *Table, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &Error{Code: CodeQueryCanceled, Message: "canceling statement due to statement timeout",
+		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout",
 			Hint: fmt.Sprintf("The firewall stops a query after %s.", s.opts.QueryTimeout)}
 	case ctx.Err() != nil:
-		return &Error{Code: CodeQueryCanceled, Message: "canceling statement due to user request"}
+		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to user request"}
 	}
 	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"countwall/pgerror"
 	"math"
 	"slices"
 	"strconv"
@@ -28,7 +29,7 @@ func newCellShape(t *Table, q *Query) (*cellShape, error) {
 	for _, g := range q.GroupBy {
 		col, ok := t.Columns[strings.ToLower(g)]
 		if !ok {
-			return nil, Errorf(CodeInternal, "column %q is not in the catalog of table %q", g, t.Name)
+			return nil, pgerror.Errorf(pgerror.InternalError, "column %q is not in the catalog of table %q", g, t.Name)
 		}
 		s.columns = append(s.columns, col)
 		if col.Domain == nil {
@@ -37,7 +38,7 @@ func newCellShape(t *Table, q *Query) (*cellShape, error) {
 	}
 	for _, o := range q.OrderBy {
 		if !slices.ContainsFunc(q.GroupBy, func(g string) bool { return strings.EqualFold(g, o.Column) }) {
-			return nil, Errorf(CodeInternal, "ORDER BY column %q is not a GROUP BY column", o.Column)
+			return nil, pgerror.Errorf(pgerror.InternalError, "ORDER BY column %q is not a GROUP BY column", o.Column)
 		}
 	}
 	if s.complete && len(s.columns) > 0 {
@@ -56,10 +57,10 @@ func (s *cellShape) buildProduct() error {
 	for i, col := range s.columns {
 		n := col.Domain.Size()
 		if n <= 0 {
-			return Errorf(CodeInternal, "the public domain of column %q is empty", col.Name)
+			return pgerror.Errorf(pgerror.InternalError, "the public domain of column %q is empty", col.Name)
 		}
 		if size > math.MaxInt64/n || size*n > int64(s.maxGroups) {
-			return &Error{Code: CodeProgramLimit,
+			return &pgerror.Error{Code: pgerror.ProgramLimitExceeded,
 				Message: "the public domains of the GROUP BY columns have more cells than the limit of " +
 					strconv.Itoa(s.maxGroups) + " groups",
 				Hint: "Group by fewer columns or ask for the limit (max_groups) to be raised."}
@@ -164,7 +165,7 @@ func (a *cellAccumulator) add(c Cell) error {
 		}
 	}
 	if len(a.cells) >= s.maxGroups {
-		return &Error{Code: CodeProgramLimit,
+		return &pgerror.Error{Code: pgerror.ProgramLimitExceeded,
 			Message: "the query has more than the limit of " + strconv.Itoa(s.maxGroups) + " groups",
 			Hint:    "Group by fewer or coarser columns, or declare public domains for them."}
 	}

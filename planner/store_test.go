@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/pgerror"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -314,16 +315,16 @@ func TestStoreMaxGroups(t *testing.T) {
 	}
 	four := &Query{Table: "people", GroupBy: []string{"sex"}}
 	_, err := s.Run(context.Background(), people, four, Needs{}, nil)
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Code != CodeProgramLimit || !strings.Contains(pe.Message, "3") {
-		t.Errorf("four groups: got %v, want %s naming the limit 3", err, CodeProgramLimit)
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
+		t.Errorf("four groups: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
 
 	// A domain product over the limit is refused before any data is read.
 	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 3}
 	_, err = s.Run(context.Background(), people, &Query{Table: "people", GroupBy: []string{"age"}}, Needs{}, nil)
-	if !errors.As(err, &pe) || pe.Code != CodeProgramLimit || !strings.Contains(pe.Message, "3") {
-		t.Errorf("domain of 4 cells: got %v, want %s naming the limit 3", err, CodeProgramLimit)
+	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
+		t.Errorf("domain of 4 cells: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
 }
 
@@ -353,13 +354,13 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 func TestStoreRefusals(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{})
 	people := testPeopleTable()
-	var pe *Error
+	var pe *pgerror.Error
 	if _, err := s.Run(context.Background(), people, &Query{Table: "people"}, Needs{Key: true}, nil); !errors.As(err, &pe) {
-		t.Errorf("a key without a secret: got %v, want a *planner.Error", err)
+		t.Errorf("a key without a secret: got %v, want a *pgerror.Error", err)
 	}
 	bad := &Query{Table: "people", Where: &Compare{Column: "salary", Op: "=", Value: intLit(1)}}
-	if _, err := s.Run(context.Background(), people, bad, Needs{}, nil); !errors.As(err, &pe) || pe.Code != CodeInternal {
-		t.Errorf("a column outside the catalog: got %v, want %s", err, CodeInternal)
+	if _, err := s.Run(context.Background(), people, bad, Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
+		t.Errorf("a column outside the catalog: got %v, want %s", err, pgerror.InternalError)
 	}
 	missing := &Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
 	_, err := s.Run(context.Background(), missing, &Query{Table: "nope"}, Needs{}, nil)
@@ -498,9 +499,9 @@ func TestStoreCancellation(t *testing.T) {
 	start := time.Now()
 	_, err := s.Run(context.Background(), people, q, Needs{Key: true, TableSize: true}, testSecret)
 	elapsed := time.Since(start)
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Code != CodeQueryCanceled || !strings.Contains(pe.Message, "timeout") {
-		t.Fatalf("got %v, want %s for the statement timeout", err, CodeQueryCanceled)
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "timeout") {
+		t.Fatalf("got %v, want %s for the statement timeout", err, pgerror.QueryCanceled)
 	}
 	if elapsed > 2*time.Second {
 		t.Errorf("the query ran %v past a 5ms deadline: it was not interrupted", elapsed)
@@ -509,8 +510,8 @@ func TestStoreCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = s.Run(ctx, people, &Query{Table: "people"}, Needs{}, nil)
-	if !errors.As(err, &pe) || pe.Code != CodeQueryCanceled || !strings.Contains(pe.Message, "user request") {
-		t.Errorf("cancelled context: got %v, want %s for a user request", err, CodeQueryCanceled)
+	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "user request") {
+		t.Errorf("cancelled context: got %v, want %s for a user request", err, pgerror.QueryCanceled)
 	}
 }
 

@@ -43,7 +43,7 @@ func (b Balance) Notice(c mechanisms.Charge) string {
 
 // Budget is the ledger as the Engine uses it.
 type Budget interface {
-	// Charge records the cost durably, or refuses with a *planner.Error when
+	// Charge records the cost durably, or refuses with a *pgerror.Error when
 	// it would exceed the analyst's cap (then nothing is charged).
 	Charge(ctx context.Context, req ChargeRequest) (Balance, error)
 	// Balances lists the analyst's spending per accounting kind.

@@ -2,12 +2,11 @@ package proxy
 
 import (
 	"context"
+	"countwall/pgerror"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
-
-	"countwall/planner"
 )
 
 func TestBudgetIsChargedBeforeAnswersAndCapped(t *testing.T) {
@@ -32,9 +31,9 @@ func TestBudgetIsChargedBeforeAnswersAndCapped(t *testing.T) {
 		}
 	}
 	_, err = s.Exec(ctx, "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil)
-	var pe *planner.Error
-	if !errors.As(err, &pe) || pe.Code != planner.CodeConfigLimit {
-		t.Fatalf("fourth query error = %v, want SQLSTATE %s", err, planner.CodeConfigLimit)
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) || pe.Code != pgerror.ConfigurationLimitExceeded {
+		t.Fatalf("fourth query error = %v, want SQLSTATE %s", err, pgerror.ConfigurationLimitExceeded)
 	}
 	res, err := s.Exec(ctx, "SHOW budget", nil)
 	if err != nil {

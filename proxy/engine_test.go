@@ -13,7 +13,7 @@ import (
 
 	"countwall/config"
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/pgerror"
 )
 
 // fixture is a small protected database and a config in front of it.
@@ -263,19 +263,19 @@ func TestSetShowAndChatter(t *testing.T) {
 		{sql: "SHOW application_name", want: "psql"},
 		{sql: "SET epsilon = 0.2", want: "SET"},
 		{sql: "SHOW epsilon", want: "0.2"},
-		{sql: "SET epsilon = 5", wantErr: planner.CodeInvalidParameter},
-		{sql: "SET epsilon = 'lots'", wantErr: planner.CodeInvalidParameter},
-		{sql: "SET no_such_thing = 1", wantErr: planner.CodeUndefinedObject},
+		{sql: "SET epsilon = 5", wantErr: pgerror.InvalidParameterValue},
+		{sql: "SET epsilon = 'lots'", wantErr: pgerror.InvalidParameterValue},
+		{sql: "SET no_such_thing = 1", wantErr: pgerror.UndefinedObject},
 		{sql: "SHOW mechanism", want: "exact"},
 		{sql: "SELECT version()", want: "PostgreSQL " + ServerVersion},
 		{sql: "BEGIN", want: "BEGIN"},
 		{sql: "COMMIT", want: "COMMIT"},
-		{sql: "SELECT * FROM people", wantErr: planner.CodeFeatureNotSupported},
+		{sql: "SELECT * FROM people", wantErr: pgerror.FeatureNotSupported},
 	}
 	for _, st := range steps {
 		res, err := s.Exec(ctx, st.sql, nil)
 		if st.wantErr != "" {
-			var pe *planner.Error
+			var pe *pgerror.Error
 			if !errors.As(err, &pe) || pe.Code != st.wantErr {
 				t.Errorf("%s: error %v, want SQLSTATE %s", st.sql, err, st.wantErr)
 			}
@@ -310,7 +310,7 @@ func TestAuditLogHoldsNoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != planner.CodeUndefinedColumn {
+	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != pgerror.UndefinedColumn {
 		t.Fatalf("audit log = %+v", log)
 	}
 	for _, entry := range log {
@@ -375,8 +375,8 @@ func TestGroupByWithoutDomainNeedsADroppingMechanism(t *testing.T) {
 			}
 			continue
 		}
-		var pe *planner.Error
-		if !errors.As(err, &pe) || pe.Code != planner.CodeFeatureNotSupported || !strings.Contains(pe.Message, `"suburb"`) || !strings.Contains(pe.Hint, "tables.people.domains.suburb") {
+		var pe *pgerror.Error
+		if !errors.As(err, &pe) || pe.Code != pgerror.FeatureNotSupported || !strings.Contains(pe.Message, `"suburb"`) || !strings.Contains(pe.Hint, "tables.people.domains.suburb") {
 			t.Errorf("%s %v: error %v, want a 0A000 refusal naming suburb with a hint", tc.mech, tc.params, err)
 		}
 		e.Close()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"countwall/mechanisms"
+	"countwall/pgerror"
 	"countwall/planner"
 	"countwall/proxy/statedb"
 )
@@ -92,7 +93,7 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 			kind = "chatter"
 			res, err = s.chatter(st)
 		default:
-			err = planner.Errorf(planner.CodeFeatureNotSupported, "statement is not supported")
+			err = pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")
 		}
 	}
 	err = publicError(err)
@@ -229,7 +230,7 @@ func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanis
 	}
 	for _, g := range q.GroupBy {
 		if t.Columns[g].Domain == nil {
-			return &planner.Error{Code: planner.CodeFeatureNotSupported,
+			return &pgerror.Error{Code: pgerror.FeatureNotSupported,
 				Message: fmt.Sprintf("GROUP BY %q needs a declared public domain under the %s mechanism", g, m.Name()),
 				Hint:    fmt.Sprintf("declare tables.%s.domains.%s in the config (categories or an integer range), or use a mechanism that drops low counts (layered, or suppress with mode drop)", t.Name, g)}
 		}
@@ -274,10 +275,10 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(st.Value), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, planner.Errorf(planner.CodeInvalidParameter, "SET %s needs a number", st.Name)
+			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET %s needs a number", st.Name)
 		}
 		if v < r.Min || v > r.Max {
-			return nil, &planner.Error{Code: planner.CodeInvalidParameter,
+			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
 				Message: fmt.Sprintf("%s %g is outside the allowed range [%g, %g]", st.Name, v, r.Min, r.Max)}
 		}
 		s.mu.Lock()
@@ -295,7 +296,7 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 		s.mu.Unlock()
 		return done, nil
 	}
-	return nil, &planner.Error{Code: planner.CodeUndefinedObject,
+	return nil, &pgerror.Error{Code: pgerror.UndefinedObject,
 		Message: fmt.Sprintf("unrecognized configuration parameter %q", st.Name),
 		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
 }
@@ -348,7 +349,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		}
 		return one(v), nil
 	}
-	return nil, planner.Errorf(planner.CodeUndefinedObject, "unrecognized configuration parameter %q", st.Name)
+	return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Name)
 }
 
 func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
@@ -362,7 +363,7 @@ func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
 			v, ok = ServerVersion, true
 		}
 		if !ok {
-			return nil, planner.Errorf(planner.CodeUndefinedObject, "unrecognized configuration parameter %q", st.Value)
+			return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Value)
 		}
 		s.mu.Lock()
 		if set, isSet := s.settings[st.Value]; isSet {
@@ -386,10 +387,10 @@ func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
 	case "empty":
 		return &Result{}, nil
 	}
-	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "statement is not supported")
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")
 }
 
-// publicError makes sure what reaches the analyst is a *planner.Error: the
+// publicError makes sure what reaches the analyst is a *pgerror.Error: the
 // planner's and mechanisms' refusals pass through; anything else (an I/O
 // error, a bug) is logged by the caller and replaced by a generic message so
 // that no internal detail or data value leaks.
@@ -397,12 +398,12 @@ func publicError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var pe *planner.Error
+	var pe *pgerror.Error
 	if errors.As(err, &pe) {
 		return pe
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return &planner.Error{Code: planner.CodeQueryCanceled, Message: "canceling statement due to statement timeout or user request"}
+		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout or user request"}
 	}
 	return &internalError{cause: err}
 }
@@ -413,17 +414,17 @@ type internalError struct{ cause error }
 func (e *internalError) Error() string {
 	return "internal error; the administrator can find details in the log"
 }
-func (e *internalError) SQLState() string { return planner.CodeInternal }
+func (e *internalError) SQLState() string { return pgerror.InternalError }
 func (e *internalError) Unwrap() error    { return e.cause }
 
 func outcome(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	if st, ok := err.(interface{ SQLState() string }); ok {
-		return st.SQLState()
+	if code := pgerror.SQLState(err); code != "" {
+		return code
 	}
-	return planner.CodeInternal
+	return pgerror.InternalError
 }
 
 func (e *Engine) audit(analyst, fp, kind, mech string, err error) {

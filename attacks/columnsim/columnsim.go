@@ -32,6 +32,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/mechanisms"
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -191,11 +192,11 @@ func (f *Firewall) session(st planner.Statement) (*attacks.Rows, error) {
 	switch s := st.(type) {
 	case *planner.Set:
 		if s.Name != "epsilon" {
-			return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall sets only epsilon")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall sets only epsilon")
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(s.Value), 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, planner.Errorf(planner.CodeInvalidParameter, "SET epsilon needs a positive number")
+			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET epsilon needs a positive number")
 		}
 		f.epsilon = v
 		return &attacks.Rows{}, nil
@@ -213,7 +214,7 @@ func (f *Firewall) session(st planner.Statement) (*attacks.Rows, error) {
 			return one("mechanism", f.mech.Name()), nil
 		}
 	}
-	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT queries, SET epsilon and SHOW budget, epsilon or mechanism")
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall answers COUNT queries, SET epsilon and SHOW budget, epsilon or mechanism")
 }
 
 // parse validates a statement with the planner. It returns a nil query with
@@ -228,11 +229,11 @@ func (f *Firewall) parse(sqlText string) (*planner.Query, error) {
 		return nil, &sessionStatement{st: s}
 	case *planner.Query:
 		if len(s.GroupBy) > 0 || s.Agg != planner.CountRows {
-			return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT(*) without GROUP BY only")
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall answers COUNT(*) without GROUP BY only")
 		}
 		return s, nil
 	}
-	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall answers COUNT queries only")
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall answers COUNT queries only")
 }
 
 // fastParse reads the one shape the histogram attacks send by the ten
@@ -383,7 +384,7 @@ func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
 		}
 		return func(Group) bool { return p.Negate }, nil
 	}
-	return nil, planner.Errorf(planner.CodeFeatureNotSupported, "the simulated firewall does not evaluate %T", p)
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall does not evaluate %T", p)
 }
 
 var compareOps = map[string]func(int) bool{
@@ -399,7 +400,7 @@ var compareOps = map[string]func(int) bool{
 func (f *Firewall) index(column string) (int, error) {
 	i := slices.IndexFunc(f.columns, func(c Column) bool { return strings.EqualFold(c.Name, column) })
 	if i < 0 {
-		return 0, planner.Errorf(planner.CodeFeatureNotSupported, "column %q is not one the simulated firewall grouped by", column)
+		return 0, pgerror.Errorf(pgerror.FeatureNotSupported, "column %q is not one the simulated firewall grouped by", column)
 	}
 	return i, nil
 }

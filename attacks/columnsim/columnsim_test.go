@@ -10,6 +10,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/mechanisms"
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -102,10 +103,10 @@ func TestQueryAnswersAndRefusals(t *testing.T) {
 		{"SELECT COUNT(*) FROM people WHERE sex = 'F' AND age BETWEEN 20 AND 29", ""},
 		{"SELECT COUNT(*) FROM people WHERE NOT (age > 30) OR sex <> 'M'", ""},
 		{"SELECT COUNT(*) > 100 FROM people WHERE age < 10", ""},
-		{"SELECT * FROM people", planner.CodeFeatureNotSupported},
-		{"SELECT sex, COUNT(*) FROM people GROUP BY sex", planner.CodeFeatureNotSupported},
-		{"SELECT COUNT(*) FROM people WHERE nope = 1", planner.CodeUndefinedColumn},
-		{"SELECT COUNT(*) FROM nowhere", planner.CodeUndefinedTable},
+		{"SELECT * FROM people", pgerror.FeatureNotSupported},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY sex", pgerror.FeatureNotSupported},
+		{"SELECT COUNT(*) FROM people WHERE nope = 1", pgerror.UndefinedColumn},
+		{"SELECT COUNT(*) FROM nowhere", pgerror.UndefinedTable},
 	}
 	f := testFirewall(t, Additive)
 	for _, tc := range tests {

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/pgerror"
 )
 
 // Entry is one answered query's charge.
@@ -254,7 +254,7 @@ func fits(spent, cost, limit float64) bool {
 }
 
 // Charge records e durably before returning, or refuses it with a
-// *planner.Error (SQLSTATE 53400) when it would take the analyst past caps
+// *pgerror.Error (SQLSTATE 53400) when it would take the analyst past caps
 // plus grants for e.Kind; a refused entry is not charged. An entry with no
 // accounting kind is recorded without a cap check.
 func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error) {
@@ -297,8 +297,8 @@ func (l *Ledger) chunkBalance(analyst string, kind mechanisms.Accounting, c *chu
 
 // exhausted is the refusal for a charge over the cap.
 func exhausted(e Entry, what string, spent, limit, cost float64) error {
-	return &planner.Error{
-		Code: planner.CodeConfigLimit,
+	return &pgerror.Error{
+		Code: pgerror.ConfigurationLimitExceeded,
 		Message: fmt.Sprintf("privacy budget exhausted for analyst %q: %s %s spent %.10g of %.10g, this query needs %.10g",
 			e.Analyst, e.Kind, what, spent, limit, cost),
 		Hint: "Lower the per-query share with SET " + what + ", or ask the data owner for a grant (countwall budget grant).",

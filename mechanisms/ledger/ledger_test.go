@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"countwall/mechanisms"
+	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -46,8 +47,8 @@ func openLedger(t testing.TB, path string, reserve int) *Ledger {
 }
 
 func isExhausted(err error) bool {
-	var pe *planner.Error
-	return errors.As(err, &pe) && pe.Code == planner.CodeConfigLimit
+	var pe *pgerror.Error
+	return errors.As(err, &pe) && pe.Code == pgerror.ConfigurationLimitExceeded
 }
 
 // durableSpent reads the spent total as a fresh process would see it.

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"countwall/pgerror"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -97,7 +98,7 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 	// The SCRAM user name is ignored, as PostgreSQL does: the startup's user counts.
 	server, err := scram.SHA256.NewServer(func(string) (scram.StoredCredentials, error) { return creds, nil })
 	if err != nil {
-		c.fatal("XX000", "authentication is unavailable")
+		c.fatal(pgerror.InternalError, "authentication is unavailable")
 		return false
 	}
 	conv := server.NewConversation()
@@ -114,7 +115,7 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 	}
 	initial, ok := msg.(*pgproto3.SASLInitialResponse)
 	if !ok || initial.AuthMechanism != "SCRAM-SHA-256" {
-		c.fatal("28000", "SCRAM-SHA-256 authentication is required")
+		c.fatal(pgerror.InvalidAuthorization, "SCRAM-SHA-256 authentication is required")
 		return false
 	}
 	serverFirst, err := conv.Step(string(initial.Data))
@@ -135,7 +136,7 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 	}
 	resp, ok := msg.(*pgproto3.SASLResponse)
 	if !ok {
-		c.fatal("08P01", "expected a SASL response")
+		c.fatal(pgerror.ProtocolViolation, "expected a SASL response")
 		return false
 	}
 	serverFinal, err := conv.Step(string(resp.Data))
@@ -149,5 +150,5 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 
 func (c *conn) authFailed() {
 	c.srv.logger.Warn("authentication failed", "analyst", c.analyst)
-	c.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", c.analyst))
+	c.fatal(pgerror.InvalidPassword, fmt.Sprintf("password authentication failed for user %q", c.analyst))
 }

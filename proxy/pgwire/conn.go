@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"countwall/pgerror"
 	"countwall/proxy"
 )
 
@@ -74,7 +75,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	if !s.register(c) {
-		c.fatal("53300", "sorry, too many clients already")
+		c.fatal(pgerror.TooManyConnections, "sorry, too many clients already")
 		return
 	}
 	defer s.unregister(c)
@@ -124,12 +125,12 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 			return nil, false
 		case *pgproto3.StartupMessage:
 			if m.ProtocolVersion>>16 != 3 {
-				c.fatal("0A000", "unsupported frontend protocol; countwall speaks protocol 3")
+				c.fatal(pgerror.FeatureNotSupported, "unsupported frontend protocol; countwall speaks protocol 3")
 				return nil, false
 			}
 			c.analyst = m.Parameters["user"]
 			if c.analyst == "" {
-				c.fatal("28000", "no user name given in the startup message")
+				c.fatal(pgerror.InvalidAuthorization, "no user name given in the startup message")
 				return nil, false
 			}
 			return m, true
@@ -178,7 +179,7 @@ func (c *conn) loop() {
 		// Checked after setting the deadline, which would otherwise undo
 		// the wake-up of a Shutdown that began just before it.
 		if c.srv.closing.Load() {
-			c.fatal("57P01", "terminating connection due to administrator command")
+			c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			return
 		}
 		msg, err := c.be.Receive()
@@ -186,12 +187,12 @@ func (c *conn) loop() {
 			var ne net.Error
 			switch {
 			case c.srv.closing.Load():
-				c.fatal("57P01", "terminating connection due to administrator command")
+				c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			case errors.As(err, &ne) && ne.Timeout():
-				c.fatal("57P05", "terminating connection due to idle-session timeout")
+				c.fatal(pgerror.IdleSessionTimeout, "terminating connection due to idle-session timeout")
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 			default:
-				c.fatal("08P01", "invalid message from client")
+				c.fatal(pgerror.ProtocolViolation, "invalid message from client")
 			}
 			return
 		}
@@ -232,7 +233,7 @@ func (c *conn) loop() {
 		case *pgproto3.Terminate:
 			return
 		default:
-			c.fatal("08P01", fmt.Sprintf("unsupported message %T", msg))
+			c.fatal(pgerror.ProtocolViolation, fmt.Sprintf("unsupported message %T", msg))
 			return
 		}
 	}
@@ -280,7 +281,7 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 
 // errPanicked is what the analyst sees when the engine panicked on a
 // statement; the panic itself goes to the log.
-var errPanicked = &wireError{code: "XX000", msg: "internal error; the administrator can find details in the log"}
+var errPanicked = &wireError{code: pgerror.InternalError, msg: "internal error; the administrator can find details in the log"}
 
 // guard runs one call into the engine so that a bug there fails the
 // statement, not the server and every other analyst's session with it.
@@ -322,7 +323,7 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	if res.Notice != "" {
-		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: res.Notice})
+		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: pgerror.SuccessfulCompletion, Message: res.Notice})
 	}
 }
 
@@ -351,11 +352,11 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 func (c *conn) bind(m *pgproto3.Bind) bool {
 	st, ok := c.statements[m.PreparedStatement]
 	if !ok {
-		c.sendError(&wireError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
+		c.sendError(&wireError{code: pgerror.InvalidSQLStatementName, msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
 		return false
 	}
 	if len(m.Parameters) != len(st.paramOIDs) {
-		c.sendError(&wireError{code: "08P01", msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		c.sendError(&wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
 		return false
 	}
 	args := make([]*string, len(m.Parameters))
@@ -366,7 +367,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		format := formatFor(m.ParameterFormatCodes, i)
 		text, err := decodeParam(raw, format, st.paramOIDs[i])
 		if err != nil {
-			c.sendError(&wireError{code: "22P03", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			c.sendError(&wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
 			return false
 		}
 		args[i] = &text
@@ -382,14 +383,14 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 	if m.ObjectType == 'S' {
 		st = c.statements[m.Name]
 		if st == nil {
-			c.sendError(&wireError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
+			c.sendError(&wireError{code: pgerror.InvalidSQLStatementName, msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
 			return false
 		}
 		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
 	} else {
 		p := c.portals[m.Name]
 		if p == nil {
-			c.sendError(&wireError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)})
+			c.sendError(&wireError{code: pgerror.InvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Name)})
 			return false
 		}
 		st, formats = p.stmt, p.resultFormats
@@ -405,7 +406,7 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 func (c *conn) execute(m *pgproto3.Execute) bool {
 	p := c.portals[m.Portal]
 	if p == nil {
-		c.sendError(&wireError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
+		c.sendError(&wireError{code: pgerror.InvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
 		return false
 	}
 	res, err := c.run(p.stmt.sql, p.args)
@@ -445,7 +446,7 @@ func outcome(err error) string {
 // sendError encodes an engine or protocol error. Anything without a
 // SQLSTATE is reported generically so that no internal detail leaks.
 func (c *conn) sendError(err error) {
-	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "XX000", Message: "internal error"}
+	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pgerror.InternalError, Message: "internal error"}
 	var st sqlStater
 	if errors.As(err, &st) {
 		er.Code, er.Message = st.SQLState(), err.Error()
