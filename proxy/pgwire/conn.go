@@ -3,6 +3,7 @@ package pgwire
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -63,8 +64,9 @@ func (c *conn) cancelRunning() {
 func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
 	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: 'I'}
-	// A client must finish its startup quickly; afterwards the idle timeout applies.
-	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	// Startup and authentication must finish within the auth timeout,
+	// counted from accept; afterwards the idle timeout applies.
+	nc.SetDeadline(time.Now().Add(s.opts.AuthTimeout))
 	// Checked after setting the deadline: a Shutdown that began before it
 	// is seen here, one that begins after it wakes the read below.
 	if s.closing.Load() {
@@ -74,14 +76,17 @@ func (s *Server) serveConn(nc net.Conn) {
 	if !ok {
 		return
 	}
+	if !c.authenticate(startup) {
+		return
+	}
+	s.authenticated(nc)
+	// A session slot is taken only once the password is proven, so that
+	// clients who never authenticate cannot lock analysts out.
 	if !s.register(c) {
 		c.fatal(pgerror.TooManyConnections, "sorry, too many clients already")
 		return
 	}
 	defer s.unregister(c)
-	if !c.authenticate(startup) {
-		return
-	}
 	nc.SetDeadline(time.Time{})
 	c.session = s.sessions(c.analyst)
 	defer c.session.Close()
@@ -89,17 +94,42 @@ func (s *Server) serveConn(nc net.Conn) {
 	c.loop()
 }
 
+// Startup packet codes (PostgreSQL's protocol, "Message Formats").
+const (
+	maxStartupPacketBytes = 10000 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH
+	cancelRequestCode     = 1234<<16 | 5678
+	sslRequestCode        = 1234<<16 | 5679
+	gssEncRequestCode     = 1234<<16 | 5680
+)
+
+// readStartupPacket reads one length-prefixed startup packet straight from
+// the socket, without buffering past it: after an SSLRequest the next bytes
+// belong to the TLS handshake.
+func readStartupPacket(r io.Reader) (code uint32, body []byte, err error) {
+	var header [4]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return 0, nil, err
+	}
+	n := int(binary.BigEndian.Uint32(header[:]))
+	if n < 8 || n > maxStartupPacketBytes {
+		return 0, nil, fmt.Errorf("invalid length of startup packet: %d", n)
+	}
+	body = make([]byte, n-4)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, nil, err
+	}
+	return binary.BigEndian.Uint32(body), body, nil
+}
+
 // startup reads SSL/GSS negotiation, cancel requests and the startup message.
 func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
-	c.be = pgproto3.NewBackend(c.nc, c.nc)
-	c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
 	for tries := 0; tries < 3; tries++ {
-		msg, err := c.be.ReceiveStartupMessage()
+		code, body, err := readStartupPacket(c.nc)
 		if err != nil {
 			return nil, false
 		}
-		switch m := msg.(type) {
-		case *pgproto3.SSLRequest:
+		switch {
+		case code == sslRequestCode:
 			if c.srv.opts.TLSConfig == nil {
 				if _, err := c.nc.Write([]byte{'N'}); err != nil {
 					return nil, false
@@ -114,31 +144,51 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 				return nil, false
 			}
 			c.nc = tc
-			c.be = pgproto3.NewBackend(c.nc, c.nc)
-			c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
-		case *pgproto3.GSSEncRequest:
+		case code == gssEncRequestCode:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, false
 			}
-		case *pgproto3.CancelRequest:
-			c.srv.cancel(m.ProcessID, m.SecretKey)
+		case code == cancelRequestCode:
+			var m pgproto3.CancelRequest
+			if m.Decode(body) == nil {
+				c.srv.cancel(m.ProcessID, m.SecretKey)
+			}
 			return nil, false
-		case *pgproto3.StartupMessage:
-			if m.ProtocolVersion>>16 != 3 {
-				c.fatal(pgerror.FeatureNotSupported, "unsupported frontend protocol; countwall speaks protocol 3")
+		case code>>16 != 3:
+			c.refuseProtocol(code)
+			return nil, false
+		default:
+			c.be = pgproto3.NewBackend(c.nc, c.nc)
+			c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
+			m := &pgproto3.StartupMessage{}
+			if err := m.Decode(body); err != nil {
+				c.fatal(pgerror.ProtocolViolation, "invalid startup packet layout")
 				return nil, false
 			}
 			c.analyst = m.Parameters["user"]
 			if c.analyst == "" {
-				c.fatal(pgerror.InvalidAuthorization, "no user name given in the startup message")
+				c.fatal(pgerror.InvalidAuthorization, "no PostgreSQL user name specified in startup packet")
 				return nil, false
 			}
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 	return nil, false
+}
+
+// refuseProtocol answers a startup in a protocol version other than 3 as
+// PostgreSQL's postmaster does: with its "unsupported frontend protocol"
+// error, in the old protocol's error format to a client older than 3 (a
+// type byte and a NUL-terminated text, which such clients can read), as an
+// ErrorResponse otherwise.
+func (c *conn) refuseProtocol(version uint32) {
+	msg := fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", version>>16, version&0xffff)
+	if version>>16 < 3 {
+		c.nc.Write(append([]byte("EFATAL:  "+msg+"\n"), 0)) //nolint:errcheck // the connection closes either way
+		return
+	}
+	c.be = pgproto3.NewBackend(c.nc, c.nc)
+	c.fatal(pgerror.FeatureNotSupported, msg)
 }
 
 func (c *conn) greet(startup *pgproto3.StartupMessage) {
@@ -185,14 +235,17 @@ func (c *conn) loop() {
 		msg, err := c.be.Receive()
 		if err != nil {
 			var ne net.Error
+			var tooLong *pgproto3.ExceededMaxBodyLenErr
 			switch {
 			case c.srv.closing.Load():
 				c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			case errors.As(err, &ne) && ne.Timeout():
 				c.fatal(pgerror.IdleSessionTimeout, "terminating connection due to idle-session timeout")
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+			case errors.As(err, &tooLong):
+				c.fatal(pgerror.ProgramLimitExceeded, fmt.Sprintf("message of %d bytes is over the limit of %d", tooLong.ActualBodyLen, tooLong.MaxExpectedBodyLen))
 			default:
-				c.fatal(pgerror.ProtocolViolation, "invalid message from client")
+				c.fatal(pgerror.ProtocolViolation, invalidMessage(err))
 			}
 			return
 		}
@@ -200,6 +253,7 @@ func (c *conn) loop() {
 			switch msg.(type) {
 			case *pgproto3.Sync:
 				ignoreUntilSync = false
+				c.endImplicitTransaction()
 				c.ready()
 			case *pgproto3.Terminate:
 				return
@@ -226,14 +280,18 @@ func (c *conn) loop() {
 			}
 			c.be.Send(&pgproto3.CloseComplete{})
 		case *pgproto3.Sync:
-			delete(c.portals, "")
+			c.endImplicitTransaction()
 			c.ready()
 		case *pgproto3.Flush:
 			c.be.Flush()
 		case *pgproto3.Terminate:
 			return
+		case *pgproto3.FunctionCall:
+			// A self-contained cycle like Query: refuse it and carry on.
+			c.sendError(&wireError{code: pgerror.FeatureNotSupported, msg: "function calls (FunctionCall messages) are not supported"})
+			c.ready()
 		default:
-			c.fatal(pgerror.ProtocolViolation, fmt.Sprintf("unsupported message %T", msg))
+			c.fatal(pgerror.ProtocolViolation, unexpectedMessage(msg))
 			return
 		}
 	}
@@ -269,12 +327,7 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", fingerprint(sql),
 		"outcome", outcome(err), "latency", time.Since(start))
 	if err == nil {
-		switch res.Tag {
-		case "BEGIN":
-			c.txStatus = 'T'
-		case "COMMIT", "ROLLBACK":
-			c.txStatus = 'I'
-		}
+		res = c.transactionControl(res)
 	}
 	return res, err
 }
@@ -301,6 +354,10 @@ func fingerprint(sql string) string {
 }
 
 func (c *conn) simpleQuery(sql string) {
+	if err := c.refuseInFailedBlock(func() string { return sql }); err != nil {
+		c.sendError(err)
+		return
+	}
 	res, err := c.run(sql, nil)
 	if err != nil {
 		c.sendError(err)
@@ -328,6 +385,19 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 }
 
 func (c *conn) parse(m *pgproto3.Parse) bool {
+	if err := c.refuseInFailedBlock(func() string { return m.Query }); err != nil {
+		c.sendError(err)
+		return false
+	}
+	if _, exists := c.statements[m.Name]; exists && m.Name != "" {
+		c.sendError(&wireError{code: pgerror.DuplicatePreparedStatement, msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+		return false
+	}
+	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
+		c.sendError(&wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
+			"too many prepared statements: this session already holds %d, the limit; close unused ones (Close message, or DEALLOCATE in your driver)", c.srv.opts.MaxPreparedStatements)})
+		return false
+	}
 	var desc *proxy.Description
 	err := c.guard("describe", func() (err error) {
 		desc, err = c.session.Describe(context.Background(), m.Query)
@@ -355,8 +425,29 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		c.sendError(&wireError{code: pgerror.InvalidSQLStatementName, msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
 		return false
 	}
+	if err := c.refuseInFailedBlock(func() string { return st.sql }); err != nil {
+		c.sendError(err)
+		return false
+	}
 	if len(m.Parameters) != len(st.paramOIDs) {
 		c.sendError(&wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		return false
+	}
+	if err := checkFormats(m.ParameterFormatCodes, len(m.Parameters), "parameter formats", "parameters"); err != nil {
+		c.sendError(err)
+		return false
+	}
+	if err := checkFormats(m.ResultFormatCodes, len(st.desc.Columns), "result formats", "columns"); err != nil {
+		c.sendError(err)
+		return false
+	}
+	if _, exists := c.portals[m.DestinationPortal]; exists && m.DestinationPortal != "" {
+		c.sendError(&wireError{code: pgerror.DuplicateCursor, msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)})
+		return false
+	}
+	if m.DestinationPortal != "" && namedCount(c.portals) >= c.srv.opts.MaxPortals {
+		c.sendError(&wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
+			"too many portals: this session already holds %d, the limit; close unused ones or end the transaction block", c.srv.opts.MaxPortals)})
 		return false
 	}
 	args := make([]*string, len(m.Parameters))
@@ -409,6 +500,10 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.sendError(&wireError{code: pgerror.InvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
 		return false
 	}
+	if err := c.refuseInFailedBlock(func() string { return p.stmt.sql }); err != nil {
+		c.sendError(err)
+		return false
+	}
 	res, err := c.run(p.stmt.sql, p.args)
 	if err != nil {
 		c.sendError(err)
@@ -422,6 +517,30 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 	// suspending, so the whole answer is sent at once.
 	c.sendRows(res, p.resultFormats)
 	return true
+}
+
+// namedCount counts the named entries of a session's statements or portals;
+// the unnamed one is replaced, never added.
+func namedCount[T any](m map[string]T) int {
+	n := len(m)
+	if _, unnamed := m[""]; unnamed {
+		n--
+	}
+	return n
+}
+
+// checkFormats applies PostgreSQL's Bind rules to format codes: none, one
+// for all, or one per item, each 0 (text) or 1 (binary).
+func checkFormats(codes []int16, items int, what, itemName string) error {
+	if len(codes) > 1 && len(codes) != items {
+		return &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message has %d %s but %d %s", len(codes), what, items, itemName)}
+	}
+	for _, f := range codes {
+		if f != 0 && f != 1 {
+			return &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("unsupported format code: %d", f)}
+		}
+	}
+	return nil
 }
 
 // wireError is a protocol-level error with its own SQLSTATE.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ func (echoSession) Exec(_ context.Context, sql string, args []*string) (*proxy.R
 
 func (echoSession) Describe(context.Context, string) (*proxy.Description, error) {
 	return &proxy.Description{Params: []proxy.ColumnType{proxy.ColumnInt8}, Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}}, nil
+}
+
+func (echoSession) EndsTransaction(sql string) bool {
+	return strings.EqualFold(sql, "COMMIT") || strings.EqualFold(sql, "ROLLBACK")
 }
 
 func (echoSession) Close() {}

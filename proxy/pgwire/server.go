@@ -5,6 +5,7 @@
 package pgwire
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"countwall/proxy"
@@ -27,6 +29,9 @@ type Session interface {
 	Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error)
 	// Describe validates a statement without running it.
 	Describe(ctx context.Context, sql string) (*proxy.Description, error)
+	// EndsTransaction reports whether the statement is COMMIT or ROLLBACK,
+	// the only ones PostgreSQL runs in a failed transaction block.
+	EndsTransaction(sql string) bool
 	Close()
 }
 
@@ -42,8 +47,22 @@ type Options struct {
 	Verifier func(analyst string) (verifier string, ok bool)
 	// Trust skips passwords. Serve refuses it on a non-loopback listener.
 	Trust bool
-	// MaxConnections bounds concurrent connections (default 64).
+	// MaxConnections bounds concurrent authenticated sessions (default 64).
 	MaxConnections int
+	// MaxPendingAuth bounds connections that have not finished their
+	// startup and authentication, counted from accept, so that clients who
+	// never authenticate cannot take the sessions' slots (default 32). When
+	// it is reached, the connection waiting longest is closed to make room:
+	// a real login then only has to be quicker than auth timeouts, not
+	// outlast every silent socket.
+	MaxPendingAuth int
+	// AuthTimeout is how long a connection may take from accept to the end
+	// of authentication (default 10s).
+	AuthTimeout time.Duration
+	// MaxPreparedStatements and MaxPortals bound the named prepared
+	// statements and portals one session may hold (default 1000 each).
+	MaxPreparedStatements int
+	MaxPortals            int
 	// IdleTimeout closes connections idle for longer (0: never).
 	IdleTimeout time.Duration
 	// QueryTimeout is each statement's deadline (0: none beyond the engine's).
@@ -67,10 +86,16 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	open      map[net.Conn]struct{} // every accepted connection, for Shutdown
-	conns     map[uint32]*conn      // authenticated-or-authenticating, by process id, for cancel requests
+	pending   *list.List            // connections not yet authenticated, oldest first
+	pendingAt map[net.Conn]*list.Element
+	conns     map[uint32]*conn // authenticated sessions, by process id, for cancel requests
 	nextPID   uint32
 	closing   atomic.Bool
 	wg        sync.WaitGroup
+
+	// onTrack, when set (by tests, before Serve), is told of each accepted
+	// connection once Shutdown and the pending-auth bound account for it.
+	onTrack func(net.Conn)
 }
 
 // New makes a server that opens sessions with sessions.
@@ -81,6 +106,18 @@ func New(sessions Sessions, opts Options) *Server {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = 1 << 20
 	}
+	if opts.MaxPendingAuth <= 0 {
+		opts.MaxPendingAuth = 32
+	}
+	if opts.AuthTimeout <= 0 {
+		opts.AuthTimeout = 10 * time.Second
+	}
+	if opts.MaxPreparedStatements <= 0 {
+		opts.MaxPreparedStatements = 1000
+	}
+	if opts.MaxPortals <= 0 {
+		opts.MaxPortals = 1000
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -88,7 +125,8 @@ func New(sessions Sessions, opts Options) *Server {
 	decoyKey := make([]byte, 32)
 	rand.Read(decoyKey)
 	return &Server{sessions: sessions, opts: opts, logger: logger, decoyKey: decoyKey,
-		listeners: map[net.Listener]struct{}{}, open: map[net.Conn]struct{}{}, conns: map[uint32]*conn{}}
+		listeners: map[net.Listener]struct{}{}, open: map[net.Conn]struct{}{}, conns: map[uint32]*conn{},
+		pending: list.New(), pendingAt: map[net.Conn]*list.Element{}}
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -114,19 +152,25 @@ func (s *Server) Serve(l net.Listener) error {
 		delete(s.listeners, l)
 		s.mu.Unlock()
 	}()
+	var backoff time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
 			if s.closing.Load() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
+			if temporaryAcceptError(err) {
+				// Out of file descriptors, a connection reset before it was
+				// accepted and the like are the clients' doing or pass by
+				// themselves: wait and go on, as net/http's Server does.
+				backoff = nextBackoff(backoff)
+				s.logger.Warn("accept failed; retrying", "err", err, "retry_in", backoff)
+				time.Sleep(backoff)
 				continue
 			}
 			return err
 		}
+		backoff = 0
 		if !s.track(nc) {
 			nc.Close()
 			return ErrServerClosed
@@ -172,6 +216,38 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// Accept retry delays: 5 ms doubling up to 1 s, as net/http's Server.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return minAcceptBackoff
+	}
+	return min(2*d, maxAcceptBackoff)
+}
+
+// temporaryAcceptError tells an accept error that clients or a passing
+// shortage caused (the listener still works) from one that ends serving.
+func temporaryAcceptError(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, errno := range []syscall.Errno{
+		syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EPROTO, syscall.EPERM,
+		syscall.EINTR, syscall.EAGAIN,
+	} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
 func isLoopback(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	if !ok {
@@ -191,10 +267,33 @@ func (s *Server) track(nc net.Conn) bool {
 	}
 	s.open[nc] = struct{}{}
 	s.wg.Add(1)
+	if s.pending.Len() >= s.opts.MaxPendingAuth {
+		oldest := s.pending.Remove(s.pending.Front()).(net.Conn)
+		delete(s.pendingAt, oldest)
+		// Its goroutine sees the closed socket and ends.
+		oldest.Close()
+		s.logger.Warn("too many connections still authenticating; closed the oldest", "limit", s.opts.MaxPendingAuth, "remote", oldest.RemoteAddr().String())
+	}
+	s.pendingAt[nc] = s.pending.PushBack(nc)
+	if s.onTrack != nil {
+		s.onTrack(nc)
+	}
 	return true
 }
 
+// authenticated ends a connection's pending period: it no longer counts
+// against MaxPendingAuth and cannot be closed to make room.
+func (s *Server) authenticated(nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.pendingAt[nc]; ok {
+		s.pending.Remove(e)
+		delete(s.pendingAt, nc)
+	}
+}
+
 func (s *Server) untrack(nc net.Conn) {
+	s.authenticated(nc)
 	s.mu.Lock()
 	delete(s.open, nc)
 	s.mu.Unlock()

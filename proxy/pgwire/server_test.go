@@ -102,7 +102,9 @@ func valueOr(v, def string) string {
 	return v
 }
 
-func startServer(t testing.TB, mechanism string, opts map[string]string, tweak func(*Options)) *testServer {
+// startServer serves a real engine; hooks adjust the server before it
+// starts accepting.
+func startServer(t testing.TB, mechanism string, opts map[string]string, tweak func(*Options), hooks ...func(*Server)) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := loadConfig(t, dir, mechanism, opts)
@@ -122,6 +124,9 @@ func startServer(t testing.TB, mechanism string, opts map[string]string, tweak f
 		tweak(&o)
 	}
 	srv := New(func(a string) Session { return engine.NewSession(a) }, o)
+	for _, hook := range hooks {
+		hook(srv)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
