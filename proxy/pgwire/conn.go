@@ -3,8 +3,8 @@ package pgwire
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
