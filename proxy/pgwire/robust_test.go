@@ -30,9 +30,14 @@ func (panickySession) Describe(ctx context.Context, sql string) (*proxy.Descript
 	return echoSession{}.Describe(ctx, sql)
 }
 
-func startFake(t *testing.T, session Session) (*Server, string) {
+// startFake serves session to every client with trust authentication;
+// hooks adjust the server before it starts accepting.
+func startFake(t *testing.T, session Session, hooks ...func(*Server)) (*Server, string) {
 	t.Helper()
 	srv := New(func(string) Session { return session }, Options{Trust: true})
+	for _, hook := range hooks {
+		hook(srv)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +78,8 @@ func TestEnginePanicFailsOnlyTheStatement(t *testing.T) {
 // A client that connects and never sends its startup message does not hold
 // up Shutdown.
 func TestShutdownDoesNotWaitForSilentClients(t *testing.T) {
-	srv, dsn := startFake(t, echoSession{})
+	tracked := make(chan net.Conn, 1)
+	srv, dsn := startFake(t, echoSession{}, func(s *Server) { s.onTrack = func(nc net.Conn) { tracked <- nc } })
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +89,7 @@ func TestShutdownDoesNotWaitForSilentClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	time.Sleep(50 * time.Millisecond) // let the server accept it
+	<-tracked // the server holds it: Shutdown has it to close
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
