@@ -74,6 +74,8 @@ func serve(ctx context.Context, configPath string, cmd *cobra.Command) error {
 		MaxConnections: cfg.Server.MaxConnections,
 		IdleTimeout:    cfg.Server.IdleTimeout,
 		QueryTimeout:   cfg.Server.QueryTimeout,
+		AuthTimeout:    cfg.Server.AuthTimeout,
+		MaxPendingAuth: cfg.Server.MaxPendingAuth,
 		Logger:         logger,
 	}
 	if cfg.Server.TLSCert != "" {

@@ -77,6 +77,11 @@ type Server struct {
 	MaxConnections int
 	IdleTimeout    time.Duration
 	QueryTimeout   time.Duration
+	// AuthTimeout bounds the time from accept to the end of authentication.
+	AuthTimeout time.Duration
+	// MaxPendingAuth bounds connections still in startup or authentication,
+	// apart from MaxConnections, so that they cannot lock analysts out.
+	MaxPendingAuth int
 }
 
 // Table is a protected table's configuration.
@@ -155,6 +160,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("server.max_connections", 64)
 	v.SetDefault("server.idle_timeout", "10m")
 	v.SetDefault("server.query_timeout", "10s")
+	v.SetDefault("server.auth_timeout", "10s")
+	v.SetDefault("server.max_pending_auth", 32)
 }
 
 // resolvePaths makes relative database paths relative to the config file.
@@ -226,6 +233,8 @@ func decode(v *viper.Viper) (*Config, error) {
 		MaxConnections: v.GetInt("server.max_connections"),
 		IdleTimeout:    v.GetDuration("server.idle_timeout"),
 		QueryTimeout:   v.GetDuration("server.query_timeout"),
+		AuthTimeout:    v.GetDuration("server.auth_timeout"),
+		MaxPendingAuth: v.GetInt("server.max_pending_auth"),
 	}
 	if (cfg.Server.TLSCert == "") != (cfg.Server.TLSKey == "") {
 		fail("server.tls_cert", "tls_cert and tls_key go together")
@@ -235,6 +244,12 @@ func decode(v *viper.Viper) (*Config, error) {
 	}
 	if cfg.Server.QueryTimeout <= 0 {
 		fail("server.query_timeout", "must be a positive duration such as 10s")
+	}
+	if cfg.Server.AuthTimeout <= 0 {
+		fail("server.auth_timeout", "must be a positive duration such as 10s")
+	}
+	if cfg.Server.MaxPendingAuth < 1 {
+		fail("server.max_pending_auth", "must be at least 1")
 	}
 
 	cfg.Analysts = map[string]Analyst{}

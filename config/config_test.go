@@ -71,7 +71,8 @@ func TestLoadValid(t *testing.T) {
 	if cfg.Analysts["alice"].EpsilonCap != 0.5 || cfg.Analysts["bob"].EpsilonCap != 2 {
 		t.Errorf("analyst caps = %+v", cfg.Analysts)
 	}
-	if cfg.Server.QueryTimeout != 3*time.Second || cfg.Server.Listen != "127.0.0.1:5433" {
+	if cfg.Server.QueryTimeout != 3*time.Second || cfg.Server.Listen != "127.0.0.1:5433" ||
+		cfg.Server.AuthTimeout != 10*time.Second || cfg.Server.MaxPendingAuth != 32 {
 		t.Errorf("server = %+v", cfg.Server)
 	}
 	people := cfg.Tables["people"]
@@ -106,6 +107,8 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"epsilon default out of range", [2]string{"default: 0.1", "default: 0.9"}, "budget.epsilon.default: 0.9 is outside"},
 		{"plain password", [2]string{`"SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy"`, "hunter2"}, "analysts.alice.password"},
 		{"bad timeout", [2]string{"query_timeout: 3s", "query_timeout: 0s"}, "server.query_timeout"},
+		{"bad auth timeout", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  auth_timeout: -1s"}, "server.auth_timeout: must be a positive duration"},
+		{"no pending logins", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  max_pending_auth: 0"}, "server.max_pending_auth: must be at least 1"},
 		{"negative cap", [2]string{"epsilon_cap: 0.5", "epsilon_cap: -1"}, "analysts.alice"},
 	}
 	for _, tc := range tests {
