@@ -88,10 +88,14 @@ type Server struct {
 	open      map[net.Conn]struct{} // every accepted connection, for Shutdown
 	pending   *list.List            // connections not yet authenticated, oldest first
 	pendingAt map[net.Conn]*list.Element
-	conns     map[uint32]*conn // authenticated sessions, by process id, for cancel requests
-	nextPID   uint32
-	closing   atomic.Bool
-	wg        sync.WaitGroup
+	// evicted counts pending connections closed to make room since
+	// evictLogged, when that was last logged.
+	evicted     int
+	evictLogged time.Time
+	conns       map[uint32]*conn // authenticated sessions, by process id, for cancel requests
+	nextPID     uint32
+	closing     atomic.Bool
+	wg          sync.WaitGroup
 
 	// onTrack, when set (by tests, before Serve), is told of each accepted
 	// connection once Shutdown and the pending-auth bound account for it.
@@ -272,13 +276,25 @@ func (s *Server) track(nc net.Conn) bool {
 		delete(s.pendingAt, oldest)
 		// Its goroutine sees the closed socket and ends.
 		oldest.Close()
-		s.logger.Warn("too many connections still authenticating; closed the oldest", "limit", s.opts.MaxPendingAuth, "remote", oldest.RemoteAddr().String())
+		s.noteEviction()
 	}
 	s.pendingAt[nc] = s.pending.PushBack(nc)
 	if s.onTrack != nil {
 		s.onTrack(nc)
 	}
 	return true
+}
+
+// noteEviction logs closing a pending connection to make room, at most
+// once a second with the count since, so that a flood of silent clients
+// cannot flood the log as well. The caller holds s.mu.
+func (s *Server) noteEviction() {
+	s.evicted++
+	if now := time.Now(); now.Sub(s.evictLogged) >= time.Second {
+		s.logger.Warn("too many connections still authenticating; closed the oldest to make room",
+			"limit", s.opts.MaxPendingAuth, "closed", s.evicted)
+		s.evicted, s.evictLogged = 0, now
+	}
 }
 
 // authenticated ends a connection's pending period: it no longer counts
