@@ -395,7 +395,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 	}
 	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
 		c.sendError(&wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
-			"too many prepared statements: this session already holds %d, the limit; close unused ones (Close message, or DEALLOCATE in your driver)", c.srv.opts.MaxPreparedStatements)})
+			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements)})
 		return false
 	}
 	var desc *proxy.Description
