@@ -58,6 +58,10 @@ func FuzzServerMessages(f *testing.F) {
 	f.Add(message('X', ""), true)
 	f.Add([]byte{0, 0, 0, 8, 4, 210, 22, 47}, false) // SSLRequest
 	f.Add(startupBytes("alice"), false)
+	f.Add(message('d', "1\n"), true)                                      // CopyData outside a COPY
+	f.Add(message('F', "\x00\x00\x06\x3e\x00\x00\x00\x00\x00\x00"), true) // FunctionCall
+	f.Add(append(message('B', "\x00s\x00\x00\x00\x00\x00\x00\x01\x00\x02"), message('S', "")...), true)
+	f.Add([]byte{0, 0, 0, 8, 0, 2, 0, 0}, false) // a protocol 2.0 startup
 	f.Fuzz(func(t *testing.T, data []byte, afterStartup bool) {
 		srv := New(func(string) Session { return echoSession{} }, Options{Trust: true, IdleTimeout: time.Second, MaxMessageBytes: 1 << 16})
 		client, server := net.Pipe()
