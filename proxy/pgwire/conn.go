@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -160,11 +162,15 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 		default:
 			c.be = pgproto3.NewBackend(c.nc, c.nc)
 			c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
+			// Any 3.x is read as 3.0, the version countwall speaks, and told
+			// so as PostgreSQL tells it (NegotiateProtocolVersion).
+			binary.BigEndian.PutUint32(body, pgproto3.ProtocolVersion30)
 			m := &pgproto3.StartupMessage{}
 			if err := m.Decode(body); err != nil {
 				c.fatal(pgerror.ProtocolViolation, "invalid startup packet layout")
 				return nil, false
 			}
+			c.negotiateProtocol(code, m)
 			c.analyst = m.Parameters["user"]
 			if c.analyst == "" {
 				c.fatal(pgerror.InvalidAuthorization, "no PostgreSQL user name specified in startup packet")
@@ -189,6 +195,25 @@ func (c *conn) refuseProtocol(version uint32) {
 	}
 	c.be = pgproto3.NewBackend(c.nc, c.nc)
 	c.fatal(pgerror.FeatureNotSupported, msg)
+}
+
+// negotiateProtocol answers a 3.x startup asking for a newer minor
+// version, or for protocol options ("_pq_." parameters), as PostgreSQL
+// does: with the newest minor version it speaks (0) and the options it
+// does not know, before authentication; the client then continues in 3.0.
+func (c *conn) negotiateProtocol(version uint32, m *pgproto3.StartupMessage) {
+	var unknown []string
+	for name := range m.Parameters {
+		if strings.HasPrefix(name, "_pq_.") {
+			unknown = append(unknown, name)
+			delete(m.Parameters, name)
+		}
+	}
+	if version&0xffff == 0 && len(unknown) == 0 {
+		return
+	}
+	sort.Strings(unknown)
+	c.be.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
 }
 
 func (c *conn) greet(startup *pgproto3.StartupMessage) {

@@ -442,3 +442,52 @@ func TestUnsupportedProtocolVersion(t *testing.T) {
 		t.Errorf("protocol 4.1 got %+v, %v", msg, err)
 	}
 }
+
+// A 3.x startup newer than 3.0, or one asking for protocol options, is
+// answered with NegotiateProtocolVersion as PostgreSQL 16 answers it, and
+// the client carries on in 3.0.
+func TestNegotiatesProtocolThreeZero(t *testing.T) {
+	_, dsn := startFake(t, echoSession{})
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := net.Dial("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(hangGuard))
+	fe := pgproto3.NewFrontend(nc, nc)
+	body := binary.BigEndian.AppendUint32(nil, 3<<16|5)
+	body = append(body, "user\x00alice\x00_pq_.compression\x00on\x00\x00"...)
+	if _, err := nc.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(body)+4)), body...)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.NegotiateProtocolVersion:
+			got = append(got, fmt.Sprintf("negotiate 3.%d %v", m.NewestMinorProtocol, m.UnrecognizedOptions))
+		default:
+			got = append(got, fmt.Sprintf("%T", msg)[len("*pgproto3."):])
+		}
+	}
+	if want := "[negotiate 3.0 [_pq_.compression] AuthenticationOk]"; fmt.Sprint(got) != want {
+		t.Errorf("3.5 startup got %v, want %s", got, want)
+	}
+
+	// pgx asking for 3.2 gets 3.0 and works.
+	conn, err := pgconn.Connect(context.Background(), dsn+"&max_protocol_version=3.2")
+	if err != nil {
+		t.Fatalf("connect asking for 3.2: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "SELECT COUNT(*) FROM people").ReadAll(); err != nil {
+		t.Errorf("query after negotiating 3.0: %v", err)
+	}
+}
