@@ -8,41 +8,27 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// frontendMessageNames are the names PostgreSQL's protocol documentation
-// gives the frontend messages, by type byte, so that an error names the
-// message the client sent, not a type of this program.
-var frontendMessageNames = map[byte]string{
-	'B': "Bind", 'C': "Close", 'd': "CopyData", 'c': "CopyDone", 'f': "CopyFail",
-	'D': "Describe", 'E': "Execute", 'H': "Flush", 'F': "FunctionCall",
-	'p': "PasswordMessage", 'P': "Parse", 'Q': "Query", 'S': "Sync", 'X': "Terminate",
-}
-
-// messageType is the type byte of a frontend message pgproto3 decoded.
-func messageType(msg pgproto3.FrontendMessage) byte {
+// unexpectedMessage words the refusal of a message pgproto3 read but
+// countwall does not take once a session has started: COPY messages
+// (countwall never starts a COPY) and password messages. It names the
+// message by its type byte and the name PostgreSQL's protocol documentation
+// gives it, never by a type of this program.
+func unexpectedMessage(msg pgproto3.FrontendMessage) string {
+	var typ byte
+	var name string
 	switch msg.(type) {
 	case *pgproto3.CopyData:
-		return 'd'
+		typ, name = 'd', "CopyData"
 	case *pgproto3.CopyDone:
-		return 'c'
+		typ, name = 'c', "CopyDone"
 	case *pgproto3.CopyFail:
-		return 'f'
-	case *pgproto3.FunctionCall:
-		return 'F'
+		typ, name = 'f', "CopyFail"
 	case *pgproto3.PasswordMessage, *pgproto3.SASLInitialResponse, *pgproto3.SASLResponse, *pgproto3.GSSResponse:
-		return 'p'
-	}
-	return 0
-}
-
-// unexpectedMessage words the refusal of a known message countwall does not
-// take at this point (COPY messages: countwall never starts a COPY; a
-// password message after authentication).
-func unexpectedMessage(msg pgproto3.FrontendMessage) string {
-	t := messageType(msg)
-	if t == 0 {
+		typ, name = 'p', "PasswordMessage"
+	default:
 		return "unexpected message from client"
 	}
-	return fmt.Sprintf("unexpected message type 0x%02x (%s)", t, frontendMessageNames[t])
+	return fmt.Sprintf("unexpected message type 0x%02x (%s)", typ, name)
 }
 
 // invalidMessage words a message pgproto3 could not read. An unknown type
