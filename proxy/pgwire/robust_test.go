@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,5 +111,37 @@ func TestDecoySaltsAreSecret(t *testing.T) {
 	}
 	if first.Salt == other.Salt {
 		t.Error("two servers gave the same decoy salt: it is computable without the secret")
+	}
+}
+
+// A panic outside the engine calls (here, opening the session) closes that
+// connection only; the server goes on serving the next client.
+func TestPanicServingOneConnectionKeepsServing(t *testing.T) {
+	var opened atomic.Int32
+	sessions := func(string) Session {
+		if opened.Add(1) == 1 {
+			panic("session factory bug")
+		}
+		return echoSession{}
+	}
+	srv := New(sessions, Options{Trust: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed
+	defer srv.Shutdown(context.Background())
+	dsn := "postgres://alice@" + l.Addr().String() + "/countwall?sslmode=disable&connect_timeout=10"
+	if conn, err := pgconn.Connect(context.Background(), dsn); err == nil {
+		conn.Close(context.Background())
+		t.Fatal("the connection whose session panicked was served")
+	}
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("the next client: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "SELECT COUNT(*) FROM people").ReadAll(); err != nil {
+		t.Errorf("the next client's query: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -182,6 +183,7 @@ func (s *Server) Serve(l net.Listener) error {
 		go func() {
 			defer s.wg.Done()
 			defer s.untrack(nc)
+			defer s.recoverConn(nc)
 			s.serveConn(nc)
 		}()
 	}
@@ -217,6 +219,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		return ctx.Err()
+	}
+}
+
+// recoverConn keeps a bug met while serving one connection from ending the
+// process and every other session with it, as net/http does: the panic is
+// logged and that connection closed.
+func (s *Server) recoverConn(nc net.Conn) {
+	if p := recover(); p != nil {
+		s.logger.Error("panic serving a connection", "remote", nc.RemoteAddr().String(), "panic", p, "stack", string(debug.Stack()))
+		nc.Close()
 	}
 }
 
