@@ -74,6 +74,7 @@ func TestCommands(t *testing.T) {
 		{"budget grant", "", []string{"budget", "grant", "alice", "--kind", "dp", "--epsilon", "0.5", "--config", cfgPath}, nil, false},
 		{"budget reset needs confirmation", "", []string{"budget", "reset", "alice", "--config", cfgPath}, []string{"--yes"}, true},
 		{"budget reset", "", []string{"budget", "reset", "alice", "--yes", "--config", cfgPath}, nil, false},
+		{"serve refuses a seed", "", []string{"serve", "--config", writeFile(t, dir, "seeded.yaml", strings.Replace(string(example), "database: demo.db", "database: "+db+"\nseed: 42", 1)), "--server.listen", "127.0.0.1:0"}, []string{"seed: is not a config key", "predictable"}, true},
 		{"passwd", "hunter2\n", []string{"passwd"}, []string{"SCRAM-SHA-256$4096:"}, false},
 		{"passwd empty", "\n", []string{"passwd"}, []string{"empty"}, true},
 		{"load malformed", "", []string{"load", "--csv", writeFile(t, dir, "bad.csv", "id,age\n1,30\n2,40,extra\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t", "--unit", "id"}, []string{"line 3"}, true},

@@ -31,6 +31,8 @@ type Engine struct {
 	state  *statedb.DB
 	budget Budget
 	logger *slog.Logger
+	// noiseSeed is Options.NoiseSeed: tests only.
+	noiseSeed int64
 
 	// live is swapped whole on Reload so that a query sees one consistent
 	// catalog, mechanism and budget configuration.
@@ -50,6 +52,11 @@ type runtime struct {
 // Options tune an Engine beyond its config.
 type Options struct {
 	Logger *slog.Logger
+	// NoiseSeed, when non-zero, makes the noise mechanisms' fresh randomness
+	// reproducible, and so predictable by anyone who knows it. It is for Go
+	// tests only: nothing in the config, the environment or the command line
+	// sets it, and production noise is always drawn from the operating system.
+	NoiseSeed int64
 }
 
 // Open builds an Engine from a validated config: it opens the protected
@@ -75,7 +82,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		state.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, state: state, budget: budget, logger: logger}
+	e := &Engine{store: store, state: state, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -102,7 +109,7 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	e.live.Store(rt)
-	e.logger.Info("config reloaded", "mechanism", cfg.Mechanism.Name)
+	// Not logged here: the caller logs the reload once, with what triggered it.
 	return nil
 }
 
@@ -132,7 +139,7 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 		return nil, err
 	}
 	mech, err := mechanisms.New(cfg.Mechanism.Name, mechanisms.Params(cfg.Mechanism.Params),
-		mechanisms.Env{Seed: cfg.Seed, Secret: e.state.Secret()})
+		mechanisms.Env{Seed: e.noiseSeed, Secret: e.state.Secret()})
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}
