@@ -8,8 +8,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -209,9 +207,14 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-// fingerprint identifies a statement in logs, the audit log and the ledger
-// without keeping its text.
-func fingerprint(sql string) string {
-	sum := sha256.Sum256([]byte(sql))
-	return hex.EncodeToString(sum[:8])
+// Fingerprint identifies a statement in logs, the audit log and the ledger
+// without keeping its text: keyed with the firewall secret, so that only
+// this firewall can compute it.
+func (e *Engine) Fingerprint(sql string) string { return e.state.Fingerprint(sql) }
+
+// AuditLog returns the audit entries the filter selects, oldest first, once
+// every entry queued so far is written.
+func (e *Engine) AuditLog(ctx context.Context, f statedb.AuditFilter) ([]statedb.AuditEntry, error) {
+	e.state.Flush()
+	return e.state.ListAudit(ctx, f)
 }

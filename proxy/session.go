@@ -74,15 +74,16 @@ var clientSettings = map[string]string{
 func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result, error) {
 	start := time.Now()
 	rt := s.engine.live.Load()
-	fp := fingerprint(sql)
+	fp := s.engine.Fingerprint(sql)
 	stmt, err := planner.Parse(sql, args, rt.catalog)
 	kind := "invalid"
 	var res *Result
+	var charge mechanisms.Charge
 	if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
-			res, err = s.query(ctx, rt, st, fp)
+			res, charge, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -97,10 +98,33 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		}
 	}
 	err = publicError(err)
-	s.engine.audit(s.analyst, fp, kind, rt.mech.Name(), err)
+	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
+		// An answer whose audit row is not durable does not leave; its
+		// charge (if any) stands, which errs on the safe side.
+		res, err = nil, publicError(aerr)
+		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
+	}
 	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
 	return res, err
+}
+
+// Fingerprint is the keyed fingerprint of a statement, for front ends'
+// logs.
+func (s *Session) Fingerprint(sql string) string { return s.engine.Fingerprint(sql) }
+
+// Refused records a statement that a front end refused before it reached
+// Exec (the extended protocol's Parse and Bind), so that the audit log holds
+// every statement received.
+func (s *Session) Refused(sql string, err error) {
+	if err == nil {
+		return
+	}
+	if pgerror.SQLState(err) == "" {
+		err = publicError(err) // no SQLSTATE: recorded as the internal error the analyst saw
+	}
+	rt := s.engine.live.Load()
+	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
 }
 
 // Describe validates a statement without running it and says what it returns.
@@ -175,23 +199,24 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 
 // query answers a COUNT query: run it, let the mechanism answer, charge the
 // ledger durably, and only then build the result.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, error) {
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, mechanisms.Charge, error) {
+	none := mechanisms.Charge{}
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	needs := rt.mech.Needs()
 	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	eps, delta := s.share(rt)
 	answers, charge, err := rt.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: cells, Epsilon: eps, Delta: delta})
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, none, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
@@ -199,7 +224,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 			Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp,
 		})
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		notice = bal.Notice(charge)
 	}
@@ -218,7 +243,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		res.Suppressed = append(res.Suppressed, a.Suppressed)
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
-	return res, nil
+	return res, charge, nil
 }
 
 // checkGroupDomains refuses a GROUP BY over a column without a declared
@@ -427,14 +452,25 @@ func outcome(err error) string {
 	return pgerror.InternalError
 }
 
-func (e *Engine) audit(analyst, fp, kind, mech string, err error) {
-	entry := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: "answered"}
+// audit records a statement's outcome. A refusal is queued; an answer's
+// entry is committed before audit returns (group commit with the answers of
+// other sessions), so that a crash never leaves the audit showing fewer
+// answers than clients received.
+func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, err error) error {
+	entry := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
 	if err != nil {
-		entry.Outcome, entry.SQLState, entry.Reason = "refused", outcome(err), err.Error()
+		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
 		var ie *internalError
 		if errors.As(err, &ie) {
 			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", ie.cause)
 		}
+		e.state.Audit(entry)
+		return nil
 	}
-	e.state.Audit(entry)
+	if charge.Kind != mechanisms.AccountingNone {
+		entry.ChargeKind, entry.Epsilon, entry.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
+	}
+	// The wait is not cut short by the statement's deadline: the entry is
+	// already on its way to disk, and the answer must not leave before it.
+	return e.state.AuditDurable(context.WithoutCancel(ctx), entry)
 }

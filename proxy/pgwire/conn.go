@@ -2,9 +2,7 @@ package pgwire
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -266,7 +264,7 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 		res, err = c.session.Exec(ctx, sql, args)
 		return err
 	})
-	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", fingerprint(sql),
+	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", c.statementFingerprint(sql),
 		"outcome", outcome(err), "latency", time.Since(start))
 	if err == nil {
 		switch res.Tag {
@@ -293,11 +291,6 @@ func (c *conn) guard(what string, call func() error) (err error) {
 		}
 	}()
 	return call()
-}
-
-func fingerprint(sql string) string {
-	sum := sha256.Sum256([]byte(sql))
-	return hex.EncodeToString(sum[:8])
 }
 
 func (c *conn) simpleQuery(sql string) {
@@ -334,7 +327,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		return err
 	})
 	if err != nil {
-		c.sendError(err)
+		c.refused(m.Query, err)
 		return false
 	}
 	oids := make([]uint32, len(desc.Params))
@@ -356,7 +349,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		return false
 	}
 	if len(m.Parameters) != len(st.paramOIDs) {
-		c.sendError(&wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		c.refused(st.sql, &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
 		return false
 	}
 	args := make([]*string, len(m.Parameters))
@@ -367,7 +360,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		format := formatFor(m.ParameterFormatCodes, i)
 		text, err := decodeParam(raw, format, st.paramOIDs[i])
 		if err != nil {
-			c.sendError(&wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			c.refused(st.sql, &wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
 			return false
 		}
 		args[i] = &text
