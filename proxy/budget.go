@@ -48,7 +48,7 @@ type Budget interface {
 	Charge(ctx context.Context, req ChargeRequest) (Balance, error)
 	// Balances lists the analyst's spending per accounting kind.
 	Balances(ctx context.Context, analyst string) ([]Balance, error)
-	// Configure applies new caps after a reload.
-	Configure(cfg *config.Config) error
+	// Configure applies new caps after a reload; caps may fall, never rise.
+	Configure(ctx context.Context, cfg *config.Config) error
 	Close() error
 }

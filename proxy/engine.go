@@ -36,6 +36,11 @@ type Engine struct {
 	// catalog, mechanism and budget configuration.
 	live atomic.Pointer[runtime]
 
+	// sessions are the open sessions, so that a reload can end those of
+	// analysts it removes.
+	sessionsMu sync.Mutex
+	sessions   map[*Session]struct{}
+
 	closeOnce sync.Once
 }
 
@@ -80,7 +85,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		state.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, state: state, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed}
+	e := &Engine{store: store, state: state, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -94,6 +99,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 // returns; statements already running finish under the old one. The
 // protected and state database paths cannot change without a restart. On
 // error the old config stays in force.
+//
+// Sessions of analysts the new config no longer lists are ended (57P01).
+// Caps never rise on a reload: the budget holds each analyst to the lowest
+// cap in force since she was first seen, and only a grant adds to it.
 func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	old := e.live.Load().cfg
 	if cfg.Database != old.Database || cfg.State != old.State {
@@ -103,12 +112,29 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := e.budget.Configure(cfg); err != nil {
+	if err := e.budget.Configure(ctx, cfg); err != nil {
 		return err
 	}
 	e.live.Store(rt)
+	e.endRemovedSessions(old, cfg)
 	// Not logged here: the caller logs the reload once, with what triggered it.
 	return nil
+}
+
+// endRemovedSessions ends the open sessions of analysts listed in the old
+// config but not in the new one.
+func (e *Engine) endRemovedSessions(old, cfg *config.Config) {
+	e.sessionsMu.Lock()
+	defer e.sessionsMu.Unlock()
+	for s := range e.sessions {
+		if _, was := old.Analysts[s.analyst]; !was {
+			continue
+		}
+		if _, is := cfg.Analysts[s.analyst]; !is {
+			s.end()
+			e.logger.Info("session ended: analyst removed from the config", "analyst", s.analyst)
+		}
+	}
 }
 
 // Mechanism names the mechanism in force.

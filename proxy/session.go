@@ -25,6 +25,10 @@ const ServerVersion = "16.0 (countwall)"
 type Session struct {
 	engine  *Engine
 	analyst string
+	// ended is closed when the engine ends the session: its analyst was
+	// removed from the config by a reload.
+	ended   chan struct{}
+	endOnce sync.Once
 
 	mu       sync.Mutex
 	epsilon  float64 // 0 means the config default
@@ -34,16 +38,35 @@ type Session struct {
 }
 
 // NewSession starts a session for an analyst the caller has authenticated.
+// The caller closes it when the analyst leaves.
 func (e *Engine) NewSession(analyst string) *Session {
-	return &Session{engine: e, analyst: analyst, settings: map[string]string{}}
+	s := &Session{engine: e, analyst: analyst, settings: map[string]string{}, ended: make(chan struct{})}
+	e.sessionsMu.Lock()
+	e.sessions[s] = struct{}{}
+	e.sessionsMu.Unlock()
+	return s
 }
 
 // Analyst is the session's analyst.
 func (s *Session) Analyst() string { return s.analyst }
 
-// Close ends the session. Nothing is held per session today; Close exists so
-// that front ends release sessions symmetrically.
-func (s *Session) Close() {}
+// Close releases the session.
+func (s *Session) Close() {
+	s.engine.sessionsMu.Lock()
+	delete(s.engine.sessions, s)
+	s.engine.sessionsMu.Unlock()
+}
+
+// Done is closed when the engine has ended the session (a reload removed
+// its analyst from the config); every statement is then refused with 57P01
+// and a front end should close the connection.
+func (s *Session) Done() <-chan struct{} { return s.ended }
+
+func (s *Session) end() { s.endOnce.Do(func() { close(s.ended) }) }
+
+// errTerminated is PostgreSQL's message for a session ended by the
+// administrator.
+var errTerminated = pgerror.Errorf(pgerror.AdminShutdown, "terminating connection due to administrator command")
 
 // clientSettings are the parameters drivers SET on connect. They are accepted
 // and echoed by SHOW; none of them changes what is answered.
@@ -75,7 +98,13 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	start := time.Now()
 	rt := s.engine.live.Load()
 	fp := s.engine.Fingerprint(sql)
-	stmt, err := planner.Parse(sql, args, rt.catalog)
+	var stmt planner.Statement
+	var err error = errTerminated
+	select {
+	case <-s.ended:
+	default:
+		stmt, err = planner.Parse(sql, args, rt.catalog)
+	}
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
@@ -129,6 +158,11 @@ func (s *Session) Refused(sql string, err error) {
 
 // Describe validates a statement without running it and says what it returns.
 func (s *Session) Describe(ctx context.Context, sql string) (*Description, error) {
+	select {
+	case <-s.ended:
+		return nil, errTerminated
+	default:
+	}
 	rt := s.engine.live.Load()
 	params, err := planner.DescribeParams(sql, rt.catalog)
 	if err != nil {

@@ -105,6 +105,10 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	analysts map[string]*analystState
+
+	// capsOnce creates the held caps' table (caps.go).
+	capsOnce sync.Once
+	capsErr  error
 }
 
 // analystState serialises one analyst's charges in this process and holds

@@ -3,7 +3,9 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -82,5 +84,34 @@ func TestEveryStatementReceivedIsAudited(t *testing.T) {
 	}
 	if len(all) != len(tests) {
 		t.Errorf("%d statements sent, %d audited", len(tests), len(all))
+	}
+}
+
+// TestReloadEndsRemovedAnalystsConnections: a reload that removes the
+// analyst from the config terminates her open connection with 57P01, as
+// PostgreSQL does for an administrator's command, without waiting for her
+// next statement.
+func TestReloadEndsRemovedAnalystsConnections(t *testing.T) {
+	ts := startServer(t, "laplace", nil, nil)
+	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	ctx := context.Background()
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	next := *ts.cfg
+	next.Analysts = nil
+	if err := ts.engine.Reload(ctx, &next); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := conn.PgConn().WaitForNotification(wait)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57P01" || pe.Severity != "FATAL" {
+		t.Fatalf("after her removal, alice's connection got %v, want FATAL 57P01", err)
+	}
+	if !strings.Contains(pe.Message, "terminating connection due to administrator command") {
+		t.Errorf("message %q", pe.Message)
 	}
 }

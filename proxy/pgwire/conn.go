@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -36,6 +37,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
+
+	ended atomic.Bool // the engine ended the session (hooks.go)
 }
 
 type prepared struct {
@@ -83,6 +86,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	nc.SetDeadline(time.Time{})
 	c.session = s.sessions(c.analyst)
 	defer c.session.Close()
+	defer c.watchTermination()()
 	c.greet(startup)
 	c.loop()
 }
@@ -176,7 +180,7 @@ func (c *conn) loop() {
 		}
 		// Checked after setting the deadline, which would otherwise undo
 		// the wake-up of a Shutdown that began just before it.
-		if c.srv.closing.Load() {
+		if c.srv.closing.Load() || c.ended.Load() {
 			c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			return
 		}
@@ -184,7 +188,7 @@ func (c *conn) loop() {
 		if err != nil {
 			var ne net.Error
 			switch {
-			case c.srv.closing.Load():
+			case c.srv.closing.Load() || c.ended.Load():
 				c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			case errors.As(err, &ne) && ne.Timeout():
 				c.fatal(pgerror.IdleSessionTimeout, "terminating connection due to idle-session timeout")

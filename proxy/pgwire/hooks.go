@@ -1,5 +1,7 @@
 package pgwire
 
+import "time"
+
 // Optional Session capabilities. A Session that has them gets the audit and
 // termination behaviour below; one that lacks them (a test double) works
 // without.
@@ -39,4 +41,26 @@ func (c *conn) refused(sql string, err error) {
 		r.Refused(sql, err)
 	}
 	c.sendError(err)
+}
+
+// watchTermination wakes the connection's read when the engine ends its
+// session, so that the loop terminates it with 57P01 without waiting for
+// the client's next message. The returned func stops the watch.
+func (c *conn) watchTermination() (stop func()) {
+	t, ok := c.session.(terminable)
+	if !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-t.Done():
+			// Stored before the deadline is moved: the loop checks ended
+			// after setting its own deadline, so one of the two wakes it.
+			c.ended.Store(true)
+			c.nc.SetReadDeadline(time.Now())
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
