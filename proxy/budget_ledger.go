@@ -80,6 +80,7 @@ func (b *ledgerBudget) Charge(ctx context.Context, req ChargeRequest) (Balance, 
 	bal, err := b.ledger.Charge(ctx, ledger.Entry{
 		Analyst: req.Analyst, Mechanism: req.Mechanism, Kind: req.Charge.Kind,
 		Epsilon: req.Charge.Epsilon, Delta: req.Charge.Delta, Fingerprint: req.Fingerprint,
+		Within: req.Within,
 	}, caps)
 	if err != nil {
 		return Balance{}, err

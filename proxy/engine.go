@@ -31,6 +31,10 @@ type Engine struct {
 	logger *slog.Logger
 	// noiseSeed is Options.NoiseSeed: tests only.
 	noiseSeed int64
+	// queueAnswerAudit makes answers' audit entries queued rather than
+	// durable, as they were before. Unexported and never set outside the
+	// package's benchmark, which measures what durability costs.
+	queueAnswerAudit bool
 
 	// live is swapped whole on Reload so that a query sees one consistent
 	// catalog, mechanism and budget configuration.

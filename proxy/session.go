@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -108,11 +109,12 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
+	audited := false // the answer's audit row was committed with its charge
 	if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
-			res, charge, err = s.query(ctx, rt, st, fp)
+			res, charge, audited, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -127,11 +129,15 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		}
 	}
 	err = publicError(err)
-	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
-		// An answer whose audit row is not durable does not leave; its
-		// charge (if any) stands, which errs on the safe side.
-		res, err = nil, publicError(aerr)
-		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
+	// An answer already audited in its charge's transaction is not written
+	// again; every other outcome is written here.
+	if !audited || err != nil {
+		if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
+			// An answer whose audit row is not durable does not leave; its
+			// charge (if any) stands, which errs on the safe side.
+			res, err = nil, publicError(aerr)
+			s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
+		}
 	}
 	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
@@ -233,36 +239,45 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 
 // query answers a COUNT query: run it, let the mechanism answer, charge the
 // ledger durably, and only then build the result.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, mechanisms.Charge, error) {
+//
+// audited reports that the answer's audit row was committed in the same
+// transaction as its charge, so it need not be written again.
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
 	none := mechanisms.Charge{}
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, none, err
+		return nil, none, false, err
 	}
 	needs := rt.mech.Needs()
 	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
 	if err != nil {
-		return nil, none, err
+		return nil, none, false, err
 	}
 	eps, delta := s.share(rt)
 	answers, charge, err := rt.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: cells, Epsilon: eps, Delta: delta})
 	if err != nil {
-		return nil, none, err
+		return nil, none, false, err
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, none, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, none, false, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		bal, err := s.engine.budget.Charge(ctx, ChargeRequest{
-			Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp,
-		})
+		req := ChargeRequest{Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp}
+		if !s.engine.queueAnswerAudit {
+			entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
+			req.Within = func(ctx context.Context, tx *sql.Conn) error {
+				audited = true
+				return statedb.InsertAudit(ctx, tx, entry)
+			}
+		}
+		bal, err := s.engine.budget.Charge(ctx, req)
 		if err != nil {
-			return nil, none, err
+			return nil, none, false, err
 		}
 		notice = bal.Notice(charge)
 	}
-	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
+	res = &Result{Columns: queryColumns(rt, q), Notice: notice}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {
 		if a.Dropped {
@@ -277,7 +292,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		res.Suppressed = append(res.Suppressed, a.Suppressed)
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
-	return res, charge, nil
+	return res, charge, audited, nil
 }
 
 // checkGroupDomains refuses a GROUP BY over a column without a declared
@@ -486,13 +501,23 @@ func outcome(err error) string {
 	return pgerror.InternalError
 }
 
+// answeredEntry is the audit entry of an answer and its charge.
+func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) statedb.AuditEntry {
+	e := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
+	if charge.Kind != mechanisms.AccountingNone {
+		e.ChargeKind, e.Epsilon, e.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
+	}
+	return e
+}
+
 // audit records a statement's outcome. A refusal is queued; an answer's
 // entry is committed before audit returns (group commit with the answers of
 // other sessions), so that a crash never leaves the audit showing fewer
 // answers than clients received.
 func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, err error) error {
-	entry := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
+	entry := answeredEntry(analyst, fp, kind, mech, charge)
 	if err != nil {
+		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
 		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
 		var ie *internalError
 		if errors.As(err, &ie) {
@@ -501,8 +526,9 @@ func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, char
 		e.state.Audit(entry)
 		return nil
 	}
-	if charge.Kind != mechanisms.AccountingNone {
-		entry.ChargeKind, entry.Epsilon, entry.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
+	if e.queueAnswerAudit {
+		e.state.Audit(entry)
+		return nil
 	}
 	// The wait is not cut short by the statement's deadline: the entry is
 	// already on its way to disk, and the answer must not leave before it.

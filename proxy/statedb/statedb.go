@@ -279,6 +279,30 @@ func (s *DB) auditWriter() {
 	}
 }
 
+// Execer runs a statement: a *sql.Tx or a *sql.Conn inside a transaction.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+const insertAudit = `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func auditArgs(e AuditEntry) []any {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	return []any{e.At.UTC().Format(auditTime), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism,
+		e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta}
+}
+
+// InsertAudit writes an entry inside a transaction the caller holds on this
+// state database (the ledger's charge), so that it commits with it.
+func InsertAudit(ctx context.Context, tx Execer, e AuditEntry) error {
+	if _, err := tx.ExecContext(ctx, insertAudit, auditArgs(e)...); err != nil {
+		return fmt.Errorf("writing audit log: %w", err)
+	}
+	return nil
+}
+
 func (s *DB) writeAudit(batch []AuditEntry) error {
 	ctx := context.Background()
 	tx, err := s.sql.BeginTx(ctx, nil)
@@ -286,7 +310,7 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 		return fmt.Errorf("writing audit log: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, insertAudit)
 	if err != nil {
 		return fmt.Errorf("writing audit log: %w", err)
 	}
@@ -295,8 +319,7 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 		if e.Kind == flushMarker {
 			continue
 		}
-		if _, err := stmt.ExecContext(ctx, e.At.UTC().Format(auditTime), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism,
-			e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta); err != nil {
+		if _, err := stmt.ExecContext(ctx, auditArgs(e)...); err != nil {
 			return fmt.Errorf("writing audit log: %w", err)
 		}
 	}
