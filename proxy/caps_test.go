@@ -173,3 +173,28 @@ func TestCapsHeldAcrossRestart(t *testing.T) {
 		t.Errorf("alice after a restart with a higher cap: %v, want 53400", err)
 	}
 }
+
+// TestClosedSessionsAreForgotten: the engine tracks open sessions (so that a
+// reload can end them) and forgets closed ones, including Query's own.
+func TestClosedSessionsAreForgotten(t *testing.T) {
+	f := newFixture(t, 20)
+	e := f.open(t, "exact", nil)
+	open := func() int {
+		e.sessionsMu.Lock()
+		defer e.sessionsMu.Unlock()
+		return len(e.sessions)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := e.Query(context.Background(), "alice", "SELECT COUNT(*) FROM people"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := e.NewSession("bob")
+	if n := open(); n != 1 {
+		t.Errorf("%d sessions tracked, want 1 (bob's)", n)
+	}
+	s.Close()
+	if n := open(); n != 0 {
+		t.Errorf("%d sessions tracked after every one closed", n)
+	}
+}

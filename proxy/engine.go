@@ -158,7 +158,9 @@ func (e *Engine) Close() error {
 
 // Query runs one statement for an analyst with default session settings.
 func (e *Engine) Query(ctx context.Context, analyst, sql string) (*Result, error) {
-	return e.NewSession(analyst).Exec(ctx, sql, nil)
+	s := e.NewSession(analyst)
+	defer s.Close()
+	return s.Exec(ctx, sql, nil)
 }
 
 func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error) {
