@@ -16,8 +16,7 @@ import (
 )
 
 // addHistogramFlags adds the flags of the histogram attacks (noise-remover).
-// None may be named like a config key (see config.Load): "seed" would set the
-// mechanisms' noise seed.
+// None may be named like a config key (see config.Load), which it would set.
 func addHistogramFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.String("column", "age", "noise-remover: the column whose histogram to recover")

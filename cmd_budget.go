@@ -33,7 +33,8 @@ func init() {
 		Use:   "budget",
 		Short: "List, grant and reset analysts' privacy budgets in the state database",
 		Long: `The budget ledger keeps each analyst's spending per accounting kind (dp, idp,
-bdp) in the state database. Caps come from the config; grants add to them.`,
+bdp) in the state database. Caps come from the config and are held: a config change may
+lower them, never raise them. Grants add to them.`,
 	}
 	budget.PersistentFlags().StringVar(&statePath, "state", "", "state database (or give --config)")
 	budget.PersistentFlags().StringVar(&configPath, "config", "", "config file whose state database to use")
@@ -88,7 +89,7 @@ bdp) in the state database. Caps come from the config; grants add to them.`,
 	var eps, delta float64
 	grant := &cobra.Command{
 		Use:     "grant ANALYST --kind dp|idp|bdp --epsilon E [--delta D]",
-		Short:   "Give an analyst extra budget on top of the configured cap",
+		Short:   "Give an analyst extra budget on top of her cap: the only way to raise a budget",
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -29,9 +29,10 @@ func init() {
 		Long: `Serve answers analysts' COUNT queries over the PostgreSQL wire protocol, so that
 psql, pgx, psycopg2 and other PostgreSQL clients connect as they would to PostgreSQL.
 
-Editing the config file (or sending SIGHUP) reloads it: the mechanism, policy, budget caps and
-analysts change for the next statement without dropping sessions. An invalid config is refused
-with a logged reason and the old one stays in force. SIGINT or SIGTERM stops accepting, lets
+Editing the config file (or sending SIGHUP) reloads it: the mechanism, policy and analysts change
+for the next statement. Caps may be lowered, never raised (countwall budget grant raises a
+budget). Sessions continue, except those of analysts the new config removes, which are ended
+(57P01). An invalid config is refused with a logged reason and the old one stays in force. SIGINT or SIGTERM stops accepting, lets
 statements in flight finish, and exits.`,
 		Example: `  countwall serve --config examples/countwall.yaml
   PGPASSWORD=alice-secret psql "host=127.0.0.1 port=5433 user=alice dbname=countwall" -c "SHOW budget"`,

@@ -106,4 +106,8 @@ func TestServeReloadsEditedConfig(t *testing.T) {
 	if !strings.Contains(logs.String(), "config reload refused") {
 		t.Errorf("the refusal was not logged:\n%s", logs.String())
 	}
+	// One edit, one reload, one line in the log.
+	if n := strings.Count(logs.String(), `msg="config reloaded"`); n != 1 {
+		t.Errorf("one reload was logged %d times:\n%s", n, logs.String())
+	}
 }

@@ -60,6 +60,13 @@ func sharedDB(t testing.TB, name string, build func(path string) error) string {
 // closes it when the test ends.
 func openEngine(t testing.TB, body string) (*proxy.Engine, *config.Config) {
 	t.Helper()
+	return openSeededEngine(t, body, 0)
+}
+
+// openSeededEngine is openEngine with reproducible noise from seed (0: fresh
+// noise), which only a Go caller can ask for.
+func openSeededEngine(t testing.TB, body string, seed int64) (*proxy.Engine, *config.Config) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "countwall.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,7 +75,7 @@ func openEngine(t testing.TB, body string) (*proxy.Engine, *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := proxy.Open(context.Background(), cfg, proxy.Options{})
+	e, err := proxy.Open(context.Background(), cfg, proxy.Options{NoiseSeed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}

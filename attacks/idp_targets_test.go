@@ -44,7 +44,6 @@ func targetsEngine(t testing.TB, mechanism, params string) *attacks.Logged {
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
 state: %s
-seed: 11
 mechanism: {name: %s}
 mechanisms:
   %s: {%s}
@@ -56,7 +55,7 @@ tables:
   people:
     privacy_unit: id
 `, targetsPeople(t), filepath.Join(dir, "state.db"), mechanism, mechanism, params)
-	e, _ := openEngine(t, body)
+	e, _ := openSeededEngine(t, body, 11)
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
 }
 

@@ -31,9 +31,6 @@ type Config struct {
 	Analysts  map[string]Analyst
 	Server    Server
 	Tables    map[string]Table
-	// Seed makes the fresh randomness of noise mechanisms reproducible. Zero
-	// (the default) draws it from the operating system; set it only in tests.
-	Seed int64
 }
 
 // Mechanism selects the disclosure-control mechanism by name.
@@ -138,7 +135,7 @@ func Load(path string, flags *pflag.FlagSet) (*Config, error) {
 
 // configFlags are the flags that may override config keys.
 var configFlags = map[string]bool{
-	"database": true, "state": true, "mechanism.name": true, "seed": true,
+	"database": true, "state": true, "mechanism.name": true,
 	"server.listen": true,
 }
 
@@ -188,7 +185,6 @@ func decode(v *viper.Viper) (*Config, error) {
 	cfg := &Config{
 		Database:  v.GetString("database"),
 		State:     v.GetString("state"),
-		Seed:      v.GetInt64("seed"),
 		Mechanism: Mechanism{Name: v.GetString("mechanism.name")},
 	}
 	// Parameters come from the mechanisms.NAME section, so that switching
@@ -197,6 +193,12 @@ func decode(v *viper.Viper) (*Config, error) {
 	cfg.Mechanism.Params = v.GetStringMap("mechanisms." + cfg.Mechanism.Name)
 	for k, val := range v.GetStringMap("mechanism.params") {
 		cfg.Mechanism.Params[k] = val
+	}
+	// Noise is always fresh from the operating system. A seed once made it
+	// reproducible for tests; a config that still sets one is refused rather
+	// than ignored, so nobody believes their noise is seeded, or predictable.
+	if v.IsSet("seed") {
+		fail("seed", "is not a config key: a seed would make the noise predictable to anyone who knows it; remove it (reproducible noise is for Go tests only)")
 	}
 	if cfg.Database == "" {
 		fail("database", "is required: the path of the SQLite database to protect")

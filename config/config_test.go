@@ -179,3 +179,26 @@ mechanisms:
 		t.Errorf("suppress params = %v, want only its own section plus mechanism.params", p)
 	}
 }
+
+// TestSeedIsRefused: no key or variable a user can set makes the noise
+// predictable; a config that still carries the old `seed` key is refused
+// with a message that names it, from the file and from the environment.
+func TestSeedIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, env string
+	}{
+		{"file", validYAML + "seed: 7\n", ""},
+		{"file zero", validYAML + "seed: 0\n", ""},
+		{"environment", validYAML, "7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("COUNTWALL_SEED", tc.env)
+			}
+			_, err := Load(writeConfig(t, tc.body), nil)
+			if err == nil || !strings.Contains(err.Error(), "seed: ") || !strings.Contains(err.Error(), "predictable") {
+				t.Fatalf("Load with a seed: err = %v, want a refusal naming seed", err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"countwall/dataset"
@@ -93,5 +94,58 @@ func BenchmarkLaplaceOneAnalyst(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAnswerAudit measures what a durable audit row per answer costs:
+// "durable" commits each answer's row before the answer leaves (group
+// commit: the answers waiting at that moment share one), "queued" is the
+// audit as it was, written in batches after the answers left. On a
+// 1,000-row table, so that the audit is a visible share; with one session
+// and with 8 at once:
+//
+//	go test ./proxy -run '^$' -bench AnswerAudit
+func BenchmarkAnswerAudit(b *testing.B) {
+	f := newFixture(b, 1000)
+	for _, mech := range []string{"exact", "laplace"} {
+		for _, audit := range []string{"queued", "durable"} {
+			for _, sessions := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/%s/sessions-%d", mech, audit, sessions), func(b *testing.B) {
+					cfg := f.config(b, mech, nil)
+					cfg.State = filepath.Join(b.TempDir(), "state.db")
+					cfg.Budget.EpsilonCap = 1e12
+					e, err := Open(context.Background(), cfg, Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer e.Close()
+					e.queueAnswerAudit = audit == "queued"
+					b.SetParallelism(sessions)
+					b.ResetTimer()
+					if sessions == 1 {
+						s := e.NewSession("bench")
+						for b.Loop() {
+							if _, err := s.Exec(context.Background(), "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+						return
+					}
+					// SetParallelism multiplies by GOMAXPROCS; each goroutine
+					// is one session (one analyst each, so that they do not
+					// queue on one analyst's ledger lock).
+					var n atomic.Int64
+					b.RunParallel(func(pb *testing.PB) {
+						s := e.NewSession(fmt.Sprintf("bench-%d", n.Add(1)))
+						for pb.Next() {
+							if _, err := s.Exec(context.Background(), "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				})
+			}
+		}
 	}
 }

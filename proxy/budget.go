@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 
@@ -15,6 +16,9 @@ type ChargeRequest struct {
 	Mechanism   string
 	Charge      mechanisms.Charge
 	Fingerprint string
+	// Within, when set, runs inside the transaction that makes the charge
+	// durable, if one is written for it (see ledger.Entry.Within).
+	Within func(ctx context.Context, tx *sql.Conn) error
 }
 
 // Balance is an analyst's spending of one accounting kind against its cap.
@@ -48,7 +52,7 @@ type Budget interface {
 	Charge(ctx context.Context, req ChargeRequest) (Balance, error)
 	// Balances lists the analyst's spending per accounting kind.
 	Balances(ctx context.Context, analyst string) ([]Balance, error)
-	// Configure applies new caps after a reload.
-	Configure(cfg *config.Config) error
+	// Configure applies new caps after a reload; caps may fall, never rise.
+	Configure(ctx context.Context, cfg *config.Config) error
 	Close() error
 }

@@ -8,8 +8,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,10 +29,21 @@ type Engine struct {
 	state  *statedb.DB
 	budget Budget
 	logger *slog.Logger
+	// noiseSeed is Options.NoiseSeed: tests only.
+	noiseSeed int64
+	// queueAnswerAudit makes answers' audit entries queued rather than
+	// durable, as they were before. Unexported and never set outside the
+	// package's benchmark, which measures what durability costs.
+	queueAnswerAudit bool
 
 	// live is swapped whole on Reload so that a query sees one consistent
 	// catalog, mechanism and budget configuration.
 	live atomic.Pointer[runtime]
+
+	// sessions are the open sessions, so that a reload can end those of
+	// analysts it removes.
+	sessionsMu sync.Mutex
+	sessions   map[*Session]struct{}
 
 	closeOnce sync.Once
 }
@@ -50,6 +59,11 @@ type runtime struct {
 // Options tune an Engine beyond its config.
 type Options struct {
 	Logger *slog.Logger
+	// NoiseSeed, when non-zero, makes the noise mechanisms' fresh randomness
+	// reproducible, and so predictable by anyone who knows it. It is for Go
+	// tests only: nothing in the config, the environment or the command line
+	// sets it, and production noise is always drawn from the operating system.
+	NoiseSeed int64
 }
 
 // Open builds an Engine from a validated config: it opens the protected
@@ -75,7 +89,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		state.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, state: state, budget: budget, logger: logger}
+	e := &Engine{store: store, state: state, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -89,6 +103,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 // returns; statements already running finish under the old one. The
 // protected and state database paths cannot change without a restart. On
 // error the old config stays in force.
+//
+// Sessions of analysts the new config no longer lists are ended (57P01).
+// Caps never rise on a reload: the budget holds each analyst to the lowest
+// cap in force since she was first seen, and only a grant adds to it.
 func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	old := e.live.Load().cfg
 	if cfg.Database != old.Database || cfg.State != old.State {
@@ -98,12 +116,29 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := e.budget.Configure(cfg); err != nil {
+	if err := e.budget.Configure(ctx, cfg); err != nil {
 		return err
 	}
 	e.live.Store(rt)
-	e.logger.Info("config reloaded", "mechanism", cfg.Mechanism.Name)
+	e.endRemovedSessions(old, cfg)
+	// Not logged here: the caller logs the reload once, with what triggered it.
 	return nil
+}
+
+// endRemovedSessions ends the open sessions of analysts listed in the old
+// config but not in the new one.
+func (e *Engine) endRemovedSessions(old, cfg *config.Config) {
+	e.sessionsMu.Lock()
+	defer e.sessionsMu.Unlock()
+	for s := range e.sessions {
+		if _, was := old.Analysts[s.analyst]; !was {
+			continue
+		}
+		if _, is := cfg.Analysts[s.analyst]; !is {
+			s.end()
+			e.logger.Info("session ended: analyst removed from the config", "analyst", s.analyst)
+		}
+	}
 }
 
 // Mechanism names the mechanism in force.
@@ -123,7 +158,9 @@ func (e *Engine) Close() error {
 
 // Query runs one statement for an analyst with default session settings.
 func (e *Engine) Query(ctx context.Context, analyst, sql string) (*Result, error) {
-	return e.NewSession(analyst).Exec(ctx, sql, nil)
+	s := e.NewSession(analyst)
+	defer s.Close()
+	return s.Exec(ctx, sql, nil)
 }
 
 func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error) {
@@ -132,7 +169,7 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 		return nil, err
 	}
 	mech, err := mechanisms.New(cfg.Mechanism.Name, mechanisms.Params(cfg.Mechanism.Params),
-		mechanisms.Env{Seed: cfg.Seed, Secret: e.state.Secret()})
+		mechanisms.Env{Seed: e.noiseSeed, Secret: e.state.Secret()})
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}
@@ -202,9 +239,14 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-// fingerprint identifies a statement in logs, the audit log and the ledger
-// without keeping its text.
-func fingerprint(sql string) string {
-	sum := sha256.Sum256([]byte(sql))
-	return hex.EncodeToString(sum[:8])
+// Fingerprint identifies a statement in logs, the audit log and the ledger
+// without keeping its text: keyed with the firewall secret, so that only
+// this firewall can compute it.
+func (e *Engine) Fingerprint(sql string) string { return e.state.Fingerprint(sql) }
+
+// AuditLog returns the audit entries the filter selects, oldest first, once
+// every entry queued so far is written.
+func (e *Engine) AuditLog(ctx context.Context, f statedb.AuditFilter) ([]statedb.AuditEntry, error) {
+	e.state.Flush()
+	return e.state.ListAudit(ctx, f)
 }

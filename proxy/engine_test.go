@@ -87,13 +87,12 @@ tables:
 		t.Fatal(err)
 	}
 	cfg.Mechanism.Params = params
-	cfg.Seed = 1
 	return cfg
 }
 
 func (f *fixture) open(t testing.TB, mechanism string, params map[string]any) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), f.config(t, mechanism, params), Options{})
+	e, err := Open(context.Background(), f.config(t, mechanism, params), Options{NoiseSeed: 1})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

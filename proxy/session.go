@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -25,6 +26,10 @@ const ServerVersion = "16.0 (countwall)"
 type Session struct {
 	engine  *Engine
 	analyst string
+	// ended is closed when the engine ends the session: its analyst was
+	// removed from the config by a reload.
+	ended   chan struct{}
+	endOnce sync.Once
 
 	mu       sync.Mutex
 	epsilon  float64 // 0 means the config default
@@ -34,16 +39,35 @@ type Session struct {
 }
 
 // NewSession starts a session for an analyst the caller has authenticated.
+// The caller closes it when the analyst leaves.
 func (e *Engine) NewSession(analyst string) *Session {
-	return &Session{engine: e, analyst: analyst, settings: map[string]string{}}
+	s := &Session{engine: e, analyst: analyst, settings: map[string]string{}, ended: make(chan struct{})}
+	e.sessionsMu.Lock()
+	e.sessions[s] = struct{}{}
+	e.sessionsMu.Unlock()
+	return s
 }
 
 // Analyst is the session's analyst.
 func (s *Session) Analyst() string { return s.analyst }
 
-// Close ends the session. Nothing is held per session today; Close exists so
-// that front ends release sessions symmetrically.
-func (s *Session) Close() {}
+// Close releases the session.
+func (s *Session) Close() {
+	s.engine.sessionsMu.Lock()
+	delete(s.engine.sessions, s)
+	s.engine.sessionsMu.Unlock()
+}
+
+// Done is closed when the engine has ended the session (a reload removed
+// its analyst from the config); every statement is then refused with 57P01
+// and a front end should close the connection.
+func (s *Session) Done() <-chan struct{} { return s.ended }
+
+func (s *Session) end() { s.endOnce.Do(func() { close(s.ended) }) }
+
+// errTerminated is PostgreSQL's message for a session ended by the
+// administrator.
+var errTerminated = pgerror.Errorf(pgerror.AdminShutdown, "terminating connection due to administrator command")
 
 // clientSettings are the parameters drivers SET on connect. They are accepted
 // and echoed by SHOW; none of them changes what is answered.
@@ -74,15 +98,23 @@ var clientSettings = map[string]string{
 func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result, error) {
 	start := time.Now()
 	rt := s.engine.live.Load()
-	fp := fingerprint(sql)
-	stmt, err := planner.Parse(sql, args, rt.catalog)
+	fp := s.engine.Fingerprint(sql)
+	var stmt planner.Statement
+	var err error = errTerminated
+	select {
+	case <-s.ended:
+	default:
+		stmt, err = planner.Parse(sql, args, rt.catalog)
+	}
 	kind := "invalid"
 	var res *Result
+	var charge mechanisms.Charge
+	audited := false // the answer's audit row was committed with its charge
 	if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
-			res, err = s.query(ctx, rt, st, fp)
+			res, charge, audited, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -97,14 +129,46 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		}
 	}
 	err = publicError(err)
-	s.engine.audit(s.analyst, fp, kind, rt.mech.Name(), err)
+	// An answer already audited in its charge's transaction is not written
+	// again; every other outcome is written here.
+	if !audited || err != nil {
+		if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
+			// An answer whose audit row is not durable does not leave; its
+			// charge (if any) stands, which errs on the safe side.
+			res, err = nil, publicError(aerr)
+			s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
+		}
+	}
 	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
 	return res, err
 }
 
+// Fingerprint is the keyed fingerprint of a statement, for front ends'
+// logs.
+func (s *Session) Fingerprint(sql string) string { return s.engine.Fingerprint(sql) }
+
+// Refused records a statement that a front end refused before it reached
+// Exec (the extended protocol's Parse and Bind), so that the audit log holds
+// every statement received.
+func (s *Session) Refused(sql string, err error) {
+	if err == nil {
+		return
+	}
+	if pgerror.SQLState(err) == "" {
+		err = publicError(err) // no SQLSTATE: recorded as the internal error the analyst saw
+	}
+	rt := s.engine.live.Load()
+	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+}
+
 // Describe validates a statement without running it and says what it returns.
 func (s *Session) Describe(ctx context.Context, sql string) (*Description, error) {
+	select {
+	case <-s.ended:
+		return nil, errTerminated
+	default:
+	}
 	rt := s.engine.live.Load()
 	params, err := planner.DescribeParams(sql, rt.catalog)
 	if err != nil {
@@ -175,35 +239,45 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 
 // query answers a COUNT query: run it, let the mechanism answer, charge the
 // ledger durably, and only then build the result.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (*Result, error) {
+//
+// audited reports that the answer's audit row was committed in the same
+// transaction as its charge, so it need not be written again.
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
+	none := mechanisms.Charge{}
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, err
+		return nil, none, false, err
 	}
 	needs := rt.mech.Needs()
 	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
 	if err != nil {
-		return nil, err
+		return nil, none, false, err
 	}
 	eps, delta := s.share(rt)
 	answers, charge, err := rt.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: cells, Epsilon: eps, Delta: delta})
 	if err != nil {
-		return nil, err
+		return nil, none, false, err
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, none, false, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		bal, err := s.engine.budget.Charge(ctx, ChargeRequest{
-			Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp,
-		})
+		req := ChargeRequest{Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp}
+		if !s.engine.queueAnswerAudit {
+			entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
+			req.Within = func(ctx context.Context, tx *sql.Conn) error {
+				audited = true
+				return statedb.InsertAudit(ctx, tx, entry)
+			}
+		}
+		bal, err := s.engine.budget.Charge(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, none, false, err
 		}
 		notice = bal.Notice(charge)
 	}
-	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
+	res = &Result{Columns: queryColumns(rt, q), Notice: notice}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {
 		if a.Dropped {
@@ -218,7 +292,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		res.Suppressed = append(res.Suppressed, a.Suppressed)
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
-	return res, nil
+	return res, charge, audited, nil
 }
 
 // checkGroupDomains refuses a GROUP BY over a column without a declared
@@ -427,14 +501,36 @@ func outcome(err error) string {
 	return pgerror.InternalError
 }
 
-func (e *Engine) audit(analyst, fp, kind, mech string, err error) {
-	entry := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: "answered"}
+// answeredEntry is the audit entry of an answer and its charge.
+func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) statedb.AuditEntry {
+	e := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
+	if charge.Kind != mechanisms.AccountingNone {
+		e.ChargeKind, e.Epsilon, e.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
+	}
+	return e
+}
+
+// audit records a statement's outcome. A refusal is queued; an answer's
+// entry is committed before audit returns (group commit with the answers of
+// other sessions), so that a crash never leaves the audit showing fewer
+// answers than clients received.
+func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, err error) error {
+	entry := answeredEntry(analyst, fp, kind, mech, charge)
 	if err != nil {
-		entry.Outcome, entry.SQLState, entry.Reason = "refused", outcome(err), err.Error()
+		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
+		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
 		var ie *internalError
 		if errors.As(err, &ie) {
 			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", ie.cause)
 		}
+		e.state.Audit(entry)
+		return nil
 	}
-	e.state.Audit(entry)
+	if e.queueAnswerAudit {
+		e.state.Audit(entry)
+		return nil
+	}
+	// The wait is not cut short by the statement's deadline: the entry is
+	// already on its way to disk, and the answer must not leave before it.
+	return e.state.AuditDurable(context.WithoutCancel(ctx), entry)
 }

@@ -36,6 +36,13 @@ type Entry struct {
 	Epsilon     float64
 	Delta       float64
 	Fingerprint string // identifies the SQL text, never the text itself
+	// Within, when set, runs inside the transaction that makes this charge
+	// durable, so that the caller's own record of the answer (the audit
+	// row) commits with it; an error rolls the charge back. It does not run
+	// when the charge is taken in memory from an open reservation, since no
+	// transaction is written for it: the caller then records the answer
+	// itself.
+	Within func(ctx context.Context, tx *sql.Conn) error
 }
 
 // Caps are an analyst's total epsilon and delta for one accounting kind,
@@ -105,6 +112,10 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	analysts map[string]*analystState
+
+	// capsOnce creates the held caps' table (caps.go).
+	capsOnce sync.Once
+	capsErr  error
 }
 
 // analystState serialises one analyst's charges in this process and holds
@@ -248,6 +259,13 @@ func (e Entry) validate() error {
 	return nil
 }
 
+func (e Entry) runWithin(ctx context.Context, tx *sql.Conn) error {
+	if e.Within == nil {
+		return nil
+	}
+	return e.Within(ctx, tx)
+}
+
 // fits reports whether spent+cost stays within limit (with capTolerance).
 func fits(spent, cost, limit float64) bool {
 	return cost == 0 || spent+cost <= limit+capTolerance*limit
@@ -323,6 +341,9 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
 			return err
 		}
+		if err := e.runWithin(ctx, tx); err != nil {
+			return err
+		}
 		if e.Kind != mechanisms.AccountingNone {
 			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
 				return err
@@ -372,6 +393,9 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 			return fmt.Errorf("ledger: writing reservation: %w", err)
 		}
 		if err := addSpent(ctx, tx, e.Analyst, e.Kind, resEps, resDelta); err != nil {
+			return err
+		}
+		if err := e.runWithin(ctx, tx); err != nil {
 			return err
 		}
 		next = &chunk{

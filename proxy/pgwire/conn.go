@@ -2,10 +2,8 @@ package pgwire
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -41,6 +40,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
+
+	ended atomic.Bool // the engine ended the session (hooks.go)
 }
 
 type prepared struct {
@@ -92,6 +93,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	nc.SetDeadline(time.Time{})
 	c.session = s.sessions(c.analyst)
 	defer c.session.Close()
+	defer c.watchTermination()()
 	c.greet(startup)
 	c.loop()
 }
@@ -253,7 +255,7 @@ func (c *conn) loop() {
 		}
 		// Checked after setting the deadline, which would otherwise undo
 		// the wake-up of a Shutdown that began just before it.
-		if c.srv.closing.Load() {
+		if c.srv.closing.Load() || c.ended.Load() {
 			c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			return
 		}
@@ -262,7 +264,7 @@ func (c *conn) loop() {
 			var ne net.Error
 			var tooLong *pgproto3.ExceededMaxBodyLenErr
 			switch {
-			case c.srv.closing.Load():
+			case c.srv.closing.Load() || c.ended.Load():
 				c.fatal(pgerror.AdminShutdown, "terminating connection due to administrator command")
 			case errors.As(err, &ne) && ne.Timeout():
 				c.fatal(pgerror.IdleSessionTimeout, "terminating connection due to idle-session timeout")
@@ -349,7 +351,7 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 		res, err = c.session.Exec(ctx, sql, args)
 		return err
 	})
-	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", fingerprint(sql),
+	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", c.statementFingerprint(sql),
 		"outcome", outcome(err), "latency", time.Since(start))
 	if err == nil {
 		res = c.transactionControl(res)
@@ -373,14 +375,9 @@ func (c *conn) guard(what string, call func() error) (err error) {
 	return call()
 }
 
-func fingerprint(sql string) string {
-	sum := sha256.Sum256([]byte(sql))
-	return hex.EncodeToString(sum[:8])
-}
-
 func (c *conn) simpleQuery(sql string) {
 	if err := c.refuseInFailedBlock(func() string { return sql }); err != nil {
-		c.sendError(err)
+		c.refused(sql, err)
 		return
 	}
 	res, err := c.run(sql, nil)
@@ -411,15 +408,15 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 
 func (c *conn) parse(m *pgproto3.Parse) bool {
 	if err := c.refuseInFailedBlock(func() string { return m.Query }); err != nil {
-		c.sendError(err)
+		c.refused(m.Query, err)
 		return false
 	}
 	if _, exists := c.statements[m.Name]; exists && m.Name != "" {
-		c.sendError(&wireError{code: pgerror.DuplicatePreparedStatement, msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+		c.refused(m.Query, &wireError{code: pgerror.DuplicatePreparedStatement, msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
 		return false
 	}
 	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
-		c.sendError(&wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
+		c.refused(m.Query, &wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
 			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements)})
 		return false
 	}
@@ -429,7 +426,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		return err
 	})
 	if err != nil {
-		c.sendError(err)
+		c.refused(m.Query, err)
 		return false
 	}
 	oids := make([]uint32, len(desc.Params))
@@ -451,27 +448,27 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		return false
 	}
 	if err := c.refuseInFailedBlock(func() string { return st.sql }); err != nil {
-		c.sendError(err)
+		c.refused(st.sql, err)
 		return false
 	}
 	if len(m.Parameters) != len(st.paramOIDs) {
-		c.sendError(&wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		c.refused(st.sql, &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
 		return false
 	}
 	if err := checkFormats(m.ParameterFormatCodes, len(m.Parameters), "parameter formats", "parameters"); err != nil {
-		c.sendError(err)
+		c.refused(st.sql, err)
 		return false
 	}
 	if err := checkFormats(m.ResultFormatCodes, len(st.desc.Columns), "result formats", "columns"); err != nil {
-		c.sendError(err)
+		c.refused(st.sql, err)
 		return false
 	}
 	if _, exists := c.portals[m.DestinationPortal]; exists && m.DestinationPortal != "" {
-		c.sendError(&wireError{code: pgerror.DuplicateCursor, msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)})
+		c.refused(st.sql, &wireError{code: pgerror.DuplicateCursor, msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)})
 		return false
 	}
 	if m.DestinationPortal != "" && namedCount(c.portals) >= c.srv.opts.MaxPortals {
-		c.sendError(&wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
+		c.refused(st.sql, &wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
 			"too many portals: this session already holds %d, the limit; close unused ones or end the transaction block", c.srv.opts.MaxPortals)})
 		return false
 	}
@@ -483,7 +480,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		format := formatFor(m.ParameterFormatCodes, i)
 		text, err := decodeParam(raw, format, st.paramOIDs[i])
 		if err != nil {
-			c.sendError(&wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			c.refused(st.sql, &wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
 			return false
 		}
 		args[i] = &text
@@ -526,7 +523,7 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		return false
 	}
 	if err := c.refuseInFailedBlock(func() string { return p.stmt.sql }); err != nil {
-		c.sendError(err)
+		c.refused(p.stmt.sql, err)
 		return false
 	}
 	res, err := c.run(p.stmt.sql, p.args)

@@ -5,11 +5,15 @@ package statedb
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,16 +28,22 @@ type DB struct {
 	sql    *sql.DB
 	secret []byte
 
-	// The audit log is written by one goroutine in batches, so that a query
-	// does not wait for an fsync of its audit line (the ledger, not the audit
-	// log, is what must be durable before an answer leaves).
+	// The audit log is written by one goroutine with group commit: every
+	// entry waiting when a transaction starts goes into it, so concurrent
+	// answers share one fsync. An answer waits for its entry's commit
+	// (AuditDurable); a refusal does not wait (Audit).
 	auditQueue chan AuditEntry
 	auditDone  chan struct{}
-	closeOnce  sync.Once
+	// queueMu guards closed: an entry is never sent on a closed queue.
+	queueMu sync.RWMutex
+	closed  bool
 }
 
+// ErrClosed is returned for an audit entry offered after Close.
+var ErrClosed = errors.New("state database is closed")
+
 // auditBatch bounds how many entries one audit transaction writes.
-const auditBatch = 256
+const auditBatch = 1024
 
 // Open opens (creating if needed) the state database at path. The file is
 // created readable by its owner only; on first start a fresh secret is drawn
@@ -77,12 +87,33 @@ func (s *DB) SQL() *sql.DB { return s.sql }
 // Callers must not log it or hand it to analysts.
 func (s *DB) Secret() []byte { return s.secret }
 
+// Fingerprint identifies a statement's text in the audit log, the logs and
+// the ledger without keeping it: an HMAC keyed with the firewall secret, so
+// that holding the log is not enough to confirm a guessed statement.
+func (s *DB) Fingerprint(sql string) string {
+	return Fingerprint(s.secret, sql)
+}
+
+// Fingerprint is DB.Fingerprint for a given secret: the first 8 bytes of
+// HMAC-SHA256(secret, sql), in hex.
+func Fingerprint(secret []byte, sql string) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("countwall statement fingerprint\x00"))
+	mac.Write([]byte(sql))
+	return hex.EncodeToString(mac.Sum(nil)[:8])
+}
+
 // Close flushes the audit log and closes the database.
 func (s *DB) Close() error {
-	s.closeOnce.Do(func() {
+	s.queueMu.Lock()
+	if !s.closed {
+		s.closed = true
 		close(s.auditQueue)
+		s.queueMu.Unlock()
 		<-s.auditDone
-	})
+	} else {
+		s.queueMu.Unlock()
+	}
 	return s.sql.Close()
 }
 
@@ -102,9 +133,21 @@ CREATE TABLE IF NOT EXISTS audit (
 	outcome     TEXT NOT NULL,
 	sqlstate    TEXT NOT NULL,
 	reason      TEXT NOT NULL
-);`
+);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);`
 	if _, err := s.sql.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("creating state tables: %w", err)
+	}
+	// The charge columns came later: a state database from before them
+	// gains them here, its old rows reading as charged nothing.
+	for _, col := range []string{
+		"charge_kind TEXT NOT NULL DEFAULT ''",
+		"epsilon REAL NOT NULL DEFAULT 0",
+		"delta REAL NOT NULL DEFAULT 0",
+	} {
+		if _, err := s.sql.ExecContext(ctx, "ALTER TABLE audit ADD COLUMN "+col); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return fmt.Errorf("adding audit column %s: %w", strings.Fields(col)[0], err)
+		}
 	}
 	return nil
 }
@@ -128,8 +171,8 @@ func (s *DB) loadSecret(ctx context.Context) error {
 }
 
 // AuditEntry is one statement's outcome. It holds no data values: the SQL
-// text is kept only as a fingerprint, and reasons are the refusal messages,
-// which never contain values read from the database.
+// text is kept only as a keyed fingerprint, and reasons are the refusal
+// messages, which never contain values read from the database.
 type AuditEntry struct {
 	At          time.Time
 	Analyst     string
@@ -139,25 +182,74 @@ type AuditEntry struct {
 	Outcome     string // answered, refused
 	SQLState    string // "" when answered
 	Reason      string
+	// ChargeKind, Epsilon and Delta are what an answer cost ("" and 0 when
+	// nothing was charged).
+	ChargeKind string
+	Epsilon    float64
+	Delta      float64
 
-	flush chan struct{} // a Flush marker, not an entry
+	done chan error // closed-over result of the commit, for a caller who waits
 }
 
-// Audit queues an entry for the audit log. It blocks only when the writer is
-// far behind, so entries are never dropped.
+// Outcomes of an audited statement.
+const (
+	OutcomeAnswered = "answered"
+	OutcomeRefused  = "refused"
+)
+
+// Audit queues an entry for the audit log without waiting for it to be
+// written; it blocks only when the writer is far behind, so entries are
+// never dropped. Use it for refusals, which send nothing out.
 func (s *DB) Audit(e AuditEntry) {
+	s.enqueue(e) //nolint:errcheck // after Close there is nowhere to write; nothing was answered
+}
+
+// AuditDurable writes an entry and returns once its transaction is
+// committed (synchronous=FULL): call it before an answer leaves, so that the
+// audit never shows fewer answers than clients received. Entries offered
+// while a commit is in progress share the next one (group commit).
+func (s *DB) AuditDurable(ctx context.Context, e AuditEntry) error {
+	e.done = make(chan error, 1)
+	if err := s.enqueue(e); err != nil {
+		return err
+	}
+	select {
+	case err := <-e.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *DB) enqueue(e AuditEntry) error {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
+	s.queueMu.RLock()
+	defer s.queueMu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
 	s.auditQueue <- e
+	return nil
 }
 
 // Flush waits until every entry queued so far is written.
 func (s *DB) Flush() {
-	done := make(chan struct{})
-	s.auditQueue <- AuditEntry{flush: done}
+	done := make(chan error, 1)
+	s.queueMu.RLock()
+	if s.closed {
+		s.queueMu.RUnlock()
+		return
+	}
+	s.auditQueue <- AuditEntry{done: done, Kind: flushMarker}
+	s.queueMu.RUnlock()
 	<-done
 }
+
+// flushMarker is the Kind of a queue entry that only asks to be told when
+// everything before it is written.
+const flushMarker = "\x00flush"
 
 func (s *DB) auditWriter() {
 	defer close(s.auditDone)
@@ -175,44 +267,100 @@ func (s *DB) auditWriter() {
 				break fill
 			}
 		}
-		if err := s.writeAudit(batch); err != nil {
+		err := s.writeAudit(batch)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "countwall: audit log write failed:", err)
 		}
 		for _, e := range batch {
-			if e.flush != nil {
-				close(e.flush)
+			if e.done != nil {
+				e.done <- err
 			}
 		}
 	}
+}
+
+// Execer runs a statement: a *sql.Tx or a *sql.Conn inside a transaction.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+const insertAudit = `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func auditArgs(e AuditEntry) []any {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	return []any{e.At.UTC().Format(auditTime), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism,
+		e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta}
+}
+
+// InsertAudit writes an entry inside a transaction the caller holds on this
+// state database (the ledger's charge), so that it commits with it.
+func InsertAudit(ctx context.Context, tx Execer, e AuditEntry) error {
+	if _, err := tx.ExecContext(ctx, insertAudit, auditArgs(e)...); err != nil {
+		return fmt.Errorf("writing audit log: %w", err)
+	}
+	return nil
 }
 
 func (s *DB) writeAudit(batch []AuditEntry) error {
 	ctx := context.Background()
 	tx, err := s.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing audit log: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, insertAudit)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing audit log: %w", err)
 	}
 	defer stmt.Close()
 	for _, e := range batch {
-		if e.flush != nil {
+		if e.Kind == flushMarker {
 			continue
 		}
-		if _, err := stmt.ExecContext(ctx, e.At.UTC().Format(time.RFC3339Nano), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason); err != nil {
-			return err
+		if _, err := stmt.ExecContext(ctx, auditArgs(e)...); err != nil {
+			return fmt.Errorf("writing audit log: %w", err)
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing audit log: %w", err)
+	}
+	return nil
 }
+
+// auditTime is how times are stored: fixed width, so that text order is
+// time order and --since can compare in SQL.
+const auditTime = "2006-01-02T15:04:05.000000000Z"
 
 // AuditLog returns the most recent entries, newest last.
 func (s *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
-	rows, err := s.sql.QueryContext(ctx,
-		`SELECT at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason FROM (SELECT * FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id`, limit)
+	return s.ListAudit(ctx, AuditFilter{Last: limit})
+}
+
+// AuditFilter selects audit entries; the zero value selects all.
+type AuditFilter struct {
+	Analyst string    // only this analyst's entries, when set
+	Since   time.Time // only entries at or after it, when set
+	Last    int       // only the most recent Last entries, when > 0
+}
+
+// ListAudit returns the entries the filter selects, oldest first.
+func (s *DB) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	where, args := []string{"1"}, []any{}
+	if f.Analyst != "" {
+		where, args = append(where, "analyst = ?"), append(args, f.Analyst)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "at >= ?"), append(args, f.Since.UTC().Format(auditTime))
+	}
+	limit := -1
+	if f.Last > 0 {
+		limit = f.Last
+	}
+	args = append(args, limit)
+	rows, err := s.sql.QueryContext(ctx, `SELECT at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta
+FROM (SELECT * FROM audit WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?) ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading audit log: %w", err)
 	}
@@ -221,11 +369,15 @@ func (s *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
 	for rows.Next() {
 		var e AuditEntry
 		var at string
-		if err := rows.Scan(&at, &e.Analyst, &e.Fingerprint, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason); err != nil {
+		if err := rows.Scan(&at, &e.Analyst, &e.Fingerprint, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason,
+			&e.ChargeKind, &e.Epsilon, &e.Delta); err != nil {
 			return nil, fmt.Errorf("reading audit log: %w", err)
 		}
 		e.At, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
+	}
+	return out, nil
 }

@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"countwall/config"
+	"countwall/proxy/statedb"
+)
+
+// TestAuditSurvivesSIGKILL: a child process answers queries in a loop and
+// prints "answered" only after each answer is returned; the parent kills it
+// with SIGKILL at a random (seeded) point and then counts the answered rows
+// in the audit log, which must cover every answer it read. Run for a
+// mechanism without a charge, and for laplace charging every query and
+// reserving ten at a time.
+func TestAuditSurvivesSIGKILL(t *testing.T) {
+	f := newFixture(t, 200)
+	for _, tc := range []struct {
+		mechanism string
+		reserve   int
+	}{{"exact", 1}, {"laplace", 1}, {"laplace", 10}} {
+		t.Run(fmt.Sprintf("%s reserve=%d", tc.mechanism, tc.reserve), func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state.db")
+			cfgPath := filepath.Join(t.TempDir(), "countwall.yaml")
+			body := fmt.Sprintf("database: %s\nstate: %s\nmechanism: {name: %s}\nbudget: {epsilon_cap: 1000000, reserve: %d}\ntables: {people: {privacy_unit: id}}\n",
+				f.database, state, tc.mechanism, tc.reserve)
+			if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(tc.reserve)))
+			received := 0
+			for round := 0; round < 6; round++ {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestAuditChildProcess$", "-test.count=1")
+				cmd.Env = append(os.Environ(), "AUDIT_CHILD_CONFIG="+cfgPath)
+				cmd.Stderr = os.Stderr
+				stdout, err := cmd.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				sc := bufio.NewScanner(stdout)
+				killAfter := 1 + rng.IntN(30)
+				for lines := 0; lines < killAfter && sc.Scan(); lines++ {
+					received++
+				}
+				time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
+				if err := cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				for sc.Scan() { // answers printed before the kill
+					received++
+				}
+				cmd.Wait() //nolint:errcheck // killed on purpose
+				st, err := statedb.Open(context.Background(), state)
+				if err != nil {
+					t.Fatal(err)
+				}
+				log, err := st.ListAudit(context.Background(), statedb.AuditFilter{Analyst: "carol"})
+				st.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				answered := 0
+				for _, e := range log {
+					if e.Outcome == statedb.OutcomeAnswered {
+						answered++
+					}
+				}
+				if answered < received {
+					t.Fatalf("round %d: the audit shows %d answers, the client received %d", round, answered, received)
+				}
+				t.Logf("round %d: received %d, audited %d", round, received, answered)
+			}
+			if received == 0 {
+				t.Error("no child answered anything: the test tested nothing")
+			}
+		})
+	}
+}
+
+// TestAuditChildProcess is the child of TestAuditSurvivesSIGKILL; run on
+// its own it does nothing.
+func TestAuditChildProcess(t *testing.T) {
+	path := os.Getenv("AUDIT_CHILD_CONFIG")
+	if path == "" {
+		return
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	e, err := Open(context.Background(), cfg, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	// Killed by the parent; the bound only stops a runaway child.
+	for i := 0; i < 100000; i++ {
+		if _, err := e.Query(context.Background(), "carol", fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", i%50)); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(2)
+		}
+		fmt.Println("answered")
+	}
+	os.Exit(0)
+}
+
+// TestAuditFingerprintIsKeyedEverywhere: the fingerprint written to the
+// audit log and the ledger is the HMAC with this firewall's secret, not the
+// unkeyed SHA-256 prefix anyone could compute from a guessed query.
+func TestAuditFingerprintIsKeyedEverywhere(t *testing.T) {
+	f := newFixture(t, 50)
+	e := f.open(t, "laplace", nil)
+	ctx := context.Background()
+	const q = "SELECT COUNT(*) FROM people WHERE sex = 'F'"
+	if _, err := e.Query(ctx, "alice", q); err != nil {
+		t.Fatal(err)
+	}
+	unkeyed := sha256.Sum256([]byte(q))
+	want := statedb.Fingerprint(e.state.Secret(), q)
+	if want == hex.EncodeToString(unkeyed[:8]) {
+		t.Fatal("the keyed fingerprint equals the unkeyed one")
+	}
+	log, err := e.AuditLog(ctx, statedb.AuditFilter{Analyst: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || log[0].Fingerprint != want || log[0].ChargeKind != "dp" || log[0].Epsilon != 0.1 {
+		t.Errorf("audit = %+v, want one dp 0.1 entry with fingerprint %s", log, want)
+	}
+	var ledgerFP string
+	if err := e.state.SQL().QueryRowContext(ctx, `SELECT fingerprint FROM ledger WHERE analyst = 'alice'`).Scan(&ledgerFP); err != nil {
+		t.Fatal(err)
+	}
+	if ledgerFP != want {
+		t.Errorf("ledger fingerprint %s, want %s", ledgerFP, want)
+	}
+}
