@@ -19,7 +19,6 @@ func lexCatalog() *Catalog {
 	return cat
 }
 
-
 // TestPostgresLexicalRules: statements are read as PostgreSQL reads them.
 func TestPostgresLexicalRules(t *testing.T) {
 	eq := func(col, v string) Pred { return &Compare{Column: col, Op: "=", Value: textLit(v)} }

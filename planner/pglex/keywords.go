@@ -1,6 +1,9 @@
 package pglex
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // reserved are PostgreSQL's keywords that cannot name a column unquoted:
 // the "reserved" and "reserved (can be function or type)" rows of Appendix C
@@ -60,4 +63,15 @@ func QuoteIdent(name string) string {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// ReservedWords lists the reserved keywords, for callers that must agree
+// with this package on which names need quotes.
+func ReservedWords() []string {
+	out := make([]string, 0, len(reserved))
+	for w := range reserved {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
 }
