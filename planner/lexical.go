@@ -117,7 +117,8 @@ func (m mysqlText) syntaxError(perr error) error {
 			stop = i
 		}
 	}
-	if stop < 0 || pos > len(m.text) {
+	// Past the end with no token named, the parser ran out of input.
+	if stop < 0 || (pos > len(m.text) && !strings.Contains(perr.Error(), " near '")) {
 		return pgerror.Errorf(pgerror.SyntaxError, "syntax error at end of input").WithHint(hint)
 	}
 	// A reserved word the COUNT language has no use for, just before where
@@ -129,7 +130,7 @@ func (m mysqlText) syntaxError(perr error) error {
 	if t.Kind == pglex.Word && pglex.IsReserved(t.Text) && !languageWord(t) {
 		hint = fmt.Sprintf("%s is a reserved word; to name a column %s, write it in double quotes: %s", strings.ToUpper(t.Text), t.Text, pglex.QuoteIdent(t.Text))
 	}
-	return pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Quote(pglex.Shorten(t.Raw))).WithHint(hint)
+	return pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Near(t)).WithHint(hint)
 }
 
 // splitStatements cuts the tokens at semicolons and refuses more than one

@@ -71,7 +71,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	}
 	first := toks[0]
 	if first.Kind != pglex.Word && !(first.Kind == pglex.Op && first.Text == "(") {
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Quote(pglex.Shorten(first.Raw))).
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Near(first)).
 			WithHint("countwall answers SELECT COUNT(*) queries")
 	}
 	switch first.Text {
@@ -95,7 +95,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "common table expressions (WITH) are not supported")
 	case "select", "(":
 	default:
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Quote(pglex.Shorten(first.Raw))).
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Near(first)).
 			WithHint(fmt.Sprintf("statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(first.Text)))
 	}
 	if namesCatalog(toks) {

@@ -341,11 +341,8 @@ func (l *lexer) number(start int) (Token, bool, error) {
 		}
 	}
 	if l.pos < len(l.src) && isIdentStart(l.src[l.pos]) {
-		end := l.pos + 1
-		for end < len(l.src) && isIdentCont(l.src[end]) {
-			end++
-		}
-		return Token{}, false, syntaxAt(l.src[start:end], "trailing junk after numeric literal")
+		// Quoted up to the first junk character, as PostgreSQL does.
+		return Token{}, false, syntaxAt(l.src[start:l.pos+1], "trailing junk after numeric literal")
 	}
 	raw := l.src[start:l.pos]
 	return Token{Kind: Number, Text: raw, Raw: raw, Pos: start}, true, nil
@@ -445,3 +442,16 @@ func Shorten(s string) string {
 
 // Quote writes s as PostgreSQL writes a token in an error: in double quotes.
 func Quote(s string) string { return fmt.Sprintf("\"%s\"", s) }
+
+// Near names a token in a syntax error: its text, in double quotes, but a
+// string constant or a number only by its kind, since values the analyst
+// typed must not reach the audit log through an error message.
+func Near(t Token) string {
+	switch t.Kind {
+	case String:
+		return "a string constant"
+	case Number:
+		return "a number"
+	}
+	return Quote(Shorten(t.Raw))
+}
