@@ -199,7 +199,12 @@ func parseSet(toks []pglex.Token) (Statement, error) {
 	}
 	var items []string
 	var item strings.Builder
+	sign := false // the last token was a sign, which sticks to the number after it
 	for _, t := range toks {
+		if item.Len() > 0 && !sign && !(t.Kind == pglex.Op && t.Text == ",") {
+			item.WriteByte(' ')
+		}
+		sign = t.Kind == pglex.Op && (t.Text == "-" || t.Text == "+")
 		switch {
 		case t.Kind == pglex.Op && t.Text == ",":
 			items = append(items, item.String())

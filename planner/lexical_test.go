@@ -144,6 +144,8 @@ func TestSetValues(t *testing.T) {
 		{"SET datestyle TO ISO, MDY", Set{Name: "datestyle", Value: "ISO, MDY"}},
 		{"SET application_name = 'it''s -- mine'", Set{Name: "application_name", Value: "it's -- mine"}},
 		{"SET TIME ZONE 'UTC'", Set{Name: "timezone", Value: "UTC"}},
+		{"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", Set{Name: "characteristics", Value: "AS TRANSACTION READ ONLY"}},
+		{"SET search_path TO \"$user\", public", Set{Name: "search_path", Value: "$user, public"}},
 	}
 	for _, tc := range tests {
 		st, err := Parse(tc.sql, nil, testCatalog(nil))
