@@ -101,8 +101,14 @@ var positionRE = regexp.MustCompile(`at position ([0-9]+)`)
 // wording, naming the token of the analyst's own text where parsing stopped.
 func (m mysqlText) syntaxError(perr error) error {
 	for i, t := range m.toks {
-		if t.Kind == pglex.Word && t.Text == "over" && i+1 < len(m.toks) && m.toks[i+1].Text == "(" {
+		if t.Kind != pglex.Word {
+			continue
+		}
+		switch {
+		case t.Text == "over" && i+1 < len(m.toks) && m.toks[i+1].Text == "(":
 			return pgerror.Errorf(pgerror.FeatureNotSupported, "window functions are not supported")
+		case t.Text == "ilike" || t.Text == "similar":
+			return pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not supported; LIKE is, where the policy allows it", strings.ToUpper(t.Text))
 		}
 	}
 	hint := "countwall accepts SELECT [group columns,] COUNT(*) FROM table [WHERE ...] [GROUP BY ...] [ORDER BY ...]"
@@ -117,8 +123,16 @@ func (m mysqlText) syntaxError(perr error) error {
 			stop = i
 		}
 	}
-	// Past the end with no token named, the parser ran out of input.
-	if stop < 0 || (pos > len(m.text) && !strings.Contains(perr.Error(), " near '")) {
+	// Past the end with no token named, the parser ran out of input, unless
+	// the last word is a reserved one it could not take (AND default).
+	if atEnd := pos > len(m.text) && !strings.Contains(perr.Error(), " near '"); atEnd && stop >= 0 {
+		if last := m.toks[len(m.toks)-1]; last.Kind == pglex.Word && pglex.IsReserved(last.Text) && !languageWord(last) {
+			stop = len(m.toks) - 1
+		} else {
+			stop = -1
+		}
+	}
+	if stop < 0 {
 		return pgerror.Errorf(pgerror.SyntaxError, "syntax error at end of input").WithHint(hint)
 	}
 	// A reserved word the COUNT language has no use for, just before where
