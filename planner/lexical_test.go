@@ -74,7 +74,7 @@ func TestPostgresLexicalRefusals(t *testing.T) {
 		{"dollar quoting", `SELECT COUNT(*) FROM people WHERE suburb = $$x$$`, pgerror.FeatureNotSupported, "dollar-quoted strings ($$...$$, $tag$...$tag$) are not supported"},
 		{"unicode identifier", `SELECT COUNT(*) FROM people WHERE U&"sex" = 'F'`, pgerror.FeatureNotSupported, "U&'...' and U&\"...\" Unicode escapes are not supported"},
 		{"stops at a word", `SELECT COUNT(*) FROM people WHERE age = 1 sex = 'F'`, pgerror.SyntaxError, `syntax error at or near "sex"`},
-		{"reserved word at the end", `SELECT COUNT(*) FROM people WHERE age = 1 AND default`, pgerror.SyntaxError, `syntax error at or near "default"`},
+		{"reserved word at the end", `SELECT COUNT(*) FROM people WHERE age = 1 AND table`, pgerror.SyntaxError, `syntax error at or near "table"`},
 		{"ILIKE", `SELECT COUNT(*) FROM people WHERE suburb ILIKE 'n%'`, pgerror.FeatureNotSupported, "ILIKE is not supported"},
 		{"stops at end", `SELECT COUNT(*) FROM people WHERE age = 1 AND`, pgerror.SyntaxError, "syntax error at end of input"},
 		{"not a statement", `SELEKT COUNT(*) FROM people`, pgerror.SyntaxError, `syntax error at or near "SELEKT"`},
