@@ -19,7 +19,7 @@ import (
 // None may be named like a config key (see config.Load), which it would set.
 func addHistogramFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.String("column", "age", "noise-remover: the column whose histogram to recover")
+	f.String("column", "age", "noise-remover: the column whose histogram to recover (a plain name folds to lower case, \"Name\" keeps its case)")
 	f.Int64("min", 0, "noise-remover: the column's public integer domain, lowest value")
 	f.Int64("max", 100, "noise-remover: the column's public integer domain, highest value")
 	f.StringSlice("values", nil, "noise-remover: the column's public domain as a list of values, instead of --min/--max")
@@ -37,7 +37,12 @@ func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options)
 	}
 	f := cmd.Flags()
 	if f.Changed("column") {
-		o.Column, _ = f.GetString("column")
+		raw, _ := f.GetString("column")
+		col, err := attacks.ParseColumnName(raw)
+		if err != nil {
+			return fmt.Errorf("--column: %w", err)
+		}
+		o.Column = col
 	}
 	switch {
 	case f.Changed("values"):

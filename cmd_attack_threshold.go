@@ -15,7 +15,7 @@ import (
 // bdp-existence). None may be named like a config key (see config.Load).
 func addThresholdFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArray("domain", nil, "threshold attacks: a column's public domain, col=lo..hi or col=a,b,c (repeat the flag; order matters)")
+	f.StringArray("domain", nil, "threshold attacks: a column's public domain, col=lo..hi or col=a,b,c (repeat the flag; order matters; a plain col folds to lower case, \"Col\" keeps its case)")
 	f.Int64("group-k", -1, "threshold attacks: the idp group size k to assume (-1: 1 under idp, 0 under anything else, read with SHOW mechanism)")
 	f.Float64("epsilon-share", 0, "threshold attacks: the per-query epsilon to ask for with SET epsilon (0: 1e-10)")
 	f.Int64("rows", 0, "threshold attacks: the table size when it is known (0: find it with threshold queries)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"countwall/dataset"
@@ -51,6 +52,14 @@ func newLoadCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n\n",
 				groupDigits(res.Rows), res.Table.Name, what, o.DBPath, time.Since(start).Round(time.Millisecond))
+			warn := cmd.ErrOrStderr()
+			if len(res.Lowered) > 0 {
+				fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names: %s\n", strings.Join(res.Lowered, ", "))
+			}
+			if reserved := res.Table.ReservedColumns(); len(reserved) > 0 {
+				fmt.Fprintf(warn, "warning: reserved words in SQL, to be written in double quotes in queries (WHERE \"%s\" = ...): %s\n",
+					reserved[0], strings.Join(reserved, ", "))
+			}
 			fmt.Fprintf(out, "# Config entry for %s (add it under the countwall config):\n", res.Table.Name)
 			fmt.Fprint(out, res.Table.ConfigSnippet())
 			return nil

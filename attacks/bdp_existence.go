@@ -58,8 +58,8 @@ func combinations(o Options) (int, error) {
 	}
 	total := 1
 	for _, d := range o.Domains {
-		if !IsIdentifier(d.Column) || d.Size() < 1 {
-			return 0, fmt.Errorf("domain of %q: a plain column name and at least one value are needed", d.Column)
+		if d.Column == "" || d.Size() < 1 {
+			return 0, fmt.Errorf("domain of %q: a column name and at least one value are needed", d.Column)
 		}
 		if d.Size() > MaxExistenceCombinations || total*int(d.Size()) > MaxExistenceCombinations {
 			return 0, fmt.Errorf("the domains have more than %d combinations: narrow them", MaxExistenceCombinations)
@@ -85,7 +85,7 @@ func combination(o Options, i int) []int64 {
 func combinationWhere(o Options, idx []int64) string {
 	parts := make([]string, len(idx))
 	for j, i := range idx {
-		parts[j] = o.Domains[j].Column + " = " + o.Domains[j].Literal(i)
+		parts[j] = QuoteIdent(o.Domains[j].Column) + " = " + o.Domains[j].Literal(i)
 	}
 	return strings.Join(parts, " AND ")
 }

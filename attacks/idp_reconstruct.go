@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"countwall/dataset"
+	"countwall/pgerror"
 )
 
 // IDPReconstruct rebuilds a table, as a multiset of rows, from threshold
@@ -151,7 +152,7 @@ func (r *reconstruction) where(g recGroup) string {
 	}
 	for i, v := range g.vals {
 		d := r.o.Domains[i]
-		parts = append(parts, d.Column+" = "+d.Literal(v))
+		parts = append(parts, QuoteIdent(d.Column)+" = "+d.Literal(v))
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -267,12 +268,13 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 }
 
 // finish fills the result from the groups of the last column completed
-// (cols of them): the rows recovered over those columns. A run the firewall
-// or the query limit cut short keeps them and says so; any other error ends
-// the run with that error.
+// (cols of them): the rows recovered over those columns. A run the firewall,
+// the query limit or an error cut short keeps them and says why it stopped:
+// hundreds of queries in, the rows found so far are worth more than the
+// error alone.
 func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int64, err error) (*Result, error) {
 	if err != nil && !errors.Is(err, errStopped) {
-		return nil, err
+		r.q.stop = err
 	}
 	d := res.Details
 	names := make([]string, cols)
@@ -311,7 +313,11 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	}
 	d["sample"] = show
 	if err != nil {
-		res.Note += fmt.Sprintf("stopped after %d queries (%v); kept the rows over the %d columns completed", r.q.sent, r.q.stop, cols)
+		why := fmt.Sprint(r.q.stop)
+		if code := pgerror.SQLState(r.q.stop); code != "" && !strings.Contains(why, code) {
+			why += " (SQLSTATE " + code + ")"
+		}
+		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent, why, cols)
 	}
 	if r.oracle.Inconsistent > 0 {
 		res.Note += fmt.Sprintf(" %d searches contradicted the threshold model (k = %d), so the counts are not to be trusted.", r.oracle.Inconsistent, r.oracle.K)
@@ -396,10 +402,10 @@ func TrueRows(ctx context.Context, path string, t Target, columns []string) (map
 	}
 	sel := make([]string, len(columns))
 	for i, c := range columns {
-		if !IsIdentifier(c) {
-			return nil, fmt.Errorf("column %q must be a plain SQL identifier", c)
+		if c == "" {
+			return nil, fmt.Errorf("a column name is empty")
 		}
-		sel[i] = "CAST(" + c + " AS TEXT)"
+		sel[i] = "CAST(" + QuoteIdent(c) + " AS TEXT)"
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {

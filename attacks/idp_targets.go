@@ -344,8 +344,8 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, errors.New("idp-attribute needs the public domain of the attribute to infer (--domain col=lo..hi or col=a,b,c)")
 	}
 	d := o.Domains[0]
-	if !IsIdentifier(d.Column) || d.Size() < 1 {
-		return nil, fmt.Errorf("domain of %q: a plain column name and at least one value are needed", d.Column)
+	if d.Column == "" || d.Size() < 1 {
+		return nil, fmt.Errorf("domain of %q: a column name and at least one value are needed", d.Column)
 	}
 	ts, err := openTarget(ctx, q, o)
 	if err != nil {

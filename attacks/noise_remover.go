@@ -73,9 +73,9 @@ const (
 // inQuery renders COUNT(*) over the rows of the target whose column is one of
 // values.
 func inQuery(o Options, values []string) string {
-	in := o.Column + " IN (" + strings.Join(values, ", ") + ")"
+	in := QuoteIdent(o.Column) + " IN (" + strings.Join(values, ", ") + ")"
 	if len(values) == 1 {
-		in = o.Column + " = " + values[0]
+		in = QuoteIdent(o.Column) + " = " + values[0]
 	}
 	where := in
 	if o.Target.Where != "" {

@@ -347,13 +347,13 @@ func (d Domain) Literal(i int64) string {
 func (d Domain) Range(i, j int64) string {
 	var parts []string
 	if i > 0 {
-		parts = append(parts, d.Column+" >= "+d.Literal(i))
+		parts = append(parts, QuoteIdent(d.Column)+" >= "+d.Literal(i))
 	}
 	if j < d.Size() {
-		parts = append(parts, d.Column+" < "+d.Literal(j))
+		parts = append(parts, QuoteIdent(d.Column)+" < "+d.Literal(j))
 	}
 	if len(parts) == 0 {
-		return d.Column + " IS NOT NULL"
+		return QuoteIdent(d.Column) + " IS NOT NULL"
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -363,8 +363,12 @@ func (d Domain) Range(i, j int64) string {
 func ParseDomain(s string) (Domain, error) {
 	col, spec, ok := strings.Cut(s, "=")
 	col, spec = strings.TrimSpace(col), strings.TrimSpace(spec)
-	if !ok || !IsIdentifier(col) || spec == "" {
+	if !ok || spec == "" {
 		return Domain{}, fmt.Errorf("domain %q: want column=lo..hi or column=a,b,c", s)
+	}
+	col, err := ParseColumnName(col)
+	if err != nil {
+		return Domain{}, fmt.Errorf("domain %q: %w", s, err)
 	}
 	if lo, hi, isRange := strings.Cut(spec, ".."); isRange {
 		l, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)

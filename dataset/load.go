@@ -39,6 +39,9 @@ type LoadResult struct {
 	Table       Table
 	Rows        int64
 	CreatedFile bool // the database file was new
+	// Lowered lists the names (the table's, the header's) that were stored
+	// in lower case, as given.
+	Lowered []string
 }
 
 // LoadCSV imports a CSV file into a new table of a new or existing SQLite
@@ -72,7 +75,23 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	if err != nil {
 		return LoadResult{}, err
 	}
-	t := Table{Name: o.Table, PrivacyUnit: scan.unit, Columns: make([]Column, len(scan.names))}
+	// Names are stored in lower case: the firewall reads an unquoted name in
+	// SQL folded to lower case, as PostgreSQL does, and its config keys are
+	// lower-cased too, so a column Age could be named nowhere as Age.
+	var lowered []string
+	lower := func(name string) string {
+		if l := strings.ToLower(name); l != name {
+			lowered = append(lowered, name)
+			return l
+		}
+		return name
+	}
+	tableName := lower(o.Table)
+	for i, name := range scan.names {
+		scan.names[i] = lower(name)
+	}
+	scan.unit = strings.ToLower(scan.unit)
+	t := Table{Name: tableName, PrivacyUnit: scan.unit, Columns: make([]Column, len(scan.names))}
 	defs := make([]string, len(scan.names))
 	for i, name := range scan.names {
 		t.Columns[i] = Column{Name: name, Type: scan.kinds[i].columnType()}
@@ -81,7 +100,7 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 			defs[i] += " NOT NULL"
 		}
 	}
-	res := LoadResult{Table: t, Rows: scan.rows}
+	res := LoadResult{Table: t, Rows: scan.rows, Lowered: lowered}
 
 	fill := func(ctx context.Context, tx *sql.Tx) error {
 		return insertCSV(ctx, tx, o.CSVPath, t, scan.rows, o.Progress)

@@ -255,7 +255,7 @@ func TestLoadIntoExistingDatabase(t *testing.T) {
 	}
 
 	_, err = LoadCSV(ctx, opts("id,w\n5,50\n", "FIRST", false))
-	if !errors.Is(err, ErrTableExists) || !strings.Contains(err.Error(), "already has a table named FIRST") {
+	if !errors.Is(err, ErrTableExists) || !strings.Contains(err.Error(), "already has a table named first") {
 		t.Fatalf("same name without Replace: err = %v", err)
 	}
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"countwall/planner/pglex"
 )
 
 // Column types, spelled as the config and the planner spell them.
@@ -65,15 +67,27 @@ func (t Table) ColumnNames() []string {
 // owner to add it by hand.
 func (t Table) ConfigSnippet() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tables:\n  %s:\n    privacy_unit: %s\n    columns: [%s]\n", t.Name, t.PrivacyUnit, strings.Join(t.ColumnNames(), ", "))
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = yamlName(c.Name)
+	}
+	fmt.Fprintf(&b, "tables:\n  %s:\n    privacy_unit: %s\n    columns: [%s]\n", yamlName(t.Name), yamlName(t.PrivacyUnit), strings.Join(names, ", "))
+	if reserved := t.ReservedColumns(); len(reserved) > 0 {
+		quoted := make([]string, len(reserved))
+		for i, r := range reserved {
+			quoted[i] = pglex.QuoteIdent(r)
+		}
+		fmt.Fprintf(&b, "    # %s: reserved in SQL; queries must double-quote them (WHERE %s = ...).\n"+
+			"    # Here in the config they are named without those quotes.\n", strings.Join(reserved, ", "), quoted[0])
+	}
 	var domains strings.Builder
 	var missing []string
 	for _, c := range t.Columns {
 		switch {
 		case c.HasRange:
-			fmt.Fprintf(&domains, "      %s: {min: %d, max: %d}", c.Name, c.Min, c.Max)
+			fmt.Fprintf(&domains, "      %s: {min: %d, max: %d}", yamlName(c.Name), c.Min, c.Max)
 		case c.Categories != nil:
-			fmt.Fprintf(&domains, "      %s: ", c.Name)
+			fmt.Fprintf(&domains, "      %s: ", yamlName(c.Name))
 			writeFlowList(&domains, c.Categories, "        ")
 		default:
 			if c.Name != t.PrivacyUnit {
@@ -97,6 +111,36 @@ func (t Table) ConfigSnippet() string {
 			"    # private mechanism needs a declared domain.\n", strings.Join(missing, ", "))
 	}
 	return b.String()
+}
+
+// ReservedColumns lists the columns named by a word SQL reserves (default,
+// order, user, ...): PostgreSQL's rules, which the firewall follows, read
+// them only in double quotes.
+func (t Table) ReservedColumns() []string {
+	var out []string
+	for _, c := range t.Columns {
+		if pglex.IsReserved(c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// yamlName writes a name as a YAML plain scalar when YAML reads it back as
+// that string, and double-quoted when it would read as something else
+// (true, null, yes, on, ...; YAML 1.1 readers take yes and on as booleans).
+func yamlName(name string) string {
+	switch strings.ToLower(name) {
+	case "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", "":
+		return strconv.Quote(name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // writeFlowList writes a YAML flow sequence of double-quoted strings, wrapped

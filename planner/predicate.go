@@ -10,6 +10,10 @@ import (
 
 // pred converts a WHERE expression into the IR, enforcing the table's policy.
 func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
+	if err := p.deeper(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	pol := p.table.Policy
 	switch x := e.(type) {
 	case *sqlparser.ParenExpr:
@@ -57,11 +61,24 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 	case *sqlparser.ExistsExpr, *sqlparser.Subquery:
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
 	case *sqlparser.ColName:
-		return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q alone is not a condition; compare it with a value", strings.ToLower(x.Name.String()))
+		return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q alone is not a condition; compare it with a value", x.Name.String())
 	case sqlparser.BoolVal, *sqlparser.SQLVal, *sqlparser.NullVal:
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "constant conditions are not supported; compare a column with a value")
 	}
 	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "this kind of condition is not supported; use column comparisons, BETWEEN, IN, IS NULL or LIKE")
+}
+
+// MaxNesting bounds how deep conditions and expressions may nest (NOT, AND,
+// OR, parentheses, arithmetic). SQLite refuses expressions deeper than 1000
+// with an internal error; a bound well below it refuses them here, by name.
+const MaxNesting = 200
+
+func (p *parser) deeper() error {
+	p.depth++
+	if p.depth > MaxNesting {
+		return pgerror.Errorf(pgerror.ProgramLimitExceeded, "WHERE nests conditions or expressions more than %d deep", MaxNesting)
+	}
+	return nil
 }
 
 // both converts the two sides of AND or OR.
@@ -191,6 +208,13 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	}
 	if !isLiteral(right) {
 		if isColumn(left) && isColumn(right) {
+			// An unknown name is named first: sex = "F" compares with a
+			// column "F", which PostgreSQL reports as missing.
+			for _, side := range []sqlparser.Expr{left, right} {
+				if _, err := p.column(side.(*sqlparser.ColName)); err != nil {
+					return nil, err
+				}
+			}
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "column-to-column comparisons are not supported")
 		}
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition must compare a column with a value")
@@ -265,6 +289,10 @@ var allowedFuncs = map[string]int{"abs": 1, "round": 1, "floor": 1, "ceil": 1, "
 // expr converts arithmetic over columns and literals; it returns how many
 // column references it holds.
 func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
+	if err := p.deeper(); err != nil {
+		return nil, 0, err
+	}
+	defer func() { p.depth-- }()
 	switch x := e.(type) {
 	case *sqlparser.ParenExpr:
 		return p.expr(x.Expr)
@@ -382,6 +410,14 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 }
 
 func numberFromText(s string, want ColumnType, col string) (Literal, error) {
+	if nonFinite(s) {
+		// 'NaN' and 'Infinity' read as numbers in Go but compare with nothing
+		// in SQLite the way PostgreSQL would; refused like any non-number.
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a value that is not a finite number", col, want)
+	}
+	if !decimalRE.MatchString(s) {
+		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if want == TypeReal {
 			return Literal{Kind: LitFloat, Float: float64(n)}, nil
@@ -426,9 +462,22 @@ func (p *parser) param(name string, want ColumnType, col string, neg bool) (Lite
 	if neg {
 		s = "-" + s
 	}
+	if nonFinite(s) {
+		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is not a finite number, but column %q is %s", n, col, want)
+	}
 	lit, err := numberFromText(s, want, col)
 	if err != nil {
 		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d is not a valid %s for column %q", n, want, col)
 	}
 	return lit, nil
+}
+
+// nonFinite reports whether s spells NaN or an infinity, as PostgreSQL's
+// float input and Go's ParseFloat accept them.
+func nonFinite(s string) bool {
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case "nan", "inf", "infinity":
+		return true
+	}
+	return false
 }

@@ -2,9 +2,9 @@ package planner
 
 import (
 	"countwall/pgerror"
+	"countwall/planner/pglex"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -44,12 +44,8 @@ type parser struct {
 	table      *Table
 	leaves     int
 	paramTypes []*ColumnType
+	depth      int // nesting of the condition being read
 }
-
-var (
-	placeholderRE = regexp.MustCompile(`\$([0-9]+)`)
-	catalogRE     = regexp.MustCompile(`(?i)\b(pg_catalog|information_schema)\b|\bpg_[a-z_]+\b`)
-)
 
 func (p *parser) statement(sql string) (st Statement, err error) {
 	defer func() {
@@ -62,29 +58,27 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	if limit := p.maxBytes(); len(sql) > limit {
 		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
 	}
-	text := stripComments(sql)
-	pieces, perr := sqlparser.SplitStatementToPieces(text)
-	if perr == nil {
-		n := 0
-		for _, piece := range pieces {
-			if strings.TrimSpace(piece) != "" {
-				n++
-			}
-		}
-		if n > 1 {
-			return nil, pgerror.Errorf(pgerror.SyntaxError, "several statements in one string are not allowed; send one statement at a time")
-		}
+	toks, err := pglex.Lex(sql)
+	if err != nil {
+		return nil, err
 	}
-	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), ";"))
-	if text == "" {
+	toks, err = splitStatements(toks)
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 {
 		return &Chatter{Kind: "empty"}, nil
 	}
-	words := strings.Fields(strings.ToLower(text))
-	switch words[0] {
+	first := toks[0]
+	if first.Kind != pglex.Word && !(first.Kind == pglex.Op && first.Text == "(") {
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Near(first)).
+			WithHint("countwall answers SELECT COUNT(*) queries")
+	}
+	switch first.Text {
 	case "set":
-		return parseSet(text)
+		return parseSet(toks)
 	case "show":
-		return parseShow(text)
+		return parseShow(toks)
 	case "begin", "start":
 		return &Chatter{Kind: "begin"}, nil
 	case "commit", "end":
@@ -94,25 +88,31 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	case "discard":
 		return &Chatter{Kind: "discard"}, nil
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
-		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not allowed", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not allowed", strings.ToUpper(first.Text))
 	case "with":
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "common table expressions (WITH) are not supported")
-	case "select":
+	case "select", "(":
 	default:
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error: statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(words[0]))
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near %s", pglex.Near(first)).
+			WithHint(fmt.Sprintf("statement %s is not supported; countwall answers SELECT COUNT(*) queries", strings.ToUpper(first.Text)))
 	}
-	if catalogRE.MatchString(stripStrings(text)) {
+	if namesCatalog(toks) {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "catalog queries are not supported: countwall exposes only the configured tables")
 	}
-	text, err = p.translatePlaceholders(text)
+	for _, t := range toks {
+		if t.Kind == pglex.Param && p.bind && t.N > len(p.args) {
+			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", t.N, len(p.args))
+		}
+	}
+	text, err := render(toks)
 	if err != nil {
 		return nil, err
 	}
-	ast, perr := sqlparser.Parse(text)
+	ast, perr := sqlparser.Parse(text.text)
 	if perr != nil {
-		return nil, p.syntaxError(text)
+		return nil, text.syntaxError(perr)
 	}
 	switch s := ast.(type) {
 	case *sqlparser.Select:
@@ -126,18 +126,6 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	}
 }
 
-// syntaxError names the analyst's mistake where a common one explains it.
-func (p *parser) syntaxError(text string) error {
-	lower := strings.ToLower(text)
-	switch {
-	case strings.Contains(lower, " over ("), strings.Contains(lower, " over("):
-		return pgerror.Errorf(pgerror.FeatureNotSupported, "window functions are not supported")
-	case strings.Contains(lower, "::"):
-		return pgerror.Errorf(pgerror.FeatureNotSupported, "type casts (::) are not supported")
-	}
-	return pgerror.Errorf(pgerror.SyntaxError, "syntax error: countwall accepts SELECT [group columns,] COUNT(*) FROM table [WHERE ...] [GROUP BY ...] [ORDER BY ...]")
-}
-
 func (p *parser) maxBytes() int {
 	limit := 0
 	if p.cat != nil {
@@ -149,141 +137,6 @@ func (p *parser) maxBytes() int {
 		limit = DefaultPolicy().MaxStatementBytes
 	}
 	return limit
-}
-
-// stripComments removes leading -- and /* */ comments (drivers ping with
-// "-- ping").
-func stripComments(sql string) string {
-	text := strings.TrimSpace(sql)
-	for {
-		switch {
-		case strings.HasPrefix(text, "--"):
-			nl := strings.IndexByte(text, '\n')
-			if nl < 0 {
-				return ""
-			}
-			text = strings.TrimSpace(text[nl+1:])
-		case strings.HasPrefix(text, "/*"):
-			end := strings.Index(text, "*/")
-			if end < 0 {
-				return text
-			}
-			text = strings.TrimSpace(text[end+2:])
-		default:
-			return text
-		}
-	}
-}
-
-// stripStrings blanks quoted strings so that identifier checks do not look
-// inside literals.
-func stripStrings(s string) string {
-	var b strings.Builder
-	in := byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case in == 0 && (c == '\'' || c == '"'):
-			in = c
-			b.WriteByte(' ')
-		case in != 0 && c == in:
-			in = 0
-			b.WriteByte(' ')
-		case in != 0:
-			b.WriteByte(' ')
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// translatePlaceholders rewrites $n outside string literals into the SQL
-// parser's value-argument form :vn.
-func (p *parser) translatePlaceholders(text string) (string, error) {
-	var b strings.Builder
-	in := byte(0)
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if in != 0 {
-			if c == in {
-				in = 0
-			}
-			b.WriteByte(c)
-			continue
-		}
-		if c == '\'' || c == '"' {
-			in = c
-			b.WriteByte(c)
-			continue
-		}
-		if c == '$' {
-			j := i + 1
-			for j < len(text) && text[j] >= '0' && text[j] <= '9' {
-				j++
-			}
-			if j == i+1 {
-				return "", pgerror.Errorf(pgerror.SyntaxError, "a $ must be followed by a parameter number")
-			}
-			n, err := strconv.Atoi(text[i+1 : j])
-			if err != nil || n < 1 || n > 1000 {
-				return "", pgerror.Errorf(pgerror.SyntaxError, "parameter number must be between $1 and $1000")
-			}
-			if p.bind && n > len(p.args) {
-				return "", pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", n, len(p.args))
-			}
-			fmt.Fprintf(&b, ":v%d", n)
-			i = j - 1
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), nil
-}
-
-var setRE = regexp.MustCompile(`(?is)^set\s+(?:session\s+|local\s+)?([a-z_][a-z0-9_.]*)\s*(?:=|\s+to\s+|\s)\s*(.*)$`)
-
-func parseSet(text string) (Statement, error) {
-	m := setRE.FindStringSubmatch(text)
-	if m == nil {
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "SET needs a name and a value: SET name = value")
-	}
-	name := strings.ToLower(m[1])
-	value := strings.TrimSpace(m[2])
-	if name == "time" && strings.HasPrefix(strings.ToLower(value), "zone") {
-		name, value = "timezone", strings.TrimSpace(value[4:])
-	}
-	if value == "" {
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "SET %s needs a value", name)
-	}
-	return &Set{Name: name, Value: unquoteList(value)}, nil
-}
-
-// unquoteList removes the quotes of a value or of each item of a list.
-func unquoteList(v string) string {
-	parts := strings.Split(v, ",")
-	for i, part := range parts {
-		part = strings.TrimSpace(part)
-		if len(part) >= 2 && (part[0] == '\'' || part[0] == '"') && part[len(part)-1] == part[0] {
-			part = strings.ReplaceAll(part[1:len(part)-1], string(part[0])+string(part[0]), string(part[0]))
-		}
-		parts[i] = part
-	}
-	return strings.Join(parts, ", ")
-}
-
-var showRE = regexp.MustCompile(`(?is)^show\s+([a-z_][a-z0-9_.]*)$`)
-
-func parseShow(text string) (Statement, error) {
-	m := showRE.FindStringSubmatch(text)
-	if m == nil {
-		return nil, pgerror.Errorf(pgerror.SyntaxError, "SHOW needs one setting name: SHOW budget")
-	}
-	name := strings.ToLower(m[1])
-	if name == "all" {
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SHOW ALL is not supported; SHOW budget, epsilon, delta or mechanism")
-	}
-	return &Show{Name: name}, nil
 }
 
 func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
@@ -332,7 +185,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 			}
 			aggSeen = true
 			if !e.As.IsEmpty() {
-				q.Alias = strings.ToLower(e.As.String())
+				q.Alias = e.As.String()
 			}
 		}
 	}
@@ -367,7 +220,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 		if !ok {
 			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY accepts group column names only")
 		}
-		name := strings.ToLower(col.Name.String())
+		name := col.Name.String()
 		if !contains(q.GroupBy, name) {
 			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
 		}
@@ -437,7 +290,7 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 			if !e.Qualifier.IsEmpty() {
 				return pgerror.Errorf(pgerror.FeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
 			}
-			name := strings.ToLower(e.Name.String())
+			name := e.Name.String()
 			var tbl *Table
 			if p.cat != nil {
 				tbl = p.cat.Tables[name]
@@ -453,9 +306,9 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 }
 
 func (p *parser) column(c *sqlparser.ColName) (string, error) {
-	name := strings.ToLower(c.Name.String())
-	if !c.Qualifier.IsEmpty() && strings.ToLower(c.Qualifier.Name.String()) != p.table.Name {
-		return "", pgerror.Errorf(pgerror.UndefinedTable, "missing FROM-clause entry for table %q", strings.ToLower(c.Qualifier.Name.String()))
+	name := c.Name.String()
+	if !c.Qualifier.IsEmpty() && c.Qualifier.Name.String() != p.table.Name {
+		return "", pgerror.Errorf(pgerror.UndefinedTable, "missing FROM-clause entry for table %q", c.Qualifier.Name.String())
 	}
 	if _, ok := p.table.Columns[name]; !ok {
 		return "", &pgerror.Error{Code: pgerror.UndefinedColumn, Message: fmt.Sprintf("column %q does not exist in table %q", name, p.table.Name)}

@@ -19,6 +19,17 @@ func FuzzParse(f *testing.F) {
 		"SELECT COUNT(*) FROM people WHERE abs(age - 1) > 'x'",
 		"select count(*) from people where (((((age = 1)))))",
 		"SELECT COUNT(*) FROM people WHERE suburb = '''",
+		`SELECT COUNT(*) FROM people WHERE sex = 'F\' AND suburb = ' OR age >= 0 --'`,
+		`SELECT COUNT(*) FROM people WHERE suburb = 'suburb\_0007'`,
+		`SELECT COUNT(*) FROM "people" WHERE "sex" = 'F' AND "default" = 'no'`,
+		`SELECT COUNT(*) FROM people WHERE default = 'no'`,
+		"SELECT COUNT(*) FROM people /* a /* b */ c */ /*! WHERE suburb = 'x' */ # d",
+		"SELECT COUNT(*) FROM `people` WHERE sex = \"F\"",
+		"SELECT COUNT(*) FROM people WHERE suburb = E'\\x' OR suburb = $$y$$ OR U&\"sex\" = U&'z'",
+		"SELECT COUNT(*) FROM people WHERE suburb = 'a'\n'b' -- c",
+		"SELECT COUNT(*) FROM people WHERE NOT NOT NOT (age = 'NaN') AND score < 'Infinity' AND age < 0x1F",
+		"SET epsilon = '0x1p-3'", "SET delta TO '1_0'", "SET TIME ZONE 'UTC'",
+		`SELECT COUNT(*) FROM people WHERE age = $1 AND sex = '$2' AND suburb = $2`,
 	} {
 		f.Add(seed)
 	}

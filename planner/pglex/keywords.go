@@ -1,0 +1,77 @@
+package pglex
+
+import (
+	"sort"
+	"strings"
+)
+
+// reserved are PostgreSQL's keywords that cannot name a column unquoted:
+// the "reserved" and "reserved (can be function or type)" rows of Appendix C
+// of its manual. `WHERE default = 'no'` is a syntax error there and here;
+// `WHERE "default" = 'no'` names the column.
+var reserved = setOf(
+	// reserved
+	"all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "both",
+	"case", "cast", "check", "collate", "column", "constraint", "create", "current_catalog",
+	"current_date", "current_role", "current_time", "current_timestamp", "current_user",
+	"default", "deferrable", "desc", "distinct", "do", "else", "end", "except", "false",
+	"fetch", "for", "foreign", "from", "grant", "group", "having", "in", "initially",
+	"intersect", "into", "lateral", "leading", "limit", "localtime", "localtimestamp", "not",
+	"null", "offset", "on", "only", "or", "order", "placing", "primary", "references",
+	"returning", "select", "session_user", "some", "symmetric", "system_user", "table", "then",
+	"to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where",
+	"window", "with",
+	// reserved (can be function or type)
+	"authorization", "binary", "collation", "concurrently", "cross", "current_schema",
+	"freeze", "full", "ilike", "inner", "is", "isnull", "join", "left", "like", "natural",
+	"notnull", "outer", "overlaps", "right", "similar", "tablesample", "verbose",
+)
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// IsReserved reports whether name, as written unquoted, is one of
+// PostgreSQL's reserved keywords and so cannot name a column without quotes.
+func IsReserved(name string) bool { return reserved[strings.ToLower(name)] }
+
+// NeedsQuoting reports whether name must be double-quoted to be read as
+// itself: it is a reserved word, holds upper case (which an unquoted name
+// loses), or is not a plain identifier.
+func NeedsQuoting(name string) bool {
+	if name == "" || reserved[name] {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		plain := c == '_' || (c >= 'a' && c <= 'z') || c >= 0x80 || (i > 0 && (isDigit(c) || c == '$'))
+		if !plain {
+			return true
+		}
+	}
+	return false
+}
+
+// QuoteIdent writes name so that PostgreSQL's rules read it back unchanged:
+// as is when it can stand unquoted, else in double quotes with each " doubled.
+func QuoteIdent(name string) string {
+	if !NeedsQuoting(name) {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// ReservedWords lists the reserved keywords, for callers that must agree
+// with this package on which names need quotes.
+func ReservedWords() []string {
+	out := make([]string, 0, len(reserved))
+	for w := range reserved {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
