@@ -164,7 +164,7 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 		if len(queryable) == 0 {
 			queryable = sortedNames(byName)
 		}
-		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy}
+		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds}
 		for _, c := range queryable {
 			typ, ok := byName[c]
 			if !ok {
