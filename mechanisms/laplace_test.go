@@ -31,8 +31,8 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 	plain := &planner.Query{Table: "people"}
 	for _, name := range []string{"laplace", "gaussian"} {
 		m := newMechanismForTest(t, name, nil, 1)
-		if m.Needs() != (planner.Needs{}) {
-			t.Errorf("%s needs %+v; it uses the count only", name, m.Needs())
+		if m.Needs() != (planner.Needs{Bound: true}) {
+			t.Errorf("%s needs %+v; it uses the count bounded per unit only", name, m.Needs())
 		}
 		if a, ok := m.(interface{ Accounting() Accounting }); !ok || a.Accounting() != AccountingDP {
 			t.Errorf("%s does not declare dp accounting", name)
