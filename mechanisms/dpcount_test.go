@@ -78,9 +78,16 @@ func TestDPCountCalibratesToTheBounds(t *testing.T) {
 			}
 			want := Charge{Kind: AccountingDP, Epsilon: 0.5}
 			if name == "gaussian" {
-				want.Delta = 1e-6
+				// rho = Delta2^2/(2 sigma^2) with Delta2^2 = G*C^2 and sigma
+				// calibrated to the same Delta2: the same rho for any bounds.
+				sigma, _ := GaussianSigma(tc.bounds.MaxGroupsPerUnit, tc.bounds.MaxRowsPerUnit, 0.5, 1e-6)
+				g, c := float64(tc.bounds.MaxGroupsPerUnit), float64(tc.bounds.MaxRowsPerUnit)
+				want = Charge{Kind: AccountingDP, Rho: g * c * c / (2 * sigma * sigma)}
+				if s11, _ := GaussianSigma(1, 1, 0.5, 1e-6); math.Abs(charge.Rho-1/(2*s11*s11)) > 1e-3*charge.Rho {
+					t.Errorf("%s: rho %g depends on the bounds; want %g", tc.name, charge.Rho, 1/(2*s11*s11))
+				}
 			}
-			if charge != want {
+			if charge.Kind != want.Kind || charge.Epsilon != want.Epsilon || charge.Delta != want.Delta || math.Abs(charge.Rho-want.Rho) > 1e-12 {
 				t.Errorf("%s %s: charge %+v, want %+v", name, tc.name, charge, want)
 			}
 		}

@@ -13,11 +13,13 @@ func init() {
 // Balle and Wang (2018) for L2 sensitivity sqrt(G)*C, as Google's library
 // computes it. For epsilon = 1, delta = 1e-5 and G = C = 1 that sigma is
 // about 3.73; the classical bound sqrt(2 ln(1.25/delta))/epsilon of Dwork
-// and Roth (A.1), 4.84, is looser. Each answer charges (epsilon, delta) to
-// the analyst's dp budget; delta must be > 0 (SET delta). The charge also
-// carries the answer's zero-concentrated DP cost rho = Delta2^2/(2 sigma^2)
-// (Bun and Steinke 2016), so that Gaussian answers can be composed under
-// zCDP.
+// and Roth (A.1), 4.84, is looser. delta must be > 0 (SET delta).
+//
+// Accounting. The per-query (epsilon, delta) only sets sigma. Each answer is
+// charged its zero-concentrated DP cost rho = Delta2^2/(2 sigma^2) (Bun and
+// Steinke 2016) to the analyst's dp budget, where rho is summed and the sum
+// converted to epsilon at the delta cap (ZCDPEpsilon): k answers cost about
+// sqrt(k) times one, not k times.
 type gaussian struct{ dpCount }
 
 func newGaussian(p Params, env Env) (*gaussian, error) {
@@ -34,7 +36,7 @@ func newGaussian(p Params, env Env) (*gaussian, error) {
 
 func (m *gaussian) Describe() string {
 	return "gaussian: (epsilon, delta)-differential privacy " + m.boundsClaim() +
-		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged (epsilon, delta) per query to the analyst's dp budget; GROUP BY only over declared domains"
+		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged rho = Delta2^2/(2 sigma^2) per query to the analyst's dp budget (zCDP, the rho sum converted to epsilon at the delta cap); GROUP BY only over declared domains"
 }
 
 func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
@@ -42,5 +44,13 @@ func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, 
 	if err != nil {
 		return nil, Charge{}, err
 	}
-	return answers, Charge{Kind: AccountingDP, Epsilon: req.Epsilon, Delta: req.Delta}, nil
+	l0, lInf, err := sensitivity(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	sigma, err := GaussianSigma(l0, lInf, req.Epsilon, req.Delta)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	return answers, Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
 }

@@ -50,7 +50,9 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 		}
 		want := Charge{Kind: AccountingDP, Epsilon: 0.5}
 		if name == "gaussian" {
-			want.Delta = 1e-6
+			// zCDP: rho = Delta2^2/(2 sigma^2) replaces (epsilon, delta).
+			sigma, _ := GaussianSigma(1, 1, 0.5, 1e-6)
+			want = Charge{Kind: AccountingDP, Rho: 1 / (2 * sigma * sigma)}
 		}
 		if charge != want {
 			t.Errorf("%s charged %+v, want %+v", name, charge, want)

@@ -52,6 +52,11 @@ type Charge struct {
 	Kind    Accounting
 	Epsilon float64
 	Delta   float64
+	// Rho is a zero-concentrated DP cost (Bun and Steinke 2016), charged to
+	// the Kind's budget by summing rho and converting the sum to (epsilon,
+	// delta) against the cap (see ZCDPEpsilon). Epsilon and Delta are then
+	// usually 0.
+	Rho float64
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.

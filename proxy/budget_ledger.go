@@ -38,7 +38,7 @@ func (b *ledgerBudget) caps(analyst string) ledger.Caps {
 func (b *ledgerBudget) Charge(ctx context.Context, req ChargeRequest) (Balance, error) {
 	bal, err := b.ledger.Charge(ctx, ledger.Entry{
 		Analyst: req.Analyst, Mechanism: req.Mechanism, Kind: req.Charge.Kind,
-		Epsilon: req.Charge.Epsilon, Delta: req.Charge.Delta, Fingerprint: req.Fingerprint,
+		Epsilon: req.Charge.Epsilon, Delta: req.Charge.Delta, Rho: req.Charge.Rho, Fingerprint: req.Fingerprint,
 	}, b.caps(req.Analyst))
 	if err != nil {
 		return Balance{}, err
@@ -66,5 +66,5 @@ func (b *ledgerBudget) Configure(cfg *config.Config) error {
 func (b *ledgerBudget) Close() error { return b.ledger.Close(context.Background()) }
 
 func fromLedger(b ledger.Balance) Balance {
-	return Balance{Kind: b.Kind, EpsilonSpent: b.EpsilonSpent, EpsilonCap: b.EpsilonCap, DeltaSpent: b.DeltaSpent, DeltaCap: b.DeltaCap}
+	return Balance{Kind: b.Kind, EpsilonSpent: b.EpsilonSpent, EpsilonCap: b.EpsilonCap, DeltaSpent: b.DeltaSpent, DeltaCap: b.DeltaCap, RhoSpent: b.RhoSpent}
 }

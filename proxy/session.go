@@ -307,6 +307,7 @@ func showColumns(name string) []Column {
 			{Name: "kind", Type: ColumnText},
 			{Name: "epsilon_spent", Type: ColumnFloat8}, {Name: "epsilon_remaining", Type: ColumnFloat8},
 			{Name: "delta_spent", Type: ColumnFloat8}, {Name: "delta_remaining", Type: ColumnFloat8},
+			{Name: "rho_spent", Type: ColumnFloat8},
 		}
 	}
 	return []Column{{Name: name, Type: ColumnText}}
@@ -325,7 +326,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		res := &Result{Columns: showColumns("budget"), Tag: "SHOW"}
 		for _, b := range bals {
 			res.Rows = append(res.Rows, []Value{{Text: string(b.Kind)},
-				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}})
+				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}, {Float: b.RhoSpent}})
 			res.Suppressed = append(res.Suppressed, false)
 		}
 		return res, nil
