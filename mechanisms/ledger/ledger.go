@@ -30,11 +30,11 @@ import (
 
 // Entry is one answered query's charge.
 type Entry struct {
-	Analyst     string
-	Mechanism   string
-	Kind        mechanisms.Accounting
-	Epsilon     float64
-	Delta       float64
+	Analyst   string
+	Mechanism string
+	Kind      mechanisms.Accounting
+	Epsilon   float64
+	Delta     float64
 	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
 	// analyst and kind, and the sum converted to epsilon at the delta the
 	// cap leaves (ZCDPEpsilon) before it is held to the cap.
