@@ -30,16 +30,16 @@ import (
 
 // Entry is one answered query's charge.
 type Entry struct {
-	Analyst   string
-	Mechanism string
-	Kind      mechanisms.Accounting
-	Epsilon   float64
-	Delta     float64
+	Analyst     string
+	Mechanism   string
+	Kind        mechanisms.Accounting
+	Epsilon     float64
+	Delta       float64
+	Fingerprint string // identifies the SQL text, never the text itself
 	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
 	// analyst and kind, and the sum converted to epsilon at the delta the
 	// cap leaves (ZCDPEpsilon) before it is held to the cap.
-	Rho         float64
-	Fingerprint string // identifies the SQL text, never the text itself
+	Rho float64
 }
 
 // Caps are an analyst's total epsilon and delta for one accounting kind,
