@@ -34,7 +34,7 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 		if m.Needs() != (planner.Needs{Bound: true}) {
 			t.Errorf("%s needs %+v; it uses the count bounded per unit only", name, m.Needs())
 		}
-		if a, ok := m.(interface{ Accounting() Accounting }); !ok || a.Accounting() != AccountingDP {
+		if a, ok := m.(Accounter); !ok || a.Accounting() != AccountingDP {
 			t.Errorf("%s does not declare dp accounting", name)
 		}
 		// GROUP BY without declared domains is refused, nothing charged.

@@ -26,6 +26,13 @@ func (b Bounds) override(o Bounds) Bounds {
 	return b
 }
 
+// ContributionBounds are the table's bounds with the non-zero fields of
+// override in their place, defaults where neither names one: what a bounded
+// query on t enforces before G is lowered to the number of cells.
+func (t *Table) ContributionBounds(override Bounds) Bounds {
+	return DefaultBounds().override(t.Bounds).override(override)
+}
+
 // effectiveBounds are the bounds a bounded Run enforces on q, and whether
 // the unit's cells must be chosen (ranked) to keep G of them.
 //
@@ -34,11 +41,7 @@ func (b Bounds) override(o Bounds) Bounds {
 // a domain-complete GROUP BY its domain product): a unit cannot be in more
 // cells than there are, and then no cells need to be chosen.
 func effectiveBounds(t *Table, q *Query, needs Needs, shape *cellShape) (b Bounds, rank bool) {
-	b = DefaultBounds()
-	if t.Bounds != (Bounds{}) {
-		b = b.override(t.Bounds)
-	}
-	b = b.override(needs.Bounds)
+	b = t.ContributionBounds(needs.Bounds)
 	if q.Agg == CountDistinct {
 		b.MaxRowsPerUnit = 1
 	}

@@ -292,3 +292,50 @@ func TestRemovingAPersonMovesAnswersByAtMostEpsilon(t *testing.T) {
 		}
 	}
 }
+
+// TestShowMechanismStatesClaimAndBounds: SHOW mechanism's first row is the
+// name, then the claim, then the bounds in force per table (the table's,
+// overridden by the mechanism's own parameters); parameters appear only
+// with publish_parameters.
+func TestShowMechanismStatesClaimAndBounds(t *testing.T) {
+	dir := t.TempDir()
+	db := writeLongTable(t, dir, "long.db", longRows(3, 20))
+	ctx := context.Background()
+	cases := []struct {
+		mechanism, bounds string
+		params            map[string]any
+		want              []string // rows, the claim's only by prefix
+	}{
+		{"laplace", "    max_groups_per_unit: 5", nil,
+			[]string{"laplace", "laplace: epsilon-differential privacy per person", "bounds on genomes: max_rows_per_unit 1, max_groups_per_unit 5"}},
+		{"gaussian", "    max_rows_per_unit: 2", map[string]any{"max_groups_per_unit": 3},
+			[]string{"gaussian", "gaussian: (epsilon, delta)-differential privacy per person", "bounds on genomes: max_rows_per_unit 2, max_groups_per_unit 3"}},
+		{"bounded", "", map[string]any{"range": 3},
+			[]string{"bounded", "bounded: fresh uniform integer noise on every answer, clamped at 0; averaging repeated queries recovers the true count; offers no formal privacy guarantee"}},
+		{"bounded", "", map[string]any{"range": 3, "publish_parameters": true},
+			[]string{"bounded", "bounded: fresh uniform integer noise on every answer, clamped at 0; averaging repeated queries recovers the true count; offers no formal privacy guarantee (range 3)"}},
+	}
+	for _, tc := range cases {
+		cfg := longConfig(t, dir, db, tc.mechanism, tc.bounds)
+		cfg.Mechanism.Params = tc.params
+		e, err := Open(ctx, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Query(ctx, "alice", "SHOW mechanism")
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != len(tc.want) {
+			t.Errorf("%s %v: %d rows %v, want %d", tc.mechanism, tc.params, len(res.Rows), rowsOf(res), len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			got := res.Rows[i][0].Text
+			if got != w && !(i == 1 && len(got) > len(w) && got[:len(w)] == w && tc.mechanism != "bounded") {
+				t.Errorf("%s %v row %d: %q, want %q", tc.mechanism, tc.params, i, got, w)
+			}
+		}
+	}
+}

@@ -136,11 +136,7 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}
-	rt := &runtime{cfg: cfg, catalog: catalog, mech: mech}
-	if f, ok := mech.(interface{ FloatOutput() bool }); ok {
-		rt.float = f.FloatOutput()
-	}
-	return rt, nil
+	return &runtime{cfg: cfg, catalog: catalog, mech: mech, float: mechanisms.FloatOutput(mech)}, nil
 }
 
 // buildCatalog reads each configured table's columns from the store and

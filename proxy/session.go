@@ -337,7 +337,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		}
 		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
 	case "mechanism":
-		return one(rt.mech.Name()), nil
+		return showMechanism(rt), nil
 	case "server_version":
 		return one(ServerVersion), nil
 	}
