@@ -4,7 +4,7 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
-	"strconv"
+	"math"
 
 	"modernc.org/sqlite"
 )
@@ -15,7 +15,7 @@ import (
 const cellRankFunc = "countwall_cell_rank"
 
 // cellRankDomain separates the inputs of CellRank from those of RecordKey.
-const cellRankDomain = "\x00countwall cell rank\x00"
+const cellRankDomain = "\x00rank"
 
 // CellRank is the keyed hash by which a unit's cells are chosen when it may
 // contribute to at most G cells of a query: the first eight bytes
@@ -24,6 +24,15 @@ const cellRankDomain = "\x00countwall cell rank\x00"
 // analyst can neither predict nor steer the choice, and the data's counts
 // play no part in it. Each value is length-prefixed; NULL is marked apart.
 func CellRank(secret []byte, unit any, group ...any) int64 {
+	values := make([]driver.Value, len(group))
+	for i, g := range group {
+		values[i] = g
+	}
+	return cellRank(secret, unit, values)
+}
+
+// cellRank is CellRank over the values SQLite passes, without copying them.
+func cellRank(secret []byte, unit any, group []driver.Value) int64 {
 	hs := hashersFor(secret)
 	k := hs.pool.Get().(*keyedHasher)
 	k.h.Reset()
@@ -42,17 +51,16 @@ func CellRank(secret []byte, unit any, group ...any) int64 {
 	return rank
 }
 
-// appendRankValue appends one value, length-prefixed, to dst; NULL is "N;".
+// appendRankValue appends one value to dst as its canonical encoding
+// followed by its length in four bytes (read from the end, the sequence is
+// unambiguous); NULL is the length 0xFFFFFFFF alone. It allocates nothing.
 func appendRankValue(dst []byte, v any) []byte {
 	if v == nil {
-		return append(dst, 'N', ';')
+		return binary.BigEndian.AppendUint32(dst, math.MaxUint32)
 	}
 	start := len(dst)
 	dst = canonicalUnit(dst, v)
-	enc := append([]byte(nil), dst[start:]...)
-	dst = strconv.AppendInt(dst[:start], int64(len(enc)), 10)
-	dst = append(dst, ':')
-	return append(dst, enc...)
+	return binary.BigEndian.AppendUint32(dst, uint32(min(len(dst)-start, math.MaxUint32-1)))
 }
 
 // sqlCellRank is the body of countwall_cell_rank.
@@ -64,9 +72,5 @@ func sqlCellRank(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, 
 	if !ok {
 		return nil, fmt.Errorf("%s: the secret must be a blob", cellRankFunc)
 	}
-	group := make([]any, len(args)-2)
-	for i, a := range args[2:] {
-		group[i] = a
-	}
-	return CellRank(secret, args[1], group...), nil
+	return cellRank(secret, args[1], args[2:]), nil
 }
