@@ -39,7 +39,8 @@ func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.Delt
 func (b Balance) Notice(c mechanisms.Charge) string {
 	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
 	if c.Rho > 0 {
-		msg = fmt.Sprintf("charged rho %g (%s, zCDP: rho spent %g is epsilon %g at delta %g); remaining epsilon %g of %g",
+		// The delta cap is all given to the zCDP conversion: no delta line.
+		return fmt.Sprintf("charged rho %.6g (%s, zCDP: rho spent %.6g is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
 			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
 	}
 	if c.Delta > 0 || b.DeltaSpent > 0 {
