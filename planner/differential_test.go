@@ -349,19 +349,7 @@ func (c *goCell) key() uint32 {
 func TestDifferentialRandomPredicates(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 7))
 	rows := diffRows(r, 400)
-	path := filepath.Join(t.TempDir(), "diff.db")
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	writeDB(t, path, sqlRows)
-	s, err := OpenStore(path, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openDiffStore(t, rows)
 	people := testPeopleTable()
 	gen := predGen{r: r}
 	ctx := context.Background()
@@ -472,6 +460,25 @@ func TestDifferentialLikeReference(t *testing.T) {
 	}
 }
 
+// openDiffStore writes the generated rows to a fresh file and opens it.
+func openDiffStore(t *testing.T, rows []diffRow) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "diff.db")
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	writeDB(t, path, sqlRows)
+	s, err := OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // boundedReference computes, in Go, the counts a bounded Run must return:
 // rows without a unit left out, each (cell, unit) pair clamped at C rows (1
 // for COUNT(DISTINCT)), and, when rank, each unit kept in the G cells of
@@ -542,19 +549,7 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 func TestDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	path := filepath.Join(t.TempDir(), "diff.db")
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	writeDB(t, path, sqlRows)
-	s, err := OpenStore(path, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openDiffStore(t, rows)
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
 	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}
