@@ -32,6 +32,14 @@ var benchQueries = []string{
 	"SELECT COUNT(*) FROM people",
 }
 
+// benchGroupQueries are GROUP BY statements over declared domains: under
+// laplace each person may count in one cell of each (max_groups_per_unit 1),
+// chosen by a keyed hash, which is what bounding costs most for.
+var benchGroupQueries = []string{
+	"SELECT age, COUNT(*) FROM people GROUP BY age",
+	"SELECT education, COUNT(*) FROM people WHERE sex = 'F' GROUP BY education",
+}
+
 // benchAttackQueries are noise-remover statements: two-partition sides over
 // the age column, the shape the histogram attacks send by the ten thousand.
 func benchAttackQueries() []string {
@@ -89,6 +97,7 @@ of the same run, so they hold across machines better than the times do.`,
 	cmd.Flags().IntVar(&perRound, "queries", 200, "queries per round")
 	cmd.Flags().IntVar(&rounds, "rounds", 3, "rounds per line; the median is reported")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
+	cmd.AddCommand(benchBoundsCommand())
 	rootCmd.AddCommand(cmd)
 }
 
@@ -129,7 +138,7 @@ func runBench(ctx context.Context, w io.Writer, dir string, rows, perRound, roun
 	}
 	fmt.Fprintf(tw, "COUNT straight to SQLite\t%s\t1.00× raw\n", rawTime.Round(time.Microsecond))
 
-	var exactInProcess time.Duration
+	var exactInProcess, exactGroups time.Duration
 	for _, name := range []string{"exact", "cellkey", "laplace", "layered"} {
 		s := demoSettings[name]
 		s.budget = benchBudget
@@ -144,6 +153,22 @@ func runBench(ctx context.Context, w io.Writer, dir string, rows, perRound, roun
 			return fmt.Errorf("%s in process: %w", name, err)
 		}
 		fmt.Fprintf(tw, "%s, in process\t%s\t%.2f× raw\n", name, d.Round(time.Microsecond), float64(d)/float64(rawTime))
+		if name == "exact" || name == "laplace" {
+			// The cost of bounding each person's contribution: laplace
+			// against exact on the same statements.
+			g, err := measure(inProcess, benchGroupQueries)
+			if err != nil {
+				srv.stop()
+				return fmt.Errorf("%s GROUP BY in process: %w", name, err)
+			}
+			if name == "exact" {
+				exactGroups = g
+				fmt.Fprintf(tw, "exact, GROUP BY over a domain, in process\t%s\t\n", g.Round(time.Microsecond))
+			} else {
+				fmt.Fprintf(tw, "laplace, bounded per person: COUNT / exact\t\t%.2f× exact\n", float64(d)/float64(exactInProcess))
+				fmt.Fprintf(tw, "laplace, bounded per person: GROUP BY / exact\t%s\t%.2f× exact\n", g.Round(time.Microsecond), float64(g)/float64(exactGroups))
+			}
+		}
 		if name == "exact" {
 			exactInProcess = d
 			if err := benchWire(ctx, tw, srv, measure, exactInProcess); err != nil {

@@ -160,12 +160,18 @@ func printBalances(w io.Writer, balances []ledger.Balance) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON GRANTED\tDELTA SPENT\tDELTA GRANTED")
+	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON GRANTED\tDELTA SPENT\tDELTA GRANTED\tRHO SPENT")
 	for _, b := range balances {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
-			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonGranted), budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaGranted))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
+			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonGranted), budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaGranted), budgetFigure(b.RhoSpent))
 	}
 	tw.Flush()
+	for _, b := range balances {
+		if b.RhoSpent > 0 && b.RhoDelta == 0 {
+			fmt.Fprintln(w, "RHO SPENT is zCDP spending (gaussian), not included in EPSILON SPENT: at the analyst's delta cap d it costs epsilon rho + 2*sqrt(rho*ln(1/d)) (SHOW budget shows it converted)")
+			break
+		}
+	}
 }
 
 func budgetFigure(f float64) string {

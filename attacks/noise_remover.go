@@ -408,11 +408,12 @@ func IsIdentifier(s string) bool {
 	return true
 }
 
-// mechanismName asks the firewall which mechanism it runs (SHOW mechanism),
-// outside the attack's query count and log; "" when it will not say.
+// mechanismName asks the firewall which mechanism it runs (SHOW mechanism,
+// whose first row is the name), outside the attack's query count and log;
+// "" when it will not say.
 func mechanismName(ctx context.Context, q Querier) string {
 	rows, err := unwrapped(q).Query(ctx, "SHOW mechanism")
-	if err != nil || len(rows.Values) != 1 || len(rows.Values[0]) != 1 {
+	if err != nil || len(rows.Values) < 1 || len(rows.Values[0]) < 1 {
 		return ""
 	}
 	return rows.Values[0][0]

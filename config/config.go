@@ -88,6 +88,10 @@ type Table struct {
 	Columns []string
 	Domains map[string]*planner.Domain
 	Policy  planner.Policy
+	// Bounds are max_rows_per_unit and max_groups_per_unit: how much one
+	// privacy unit may contribute to a query answered by laplace or gaussian.
+	// Zero fields take planner.DefaultBounds (1 and 1).
+	Bounds planner.Bounds
 }
 
 // Load reads the configuration. path may be empty (then only environment
@@ -335,6 +339,16 @@ func readTable(v *viper.Viper, key string, defaultPolicy planner.Policy) (Table,
 		return t, err
 	}
 	t.Policy = pol
+	for name, dst := range map[string]*int64{"max_rows_per_unit": &t.Bounds.MaxRowsPerUnit, "max_groups_per_unit": &t.Bounds.MaxGroupsPerUnit} {
+		if !v.IsSet(key + "." + name) {
+			continue
+		}
+		n, ok := asInt(v.Get(key + "." + name))
+		if !ok || n < 1 {
+			return t, fmt.Errorf("%s.%s: must be a whole number >= 1, got %v", key, name, v.Get(key+"."+name))
+		}
+		*dst = n
+	}
 	for col, raw := range v.GetStringMap(key + ".domains") {
 		d, err := parseDomain(raw)
 		if err != nil {

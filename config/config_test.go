@@ -109,6 +109,8 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"bad timeout", [2]string{"query_timeout: 3s", "query_timeout: 0s"}, "server.query_timeout"},
 		{"bad auth timeout", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  auth_timeout: -1s"}, "server.auth_timeout: must be a positive duration"},
 		{"no pending logins", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  max_pending_auth: 0"}, "server.max_pending_auth: must be at least 1"},
+		{"zero groups per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_groups_per_unit: 0"}, "tables.people.max_groups_per_unit: must be a whole number >= 1"},
+		{"fractional rows per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_rows_per_unit: 1.5"}, "tables.people.max_rows_per_unit"},
 		{"negative cap", [2]string{"epsilon_cap: 0.5", "epsilon_cap: -1"}, "analysts.alice"},
 	}
 	for _, tc := range tests {
@@ -200,5 +202,25 @@ func TestSeedIsRefused(t *testing.T) {
 				t.Fatalf("Load with a seed: err = %v, want a refusal naming seed", err)
 			}
 		})
+	}
+}
+
+// TestTableBounds: max_rows_per_unit and max_groups_per_unit are read per
+// table; a table that names none keeps zero (planner.DefaultBounds applies).
+func TestTableBounds(t *testing.T) {
+	cfg, err := Load(writeConfig(t, validYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Tables["people"].Bounds; got != (planner.Bounds{}) {
+		t.Errorf("no bounds named: got %+v", got)
+	}
+	body := strings.Replace(validYAML, "privacy_unit: ID", "privacy_unit: ID\n    max_rows_per_unit: 3\n    max_groups_per_unit: 12", 1)
+	cfg, err = Load(writeConfig(t, body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.Tables["people"].Bounds, (planner.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 12}); got != want {
+		t.Errorf("bounds = %+v, want %+v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package mechanisms
 import (
 	"context"
 
-	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -82,49 +81,20 @@ func bdpHistogramSensitivity(cells []planner.Cell, n int64) float64 {
 	return 0
 }
 
+// bdpSensitivity is Lemma 4.5's rule. The 0/1 answer of a threshold can
+// change only when 0 <= b < n (and some records satisfy the predicate and
+// some do not).
+var bdpSensitivity = localSensitivity{
+	histogram: bdpHistogramSensitivity,
+	threshold: func(c, n, b int64) float64 {
+		if b >= 0 && b < n {
+			return bdpCountSensitivity(c, n)
+		}
+		return 0
+	},
+	count: bdpCountSensitivity,
+}
+
 func (m *bdp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
-	cells, err := accountedCells(req, m.Name(), false)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	n := req.Result.TableSize
-	q := req.Query
-	grouped := len(q.GroupBy) > 0
-	histSens := 0.0
-	if grouped {
-		histSens = bdpHistogramSensitivity(cells, n)
-	}
-	answers := make([]Answer, len(cells))
-	for i, c := range cells {
-		if !c.InDomain {
-			answers[i] = Answer{Dropped: true}
-			continue
-		}
-		value := float64(c.Count)
-		var sens float64
-		switch {
-		case grouped:
-			sens = histSens
-		case q.Threshold != nil:
-			b := q.Threshold.Bound
-			if b >= 0 && b < n {
-				sens = bdpCountSensitivity(c.Count, n)
-			}
-			value = 0
-			if c.Count > b {
-				value = 1
-			}
-		default:
-			sens = bdpCountSensitivity(c.Count, n)
-		}
-		out, err := addScaledLaplace(m.noise, value, sens, req.Epsilon)
-		if err != nil {
-			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "bdp: %v", err)
-		}
-		answers[i] = Answer{Float: out, IsFloat: true}
-	}
-	if grouped && q.Threshold != nil {
-		answers = floatAnswers(thresholdAnswers(q, answers))
-	}
-	return answers, Charge{Kind: AccountingBDP, Epsilon: req.Epsilon}, nil
+	return answerLocal(req, m.Name(), AccountingBDP, m.noise, bdpSensitivity)
 }

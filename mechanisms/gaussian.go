@@ -1,11 +1,56 @@
 package mechanisms
 
-// The gaussian mechanism shares its code with laplace (laplace.go, dpCount):
-// the same sensitivity (1 per record, the whole histogram at once), the same
-// domain rule and integer answers, but Gaussian noise (rounded to integers) whose
-// standard deviation is GaussianSigma(1, 1, epsilon, delta), the tight
-// analytic calibration of Balle and Wang (2018) as Google's library computes
-// it. For epsilon = 1, delta = 1e-5 that sigma is about 3.73; the classical
-// bound sqrt(2 ln(1.25/delta))/epsilon of Dwork and Roth (A.1), 4.84, is
-// looser. Each answer charges (epsilon, delta) to the analyst's dp budget;
-// delta must be > 0 (SET delta).
+import "context"
+
+func init() {
+	Register("gaussian", func(p Params, env Env) (Mechanism, error) { return newGaussian(p, env) })
+}
+
+// gaussian is (epsilon, delta)-differential privacy per person: the same
+// bounded counts, domain rule and integer answers as laplace (dpCount), with
+// Gaussian noise (rounded to integers) whose standard deviation is
+// GaussianSigma(G, C, epsilon, delta), the tight analytic calibration of
+// Balle and Wang (2018) for L2 sensitivity sqrt(G)*C, as Google's library
+// computes it. For epsilon = 1, delta = 1e-5 and G = C = 1 that sigma is
+// about 3.73; the classical bound sqrt(2 ln(1.25/delta))/epsilon of Dwork
+// and Roth (A.1), 4.84, is looser. delta must be > 0 (SET delta).
+//
+// Accounting. The per-query (epsilon, delta) only sets sigma. Each answer is
+// charged its zero-concentrated DP cost rho = Delta2^2/(2 sigma^2) (Bun and
+// Steinke 2016) to the analyst's dp budget, where rho is summed and the sum
+// converted to epsilon at the delta cap (ZCDPEpsilon): k answers cost about
+// sqrt(k) times one, not k times.
+type gaussian struct{ dpCount }
+
+func newGaussian(p Params, env Env) (*gaussian, error) {
+	base, err := newDPCountBase("gaussian", p, env)
+	if err != nil {
+		return nil, err
+	}
+	m := &gaussian{dpCount: base}
+	m.draw = func(req *Request, count, l0, lInf int64) (int64, error) {
+		return m.noise.AddGaussian(count, l0, lInf, req.Epsilon, req.Delta)
+	}
+	return m, nil
+}
+
+func (m *gaussian) Describe() string {
+	return "gaussian: (epsilon, delta)-differential privacy " + m.boundsClaim() +
+		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged rho = Delta2^2/(2 sigma^2) per query to the analyst's dp budget (zCDP, the rho sum converted to epsilon at the delta cap); GROUP BY only over declared domains"
+}
+
+func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
+	answers, err := m.answer(ctx, req, true)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	l0, lInf, err := sensitivity(req)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	sigma, err := GaussianSigma(l0, lInf, req.Epsilon, req.Delta)
+	if err != nil {
+		return nil, Charge{}, err
+	}
+	return answers, Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
+}

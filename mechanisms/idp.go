@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"countwall/pgerror"
 	"countwall/planner"
 )
 
@@ -86,65 +85,19 @@ func idpCountSensitivity(c, n, k int64) float64 {
 	return float64(min(k, max(c, n-c)))
 }
 
+// sensitivity is Lemma 3.3's rule, plus 1 with plus_one.
+func (m *idp) sensitivity() localSensitivity {
+	extra := 0.0
+	if m.plusOne {
+		extra = 1
+	}
+	return localSensitivity{
+		histogram: func([]planner.Cell, int64) float64 { return float64(2*m.k) + extra },
+		threshold: func(c, n, b int64) float64 { return idpThresholdSensitivity(c, n, b, m.k) + extra },
+		count:     func(c, n int64) float64 { return idpCountSensitivity(c, n, m.k) + extra },
+	}
+}
+
 func (m *idp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
-	cells, err := accountedCells(req, m.Name(), false)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	n := req.Result.TableSize
-	q := req.Query
-	grouped := len(q.GroupBy) > 0
-	answers := make([]Answer, len(cells))
-	for i, c := range cells {
-		if !c.InDomain {
-			answers[i] = Answer{Dropped: true}
-			continue
-		}
-		value := float64(c.Count)
-		var sens float64
-		switch {
-		case grouped:
-			sens = float64(2 * m.k)
-		case q.Threshold != nil:
-			sens = idpThresholdSensitivity(c.Count, n, q.Threshold.Bound, m.k)
-			value = 0
-			if c.Count > q.Threshold.Bound {
-				value = 1
-			}
-		default:
-			sens = idpCountSensitivity(c.Count, n, m.k)
-		}
-		if m.plusOne {
-			sens++
-		}
-		out, err := addScaledLaplace(m.noise, value, sens, req.Epsilon)
-		if err != nil {
-			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "idp: %v", err)
-		}
-		answers[i] = Answer{Float: out, IsFloat: true}
-	}
-	if grouped && q.Threshold != nil {
-		answers = floatAnswers(thresholdAnswers(q, answers))
-	}
-	return answers, Charge{Kind: AccountingIDP, Epsilon: req.Epsilon}, nil
-}
-
-// addScaledLaplace returns value exactly when sensitivity is 0, else value
-// plus Laplace noise of scale sensitivity/epsilon.
-func addScaledLaplace(src NoiseSource, value, sensitivity, epsilon float64) (float64, error) {
-	if sensitivity == 0 {
-		return value, nil
-	}
-	return src.AddLaplaceFloat(value, sensitivity, epsilon)
-}
-
-// floatAnswers turns integer answers (a thresholded 0 or 1) into floats, so
-// that a float mechanism's column type never varies.
-func floatAnswers(answers []Answer) []Answer {
-	for i, a := range answers {
-		if !a.IsFloat && !a.Dropped {
-			answers[i] = Answer{Float: float64(a.Int), IsFloat: true, Suppressed: a.Suppressed}
-		}
-	}
-	return answers
+	return answerLocal(req, m.Name(), AccountingIDP, m.noise, m.sensitivity())
 }

@@ -31,10 +31,10 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 	plain := &planner.Query{Table: "people"}
 	for _, name := range []string{"laplace", "gaussian"} {
 		m := newMechanismForTest(t, name, nil, 1)
-		if m.Needs() != (planner.Needs{}) {
-			t.Errorf("%s needs %+v; it uses the count only", name, m.Needs())
+		if m.Needs() != (planner.Needs{Bound: true}) {
+			t.Errorf("%s needs %+v; it uses the count bounded per unit only", name, m.Needs())
 		}
-		if a, ok := m.(interface{ Accounting() Accounting }); !ok || a.Accounting() != AccountingDP {
+		if a, ok := m.(Accounter); !ok || a.Accounting() != AccountingDP {
 			t.Errorf("%s does not declare dp accounting", name)
 		}
 		// GROUP BY without declared domains is refused, nothing charged.
@@ -50,7 +50,9 @@ func TestLaplaceAndGaussianAnswers(t *testing.T) {
 		}
 		want := Charge{Kind: AccountingDP, Epsilon: 0.5}
 		if name == "gaussian" {
-			want.Delta = 1e-6
+			// zCDP: rho = Delta2^2/(2 sigma^2) replaces (epsilon, delta).
+			sigma, _ := GaussianSigma(1, 1, 0.5, 1e-6)
+			want = Charge{Kind: AccountingDP, Rho: 1 / (2 * sigma * sigma)}
 		}
 		if charge != want {
 			t.Errorf("%s charged %+v, want %+v", name, charge, want)

@@ -91,6 +91,10 @@ func (*layered) Needs() planner.Needs {
 	return planner.Needs{Key: true, Conditions: true, Units: true}
 }
 
+// DropsLowCounts is true: the noisy low-count filter drops groups whose
+// domain is not declared.
+func (*layered) DropsLowCounts() bool { return true }
+
 func (m *layered) Describe() string {
 	return fmt.Sprintf("layered: Diffix-style sticky noise, one Gaussian layer (SD %g) per condition and one per set of contributors; "+
 		"cells with fewer than about %.1f people withheld; the same question always gets the same answer; "+

@@ -52,6 +52,11 @@ type Charge struct {
 	Kind    Accounting
 	Epsilon float64
 	Delta   float64
+	// Rho is a zero-concentrated DP cost (Bun and Steinke 2016), charged to
+	// the Kind's budget by summing rho and converting the sum to (epsilon,
+	// delta) against the cap (see ZCDPEpsilon). Epsilon and Delta are then
+	// usually 0.
+	Rho float64
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.
@@ -66,10 +71,53 @@ type Mechanism interface {
 	Answer(ctx context.Context, req *Request) ([]Answer, Charge, error)
 }
 
+// The optional capabilities of a mechanism, each a small interface the
+// firewall asks for where it needs it.
+
 // Describer is implemented by mechanisms that can state their claim and,
-// where the config allows, their parameters.
+// where the config's publish_parameters allows, their parameters. SHOW
+// mechanism shows it.
 type Describer interface {
 	Describe() string
+}
+
+// Accounter is implemented by mechanisms that charge a privacy budget: it
+// names the kind their charges go to.
+type Accounter interface {
+	Accounting() Accounting
+}
+
+// FloatOutputer is implemented by mechanisms whose answers are real numbers
+// (the answer column is float8 rather than int8).
+type FloatOutputer interface {
+	FloatOutput() bool
+}
+
+// GroupDropper is implemented by mechanisms that leave low counts out of a
+// GROUP BY altogether. Only they may answer a GROUP BY over a column without
+// a declared public domain: for any other, the set of rows returned would
+// itself reveal which groups exist, however the counts are protected.
+type GroupDropper interface {
+	DropsLowCounts() bool
+}
+
+// ContributionBounder is implemented by mechanisms that ask the planner for
+// counts bounded per privacy unit (Needs.Bound); ContributionBounds are the
+// mechanism's overrides of the tables' bounds (zero fields keep the table's).
+type ContributionBounder interface {
+	ContributionBounds() planner.Bounds
+}
+
+// DropsLowCounts reports whether a mechanism drops low-count groups.
+func DropsLowCounts(m Mechanism) bool {
+	d, ok := m.(GroupDropper)
+	return ok && d.DropsLowCounts()
+}
+
+// FloatOutput reports whether a mechanism's answers are real numbers.
+func FloatOutput(m Mechanism) bool {
+	f, ok := m.(FloatOutputer)
+	return ok && f.FloatOutput()
 }
 
 // Params are a mechanism's parameters as read from the config.

@@ -47,6 +47,9 @@ func (*suppress) Name() string { return "suppress" }
 
 func (*suppress) Needs() planner.Needs { return planner.Needs{} }
 
+// DropsLowCounts is true in drop mode.
+func (m *suppress) DropsLowCounts() bool { return m.drop }
+
 func (m *suppress) Describe() string {
 	what := "published as 0"
 	if m.drop {

@@ -90,7 +90,7 @@ func countCellsRequest(q *planner.Query, counts ...int64) *Request {
 	for i, c := range counts {
 		cells[i] = planner.Cell{Count: c, Units: c, InDomain: true}
 	}
-	return &Request{Query: q, Result: &planner.Result{Cells: cells}}
+	return &Request{Query: q, Result: &planner.Result{Cells: cells, Bounds: planner.DefaultBounds()}}
 }
 
 // answerWithoutCharge runs a mechanism and fails the test on error.

@@ -50,6 +50,9 @@ type Table struct {
 	PrivacyUnit string             // column identifying the contributor
 	Columns     map[string]*Column // every column analysts may use, by lower-case name
 	Policy      Policy
+	// Bounds are the contribution bounds of the table's privacy units, for
+	// mechanisms that ask for bounded counts; zero fields take DefaultBounds.
+	Bounds Bounds
 }
 
 // Policy is the set of knobs that decide which queries a table accepts.

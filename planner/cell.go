@@ -8,6 +8,10 @@ type Needs struct {
 	Key        bool // contributor key per cell (implies a per-unit pass)
 	TableSize  bool // rows in the whole table
 	Conditions bool // the normalised condition list
+	// Bound asks for counts bounded per privacy unit (see Bounds): the table's
+	// bounds, with the non-zero fields of Bounds in their place.
+	Bound  bool
+	Bounds Bounds
 }
 
 // Cell is one output cell of a query.
@@ -35,4 +39,8 @@ type Result struct {
 	// DomainComplete is true when every GROUP BY column has a declared domain and
 	// Cells holds every cell of the domain product (zero cells included).
 	DomainComplete bool
+	// Bounds are the contribution bounds the counts were computed under
+	// (when Needs.Bound): C rows per unit per cell, G cells per unit, G
+	// lowered to the number of cells where that is smaller.
+	Bounds Bounds
 }

@@ -1,10 +1,12 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -347,19 +349,7 @@ func (c *goCell) key() uint32 {
 func TestDifferentialRandomPredicates(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 7))
 	rows := diffRows(r, 400)
-	path := filepath.Join(t.TempDir(), "diff.db")
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	writeDB(t, path, sqlRows)
-	s, err := OpenStore(path, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openDiffStore(t, rows)
 	people := testPeopleTable()
 	gen := predGen{r: r}
 	ctx := context.Background()
@@ -467,5 +457,186 @@ func TestDifferentialLikeReference(t *testing.T) {
 		if got := likeMatch(tc.s, tc.p); got != tc.want {
 			t.Errorf("likeMatch(%q, %q) = %v", tc.s, tc.p, got)
 		}
+	}
+}
+
+// openDiffStore writes the generated rows to a fresh file and opens it.
+func openDiffStore(t *testing.T, rows []diffRow) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "diff.db")
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	writeDB(t, path, sqlRows)
+	s, err := OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// boundedReference computes, in Go, the counts a bounded Run must return:
+// rows without a unit left out, each (cell, unit) pair clamped at C rows (1
+// for COUNT(DISTINCT)), and, when rank, each unit kept in the G cells of
+// smallest CellRank. Cells are keyed by groupKey; group is the column (or "").
+func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b Bounds, rank bool) map[string]int64 {
+	type pair struct {
+		cell  string
+		value any
+		rows  int64
+	}
+	byUnit := map[int64][]*pair{}
+	for _, row := range rows {
+		unit, ok := row["id"].(int64)
+		if !ok || (where != nil && evalPred(where, row) != triTrue) {
+			continue
+		}
+		var value any
+		cell := ""
+		if group != "" {
+			value = row[group]
+			g := GroupValue{Null: true}
+			if s, ok := value.(string); ok {
+				g = GroupValue{Text: s}
+			} else if n, ok := value.(int64); ok {
+				g = GroupValue{Text: fmt.Sprint(n)}
+			}
+			cell = groupKey([]GroupValue{g})
+		}
+		found := false
+		for _, p := range byUnit[unit] {
+			if p.cell == cell {
+				p.rows++
+				found = true
+			}
+		}
+		if !found {
+			byUnit[unit] = append(byUnit[unit], &pair{cell: cell, value: value, rows: 1})
+		}
+	}
+	out := map[string]int64{}
+	for unit, pairs := range byUnit {
+		if rank {
+			slices.SortFunc(pairs, func(a, b *pair) int {
+				var ga, gb []any
+				if group != "" {
+					ga, gb = []any{a.value}, []any{b.value}
+				}
+				return cmp.Compare(CellRank(testSecret, unit, ga...), CellRank(testSecret, unit, gb...))
+			})
+			pairs = pairs[:min(int64(len(pairs)), b.MaxGroupsPerUnit)]
+		}
+		for _, p := range pairs {
+			if agg == CountDistinct {
+				out[p.cell]++
+			} else {
+				out[p.cell] += min(p.rows, b.MaxRowsPerUnit)
+			}
+		}
+	}
+	return out
+}
+
+// TestDifferentialBoundedCounts checks the bounded rendering (Needs.Bound)
+// against boundedReference for random predicates, with and without GROUP BY,
+// with and without a declared domain, for several C and G. The generated
+// table has about 2.7 rows per unit spread over several sexes and ages, so
+// both the clamp and the choice of cells change the counts.
+func TestDifferentialBoundedCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(20240611, 13))
+	rows := diffRows(r, 400)
+	s := openDiffStore(t, rows)
+	plain := testPeopleTable()
+	withDomain := testPeopleTable()
+	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}
+	withDomain.Columns["age"] = &Column{Name: "age", Type: TypeInt, Domain: &Domain{IsRange: true, Min: 0, Max: 9}}
+	gen := predGen{r: r}
+	ctx := context.Background()
+
+	type variant struct {
+		table *Table
+		group string
+		agg   AggKind
+		b     Bounds
+	}
+	var variants []variant
+	for _, b := range []Bounds{{1, 1}, {2, 1}, {3, 2}, {1, 3}, {2, 20}} {
+		variants = append(variants,
+			variant{plain, "", CountRows, b},
+			variant{plain, "sex", CountRows, b},
+			variant{withDomain, "sex", CountRows, b},
+			variant{withDomain, "age", CountRows, b},
+			variant{withDomain, "age", CountDistinct, b},
+		)
+	}
+	var ranked, clamped int
+	for i := range 60 {
+		var where Pred
+		if i > 0 {
+			where = gen.pred(2)
+		}
+		v := variants[i%len(variants)]
+		for _, v := range []variant{v, variants[(i*7+3)%len(variants)]} {
+			q := &Query{Table: "people", Agg: v.agg, Where: where}
+			if v.group != "" {
+				q.GroupBy = []string{v.group}
+			}
+			res, err := s.Run(ctx, v.table, q, Needs{Bound: true, Bounds: v.b, Units: i%2 == 0}, testSecret)
+			if err != nil {
+				t.Fatalf("predicate %d: %v", i, err)
+			}
+			shape, err := newCellShape(v.table, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, rank := effectiveBounds(v.table, q, Needs{Bound: true, Bounds: v.b}, shape)
+			if res.Bounds != want {
+				t.Errorf("predicate %d %+v: bounds in force %+v, want %+v", i, v.b, res.Bounds, want)
+			}
+			if rank {
+				ranked++
+			}
+			if v.b.MaxRowsPerUnit > 1 && v.agg == CountRows {
+				clamped++
+			}
+			ref := boundedReference(rows, where, v.group, v.agg, v.b, rank)
+			seen := 0
+			for _, c := range res.Cells {
+				k := ""
+				if v.group != "" {
+					k = groupKey(c.Group)
+				}
+				if c.Count != ref[k] {
+					t.Errorf("predicate %d, group %q %+v, bounds %+v (rank %v): cell %s counts %d, Go counts %d",
+						i, v.group, v.agg, v.b, rank, k, c.Count, ref[k])
+				}
+				if i%2 == 0 && c.Units > c.Count {
+					t.Errorf("predicate %d: cell %s has %d units for a count of %d", i, k, c.Units, c.Count)
+				}
+				if ref[k] > 0 {
+					seen++
+				}
+			}
+			// Every non-zero cell of the reference is in the answer, except
+			// groups outside a declared domain.
+			if !shape.complete {
+				nonZero := 0
+				for _, n := range ref {
+					if n > 0 {
+						nonZero++
+					}
+				}
+				if seen != nonZero {
+					t.Errorf("predicate %d, group %q: %d non-zero cells, Go finds %d", i, v.group, seen, nonZero)
+				}
+			}
+		}
+	}
+	if ranked < 20 || clamped < 20 {
+		t.Errorf("weak coverage: %d runs chose cells, %d clamped rows", ranked, clamped)
 	}
 }

@@ -119,6 +119,11 @@ func ensureRecordKeyFunc() error {
 		registerErr = sqlite.RegisterDeterministicScalarFunction(recordKeyFunc, 2, sqlRecordKey)
 		if registerErr != nil {
 			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", recordKeyFunc, registerErr)
+			return
+		}
+		registerErr = sqlite.RegisterDeterministicScalarFunction(cellRankFunc, -1, sqlCellRank)
+		if registerErr != nil {
+			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", cellRankFunc, registerErr)
 		}
 	})
 	return registerErr

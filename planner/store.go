@@ -195,7 +195,19 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	if err != nil {
 		return nil, err
 	}
-	text, args, err := compile(t, q, needs, secret)
+	var text string
+	var args []any
+	var bounds Bounds
+	if needs.Bound {
+		var rank bool
+		bounds, rank = effectiveBounds(t, q, needs, shape)
+		if rank && len(secret) == 0 {
+			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
+		}
+		text, args, err = compileBounded(t, q, needs, bounds, rank, secret)
+	} else {
+		text, args, err = compile(t, q, needs, secret)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +225,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		rd = tx
 	}
 
-	res := &Result{}
+	res := &Result{Bounds: bounds}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
 		var pe *pgerror.Error

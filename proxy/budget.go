@@ -28,6 +28,9 @@ type Balance struct {
 	EpsilonCap   float64
 	DeltaSpent   float64
 	DeltaCap     float64
+	// RhoSpent is the zCDP spending (gaussian answers), already converted
+	// into EpsilonSpent and DeltaSpent.
+	RhoSpent float64
 }
 
 // EpsilonRemaining is what is left of the epsilon cap, never negative.
@@ -39,6 +42,11 @@ func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.Delt
 // Notice tells the analyst what an answer cost and what remains.
 func (b Balance) Notice(c mechanisms.Charge) string {
 	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
+	if c.Rho > 0 {
+		// The delta cap is all given to the zCDP conversion: no delta line.
+		return fmt.Sprintf("charged rho %.6g (%s, zCDP: rho spent %.6g is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
+			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
+	}
 	if c.Delta > 0 || b.DeltaSpent > 0 {
 		msg += fmt.Sprintf("; charged delta %g, remaining delta %g of %g", c.Delta, b.DeltaRemaining(), b.DeltaCap)
 	}

@@ -79,7 +79,7 @@ func (b *ledgerBudget) Charge(ctx context.Context, req ChargeRequest) (Balance, 
 	}
 	bal, err := b.ledger.Charge(ctx, ledger.Entry{
 		Analyst: req.Analyst, Mechanism: req.Mechanism, Kind: req.Charge.Kind,
-		Epsilon: req.Charge.Epsilon, Delta: req.Charge.Delta, Fingerprint: req.Fingerprint,
+		Epsilon: req.Charge.Epsilon, Delta: req.Charge.Delta, Rho: req.Charge.Rho, Fingerprint: req.Fingerprint,
 		Within: req.Within,
 	}, caps)
 	if err != nil {
@@ -129,5 +129,5 @@ func (b *ledgerBudget) Configure(ctx context.Context, cfg *config.Config) error 
 func (b *ledgerBudget) Close() error { return b.ledger.Close(context.Background()) }
 
 func fromLedger(b ledger.Balance) Balance {
-	return Balance{Kind: b.Kind, EpsilonSpent: b.EpsilonSpent, EpsilonCap: b.EpsilonCap, DeltaSpent: b.DeltaSpent, DeltaCap: b.DeltaCap}
+	return Balance{Kind: b.Kind, EpsilonSpent: b.EpsilonSpent, EpsilonCap: b.EpsilonCap, DeltaSpent: b.DeltaSpent, DeltaCap: b.DeltaCap, RhoSpent: b.RhoSpent}
 }

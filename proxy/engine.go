@@ -173,11 +173,7 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}
-	rt := &runtime{cfg: cfg, catalog: catalog, mech: mech}
-	if f, ok := mech.(interface{ FloatOutput() bool }); ok {
-		rt.float = f.FloatOutput()
-	}
-	return rt, nil
+	return &runtime{cfg: cfg, catalog: catalog, mech: mech, float: mechanisms.FloatOutput(mech)}, nil
 }
 
 // buildCatalog reads each configured table's columns from the store and
@@ -201,7 +197,7 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 		if len(queryable) == 0 {
 			queryable = sortedNames(byName)
 		}
-		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy}
+		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds}
 		for _, c := range queryable {
 			typ, ok := byName[c]
 			if !ok {

@@ -381,6 +381,7 @@ func showColumns(name string) []Column {
 			{Name: "kind", Type: ColumnText},
 			{Name: "epsilon_spent", Type: ColumnFloat8}, {Name: "epsilon_remaining", Type: ColumnFloat8},
 			{Name: "delta_spent", Type: ColumnFloat8}, {Name: "delta_remaining", Type: ColumnFloat8},
+			{Name: "rho_spent", Type: ColumnFloat8},
 		}
 	}
 	return []Column{{Name: name, Type: ColumnText}}
@@ -399,7 +400,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		res := &Result{Columns: showColumns("budget"), Tag: "SHOW"}
 		for _, b := range bals {
 			res.Rows = append(res.Rows, []Value{{Text: string(b.Kind)},
-				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}})
+				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}, {Float: b.RhoSpent}})
 			res.Suppressed = append(res.Suppressed, false)
 		}
 		return res, nil
@@ -410,7 +411,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		}
 		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
 	case "mechanism":
-		return one(rt.mech.Name()), nil
+		return showMechanism(rt), nil
 	case "server_version":
 		return one(ServerVersion), nil
 	}

@@ -154,9 +154,15 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, er
 		return nil, err
 	}
 	cell := f.cell(match)
-	answers, charge, err := f.mech.Answer(ctx, &mechanisms.Request{
-		Query: q, Result: &planner.Result{Cells: []planner.Cell{cell}, TableSize: f.total}, Epsilon: f.epsilon,
-	})
+	res := &planner.Result{Cells: []planner.Cell{cell}, TableSize: f.total}
+	if b, ok := f.mech.(mechanisms.ContributionBounder); ok {
+		// Each row is its own privacy unit and a plain COUNT has one cell, so
+		// the count is already bounded per unit: the bounds in force are the
+		// mechanism's (defaults where it names none), G lowered to 1.
+		res.Bounds = (&planner.Table{}).ContributionBounds(b.ContributionBounds())
+		res.Bounds.MaxGroupsPerUnit = 1
+	}
+	answers, charge, err := f.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: res, Epsilon: f.epsilon})
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,10 @@ type Entry struct {
 	// transaction is written for it: the caller then records the answer
 	// itself.
 	Within func(ctx context.Context, tx *sql.Conn) error
+	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
+	// analyst and kind, and the sum converted to epsilon at the delta the
+	// cap leaves (ZCDPEpsilon) before it is held to the cap.
+	Rho float64
 }
 
 // Caps are an analyst's total epsilon and delta for one accounting kind,
@@ -67,6 +71,12 @@ type Balance struct {
 	// as spent).
 	EpsilonSpent float64
 	DeltaSpent   float64
+	// RhoSpent is the sum of the zCDP charges. It is already folded into
+	// EpsilonSpent (as ZCDPEpsilon(RhoSpent, RhoDelta)) and DeltaSpent (as
+	// RhoDelta, the part of the delta cap the conversion uses: all of what
+	// the pure charges leave).
+	RhoSpent float64
+	RhoDelta float64
 	// EpsilonReserved and DeltaReserved are this process's reserved but not
 	// yet used budget; they are not part of Spent.
 	EpsilonReserved float64
@@ -163,7 +173,8 @@ CREATE TABLE IF NOT EXISTS ledger (
 	kind        TEXT NOT NULL,
 	epsilon     REAL NOT NULL,
 	delta       REAL NOT NULL,
-	fingerprint TEXT NOT NULL
+	fingerprint TEXT NOT NULL,
+	rho         REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ledger_analyst ON ledger (analyst, kind);
 CREATE TABLE IF NOT EXISTS ledger_spent (
@@ -171,6 +182,7 @@ CREATE TABLE IF NOT EXISTS ledger_spent (
 	kind    TEXT NOT NULL,
 	epsilon REAL NOT NULL,
 	delta   REAL NOT NULL,
+	rho     REAL NOT NULL DEFAULT 0,
 	PRIMARY KEY (analyst, kind)
 );
 CREATE TABLE IF NOT EXISTS ledger_reservations (
@@ -196,6 +208,11 @@ CREATE TABLE IF NOT EXISTS ledger_resets (
 );`
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return nil, fmt.Errorf("ledger: creating tables: %w", err)
+	}
+	for _, table := range []string{"ledger", "ledger_spent"} {
+		if err := addRhoColumn(ctx, db, table); err != nil {
+			return nil, err
+		}
 	}
 	l := &Ledger{db: db, reserve: max(opts.Reserve, 1), now: opts.Now, analysts: map[string]*analystState{}}
 	if l.now == nil {
@@ -253,8 +270,10 @@ func (e Entry) validate() error {
 		return errors.New("ledger: charge without an analyst")
 	case e.Kind != mechanisms.AccountingNone && !validKind(e.Kind):
 		return fmt.Errorf("ledger: unknown accounting kind %q", e.Kind)
-	case !validAmount(e.Epsilon) || !validAmount(e.Delta):
-		return fmt.Errorf("ledger: charge of epsilon %g, delta %g is not a finite non-negative amount", e.Epsilon, e.Delta)
+	case !validAmount(e.Epsilon) || !validAmount(e.Delta) || !validAmount(e.Rho):
+		return fmt.Errorf("ledger: charge of epsilon %g, delta %g, rho %g is not a finite non-negative amount", e.Epsilon, e.Delta, e.Rho)
+	case e.Rho > 0 && e.Kind == mechanisms.AccountingNone:
+		return errors.New("ledger: a rho charge needs an accounting kind")
 	}
 	return nil
 }
@@ -285,6 +304,9 @@ func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error
 	st := l.analyst(e.Analyst)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if e.Rho > 0 {
+		return l.chargeRho(ctx, st, e, caps)
+	}
 	if e.Kind == mechanisms.AccountingNone || l.reserve <= 1 {
 		return l.chargeDirect(ctx, e, caps)
 	}
@@ -456,8 +478,8 @@ func insertEntries(ctx context.Context, tx *sql.Conn, entries []pendingEntry) er
 	for _, p := range entries {
 		e := p.e
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO ledger (at, analyst, mechanism, kind, epsilon, delta, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			p.at.UTC().Format(time.RFC3339Nano), e.Analyst, e.Mechanism, string(e.Kind), e.Epsilon, e.Delta, e.Fingerprint); err != nil {
+			`INSERT INTO ledger (at, analyst, mechanism, kind, epsilon, delta, fingerprint, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.at.UTC().Format(time.RFC3339Nano), e.Analyst, e.Mechanism, string(e.Kind), e.Epsilon, e.Delta, e.Fingerprint, e.Rho); err != nil {
 			return fmt.Errorf("ledger: recording charge: %w", err)
 		}
 	}
@@ -474,8 +496,19 @@ ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, epsilon + excluded.ep
 	return nil
 }
 
-// read returns the durable balance of one analyst and kind.
+// read returns the durable balance of one analyst and kind, zCDP spending
+// folded in.
 func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+	b, err := l.readRaw(ctx, q, analyst, kind, caps)
+	if err != nil {
+		return Balance{}, err
+	}
+	return foldRho(b), nil
+}
+
+// readRaw returns the durable balance with the pure and zCDP spending apart
+// (RhoSpent not folded into EpsilonSpent and DeltaSpent).
+func (l *Ledger) readRaw(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
 	b := Balance{Analyst: analyst, Kind: kind}
 	err := q.QueryRowContext(ctx, `SELECT
 	coalesce((SELECT epsilon FROM ledger_spent WHERE analyst = ?1 AND kind = ?2), 0),
@@ -483,6 +516,11 @@ func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind mecha
 	coalesce((SELECT sum(epsilon) FROM ledger_grants WHERE analyst = ?1 AND kind = ?2), 0),
 	coalesce((SELECT sum(delta) FROM ledger_grants WHERE analyst = ?1 AND kind = ?2), 0)`,
 		analyst, string(kind)).Scan(&b.EpsilonSpent, &b.DeltaSpent, &b.EpsilonGranted, &b.DeltaGranted)
+	if err != nil {
+		return Balance{}, fmt.Errorf("ledger: reading balance: %w", err)
+	}
+	err = q.QueryRowContext(ctx, `SELECT coalesce((SELECT rho FROM ledger_spent WHERE analyst = ? AND kind = ?), 0)`,
+		analyst, string(kind)).Scan(&b.RhoSpent)
 	if err != nil {
 		return Balance{}, fmt.Errorf("ledger: reading balance: %w", err)
 	}

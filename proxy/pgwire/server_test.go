@@ -369,8 +369,8 @@ func TestBudgetNoticeAndShowBudget(t *testing.T) {
 	}
 	mu.Unlock()
 	var kind string
-	var spent, remaining, dspent, dremaining float64
-	if err := conn.QueryRow(ctx, "SHOW budget").Scan(&kind, &spent, &remaining, &dspent, &dremaining); err != nil {
+	var spent, remaining, dspent, dremaining, rho float64
+	if err := conn.QueryRow(ctx, "SHOW budget").Scan(&kind, &spent, &remaining, &dspent, &dremaining, &rho); err != nil {
 		t.Fatal(err)
 	}
 	if kind != "dp" || spent < 0.5-1e-9 || remaining > 1e-9 {

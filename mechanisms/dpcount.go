@@ -1,0 +1,168 @@
+package mechanisms
+
+import (
+	"context"
+	"fmt"
+
+	"countwall/pgerror"
+	"countwall/planner"
+)
+
+// dpCount is what laplace (laplace.go) and gaussian (gaussian.go) share:
+// counts bounded per privacy unit by the planner, one noise draw per cell
+// calibrated to the bounded sensitivity, integer answers clamped at 0, GROUP
+// BY only over declared domains, and the threshold rule.
+//
+// Sensitivity per person. The planner counts at most C rows of a unit in a
+// cell (max_rows_per_unit) and keeps a unit in at most G cells of a query
+// (max_groups_per_unit), choosing them by a keyed hash of the unit, never by
+// the data; rows without a unit are left out. Adding or removing one unit,
+// with all its rows, then changes at most G cells by at most C each: the L1
+// sensitivity is G*C and the L2 sensitivity sqrt(G)*C. Google's library takes
+// exactly these as l0 = G and lInf = C. COUNT(DISTINCT unit) counts a unit
+// once per cell (C = 1). The bounds come from the table's config, overridden
+// by the mechanism's own max_rows_per_unit / max_groups_per_unit when set;
+// the ones in force are those the planner reports in Result.Bounds (G lowered
+// to the number of cells where that is smaller).
+//
+// Domains. A GROUP BY is answered only when every group column has a
+// declared public domain (Result.DomainComplete): otherwise which groups
+// appear would itself disclose data, outside the guarantee.
+//
+// Answers are integers clamped at 0 (post-processing: clamping costs no
+// privacy but biases small counts upwards). A threshold query `COUNT(*) > b`
+// publishes 1 when the clamped noisy count exceeds b.
+type dpCount struct {
+	name   string
+	noise  NoiseSource
+	bounds planner.Bounds // overrides of the table's bounds; zero fields keep the table's
+	// draw adds one cell's noise for sensitivities l0 = G, lInf = C.
+	draw func(req *Request, count, l0, lInf int64) (int64, error)
+}
+
+// dpParams are the parameters laplace and gaussian accept.
+var dpParams = []string{"max_rows_per_unit", "max_groups_per_unit"}
+
+// maxBound keeps G*C far from the noise's limits (maxNoiseScale).
+const maxBound = 1 << 20
+
+func newDPCountBase(name string, p Params, env Env) (dpCount, error) {
+	if err := checkKnownParams(p, dpParams...); err != nil {
+		return dpCount{}, err
+	}
+	c, err := paramInt(p, "max_rows_per_unit", 0, 1, maxBound)
+	if err != nil {
+		return dpCount{}, err
+	}
+	g, err := paramInt(p, "max_groups_per_unit", 0, 1, maxBound)
+	if err != nil {
+		return dpCount{}, err
+	}
+	return dpCount{name: name, noise: noiseFor(env), bounds: planner.Bounds{MaxRowsPerUnit: c, MaxGroupsPerUnit: g}}, nil
+}
+
+func (m *dpCount) Name() string { return m.name }
+
+// Needs asks for counts bounded per unit: the count is all the noise is
+// added to.
+func (m *dpCount) Needs() planner.Needs { return planner.Needs{Bound: true, Bounds: m.bounds} }
+
+// Accounting is the kind of budget the mechanism charges.
+func (*dpCount) Accounting() Accounting { return AccountingDP }
+
+// ContributionBounds are the mechanism's overrides of the tables' bounds.
+func (m *dpCount) ContributionBounds() planner.Bounds { return m.bounds }
+
+// sensitivity is (l0, lInf) = (G, C) for the bounds the cells were counted
+// under; a result counted without bounds is refused rather than noised as
+// if it had been.
+func sensitivity(req *Request) (l0, lInf int64, err error) {
+	b := req.Result.Bounds
+	if b.MaxRowsPerUnit < 1 || b.MaxGroupsPerUnit < 1 {
+		return 0, 0, pgerror.Errorf(pgerror.InternalError, "the counts were not bounded per privacy unit")
+	}
+	return b.MaxGroupsPerUnit, b.MaxRowsPerUnit, nil
+}
+
+// answer is the answer loop of laplace and gaussian.
+func (m *dpCount) answer(_ context.Context, req *Request, withDelta bool) ([]Answer, error) {
+	cells, err := accountedCells(req, m.name, withDelta)
+	if err != nil {
+		return nil, err
+	}
+	l0, lInf, err := sensitivity(req)
+	if err != nil {
+		return nil, err
+	}
+	answers := make([]Answer, len(cells))
+	for i, c := range cells {
+		if !c.InDomain {
+			answers[i] = Answer{Dropped: true}
+			continue
+		}
+		noisy, err := m.draw(req, c.Count, l0, lInf)
+		if err != nil {
+			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.name, err)
+		}
+		answers[i] = Answer{Int: max(noisy, 0)}
+	}
+	return thresholdAnswers(req.Query, answers), nil
+}
+
+// boundsClaim states the per-person bounds for Describe.
+func (m *dpCount) boundsClaim() string {
+	rows, groups := "the table's max_rows_per_unit (default 1)", "the table's max_groups_per_unit (default 1)"
+	if m.bounds.MaxRowsPerUnit > 0 {
+		rows = fmt.Sprint(m.bounds.MaxRowsPerUnit)
+	}
+	if m.bounds.MaxGroupsPerUnit > 0 {
+		groups = fmt.Sprint(m.bounds.MaxGroupsPerUnit)
+	}
+	return fmt.Sprintf("per person: each privacy unit counts at most C = %s rows in a cell and in at most G = %s cells of a query (chosen by a keyed hash)", rows, groups)
+}
+
+// requireDomain refuses a GROUP BY whose groups are not all declared public:
+// a mechanism that noises counts but not the set of groups would reveal
+// which groups exist.
+func requireDomain(req *Request, mechanism string) error {
+	if len(req.Query.GroupBy) == 0 || req.Result.DomainComplete {
+		return nil
+	}
+	return &pgerror.Error{
+		Code:    pgerror.FeatureNotSupported,
+		Message: fmt.Sprintf("the %s mechanism answers GROUP BY only over columns with a declared public domain", mechanism),
+		Hint:    "Declare the domain (a list of categories or an integer range) of each GROUP BY column in the table's config.",
+	}
+}
+
+// checkShare refuses a per-query budget share the noise cannot honour, as
+// an error the analyst can act on with SET.
+func checkShare(req *Request, needDelta bool) error {
+	if err := checkEpsilon(req.Epsilon); err != nil {
+		return &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: err.Error(), Hint: "Choose another value with SET epsilon."}
+	}
+	if !needDelta {
+		return nil
+	}
+	if err := checkDelta(req.Delta); err != nil {
+		return &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: err.Error(), Hint: "Choose a delta > 0 with SET delta."}
+	}
+	return nil
+}
+
+// accountedCells is the common check of the mechanisms that charge a budget:
+// a well-formed request, a GROUP BY only over declared domains, and a budget
+// share the noise can use (with delta when withDelta).
+func accountedCells(req *Request, name string, withDelta bool) ([]planner.Cell, error) {
+	cells, err := requestCells(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireDomain(req, name); err != nil {
+		return nil, err
+	}
+	if err := checkShare(req, withDelta); err != nil {
+		return nil, err
+	}
+	return cells, nil
+}

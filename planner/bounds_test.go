@@ -1,0 +1,174 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestBoundedUnitWithManyRows: unit 1 has r rows in one cell (age 0) and
+// unit 2 has r rows in r cells (ages 0..r-1), beside unit 3 with one row at
+// age 0. Bounded counts move by at most C per cell and G cells per unit,
+// whatever r is.
+func TestBoundedUnitWithManyRows(t *testing.T) {
+	for _, r := range []int{1, 5, 50} {
+		var rows [][]any
+		for i := range r {
+			rows = append(rows, []any{1, 0, "F", "N", 1}, []any{2, i, "M", "N", 1})
+		}
+		rows = append(rows, []any{3, 0, "F", "N", 1})
+		path := t.TempDir() + "/long.db"
+		writeDB(t, path, rows)
+		s, err := OpenStore(path, StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		table := testPeopleTable()
+		table.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 49}
+		ctx := context.Background()
+		plain := &Query{Table: "people"}
+		byAge := &Query{Table: "people", GroupBy: []string{"age"}}
+		cases := []struct {
+			q     *Query
+			b     Bounds
+			total int64 // sum of the cells
+			age0  int64 // the cell age = 0
+			force Bounds
+		}{
+			// A plain count counts each unit at most C times.
+			{plain, Bounds{1, 1}, 3, 3, Bounds{1, 1}},
+			{plain, Bounds{3, 1}, int64(min(r, 3)*2 + 1), int64(min(r, 3)*2 + 1), Bounds{3, 1}},
+			// By age, G = 1: unit 2 keeps one of its r cells.
+			{byAge, Bounds{1, 1}, 3, -1, Bounds{1, 1}},
+			{byAge, Bounds{5, 1}, int64(min(r, 5) + 1 + 1), -1, Bounds{5, 1}},
+			// G = 50 = the domain: no choice, unit 2 is in all its cells.
+			{byAge, Bounds{1, 50}, int64(1 + r + 1), 3, Bounds{1, 50}},
+			{byAge, Bounds{2, 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), Bounds{2, 50}},
+		}
+		for _, tc := range cases {
+			res, err := s.Run(ctx, table, tc.q, Needs{Bound: true, Bounds: tc.b}, testSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int64
+			for _, c := range res.Cells {
+				total += c.Count
+			}
+			if total != tc.total || (tc.age0 >= 0 && res.Cells[0].Count != tc.age0) || res.Bounds != tc.force {
+				t.Errorf("r=%d %v bounds %+v: total %d, first cell %d, in force %+v; want %d, %d, %+v",
+					r, tc.q.GroupBy, tc.b, total, res.Cells[0].Count, res.Bounds, tc.total, tc.age0, tc.force)
+			}
+		}
+		s.Close()
+	}
+}
+
+// TestCompileBoundedSQL pins the shapes of the bounded rendering.
+func TestCompileBoundedSQL(t *testing.T) {
+	people := testPeopleTable()
+	sexF := &Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	cases := []struct {
+		name string
+		q    *Query
+		b    Bounds
+		rank bool
+		want string
+		args int
+	}{
+		{"one row per unit", &Query{Table: "people", Where: sexF}, Bounds{1, 1}, false,
+			`SELECT COUNT(DISTINCT "id") FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?)`, 1},
+		{"clamped", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{4, 1}, false,
+			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 4)), 0) FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", "age") GROUP BY cw_g0 ORDER BY cw_g0`, 0},
+		{"ranked", &Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, Bounds{1, 2}, true,
+			`SELECT cw_g0, COUNT(*) FROM (SELECT * FROM (SELECT cw_g0, cw_n, ROW_NUMBER() OVER (PARTITION BY cw_u ORDER BY cw_r, cw_g0) AS cw_rank FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", "age") AS cw_r FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?) GROUP BY "id", "age")) WHERE cw_rank <= 2) GROUP BY cw_g0 ORDER BY cw_g0`, 2},
+		{"one cell per unit", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{3, 1}, true,
+			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", "age") AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", "age") GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
+	}
+	for _, tc := range cases {
+		sql, args, err := compileBounded(people, tc.q, Needs{Bound: true}, tc.b, tc.rank, testSecret)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sql != tc.want || len(args) != tc.args {
+			t.Errorf("%s:\n got %s (%d args)\nwant %s (%d args)", tc.name, sql, len(args), tc.want, tc.args)
+		}
+	}
+	if _, _, err := compileBounded(people, &Query{Table: "people"}, Needs{Key: true}, Bounds{1, 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
+		t.Errorf("keys under bounds: %v", err)
+	}
+	if _, _, err := compileBounded(people, &Query{Table: "people"}, Needs{}, Bounds{0, 1}, false, testSecret); err == nil {
+		t.Error("a bound of 0 was accepted")
+	}
+}
+
+// TestCellRank: the rank depends on the secret, the unit and every group
+// value, and NULL is apart from the text "N;".
+func TestCellRank(t *testing.T) {
+	base := CellRank(testSecret, int64(7), "F", int64(30))
+	for name, other := range map[string]int64{
+		"secret": CellRank([]byte("another secret"), int64(7), "F", int64(30)),
+		"unit":   CellRank(testSecret, int64(8), "F", int64(30)),
+		"group":  CellRank(testSecret, int64(7), "M", int64(30)),
+		"order":  CellRank(testSecret, int64(7), int64(30), "F"),
+		"null":   CellRank(testSecret, int64(7), nil, int64(30)),
+		"split":  CellRank(testSecret, int64(7), "F3", int64(0)),
+	} {
+		if other == base {
+			t.Errorf("changing the %s did not change the rank", name)
+		}
+	}
+	if CellRank(testSecret, nil, "N;") == CellRank(testSecret, nil, nil) {
+		t.Error("NULL and the text N; rank alike")
+	}
+	if got, again := CellRank(testSecret, int64(7), "F"), CellRank(testSecret, int64(7), "F"); got != again {
+		t.Error(fmt.Sprint("rank not deterministic: ", got, again))
+	}
+}
+
+// The cost of bounding, as a ratio to the unbounded count of the same query
+// on the 100,000-row benchmark table (about three rows per unit):
+// BenchmarkStoreBounded*/BenchmarkStoreCountOnly and
+// BenchmarkStoreBoundedGroupBy*/BenchmarkStoreGroupByCountOnly.
+func BenchmarkStoreBoundedOneRow(b *testing.B) {
+	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Bound: true})
+}
+
+func BenchmarkStoreBoundedClamped(b *testing.B) {
+	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 2}})
+}
+
+// benchByAge is a GROUP BY age over all rows, with age's domain declared.
+var benchByAge = &Query{Table: "people", GroupBy: []string{"age"}}
+
+func benchRunTable(b *testing.B, t *Table, q *Query, needs Needs) {
+	s, err := OpenStore(benchDB(b), StoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Run(ctx, t, q, needs, testSecret); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func ageDomainTable() *Table {
+	t := testPeopleTable()
+	t.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 89}
+	return t
+}
+
+func BenchmarkStoreGroupByCountOnly(b *testing.B) {
+	benchRunTable(b, ageDomainTable(), benchByAge, Needs{})
+}
+
+func BenchmarkStoreBoundedGroupByG1(b *testing.B) {
+	benchRunTable(b, ageDomainTable(), benchByAge, Needs{Bound: true})
+}
+
+func BenchmarkStoreBoundedGroupByAllCells(b *testing.B) {
+	benchRunTable(b, ageDomainTable(), benchByAge, Needs{Bound: true, Bounds: Bounds{MaxGroupsPerUnit: 90}})
+}

@@ -1,0 +1,144 @@
+package planner
+
+import (
+	"countwall/pgerror"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// rankAlias names the per-unit rank of a (group, unit) pair in the bounded
+// rendering, and cellRankAlias the keyed hash it is ranked by.
+const (
+	rankAlias     = "cw_rank"
+	cellRankAlias = "cw_r"
+)
+
+// compileBounded renders a query whose counts are bounded per privacy unit
+// (Needs.Bound): rows without a unit are left out, each (cell, unit) pair
+// counts at most b.MaxRowsPerUnit rows, and when rank is set each unit keeps
+// only b.MaxGroupsPerUnit of its cells, those with the smallest keyed hash of
+// (unit, cell) under the firewall secret (countwall_cell_rank): the choice
+// depends on who the unit is and the secret, never on the counts.
+//
+// With C = 1 and no cells to choose the query is COUNT(DISTINCT unit) per
+// group, the fastest form; otherwise a per-(group, unit) pass clamps and
+// ranks, and the outer query sums per group. Contributor keys are not
+// available in this rendering.
+func compileBounded(t *Table, q *Query, needs Needs, b Bounds, rank bool, secret []byte) (string, []any, error) {
+	if needs.Key {
+		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
+	}
+	if b.MaxRowsPerUnit < 1 || b.MaxGroupsPerUnit < 1 {
+		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", b.MaxRowsPerUnit, b.MaxGroupsPerUnit)
+	}
+	c := &compiler{t: t}
+	table := quoteIdent(t.Name)
+	groups := make([]string, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		groups[i] = c.column(g)
+	}
+	unit := c.column(t.PrivacyUnit)
+	where := " WHERE " + unit + " IS NOT NULL"
+	var whereArgs []any
+	if q.Where != nil {
+		w := &compiler{t: t}
+		w.pred(q.Where)
+		if w.err != nil {
+			return "", nil, w.err
+		}
+		where += " AND (" + w.sb.String() + ")"
+		whereArgs = w.args
+	}
+	if c.err != nil {
+		return "", nil, c.err
+	}
+
+	var sb strings.Builder
+	if !rank && (b.MaxRowsPerUnit == 1 || q.Agg == CountDistinct) {
+		// Each unit counts once in each of its cells: COUNT(DISTINCT unit).
+		sb.WriteString("SELECT ")
+		for _, g := range groups {
+			sb.WriteString(g + ", ")
+		}
+		sb.WriteString("COUNT(DISTINCT " + unit + ")")
+		if needs.Units {
+			sb.WriteString(", COUNT(DISTINCT " + unit + ")")
+		}
+		sb.WriteString(" FROM " + table + where)
+		writeGroupOrder(&sb, groups)
+		return sb.String(), whereArgs, nil
+	}
+
+	inner := make([]string, len(groups))
+	for i := range groups {
+		inner[i] = fmt.Sprintf("%s%d", groupAlias, i)
+	}
+	// The per-(group, unit) pass.
+	var pass strings.Builder
+	var args []any
+	pass.WriteString("SELECT ")
+	for i, g := range groups {
+		pass.WriteString(g + " AS " + inner[i] + ", ")
+	}
+	pass.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias)
+	if rank {
+		pass.WriteString(", " + cellRankFunc + "(?, " + unit)
+		for _, g := range groups {
+			pass.WriteString(", " + g)
+		}
+		pass.WriteString(") AS " + cellRankAlias)
+		args = append(args, secret)
+	}
+	// Unit first: the pairs come out ordered by unit, which the choice of
+	// cells below reads them by (measured about 1.2x faster than group first).
+	pass.WriteString(" FROM " + table + where + " GROUP BY " + unit)
+	for _, g := range groups {
+		pass.WriteString(", " + g)
+	}
+	args = append(args, whereArgs...)
+
+	from := pass.String()
+	if rank && b.MaxGroupsPerUnit == 1 {
+		// One cell per unit: the pair of smallest rank, read with SQLite's
+		// bare columns of a min() aggregate (https://sqlite.org/lang_select.html#bareagg),
+		// which needs no window and measures about twice as fast.
+		var chosen strings.Builder
+		chosen.WriteString("SELECT ")
+		for _, g := range inner {
+			chosen.WriteString(g + ", ")
+		}
+		chosen.WriteString(rowsAlias + ", MIN(" + cellRankAlias + ") FROM (" + from + ") GROUP BY " + unitAlias)
+		from = chosen.String()
+	} else if rank {
+		// Keep each unit's G pairs of smallest keyed hash; the group values
+		// break the (improbable) ties so that the choice is deterministic.
+		var ranked strings.Builder
+		ranked.WriteString("SELECT ")
+		for _, g := range inner {
+			ranked.WriteString(g + ", ")
+		}
+		ranked.WriteString(rowsAlias + ", ROW_NUMBER() OVER (PARTITION BY " + unitAlias + " ORDER BY " + cellRankAlias)
+		for _, g := range inner {
+			ranked.WriteString(", " + g)
+		}
+		ranked.WriteString(") AS " + rankAlias + " FROM (" + from + ")")
+		from = "SELECT * FROM (" + ranked.String() + ") WHERE " + rankAlias + " <= " + strconv.FormatInt(b.MaxGroupsPerUnit, 10)
+	}
+
+	sb.WriteString("SELECT ")
+	for _, g := range inner {
+		sb.WriteString(g + ", ")
+	}
+	if q.Agg == CountDistinct || b.MaxRowsPerUnit == 1 {
+		sb.WriteString("COUNT(*)")
+	} else {
+		sb.WriteString("COALESCE(SUM(MIN(" + rowsAlias + ", " + strconv.FormatInt(b.MaxRowsPerUnit, 10) + ")), 0)")
+	}
+	if needs.Units {
+		sb.WriteString(", COUNT(*)")
+	}
+	sb.WriteString(" FROM (" + from + ")")
+	writeGroupOrder(&sb, inner)
+	return sb.String(), args, nil
+}
