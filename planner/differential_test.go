@@ -344,7 +344,53 @@ func (c *goCell) key() uint32 {
 	return k
 }
 
+// TestDifferentialRandomPredicates runs every predicate through both paths
+// of the store: SQLite, and the in-memory snapshot, which must answer every
+// predicate it is given except math (left to SQLite).
 func TestDifferentialRandomPredicates(t *testing.T) {
+	for _, path := range []string{"sqlite", "snapshot"} {
+		t.Run(path, func(t *testing.T) { differentialRandomPredicates(t, path == "snapshot") })
+	}
+}
+
+// hasMath reports whether a predicate holds a MathCompare.
+func hasMath(p Pred) bool {
+	switch p := p.(type) {
+	case *And:
+		return hasMath(p.Left) || hasMath(p.Right)
+	case *Or:
+		return hasMath(p.Left) || hasMath(p.Right)
+	case *Not:
+		return hasMath(p.Inner)
+	case *MathCompare:
+		return true
+	}
+	return false
+}
+
+// runPath answers q through the snapshot when snapshot is set (failing the
+// test if it declines a predicate without math), else through SQLite.
+func runPath(t *testing.T, s *Store, snapshot bool, tbl *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
+	t.Helper()
+	if !snapshot || hasMath(q.Where) {
+		return s.Run(context.Background(), tbl, q, needs, secret)
+	}
+	snap, err := s.snaps.current(context.Background(), tbl.Name)
+	if err != nil || snap == nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	shape, err := newCellShape(tbl, q)
+	if err != nil {
+		return nil, err
+	}
+	res, ok, err := snap.answer(tbl, q, needs, secret, shape)
+	if !ok {
+		t.Fatalf("the snapshot declined %s", debugSQL(tbl, q))
+	}
+	return res, err
+}
+
+func differentialRandomPredicates(t *testing.T, snapshot bool) {
 	r := rand.New(rand.NewPCG(20240611, 7))
 	rows := diffRows(r, 400)
 	path := filepath.Join(t.TempDir(), "diff.db")
@@ -355,14 +401,13 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 		}
 	}
 	writeDB(t, path, sqlRows)
-	s, err := OpenStore(path, StoreOptions{})
+	s, err := OpenStore(path, StoreOptions{NoSnapshot: !snapshot})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	people := testPeopleTable()
 	gen := predGen{r: r}
-	ctx := context.Background()
 
 	var matchedSome, matchedNone int
 	for i := range 200 {
@@ -395,7 +440,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 		}
 
 		q := &Query{Table: "people", Where: where}
-		res, err := s.Run(ctx, people, q, Needs{}, nil)
+		res, err := runPath(t, s, snapshot, people, q, Needs{}, nil)
 		if err != nil {
 			t.Fatalf("predicate %d: %v\n%s", i, err, debugSQL(people, q))
 		}
@@ -409,7 +454,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 		// A quarter of the predicates also check units, keys, COUNT(DISTINCT)
 		// and a GROUP BY.
 		dq := &Query{Table: "people", Agg: CountDistinct, Where: where}
-		res, err = s.Run(ctx, people, dq, Needs{Key: true}, testSecret)
+		res, err = runPath(t, s, snapshot, people, dq, Needs{Key: true}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +463,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 			t.Errorf("predicate %d: distinct %d, units %d, key %d; Go says %d units, key %d", i, c.Count, c.Units, c.Key, n, total.key())
 		}
 		gq := &Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
-		res, err = s.Run(ctx, people, gq, Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
+		res, err = runPath(t, s, snapshot, people, gq, Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
