@@ -132,7 +132,15 @@ type snapColumn struct {
 	// read as a number, which SQLite converts when comparing: such a column's
 	// comparisons are left to SQLite.
 	numText bool
+	// driverTime marks a column the SQLite driver reads as time.Time when it
+	// is selected (declared DATE, DATETIME or TIMESTAMP): its groups are
+	// rendered by SQLite's path so that they read the same.
+	driverTime bool
 }
+
+// driverTimeTypes are the declared types whose values modernc.org/sqlite
+// turns into time.Time.
+var driverTimeTypes = map[string]bool{"DATE": true, "DATETIME": true, "TIMESTAMP": true}
 
 // tableSnapshot is one table read in one transaction.
 type tableSnapshot struct {
@@ -194,8 +202,12 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 			infos.Close()
 			return nil, err
 		}
-		names = append(names, quoteIdent(name))
-		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true})
+		// Unary + keeps every value as stored but drops the declared type,
+		// so the driver hands back the stored text of a DATE column rather
+		// than its own time.Time reading of it.
+		names = append(names, "+"+quoteIdent(name))
+		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true,
+			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
 		b.dicts = append(b.dicts, map[dictValue]uint32{})
 	}
 	if err := infos.Err(); err != nil {

@@ -34,7 +34,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 	}
 	groups := make([]*snapColumn, len(q.GroupBy))
 	for i, g := range q.GroupBy {
-		if groups[i] = snap.columns[strings.ToLower(g)]; groups[i] == nil || !groups[i].groupable() {
+		if groups[i] = snap.columns[strings.ToLower(g)]; groups[i] == nil || !groups[i].groupable() || groups[i].driverTime {
 			return nil, false, nil
 		}
 	}
