@@ -122,8 +122,16 @@ type snapColumn struct {
 	name     string
 	affinity affinity
 	values   []dictValue // distinct values, sorted as SQLite sorts them
-	codes    []uint32    // per row: index into values
-	nulls    bitset      // rows holding NULL
+	// Per row, the index of its value in values, in the narrowest width
+	// that holds the dictionary: one of codes8, codes16, codes32 is set.
+	codes8  []uint8
+	codes16 []uint16
+	codes32 []uint32
+	build   []uint32 // the codes while the table is being read
+	// unique is true when every non-NULL value occurs in exactly one row (a
+	// table keyed by its unit): counting distinct units then needs no set.
+	unique bool
+	nulls  bitset // rows holding NULL
 	// Which storage classes occur, and whether every text is valid UTF-8:
 	// the cases where the fast path could disagree with SQLite are declined.
 	has       [classBlob + 1]bool
@@ -259,9 +267,11 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	if snap.bytes > maxBytes {
 		return nil, fmt.Errorf("table %q needs more than the snapshot limit of %d bytes", table, maxBytes)
 	}
+	snap.bytes = 0
 	for i, c := range b.cols {
 		b.finish(i, n)
 		snap.columns[strings.ToLower(c.name)] = c
+		snap.bytes += c.memory()
 	}
 	return snap, nil
 }
@@ -309,7 +319,7 @@ func (b *snapshotBuilder) add(i int, v any) int64 {
 		c.has[d.class] = true
 		added = 48 + int64(len(d.s))
 	}
-	c.codes = append(c.codes, code)
+	c.build = append(c.build, code)
 	return added
 }
 
@@ -331,13 +341,61 @@ func (b *snapshotBuilder) finish(i, rows int) {
 	c.values = sorted
 	c.numText = c.affinity == affinityNumeric && c.numericText()
 	c.nulls = newBitset(rows)
-	for r, code := range c.codes {
-		c.codes[r] = recode[code]
-		if sorted[c.codes[r]].class == classNull {
+	perValue := make([]int32, len(sorted))
+	for r, code := range c.build {
+		code = recode[code]
+		c.build[r] = code
+		perValue[code]++
+		if sorted[code].class == classNull {
 			c.nulls.set(r)
 		}
 	}
+	c.unique = true
+	for code, n := range perValue {
+		if n > 1 && sorted[code].class != classNull {
+			c.unique = false
+			break
+		}
+	}
+	switch {
+	case len(sorted) <= 1<<8:
+		c.codes8 = narrow[uint8](c.build)
+	case len(sorted) <= 1<<16:
+		c.codes16 = narrow[uint16](c.build)
+	default:
+		c.codes32 = c.build
+	}
+	c.build = nil
 	b.dicts[i] = nil
+}
+
+func narrow[C uint8 | uint16](codes []uint32) []C {
+	out := make([]C, len(codes))
+	for i, c := range codes {
+		out[i] = C(c)
+	}
+	return out
+}
+
+// code is row r's value code.
+func (c *snapColumn) code(r int) uint32 {
+	switch {
+	case c.codes8 != nil:
+		return uint32(c.codes8[r])
+	case c.codes16 != nil:
+		return uint32(c.codes16[r])
+	}
+	return c.codes32[r]
+}
+
+// memory is the bytes the column holds: its codes, its NULL set and its
+// dictionary (about 48 bytes an entry beside its text).
+func (c *snapColumn) memory() int64 {
+	n := int64(len(c.codes8)) + 2*int64(len(c.codes16)) + 4*int64(len(c.codes32)) + 8*int64(len(c.nulls))
+	for _, v := range c.values {
+		n += 48 + int64(len(v.s))
+	}
+	return n
 }
 
 // bitset is a set of row numbers.

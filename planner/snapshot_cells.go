@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 
 	var cells []Cell
 	if len(groups) == 0 {
-		cells = []Cell{tally(matched.each, unit, keys, nil, needs, q.Agg)}
+		cells = []Cell{tallyRows(matched, unit, keys, needs, q.Agg)}
 	} else {
 		var ok bool
 		if cells, ok = groupCells(matched, groups, unit, keys, needs, q.Agg); !ok {
@@ -72,7 +73,7 @@ func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classR
 
 // tally counts the rows each visits, and the distinct non-NULL units among
 // them with the sum of their record keys when unit is set. seen, when given,
-// is scratch of one entry per unit value, all different from mark.
+// is scratch of one entry per unit value, all false.
 func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, needs Needs, agg AggKind) Cell {
 	c := Cell{InDomain: true}
 	if unit == nil {
@@ -86,7 +87,7 @@ func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, n
 	var key uint32
 	each(func(r int) {
 		c.Count++
-		u := unit.codes[r]
+		u := unit.code(r)
 		if seen[u] || unit.values[u].class == classNull {
 			return
 		}
@@ -96,6 +97,54 @@ func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, n
 			key += keys[u]
 		}
 	})
+	return finishTally(c, units, key, needs, agg)
+}
+
+// tallyRows is tally over a row set, without a call per row: the path of
+// every plain COUNT. When each unit value occupies one row (a table keyed by
+// its unit), no set of seen units is needed.
+func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) Cell {
+	c := Cell{InDomain: true, Count: rows.count()}
+	if unit == nil {
+		return c
+	}
+	var units int64
+	var key uint32
+	if unit.unique {
+		for wi, w := range rows {
+			w &^= unit.nulls[wi]
+			units += int64(bits.OnesCount64(w))
+			if keys == nil {
+				continue
+			}
+			for w != 0 {
+				r := wi<<6 | bits.TrailingZeros64(w)
+				key += keys[unit.code(r)]
+				w &= w - 1
+			}
+		}
+		return finishTally(c, units, key, needs, agg)
+	}
+	seen := make([]bool, len(unit.values))
+	for wi, w := range rows {
+		w &^= unit.nulls[wi]
+		for w != 0 {
+			u := unit.code(wi<<6 | bits.TrailingZeros64(w))
+			w &= w - 1
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			units++
+			if keys != nil {
+				key += keys[u]
+			}
+		}
+	}
+	return finishTally(c, units, key, needs, agg)
+}
+
+func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell {
 	if agg == CountDistinct {
 		c.Count = units
 	}
@@ -124,7 +173,7 @@ func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []u
 	matched.each(func(r int) {
 		gid := uint64(0)
 		for _, g := range groups {
-			gid = gid*uint64(len(g.values)) + uint64(g.codes[r])
+			gid = gid*uint64(len(g.values)) + uint64(g.code(r))
 		}
 		pairs = append(pairs, gid<<32|uint64(r))
 	})
@@ -149,13 +198,13 @@ func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []u
 		}, unit, keys, seen, needs, agg)
 		if seen != nil {
 			for _, p := range run { // clear only what this group marked
-				seen[unit.codes[uint32(p)]] = false
+				seen[unit.code(int(uint32(p)))] = false
 			}
 		}
 		r := int(uint32(run[0]))
 		c.Group = make([]GroupValue, len(groups))
 		for i, g := range groups {
-			c.Group[i] = g.values[g.codes[r]].groupValue()
+			c.Group[i] = g.values[g.code(r)].groupValue()
 		}
 		cells = append(cells, c)
 		start = end

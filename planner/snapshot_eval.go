@@ -142,15 +142,13 @@ func (e *snapEval) leaf(column string, negate bool, build func(*snapColumn) ([]u
 		return nil, nil, false
 	}
 	t = make(bitset, len(e.all))
-	codes := c.codes
-	for wi := range t {
-		base := wi << 6
-		end := min(base+64, len(codes))
-		var w uint64
-		for r := base; r < end; r++ {
-			w |= lut[codes[r]] << uint(r-base)
-		}
-		t[wi] = w
+	switch {
+	case c.codes8 != nil:
+		fillMatches(t, c.codes8, lut)
+	case c.codes16 != nil:
+		fillMatches(t, c.codes16, lut)
+	default:
+		fillMatches(t, c.codes32, lut)
 	}
 	f = make(bitset, len(e.all))
 	for i := range f {
@@ -160,6 +158,20 @@ func (e *snapEval) leaf(column string, negate bool, build func(*snapColumn) ([]u
 		t, f = f, t
 	}
 	return t, f, true
+}
+
+// fillMatches sets the rows whose code the lookup table marks, a word of
+// 64 rows at a time without a branch per row.
+func fillMatches[C uint8 | uint16 | uint32](t bitset, codes []C, lut []uint64) {
+	for wi := range t {
+		base := wi << 6
+		chunk := codes[base:min(base+64, len(codes))]
+		var w uint64
+		for j, code := range chunk {
+			w |= lut[code] << uint(j)
+		}
+		t[wi] = w
+	}
 }
 
 // lut evaluates holds on every distinct non-NULL value: 1 where it holds.
