@@ -16,7 +16,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 	ev := newSnapEval(snap)
 	matched := ev.all
 	if q.Where != nil {
-		tr, _, ok := ev.pred(q.Where)
+		tr, _, ok := ev.pred(q.Where, ev.all, false)
 		if !ok {
 			return nil, false, nil
 		}

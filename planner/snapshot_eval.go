@@ -1,16 +1,26 @@
 package planner
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // snapEval evaluates a predicate over a snapshot with SQL's three-valued
-// logic: each node yields the rows where it is true and the rows where it is
-// false; the rest are unknown. ok is false when some part of the predicate is
-// one the snapshot declines to answer (the caller then asks SQLite).
+// logic: each node yields, among the rows of a mask, those where it is true
+// and (when asked) those where it is false; the rest are unknown. ok is false
+// when some part of the predicate is one the snapshot declines to answer (the
+// caller then asks SQLite).
+//
+// The mask is what makes long conjunctions cheap: the right side of an AND
+// is evaluated only on the rows where the left side holds, one row at a time
+// once those are few, so a reconstruction query with a dozen equalities costs
+// about one scan of the table rather than a dozen.
 type snapEval struct {
 	snap *tableSnapshot
 	all  bitset // every row
@@ -27,132 +37,276 @@ func newSnapEval(snap *tableSnapshot) *snapEval {
 	return &snapEval{snap: snap, all: all}
 }
 
-func (e *snapEval) pred(p Pred) (t, f bitset, ok bool) {
+func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
 	case *And:
-		lt, lf, ok1 := e.pred(p.Left)
-		rt, rf, ok2 := e.pred(p.Right)
-		if !ok1 || !ok2 {
+		lt, lf, ok := e.pred(p.Left, mask, wantF)
+		if !ok {
+			return nil, nil, false
+		}
+		rmask := mask
+		if !wantF {
+			rmask = lt // only rows true on the left can be true here
+		}
+		rt, rf, ok := e.pred(p.Right, rmask, wantF)
+		if !ok {
 			return nil, nil, false
 		}
 		for i := range lt {
 			lt[i] &= rt[i]
-			lf[i] |= rf[i]
+			if wantF {
+				lf[i] |= rf[i]
+			}
 		}
 		return lt, lf, true
 	case *Or:
-		lt, lf, ok1 := e.pred(p.Left)
-		rt, rf, ok2 := e.pred(p.Right)
-		if !ok1 || !ok2 {
+		lt, lf, ok := e.pred(p.Left, mask, wantF)
+		if !ok {
+			return nil, nil, false
+		}
+		rmask := mask
+		if !wantF {
+			rmask = andNot(mask, lt) // rows already true need no second look
+		}
+		rt, rf, ok := e.pred(p.Right, rmask, wantF)
+		if !ok {
 			return nil, nil, false
 		}
 		for i := range lt {
 			lt[i] |= rt[i]
-			lf[i] &= rf[i]
+			if wantF {
+				lf[i] &= rf[i]
+			}
 		}
 		return lt, lf, true
 	case *Not:
-		it, inf, ok := e.pred(p.Inner)
+		it, inf, ok := e.pred(p.Inner, mask, true)
 		return inf, it, ok
 	case *IsNull:
 		c := e.column(p.Column)
 		if c == nil {
 			return nil, nil, false
 		}
-		t, f = make(bitset, len(e.all)), make(bitset, len(e.all))
+		t, f = make(bitset, len(mask)), make(bitset, len(mask))
 		for i := range t {
-			t[i] = c.nulls[i]
-			f[i] = e.all[i] &^ c.nulls[i]
+			t[i] = mask[i] & c.nulls[i]
+			f[i] = mask[i] &^ c.nulls[i]
 		}
 		if p.Negate {
 			t, f = f, t
 		}
 		return t, f, true
 	case *Compare:
-		return e.leaf(p.Column, false, func(c *snapColumn) ([]uint64, bool) {
+		return e.leaf(p.Column, false, mask, func(c *snapColumn) (codeSet, bool) {
 			lit, ok := literalFor(c, p.Value)
 			if !ok {
-				return nil, false
+				return codeSet{}, false
 			}
-			return c.lut(func(v dictValue) bool { return opHolds(p.Op, compareLiteral(v, lit)) })
+			lo, hi, nn, d := c.lowerBound(lit), c.upperBound(lit), c.firstNonNull(), uint32(len(c.values))
+			switch p.Op {
+			case "=":
+				return ranges(codeRange{lo, hi}), true
+			case "<>", "!=":
+				return ranges(codeRange{nn, lo}, codeRange{hi, d}), true
+			case "<":
+				return ranges(codeRange{nn, lo}), true
+			case "<=":
+				return ranges(codeRange{nn, hi}), true
+			case ">":
+				return ranges(codeRange{hi, d}), true
+			case ">=":
+				return ranges(codeRange{lo, d}), true
+			}
+			return codeSet{}, false
 		})
 	case *Between:
-		return e.leaf(p.Column, p.Negate, func(c *snapColumn) ([]uint64, bool) {
+		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
 			lo, ok1 := literalFor(c, p.Lo)
 			hi, ok2 := literalFor(c, p.Hi)
 			if !ok1 || !ok2 {
-				return nil, false
+				return codeSet{}, false
 			}
-			return c.lut(func(v dictValue) bool { return compareLiteral(v, lo) >= 0 && compareLiteral(v, hi) <= 0 })
+			return ranges(codeRange{c.lowerBound(lo), c.upperBound(hi)}), true
 		})
 	case *In:
 		if len(p.Values) == 0 {
 			return nil, nil, false
 		}
-		return e.leaf(p.Column, p.Negate, func(c *snapColumn) ([]uint64, bool) {
-			lits := make([]dictValue, len(p.Values))
+		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
+			rs := make([]codeRange, len(p.Values))
 			for i, l := range p.Values {
-				var ok bool
-				if lits[i], ok = literalFor(c, l); !ok {
-					return nil, false
+				lit, ok := literalFor(c, l)
+				if !ok {
+					return codeSet{}, false
 				}
+				rs[i] = codeRange{c.lowerBound(lit), c.upperBound(lit)}
 			}
-			return c.lut(func(v dictValue) bool {
-				for _, l := range lits {
-					if compareLiteral(v, l) == 0 {
-						return true
-					}
-				}
-				return false
-			})
+			return ranges(rs...), true
 		})
 	case *Like:
-		return e.leaf(p.Column, p.Negate, func(c *snapColumn) ([]uint64, bool) {
+		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
 			// Reals and blobs turn into text by SQLite's own rules, and
 			// invalid UTF-8 is read by its own decoder: those stay in SQLite.
 			if c.has[classReal] || c.has[classBlob] || !c.validUTF8 || !utf8.ValidString(p.Pattern) {
-				return nil, false
+				return codeSet{}, false
 			}
-			return c.lut(func(v dictValue) bool {
-				if v.class == classInt {
-					return likeMatches(strconv.FormatInt(v.i, 10), p.Pattern)
+			lut := make([]uint64, len(c.values))
+			for i, v := range c.values {
+				switch v.class {
+				case classInt:
+					lut[i] = b2u(likeMatches(strconv.FormatInt(v.i, 10), p.Pattern))
+				case classText:
+					lut[i] = b2u(likeMatches(v.s, p.Pattern))
 				}
-				return likeMatches(v.s, p.Pattern)
-			})
+			}
+			return codeSet{lut: lut}, true
 		})
 	}
 	// MathCompare and anything new run in SQLite.
 	return nil, nil, false
 }
 
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func andNot(a, b bitset) bitset {
+	out := make(bitset, len(a))
+	for i := range a {
+		out[i] = a[i] &^ b[i]
+	}
+	return out
+}
+
 func (e *snapEval) column(name string) *snapColumn {
 	return e.snap.columns[strings.ToLower(name)]
 }
 
+// codeRange is the value codes lo <= code < hi.
+type codeRange struct{ lo, hi uint32 }
+
+// codeSet is the value codes for which a condition holds: sorted disjoint
+// ranges (the dictionary is in SQLite's order, so a comparison holds on a
+// run of codes) or, for LIKE, a lookup table with 1 where it holds.
+type codeSet struct {
+	ranges []codeRange
+	lut    []uint64
+}
+
+// ranges sorts, merges and drops empty ranges.
+func ranges(rs ...codeRange) codeSet {
+	out := make([]codeRange, 0, len(rs))
+	slices.SortFunc(rs, func(a, b codeRange) int { return cmp.Compare(a.lo, b.lo) })
+	for _, r := range rs {
+		if r.lo >= r.hi {
+			continue
+		}
+		if n := len(out); n > 0 && r.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return codeSet{ranges: out}
+}
+
+func (s codeSet) has(code uint32) bool {
+	if s.lut != nil {
+		return s.lut[code] != 0
+	}
+	for _, r := range s.ranges {
+		if code < r.lo {
+			return false
+		}
+		if code < r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// table is the set as a lookup table over a dictionary of n values.
+func (s codeSet) table(n int) []uint64 {
+	if s.lut != nil {
+		return s.lut
+	}
+	lut := make([]uint64, n)
+	for _, r := range s.ranges {
+		for c := r.lo; c < r.hi; c++ {
+			lut[c] = 1
+		}
+	}
+	return lut
+}
+
+// lowerBound is the first code whose value is >= v; upperBound the first > v.
+func (c *snapColumn) lowerBound(v dictValue) uint32 {
+	i, _ := slices.BinarySearchFunc(c.values, v, compareDict)
+	return uint32(i)
+}
+
+func (c *snapColumn) upperBound(v dictValue) uint32 {
+	return uint32(sort.Search(len(c.values), func(i int) bool { return compareDict(c.values[i], v) > 0 }))
+}
+
+// firstNonNull is the first code that is not NULL (NULL sorts first).
+func (c *snapColumn) firstNonNull() uint32 {
+	if len(c.values) > 0 && c.values[0].class == classNull {
+		return 1
+	}
+	return 0
+}
+
+// sparseShare: below one masked row in this many, a leaf looks at the masked
+// rows one by one instead of scanning the column. (A variable so that tests
+// can force either way.)
+var sparseShare int64 = 16
+
 // leaf evaluates a column condition that is unknown exactly where the column
-// is NULL (every literal is non-NULL): build says, per distinct value, whether
-// the condition holds, and the rows follow from their codes.
-func (e *snapEval) leaf(column string, negate bool, build func(*snapColumn) ([]uint64, bool)) (t, f bitset, ok bool) {
+// is NULL (every literal is non-NULL): build says which value codes satisfy
+// it, and the masked rows follow from their codes.
+func (e *snapEval) leaf(column string, negate bool, mask bitset, build func(*snapColumn) (codeSet, bool)) (t, f bitset, ok bool) {
 	c := e.column(column)
 	if c == nil {
 		return nil, nil, false
 	}
-	lut, ok := build(c)
+	set, ok := build(c)
 	if !ok {
 		return nil, nil, false
 	}
-	t = make(bitset, len(e.all))
-	switch {
-	case c.codes8 != nil:
-		fillMatches(t, c.codes8, lut)
-	case c.codes16 != nil:
-		fillMatches(t, c.codes16, lut)
-	default:
-		fillMatches(t, c.codes32, lut)
+	t = make(bitset, len(mask))
+	if mask.count()*sparseShare < int64(e.snap.rows) {
+		for wi, w := range mask {
+			var out uint64
+			for w != 0 {
+				b := bits.TrailingZeros64(w)
+				w &= w - 1
+				if set.has(c.code(wi<<6 | b)) {
+					out |= 1 << uint(b)
+				}
+			}
+			t[wi] = out
+		}
+	} else {
+		lut := set.table(len(c.values))
+		switch {
+		case c.codes8 != nil:
+			fillMatches(t, c.codes8, lut)
+		case c.codes16 != nil:
+			fillMatches(t, c.codes16, lut)
+		default:
+			fillMatches(t, c.codes32, lut)
+		}
+		for i := range t {
+			t[i] &= mask[i]
+		}
 	}
-	f = make(bitset, len(e.all))
+	f = make(bitset, len(mask))
 	for i := range f {
-		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
+		f[i] = mask[i] &^ t[i] &^ c.nulls[i]
 	}
 	if negate {
 		t, f = f, t
@@ -172,17 +326,6 @@ func fillMatches[C uint8 | uint16 | uint32](t bitset, codes []C, lut []uint64) {
 		}
 		t[wi] = w
 	}
-}
-
-// lut evaluates holds on every distinct non-NULL value: 1 where it holds.
-func (c *snapColumn) lut(holds func(dictValue) bool) ([]uint64, bool) {
-	out := make([]uint64, len(c.values))
-	for i, v := range c.values {
-		if v.class != classNull && holds(v) {
-			out[i] = 1
-		}
-	}
-	return out, true
 }
 
 // literalFor converts a literal to the value SQLite compares the column's
@@ -224,30 +367,6 @@ func (c *snapColumn) numericText() bool {
 		if strings.HasPrefix(strings.ToLower(strings.TrimLeft(s, "+-")), "0x") {
 			return true
 		}
-	}
-	return false
-}
-
-// compareLiteral compares a non-NULL stored value with a literal by SQLite's
-// rules for operands of different classes: numbers < text < blobs.
-func compareLiteral(v, lit dictValue) int {
-	return compareDict(v, lit)
-}
-
-func opHolds(op string, c int) bool {
-	switch op {
-	case "=":
-		return c == 0
-	case "<>", "!=":
-		return c != 0
-	case "<":
-		return c < 0
-	case "<=":
-		return c <= 0
-	case ">":
-		return c > 0
-	case ">=":
-		return c >= 0
 	}
 	return false
 }

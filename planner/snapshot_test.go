@@ -103,6 +103,16 @@ func mixedPred(r *rand.Rand, depth int) Pred {
 // SQLite does (cells, order, units, keys); where SQLite converts values in
 // ways the snapshot does not model, it must decline. 300 predicates, seeded.
 func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
+	// Once as configured, once with every leaf scanning its whole column,
+	// once with every leaf looking at its masked rows one by one.
+	defer func(old int64) { sparseShare = old }(sparseShare)
+	for _, share := range []int64{sparseShare, 0, 1 << 40} {
+		sparseShare = share
+		t.Run(fmt.Sprintf("sparse-share-%d", share), snapshotMatchesSQLiteOnMixedClasses)
+	}
+}
+
+func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 2026))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 500)
