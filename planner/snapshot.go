@@ -131,7 +131,12 @@ type snapColumn struct {
 	// unique is true when every non-NULL value occurs in exactly one row (a
 	// table keyed by its unit): counting distinct units then needs no set.
 	unique bool
-	nulls  bitset // rows holding NULL
+	// prefix[code] is how many rows hold a smaller code, and rowsByCode
+	// lists the rows by code (ascending within one): the rows holding codes
+	// lo..hi-1 are rowsByCode[prefix[lo]:prefix[hi]].
+	prefix     []int32
+	rowsByCode []uint32
+	nulls      bitset // rows holding NULL
 	// Which storage classes occur, and whether every text is valid UTF-8:
 	// the cases where the fast path could disagree with SQLite are declined.
 	has       [classBlob + 1]bool
@@ -280,7 +285,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 // bits of NULL and match sets per row and column, plus the dictionaries (at
 // most one entry per row and column, about 48 bytes each with its text).
 func estimateBytes(rows, cols int, textBytes int64) int64 {
-	return int64(rows)*int64(cols)*4 + int64(rows)*int64(cols)/4 + textBytes
+	return int64(rows)*int64(cols)*8 + int64(rows)*int64(cols)/4 + textBytes
 }
 
 // add encodes one value of column i and returns the bytes a new dictionary
@@ -350,6 +355,16 @@ func (b *snapshotBuilder) finish(i, rows int) {
 			c.nulls.set(r)
 		}
 	}
+	c.prefix = make([]int32, len(sorted)+1)
+	for code, n := range perValue {
+		c.prefix[code+1] = c.prefix[code] + n
+	}
+	c.rowsByCode = make([]uint32, rows)
+	next := slices.Clone(c.prefix[:len(sorted)])
+	for r, code := range c.build {
+		c.rowsByCode[next[code]] = uint32(r)
+		next[code]++
+	}
 	c.unique = true
 	for code, n := range perValue {
 		if n > 1 && sorted[code].class != classNull {
@@ -391,7 +406,8 @@ func (c *snapColumn) code(r int) uint32 {
 // memory is the bytes the column holds: its codes, its NULL set and its
 // dictionary (about 48 bytes an entry beside its text).
 func (c *snapColumn) memory() int64 {
-	n := int64(len(c.codes8)) + 2*int64(len(c.codes16)) + 4*int64(len(c.codes32)) + 8*int64(len(c.nulls))
+	n := int64(len(c.codes8)) + 2*int64(len(c.codes16)) + 4*int64(len(c.codes32)) + 8*int64(len(c.nulls)) +
+		4*int64(len(c.prefix)) + 4*int64(len(c.rowsByCode))
 	for _, v := range c.values {
 		n += 48 + int64(len(v.s))
 	}

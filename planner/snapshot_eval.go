@@ -40,6 +40,9 @@ func newSnapEval(snap *tableSnapshot) *snapEval {
 func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
 	case *And:
+		if !wantF {
+			return e.conjunction(p, mask)
+		}
 		lt, lf, ok := e.pred(p.Left, mask, wantF)
 		if !ok {
 			return nil, nil, false
@@ -96,74 +99,179 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 			t, f = f, t
 		}
 		return t, f, true
-	case *Compare:
-		return e.leaf(p.Column, false, mask, func(c *snapColumn) (codeSet, bool) {
-			lit, ok := literalFor(c, p.Value)
-			if !ok {
-				return codeSet{}, false
-			}
-			lo, hi, nn, d := c.lowerBound(lit), c.upperBound(lit), c.firstNonNull(), uint32(len(c.values))
-			switch p.Op {
-			case "=":
-				return ranges(codeRange{lo, hi}), true
-			case "<>", "!=":
-				return ranges(codeRange{nn, lo}, codeRange{hi, d}), true
-			case "<":
-				return ranges(codeRange{nn, lo}), true
-			case "<=":
-				return ranges(codeRange{nn, hi}), true
-			case ">":
-				return ranges(codeRange{hi, d}), true
-			case ">=":
-				return ranges(codeRange{lo, d}), true
-			}
-			return codeSet{}, false
-		})
-	case *Between:
-		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
-			lo, ok1 := literalFor(c, p.Lo)
-			hi, ok2 := literalFor(c, p.Hi)
-			if !ok1 || !ok2 {
-				return codeSet{}, false
-			}
-			return ranges(codeRange{c.lowerBound(lo), c.upperBound(hi)}), true
-		})
-	case *In:
-		if len(p.Values) == 0 {
+	case *Compare, *Between, *In, *Like:
+		c, set, negate, ok := e.leafSet(p)
+		if !ok {
 			return nil, nil, false
 		}
-		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
-			rs := make([]codeRange, len(p.Values))
-			for i, l := range p.Values {
-				lit, ok := literalFor(c, l)
-				if !ok {
-					return codeSet{}, false
-				}
-				rs[i] = codeRange{c.lowerBound(lit), c.upperBound(lit)}
-			}
-			return ranges(rs...), true
-		})
-	case *Like:
-		return e.leaf(p.Column, p.Negate, mask, func(c *snapColumn) (codeSet, bool) {
-			// Reals and blobs turn into text by SQLite's own rules, and
-			// invalid UTF-8 is read by its own decoder: those stay in SQLite.
-			if c.has[classReal] || c.has[classBlob] || !c.validUTF8 || !utf8.ValidString(p.Pattern) {
-				return codeSet{}, false
-			}
-			lut := make([]uint64, len(c.values))
-			for i, v := range c.values {
-				switch v.class {
-				case classInt:
-					lut[i] = b2u(likeMatches(strconv.FormatInt(v.i, 10), p.Pattern))
-				case classText:
-					lut[i] = b2u(likeMatches(v.s, p.Pattern))
-				}
-			}
-			return codeSet{lut: lut}, true
-		})
+		t, f = e.leaf(c, set, negate, mask)
+		return t, f, true
 	}
 	// MathCompare and anything new run in SQLite.
 	return nil, nil, false
+}
+
+// leafSet resolves a column condition to its column and the value codes for
+// which it holds (before negation). ok is false when the snapshot declines it.
+func (e *snapEval) leafSet(p Pred) (c *snapColumn, set codeSet, negate, ok bool) {
+	var column string
+	switch p := p.(type) {
+	case *Compare:
+		column = p.Column
+	case *Between:
+		column, negate = p.Column, p.Negate
+	case *In:
+		column, negate = p.Column, p.Negate
+	case *Like:
+		column, negate = p.Column, p.Negate
+	default:
+		return nil, codeSet{}, false, false
+	}
+	if c = e.column(column); c == nil {
+		return nil, codeSet{}, false, false
+	}
+	set, ok = c.codesWhere(p)
+	return c, set, negate, ok
+}
+
+// codesWhere is the set of value codes on which a leaf condition holds.
+func (c *snapColumn) codesWhere(p Pred) (codeSet, bool) {
+	switch p := p.(type) {
+	case *Compare:
+		lit, ok := literalFor(c, p.Value)
+		if !ok {
+			return codeSet{}, false
+		}
+		lo, hi, nn, d := c.lowerBound(lit), c.upperBound(lit), c.firstNonNull(), uint32(len(c.values))
+		switch p.Op {
+		case "=":
+			return ranges(codeRange{lo, hi}), true
+		case "<>", "!=":
+			return ranges(codeRange{nn, lo}, codeRange{hi, d}), true
+		case "<":
+			return ranges(codeRange{nn, lo}), true
+		case "<=":
+			return ranges(codeRange{nn, hi}), true
+		case ">":
+			return ranges(codeRange{hi, d}), true
+		case ">=":
+			return ranges(codeRange{lo, d}), true
+		}
+	case *Between:
+		lo, ok1 := literalFor(c, p.Lo)
+		hi, ok2 := literalFor(c, p.Hi)
+		if ok1 && ok2 {
+			return ranges(codeRange{c.lowerBound(lo), c.upperBound(hi)}), true
+		}
+	case *In:
+		if len(p.Values) == 0 {
+			return codeSet{}, false
+		}
+		rs := make([]codeRange, len(p.Values))
+		for i, l := range p.Values {
+			lit, ok := literalFor(c, l)
+			if !ok {
+				return codeSet{}, false
+			}
+			rs[i] = codeRange{c.lowerBound(lit), c.upperBound(lit)}
+		}
+		return ranges(rs...), true
+	case *Like:
+		// Reals and blobs turn into text by SQLite's own rules, and invalid
+		// UTF-8 is read by its own decoder: those stay in SQLite.
+		if c.has[classReal] || c.has[classBlob] || !c.validUTF8 || !utf8.ValidString(p.Pattern) {
+			return codeSet{}, false
+		}
+		lut := make([]uint64, len(c.values))
+		for i, v := range c.values {
+			switch v.class {
+			case classInt:
+				lut[i] = b2u(likeMatches(strconv.FormatInt(v.i, 10), p.Pattern))
+			case classText:
+				lut[i] = b2u(likeMatches(v.s, p.Pattern))
+			}
+		}
+		return codeSet{lut: lut}, true
+	}
+	return codeSet{}, false
+}
+
+// rowsIn is how many rows hold a code of the set (NULL rows never do).
+func (c *snapColumn) rowsIn(set codeSet) int64 {
+	if set.lut != nil {
+		var n int64
+		for code, in := range set.lut {
+			if in != 0 {
+				n += int64(c.prefix[code+1] - c.prefix[code])
+			}
+		}
+		return n
+	}
+	var n int64
+	for _, r := range set.ranges {
+		n += int64(c.prefix[r.hi] - c.prefix[r.lo])
+	}
+	return n
+}
+
+// conjunction evaluates a chain of ANDs for its true rows only, most
+// selective condition first (counted from the dictionary's per-value row
+// counts), each on the rows the ones before it kept.
+func (e *snapEval) conjunction(p *And, mask bitset) (t, f bitset, ok bool) {
+	type conjunct struct {
+		pred   Pred
+		c      *snapColumn
+		set    codeSet
+		negate bool
+		rows   int64 // rows where it can hold, at most
+	}
+	var parts []conjunct
+	var flatten func(Pred) bool
+	flatten = func(p Pred) bool {
+		if a, isAnd := p.(*And); isAnd {
+			return flatten(a.Left) && flatten(a.Right)
+		}
+		c, set, negate, ok := e.leafSet(p)
+		switch {
+		case ok && !negate:
+			parts = append(parts, conjunct{pred: p, c: c, set: set, rows: c.rowsIn(set)})
+		case ok:
+			parts = append(parts, conjunct{pred: p, c: c, set: set, negate: true, rows: int64(e.snap.rows)})
+		case c != nil || isLeaf(p):
+			return false // a leaf the snapshot declines
+		default:
+			parts = append(parts, conjunct{pred: p, rows: int64(e.snap.rows) + 1}) // OR, NOT, IS NULL: last
+		}
+		return true
+	}
+	if !flatten(p) {
+		return nil, nil, false
+	}
+	if len(mask) == 0 { // an empty table
+		return bitset{}, nil, true
+	}
+	slices.SortStableFunc(parts, func(a, b conjunct) int { return cmp.Compare(a.rows, b.rows) })
+	t = mask
+	for _, part := range parts {
+		if part.c != nil {
+			t, _ = e.leaf(part.c, part.set, part.negate, t)
+		} else if t, _, ok = e.pred(part.pred, t, false); !ok {
+			return nil, nil, false
+		}
+	}
+	if &t[0] == &mask[0] { // nothing narrowed it: hand back a copy, callers write to t
+		t = slices.Clone(mask)
+	}
+	return t, nil, true
+}
+
+// isLeaf reports whether p is a column condition leafSet resolves.
+func isLeaf(p Pred) bool {
+	switch p.(type) {
+	case *Compare, *Between, *In, *Like:
+		return true
+	}
+	return false
 }
 
 func b2u(b bool) uint64 {
@@ -261,24 +369,33 @@ func (c *snapColumn) firstNonNull() uint32 {
 }
 
 // sparseShare: below one masked row in this many, a leaf looks at the masked
-// rows one by one instead of scanning the column. (A variable so that tests
-// can force either way.)
+// rows one by one (or the rows listed under its codes) instead of scanning
+// the column. A variable so that tests can force either way: 0 never scans,
+// a huge share always does.
 var sparseShare int64 = 16
 
 // leaf evaluates a column condition that is unknown exactly where the column
-// is NULL (every literal is non-NULL): build says which value codes satisfy
-// it, and the masked rows follow from their codes.
-func (e *snapEval) leaf(column string, negate bool, mask bitset, build func(*snapColumn) (codeSet, bool)) (t, f bitset, ok bool) {
-	c := e.column(column)
-	if c == nil {
-		return nil, nil, false
-	}
-	set, ok := build(c)
-	if !ok {
-		return nil, nil, false
-	}
+// is NULL (every literal is non-NULL) on the rows of mask. It takes the
+// cheapest of three ways: the rows listed under the set's codes when they
+// are few, the masked rows one by one when those are few, else a scan of the
+// column's codes.
+func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset) (t, f bitset) {
 	t = make(bitset, len(mask))
-	if mask.count()*sparseShare < int64(e.snap.rows) {
+	masked := mask.count()
+	listed := int64(-1)
+	if set.lut == nil {
+		listed = c.rowsIn(set)
+	}
+	switch {
+	case listed >= 0 && listed*sparseShare < int64(e.snap.rows) && listed <= masked:
+		for _, r := range set.ranges {
+			for _, row := range c.rowsByCode[c.prefix[r.lo]:c.prefix[r.hi]] {
+				if mask.has(int(row)) {
+					t.set(int(row))
+				}
+			}
+		}
+	case masked*sparseShare < int64(e.snap.rows):
 		for wi, w := range mask {
 			var out uint64
 			for w != 0 {
@@ -290,7 +407,7 @@ func (e *snapEval) leaf(column string, negate bool, mask bitset, build func(*sna
 			}
 			t[wi] = out
 		}
-	} else {
+	default:
 		lut := set.table(len(c.values))
 		switch {
 		case c.codes8 != nil:
@@ -311,7 +428,7 @@ func (e *snapEval) leaf(column string, negate bool, mask bitset, build func(*sna
 	if negate {
 		t, f = f, t
 	}
-	return t, f, true
+	return t, f
 }
 
 // fillMatches sets the rows whose code the lookup table marks, a word of

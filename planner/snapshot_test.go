@@ -103,8 +103,9 @@ func mixedPred(r *rand.Rand, depth int) Pred {
 // SQLite does (cells, order, units, keys); where SQLite converts values in
 // ways the snapshot does not model, it must decline. 300 predicates, seeded.
 func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
-	// Once as configured, once with every leaf scanning its whole column,
-	// once with every leaf looking at its masked rows one by one.
+	// Once as configured, once with every leaf reading the rows listed under
+	// its codes or its masked rows one by one, once with every leaf scanning
+	// its whole column.
 	defer func(old int64) { sparseShare = old }(sparseShare)
 	for _, share := range []int64{sparseShare, 0, 1 << 40} {
 		sparseShare = share
