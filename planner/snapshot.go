@@ -196,7 +196,9 @@ type snapshotBuilder struct {
 // readSnapshot reads every column of table t through conn in one read
 // transaction and labels it with the data_version seen inside it. It fails
 // when the snapshot would hold more than maxBytes.
-func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, progress func(rows int)) (*tableSnapshot, error) {
+// fileVersion, read inside the transaction, gives the label when the file is
+// in rollback-journal mode (see snapshots.version).
+func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, progress func(rows int)) (*tableSnapshot, error) {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -263,9 +265,14 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var version int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
-		return nil, err
+	// The shared lock is still held, so no commit separates these labels
+	// from the rows just read.
+	version := fileVersion()
+	if version < 0 {
+		if err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
+			return nil, err
+		}
+		version += 1 << 40
 	}
 	snap := &tableSnapshot{table: table, version: version, rows: n, columns: map[string]*snapColumn{},
 		bytes: estimateBytes(n, len(b.cols), textBytes)}

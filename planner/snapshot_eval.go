@@ -104,7 +104,7 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 		if !ok {
 			return nil, nil, false
 		}
-		t, f = e.leaf(c, set, negate, mask)
+		t, f = e.leaf(c, set, negate, mask, wantF)
 		return t, f, true
 	}
 	// MathCompare and anything new run in SQLite.
@@ -254,7 +254,7 @@ func (e *snapEval) conjunction(p *And, mask bitset) (t, f bitset, ok bool) {
 	t = mask
 	for _, part := range parts {
 		if part.c != nil {
-			t, _ = e.leaf(part.c, part.set, part.negate, t)
+			t, _ = e.leaf(part.c, part.set, part.negate, t, false)
 		} else if t, _, ok = e.pred(part.pred, t, false); !ok {
 			return nil, nil, false
 		}
@@ -379,7 +379,7 @@ var sparseShare int64 = 16
 // cheapest of three ways: the rows listed under the set's codes when they
 // are few, the masked rows one by one when those are few, else a scan of the
 // column's codes.
-func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset) (t, f bitset) {
+func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wantF bool) (t, f bitset) {
 	t = make(bitset, len(mask))
 	masked := mask.count()
 	listed := int64(-1)
@@ -420,6 +420,9 @@ func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset) (t
 		for i := range t {
 			t[i] &= mask[i]
 		}
+	}
+	if !wantF && !negate {
+		return t, nil
 	}
 	f = make(bitset, len(mask))
 	for i := range f {

@@ -170,9 +170,34 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 }
 
 // TestSnapshotSeesWritesByOthers writes to the protected file through
-// another connection between two queries: the second must count the new row.
+// another connection between two queries: the second must count the new row,
+// in rollback-journal mode (the header's change counter tells) and in WAL mode
+// (data_version tells).
 func TestSnapshotSeesWritesByOthers(t *testing.T) {
-	s, path := openTestStore(t, StoreOptions{})
+	for _, mode := range []string{"delete", "wal"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "people.db")
+			writeDB(t, path, testPeopleRows)
+			w, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			w.SetMaxOpenConns(1) // one connection, kept open: WAL's files stay
+			if _, err := w.Exec("PRAGMA journal_mode = " + mode); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenStore(path, StoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			snapshotSeesWrites(t, s, w)
+		})
+	}
+}
+
+func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 	ctx := context.Background()
 	people := testPeopleTable()
 	count := func() int64 {
@@ -191,19 +216,16 @@ func TestSnapshotSeesWritesByOthers(t *testing.T) {
 	if again, _ := s.snaps.current(ctx, "people"); again != first {
 		t.Error("an unchanged file was read again")
 	}
-	w, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.Exec(`INSERT INTO people VALUES (99, 30, 'F', 'North', 10)`); err != nil {
-		t.Fatal(err)
-	}
-	if after := count(); after != before+1 {
-		t.Errorf("after another connection's insert: %d, want %d", after, before+1)
+	for i := range 3 {
+		if _, err := w.Exec(`INSERT INTO people VALUES (?, 30, 'F', 'North', 10)`, 100+i); err != nil {
+			t.Fatal(err)
+		}
+		if after := count(); after != before+int64(i)+1 {
+			t.Errorf("after insert %d by another connection: %d, want %d", i+1, after, before+int64(i)+1)
+		}
 	}
 	if now, _ := s.snaps.current(ctx, "people"); now == first {
-		t.Error("the snapshot was not read again after the write")
+		t.Error("the snapshot was not read again after the writes")
 	}
 }
 

@@ -91,7 +91,7 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	}
 	st := &Store{db: db, opts: opts}
 	if !opts.NoSnapshot {
-		if st.snaps, err = openSnapshots(storeDSN(path, opts), opts); err != nil {
+		if st.snaps, err = openSnapshots(path, storeDSN(path, opts), opts); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
 		}
