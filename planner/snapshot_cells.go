@@ -112,14 +112,34 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg Ag
 	var key uint32
 	if unit.unique {
 		for wi, w := range rows {
-			w &^= unit.nulls[wi]
-			units += int64(bits.OnesCount64(w))
-			if keys == nil {
-				continue
+			units += int64(bits.OnesCount64(w &^ unit.nulls[wi]))
+		}
+		if keys == nil {
+			return finishTally(c, units, key, needs, agg)
+		}
+		// Each unit is one row: sum the keys of the matching rows, or, when
+		// they are most of the table, subtract those of the others from the
+		// total (uint32 arithmetic is mod 2^32 both ways).
+		nonNull := int64(len(unit.codes8)+len(unit.codes16)+len(unit.codes32)) - unit.nulls.count()
+		complement := units > nonNull/2
+		if complement {
+			key = keys[len(keys)-1] // the total, kept after the per-value keys
+		}
+		for wi, w := range rows {
+			if complement {
+				w = ^w
+				if wi == len(rows)-1 && len(unit.nulls) > 0 {
+					w &= lastWordMask(len(unit.codes8) + len(unit.codes16) + len(unit.codes32))
+				}
 			}
+			w &^= unit.nulls[wi]
 			for w != 0 {
-				r := wi<<6 | bits.TrailingZeros64(w)
-				key += keys[unit.code(r)]
+				k := keys[unit.code(wi<<6|bits.TrailingZeros64(w))]
+				if complement {
+					key -= k
+				} else {
+					key += k
+				}
 				w &= w - 1
 			}
 		}
@@ -142,6 +162,14 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg Ag
 		}
 	}
 	return finishTally(c, units, key, needs, agg)
+}
+
+// lastWordMask keeps the bits of the last word that stand for rows.
+func lastWordMask(rows int) uint64 {
+	if r := rows & 63; r != 0 {
+		return 1<<uint(r) - 1
+	}
+	return ^uint64(0)
 }
 
 func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell {
@@ -231,7 +259,9 @@ func (snap *tableSnapshot) unitKeys(unit *snapColumn, secret []byte) []uint32 {
 	if k := snap.keys.Load(); k != nil && k.column == unit.name && k.secret == string(secret) {
 		return k.keys
 	}
-	k := &unitKeys{column: unit.name, secret: string(secret), keys: make([]uint32, len(unit.values))}
+	// One more entry after the per-value keys holds their sum, the key of
+	// the whole table when each unit is one row.
+	k := &unitKeys{column: unit.name, secret: string(secret), keys: make([]uint32, len(unit.values)+1)}
 	for i, v := range unit.values {
 		var val any
 		switch v.class {
@@ -247,6 +277,7 @@ func (snap *tableSnapshot) unitKeys(unit *snapColumn, secret []byte) []uint32 {
 			val = []byte(v.s)
 		}
 		k.keys[i] = RecordKey(secret, val)
+		k.keys[len(unit.values)] += k.keys[i]
 	}
 	snap.keys.Store(k)
 	return k.keys
