@@ -123,3 +123,22 @@ func BenchmarkRecordKeyUnpooled(b *testing.B) {
 	}
 	_ = sink
 }
+
+// reconWhere is the shape of an IDP reconstruction statement late in the
+// search: equalities on the columns already settled, a range on the next.
+var reconWhere = &And{
+	Left: &And{
+		Left:  &Compare{Column: "sex", Op: "=", Value: textLit("F")},
+		Right: &Compare{Column: "suburb", Op: "=", Value: textLit("S17")},
+	},
+	Right: &Between{Column: "income", Lo: intLit(20000), Hi: intLit(60000)},
+}
+
+// The reconstruction statement through the snapshot and through SQLite alone:
+//
+//	go test ./planner -run '^$' -bench Reconstruction -count 6 | benchstat -
+func BenchmarkReconstructionStatement(b *testing.B) {
+	q := &Query{Table: "people", Threshold: &Threshold{Bound: 3}, Where: reconWhere}
+	b.Run("snapshot", func(b *testing.B) { benchRun(b, q, Needs{TableSize: true}) })
+	b.Run("sqlite", func(b *testing.B) { benchRun(b, q, Needs{TableSize: true}, true) })
+}
