@@ -197,8 +197,9 @@ type snapshotBuilder struct {
 // transaction and labels it with the data_version seen inside it. It fails
 // when the snapshot would hold more than maxBytes.
 // fileVersion, read inside the transaction, gives the label when the file is
-// in rollback-journal mode (see snapshots.version).
-func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, progress func(rows int)) (*tableSnapshot, error) {
+// in rollback-journal mode; in WAL mode the label is walVersion, the
+// data_version seen before the read began (see snapshots.version).
+func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, walVersion int64, progress func(rows int)) (*tableSnapshot, error) {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -269,10 +270,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	// from the rows just read.
 	version := fileVersion()
 	if version < 0 {
-		if err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
-			return nil, err
-		}
-		version += 1 << 40
+		version = walVersion
 	}
 	snap := &tableSnapshot{table: table, version: version, rows: n, columns: map[string]*snapColumn{},
 		bytes: estimateBytes(n, len(b.cols), textBytes)}

@@ -21,25 +21,35 @@ const defaultSnapshotMaxBytes = 1 << 30
 // snapshot is labelled with the counter read while its read transaction
 // holds the shared lock, when no commit can happen. In WAL mode commits leave
 // that counter alone, so the pinned connection's PRAGMA data_version is
-// asked instead (about 20 times slower: a statement through the driver).
+// asked instead (about 20 times slower: a statement through the driver), on
+// one pinned connection; a snapshot read on another connection is labelled
+// with the data_version seen just before it began, so a commit during the
+// read makes the next query read again.
 // Either way a commit by any other connection or process is seen by the next
 // query, which then reads the table again.
 type snapshots struct {
 	db       *sql.DB // one connection, separate from the query pool
 	path     string  // the protected file, whose header counts commits
-	file     *os.File
 	maxBytes int64
 	onBuild  func(SnapshotInfo)
 
-	mu     sync.Mutex // guards conn and tables; held while a snapshot is read
+	// Reads run on their own connections from db, under ctx, which close
+	// cancels; builds counts them.
+	ctx    context.Context
+	stop   context.CancelFunc
+	builds sync.WaitGroup
+
+	mu     sync.Mutex // guards conn (which asks data_version), file and tables
 	conn   *sql.Conn
+	file   *os.File
 	tables map[string]*snapshotSlot
 }
 
 // snapshotSlot is a table's snapshot, or why it has none at a data version.
 type snapshotSlot struct {
 	snap          *tableSnapshot
-	failedVersion int64 // the version at which reading failed (-1: none)
+	failedVersion int64         // the version at which reading failed (-1: none)
+	reading       chan struct{} // closed when the read in progress ends; nil when none
 }
 
 func openSnapshots(path, dsn string, opts StoreOptions) (*snapshots, error) {
@@ -47,13 +57,15 @@ func openSnapshots(path, dsn string, opts StoreOptions) (*snapshots, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
+	db.SetMaxOpenConns(4) // the version connection and reads of up to three tables at once
 	db.SetMaxIdleConns(1)
 	max := opts.SnapshotMaxBytes
 	if max <= 0 {
 		max = defaultSnapshotMaxBytes
 	}
-	return &snapshots{db: db, path: path, maxBytes: max, onBuild: opts.OnSnapshot, tables: map[string]*snapshotSlot{}}, nil
+	ctx, stop := context.WithCancel(context.Background())
+	return &snapshots{db: db, path: path, maxBytes: max, onBuild: opts.OnSnapshot, ctx: ctx, stop: stop,
+		tables: map[string]*snapshotSlot{}}, nil
 }
 
 // fileVersion is the file change counter from the database header, or -1
@@ -89,6 +101,8 @@ func (s *snapshots) version(ctx context.Context) (int64, error) {
 }
 
 func (s *snapshots) close() error {
+	s.stop() // a read in progress ends at its next row
+	s.builds.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil {
@@ -103,14 +117,16 @@ func (s *snapshots) close() error {
 }
 
 // current returns the snapshot of table as the file is now, reading it first
-// when there is none or the file has changed. It returns nil when the table
+// when there is none or the file has changed. The read runs on its own, so a
+// query whose deadline ends first does not end it: the query gets ctx's
+// error and a later one finds the snapshot. It returns nil when the table
 // cannot be held (too large, or reading it failed): SQLite answers then.
 func (s *snapshots) current(ctx context.Context, table string) (*tableSnapshot, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.conn == nil {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
+			s.mu.Unlock()
 			return nil, err
 		}
 		s.conn = conn
@@ -120,6 +136,7 @@ func (s *snapshots) current(ctx context.Context, table string) (*tableSnapshot, 
 	}
 	version, err := s.version(ctx)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
 	slot := s.tables[table]
@@ -127,32 +144,65 @@ func (s *snapshots) current(ctx context.Context, table string) (*tableSnapshot, 
 		slot = &snapshotSlot{failedVersion: -1}
 		s.tables[table] = slot
 	}
-	if slot.snap != nil && slot.snap.version == version {
+	switch {
+	case slot.snap != nil && slot.snap.version == version:
+		s.mu.Unlock()
+		return slot.snap, nil
+	case slot.failedVersion == version:
+		s.mu.Unlock()
+		return nil, nil
+	}
+	if slot.reading == nil {
+		slot.snap = nil // a stale snapshot is never used again; free it before reading
+		slot.reading = make(chan struct{})
+		s.builds.Add(1)
+		go s.read(table, slot, version)
+	}
+	done := slot.reading
+	s.mu.Unlock()
+
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slot.snap != nil && slot.snap.version >= version {
 		return slot.snap, nil
 	}
-	if slot.failedVersion == version {
-		return nil, nil
-	}
-	slot.snap = nil // a stale snapshot is never used again; free it before reading
+	return nil, nil // reading failed, or the file changed again: SQLite answers
+}
+
+// read reads table into slot; version is the file's version seen before.
+func (s *snapshots) read(table string, slot *snapshotSlot, version int64) {
+	defer s.builds.Done()
 	start := time.Now()
-	snap, err := readSnapshot(ctx, s.conn, table, s.maxBytes, s.fileVersion, func(rows int) {
-		if s.onBuild != nil {
-			s.onBuild(SnapshotInfo{Table: table, Rows: rows, Took: time.Since(start), InProgress: true})
+	snap, err := func() (*tableSnapshot, error) {
+		conn, err := s.db.Conn(s.ctx)
+		if err != nil {
+			return nil, err
 		}
-	})
+		defer conn.Close()
+		return readSnapshot(s.ctx, conn, table, s.maxBytes, s.fileVersion, version, func(rows int) {
+			if s.onBuild != nil {
+				s.onBuild(SnapshotInfo{Table: table, Rows: rows, Took: time.Since(start), InProgress: true})
+			}
+		})
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer close(slot.reading)
+	slot.reading = nil
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		slot.failedVersion = version
-		if s.onBuild != nil {
+		if s.onBuild != nil && s.ctx.Err() == nil {
 			s.onBuild(SnapshotInfo{Table: table, Took: time.Since(start), Err: fmt.Errorf("planner: reading table %q into memory: %w", table, err)})
 		}
-		return nil, nil
+		return
 	}
 	slot.snap = snap
 	if s.onBuild != nil {
 		s.onBuild(SnapshotInfo{Table: table, Rows: snap.rows, Columns: len(snap.columns), Bytes: snap.bytes, Took: time.Since(start)})
 	}
-	return snap, nil
 }

@@ -82,7 +82,9 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	db.SetMaxIdleConns(opts.MaxOpenConns)
 	// Reading the schema proves the file is a SQLite database now rather than
 	// at the first analyst query.
-	ctx, cancel := context.WithTimeout(context.Background(), opts.QueryTimeout)
+	// Opening is not an analyst's query: a short statement deadline (tests
+	// use milliseconds) must not fail it on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, defaultQueryTimeout))
 	defer cancel()
 	var tables int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
