@@ -46,6 +46,7 @@ statements in flight finish, and exits.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
 	cmd.Flags().String("server.listen", "", "listen address (overrides server.listen)")
+	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	addConfigFlags(cmd)
 	rootCmd.AddCommand(cmd)
 }
@@ -55,6 +56,11 @@ func serve(ctx context.Context, configPath string, cmd *cobra.Command) error {
 		ctx = context.Background()
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	stopProfile, err := startCPUProfile(cmd)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	load := func() (*config.Config, error) { return config.Load(configPath, cmd.Flags()) }
 	cfg, err := load()
 	if err != nil {

@@ -346,13 +346,64 @@ func (c *goCell) key() uint32 {
 	return k
 }
 
+// TestDifferentialRandomPredicates runs every predicate through both paths
+// of the store: SQLite, and the in-memory snapshot, which must answer every
+// predicate it is given except math (left to SQLite).
 func TestDifferentialRandomPredicates(t *testing.T) {
+	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning"} {
+		t.Run(path, func(t *testing.T) {
+			if path == "snapshot-never-scanning" { // every leaf reads listed or masked rows one by one
+				defer func(old int64) { sparseShare = old }(sparseShare)
+				sparseShare = 0
+			}
+			differentialRandomPredicates(t, path != "sqlite")
+		})
+	}
+}
+
+// hasMath reports whether a predicate holds a MathCompare.
+func hasMath(p Pred) bool {
+	switch p := p.(type) {
+	case *And:
+		return hasMath(p.Left) || hasMath(p.Right)
+	case *Or:
+		return hasMath(p.Left) || hasMath(p.Right)
+	case *Not:
+		return hasMath(p.Inner)
+	case *MathCompare:
+		return true
+	}
+	return false
+}
+
+// runPath answers q through the snapshot when snapshot is set (failing the
+// test if it declines a predicate without math), else through SQLite.
+func runPath(t *testing.T, s *Store, snapshot bool, tbl *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
+	t.Helper()
+	if !snapshot || hasMath(q.Where) {
+		return s.Run(context.Background(), tbl, q, needs, secret)
+	}
+	snap, err := s.snaps.current(context.Background(), tbl.Name)
+	if err != nil || snap == nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	shape, err := newCellShape(tbl, q)
+	if err != nil {
+		return nil, err
+	}
+	res, ok, err := snap.answer(tbl, q, needs, secret, shape)
+	if !ok {
+		t.Fatalf("the snapshot declined %s", debugSQL(tbl, q))
+	}
+	return res, err
+}
+
+func differentialRandomPredicates(t *testing.T, snapshot bool) {
 	r := rand.New(rand.NewPCG(20240611, 7))
 	rows := diffRows(r, 400)
-	s := openDiffStore(t, rows)
+	s := openDiffStore(t, rows, StoreOptions{NoSnapshot: !snapshot})
 	people := testPeopleTable()
 	gen := predGen{r: r}
-	ctx := context.Background()
 
 	var matchedSome, matchedNone int
 	for i := range 200 {
@@ -385,7 +436,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 		}
 
 		q := &Query{Table: "people", Where: where}
-		res, err := s.Run(ctx, people, q, Needs{}, nil)
+		res, err := runPath(t, s, snapshot, people, q, Needs{}, nil)
 		if err != nil {
 			t.Fatalf("predicate %d: %v\n%s", i, err, debugSQL(people, q))
 		}
@@ -399,7 +450,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 		// A quarter of the predicates also check units, keys, COUNT(DISTINCT)
 		// and a GROUP BY.
 		dq := &Query{Table: "people", Agg: CountDistinct, Where: where}
-		res, err = s.Run(ctx, people, dq, Needs{Key: true}, testSecret)
+		res, err = runPath(t, s, snapshot, people, dq, Needs{Key: true}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +459,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 			t.Errorf("predicate %d: distinct %d, units %d, key %d; Go says %d units, key %d", i, c.Count, c.Units, c.Key, n, total.key())
 		}
 		gq := &Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
-		res, err = s.Run(ctx, people, gq, Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
+		res, err = runPath(t, s, snapshot, people, gq, Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,7 +512,7 @@ func TestDifferentialLikeReference(t *testing.T) {
 }
 
 // openDiffStore writes the generated rows to a fresh file and opens it.
-func openDiffStore(t *testing.T, rows []diffRow) *Store {
+func openDiffStore(t *testing.T, rows []diffRow, opts StoreOptions) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "diff.db")
 	sqlRows := make([][]any, len(rows))
@@ -471,7 +522,7 @@ func openDiffStore(t *testing.T, rows []diffRow) *Store {
 		}
 	}
 	writeDB(t, path, sqlRows)
-	s, err := OpenStore(path, StoreOptions{})
+	s, err := OpenStore(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +600,7 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 func TestDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	s := openDiffStore(t, rows)
+	s := openDiffStore(t, rows, StoreOptions{})
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
 	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}

@@ -22,6 +22,14 @@ type StoreOptions struct {
 	QueryTimeout time.Duration // deadline of one Run (default 10s)
 	BusyTimeout  time.Duration // how long SQLite waits on a lock held by a writer elsewhere (default 5s)
 	MaxOpenConns int           // pooled connections (default 2*GOMAXPROCS)
+	// NoSnapshot turns the in-memory fast path off: every query runs in SQLite.
+	NoSnapshot bool
+	// SnapshotMaxBytes bounds the memory of one table's snapshot (default
+	// 1 GiB); a table that needs more is answered by SQLite alone.
+	SnapshotMaxBytes int64
+	// OnSnapshot, when set, is told when a table's snapshot is being read,
+	// has been read, or cannot be held.
+	OnSnapshot func(SnapshotInfo)
 }
 
 const (
@@ -45,8 +53,9 @@ func (o StoreOptions) withDefaults() StoreOptions {
 // Store is the protected database, opened read-only. It is safe for
 // concurrent use: database/sql pools its connections.
 type Store struct {
-	db   *sql.DB
-	opts StoreOptions
+	db    *sql.DB
+	opts  StoreOptions
+	snaps *snapshots // nil when NoSnapshot
 }
 
 // OpenStore opens the SQLite database at path read-only. The file must exist:
@@ -73,14 +82,23 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	db.SetMaxIdleConns(opts.MaxOpenConns)
 	// Reading the schema proves the file is a SQLite database now rather than
 	// at the first analyst query.
-	ctx, cancel := context.WithTimeout(context.Background(), opts.QueryTimeout)
+	// Opening is not an analyst's query: a short statement deadline (tests
+	// use milliseconds) must not fail it on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, defaultQueryTimeout))
 	defer cancel()
 	var tables int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
 	}
-	return &Store{db: db, opts: opts}, nil
+	st := &Store{db: db, opts: opts}
+	if !opts.NoSnapshot {
+		if st.snaps, err = openSnapshots(path, storeDSN(path, opts), opts); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
+		}
+	}
+	return st, nil
 }
 
 // storeDSN is the read-only URI of the database file. The path is
@@ -101,8 +119,14 @@ func storeDSN(path string, opts StoreOptions) string {
 	return u.String() + "?" + q.Encode()
 }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the pool and drops the snapshots.
+func (s *Store) Close() error {
+	var err error
+	if s.snaps != nil {
+		err = s.snaps.close()
+	}
+	return errors.Join(err, s.db.Close())
+}
 
 // ColumnInfo is one column of a stored table as SQLite declares it.
 type ColumnInfo struct {
@@ -214,6 +238,23 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
+
+	if s.snaps != nil {
+		snap, err := s.snaps.current(ctx, t.Name)
+		if err != nil {
+			return nil, s.runError(ctx, t, err)
+		}
+		// Bounded counts differ from plain ones only where a unit has
+		// several rows; those the snapshot leaves to the SQL that bounds them.
+		if snap != nil && (!needs.Bound || snap.onePerUnit(t.PrivacyUnit)) {
+			if res, ok, err := snap.answer(t, q, needs, secret, shape); ok {
+				if res != nil {
+					res.Bounds = bounds
+				}
+				return res, err
+			}
+		}
+	}
 
 	var rd querier = s.db
 	if needs.TableSize {

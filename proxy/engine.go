@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"countwall/config"
 	"countwall/mechanisms"
@@ -74,7 +75,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout})
+	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
@@ -233,6 +234,22 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// snapshotLogger reports the planner's in-memory table snapshots: reading
+// progress, the memory each holds, and why a table stays in SQLite.
+func snapshotLogger(logger *slog.Logger) func(planner.SnapshotInfo) {
+	return func(i planner.SnapshotInfo) {
+		switch {
+		case i.Err != nil:
+			logger.Warn("table left to SQLite", "table", i.Table, "error", i.Err)
+		case i.InProgress:
+			logger.Info("reading table into memory", "table", i.Table, "rows", i.Rows, "took", i.Took.Round(time.Millisecond))
+		default:
+			logger.Info("table in memory", "table", i.Table, "rows", i.Rows, "columns", i.Columns,
+				"bytes", i.Bytes, "took", i.Took.Round(time.Millisecond))
+		}
+	}
 }
 
 // Fingerprint identifies a statement in logs, the audit log and the ledger

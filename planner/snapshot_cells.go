@@ -1,0 +1,284 @@
+package planner
+
+import (
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// answer computes a query's cells from the snapshot, or returns ok false when
+// the snapshot declines the query (SQLite answers it instead). The figures are
+// those the compiled SQL would return: counts, distinct non-NULL units and
+// contributor keys per cell, cells in SQLite's GROUP BY order, then the same
+// domain filling, group limit and ORDER BY as readCells.
+func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, bool, error) {
+	ev := newSnapEval(snap)
+	matched := ev.all
+	if q.Where != nil {
+		tr, _, ok := ev.pred(q.Where, ev.all, false)
+		if !ok {
+			return nil, false, nil
+		}
+		matched = tr
+	}
+	withUnits := q.Agg == CountDistinct || needs.Units || needs.Key
+	var unit *snapColumn
+	var keys []uint32
+	if withUnits {
+		if unit = snap.columns[strings.ToLower(t.PrivacyUnit)]; unit == nil || !unit.groupable() {
+			return nil, false, nil
+		}
+		if needs.Key {
+			keys = snap.unitKeys(unit, secret)
+		}
+	}
+	groups := make([]*snapColumn, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		if groups[i] = snap.columns[strings.ToLower(g)]; groups[i] == nil || !groups[i].groupable() || groups[i].driverTime {
+			return nil, false, nil
+		}
+	}
+
+	var cells []Cell
+	if len(groups) == 0 {
+		cells = []Cell{tallyRows(matched, unit, keys, needs, q.Agg)}
+	} else {
+		var ok bool
+		if cells, ok = groupCells(matched, groups, unit, keys, needs, q.Agg); !ok {
+			return nil, false, nil
+		}
+	}
+	acc := shape.newAccumulator()
+	for _, c := range cells {
+		if err := acc.add(c); err != nil {
+			return nil, true, err
+		}
+	}
+	res := &Result{Cells: acc.result(), DomainComplete: shape.complete}
+	shape.order(res.Cells)
+	if needs.TableSize {
+		res.TableSize = int64(snap.rows)
+	}
+	if needs.Conditions {
+		res.Conditions = Conditions(q)
+	}
+	return res, true, nil
+}
+
+// groupable reports whether the column's values group as they compare here:
+// SQLite puts an integer and an equal real in one group, which the snapshot's
+// dictionary keeps apart, so such a column is left to SQLite.
+func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classReal]) }
+
+// tally counts the rows each visits, and the distinct non-NULL units among
+// them with the sum of their record keys when unit is set. seen, when given,
+// is scratch of one entry per unit value, all false.
+func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, needs Needs, agg AggKind) Cell {
+	c := Cell{InDomain: true}
+	if unit == nil {
+		each(func(int) { c.Count++ })
+		return c
+	}
+	if seen == nil {
+		seen = make([]bool, len(unit.values))
+	}
+	var units int64
+	var key uint32
+	each(func(r int) {
+		c.Count++
+		u := unit.code(r)
+		if seen[u] || unit.values[u].class == classNull {
+			return
+		}
+		seen[u] = true
+		units++
+		if keys != nil {
+			key += keys[u]
+		}
+	})
+	return finishTally(c, units, key, needs, agg)
+}
+
+// tallyRows is tally over a row set, without a call per row: the path of
+// every plain COUNT. When each unit value occupies one row (a table keyed by
+// its unit), no set of seen units is needed.
+func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) Cell {
+	c := Cell{InDomain: true, Count: rows.count()}
+	if unit == nil {
+		return c
+	}
+	var units int64
+	var key uint32
+	if unit.unique {
+		for wi, w := range rows {
+			units += int64(bits.OnesCount64(w &^ unit.nulls[wi]))
+		}
+		if keys == nil {
+			return finishTally(c, units, key, needs, agg)
+		}
+		// Each unit is one row: sum the keys of the matching rows, or, when
+		// they are most of the table, subtract those of the others from the
+		// total (uint32 arithmetic is mod 2^32 both ways).
+		nonNull := int64(len(unit.codes8)+len(unit.codes16)+len(unit.codes32)) - unit.nulls.count()
+		complement := units > nonNull/2
+		if complement {
+			key = keys[len(keys)-1] // the total, kept after the per-value keys
+		}
+		for wi, w := range rows {
+			if complement {
+				w = ^w
+				if wi == len(rows)-1 && len(unit.nulls) > 0 {
+					w &= lastWordMask(len(unit.codes8) + len(unit.codes16) + len(unit.codes32))
+				}
+			}
+			w &^= unit.nulls[wi]
+			for w != 0 {
+				k := keys[unit.code(wi<<6|bits.TrailingZeros64(w))]
+				if complement {
+					key -= k
+				} else {
+					key += k
+				}
+				w &= w - 1
+			}
+		}
+		return finishTally(c, units, key, needs, agg)
+	}
+	seen := make([]bool, len(unit.values))
+	for wi, w := range rows {
+		w &^= unit.nulls[wi]
+		for w != 0 {
+			u := unit.code(wi<<6 | bits.TrailingZeros64(w))
+			w &= w - 1
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			units++
+			if keys != nil {
+				key += keys[u]
+			}
+		}
+	}
+	return finishTally(c, units, key, needs, agg)
+}
+
+// lastWordMask keeps the bits of the last word that stand for rows.
+func lastWordMask(rows int) uint64 {
+	if r := rows & 63; r != 0 {
+		return 1<<uint(r) - 1
+	}
+	return ^uint64(0)
+}
+
+func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell {
+	if agg == CountDistinct {
+		c.Count = units
+	}
+	if needs.Units || needs.Key {
+		c.Units = units
+	}
+	if needs.Key {
+		c.Key = key
+	}
+	return c
+}
+
+// groupCells splits the matching rows by the group columns' value codes. The
+// dictionaries are in SQLite's sort order, so ascending codes give the cells
+// in the order of the compiled SQL's ORDER BY.
+func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
+	radix := uint64(1)
+	for _, g := range groups {
+		radix *= uint64(len(g.values))
+		if radix >= 1<<32 {
+			return nil, false
+		}
+	}
+	// One sortable word per matching row: group number above, row below.
+	var pairs []uint64
+	matched.each(func(r int) {
+		gid := uint64(0)
+		for _, g := range groups {
+			gid = gid*uint64(len(g.values)) + uint64(g.code(r))
+		}
+		pairs = append(pairs, gid<<32|uint64(r))
+	})
+	slices.Sort(pairs)
+
+	var cells []Cell
+	var seen []bool
+	if unit != nil {
+		seen = make([]bool, len(unit.values))
+	}
+	for start := 0; start < len(pairs); {
+		gid := pairs[start] >> 32
+		end := start
+		for end < len(pairs) && pairs[end]>>32 == gid {
+			end++
+		}
+		run := pairs[start:end]
+		c := tally(func(f func(int)) {
+			for _, p := range run {
+				f(int(uint32(p)))
+			}
+		}, unit, keys, seen, needs, agg)
+		if seen != nil {
+			for _, p := range run { // clear only what this group marked
+				seen[unit.code(int(uint32(p)))] = false
+			}
+		}
+		r := int(uint32(run[0]))
+		c.Group = make([]GroupValue, len(groups))
+		for i, g := range groups {
+			c.Group[i] = g.values[g.code(r)].groupValue()
+		}
+		cells = append(cells, c)
+		start = end
+	}
+	return cells, true
+}
+
+// groupValue renders a value as readCells renders what SQLite returns.
+func (v dictValue) groupValue() GroupValue {
+	switch v.class {
+	case classNull:
+		return GroupValue{Null: true}
+	case classInt:
+		return GroupValue{Text: strconv.FormatInt(v.i, 10)}
+	case classReal:
+		return GroupValue{Text: strconv.FormatFloat(v.f, 'g', -1, 64)}
+	}
+	return GroupValue{Text: v.s}
+}
+
+// unitKeys returns the record key of every value of the unit column under
+// secret, computing them once per snapshot and secret.
+func (snap *tableSnapshot) unitKeys(unit *snapColumn, secret []byte) []uint32 {
+	if k := snap.keys.Load(); k != nil && k.column == unit.name && k.secret == string(secret) {
+		return k.keys
+	}
+	// One more entry after the per-value keys holds their sum, the key of
+	// the whole table when each unit is one row.
+	k := &unitKeys{column: unit.name, secret: string(secret), keys: make([]uint32, len(unit.values)+1)}
+	for i, v := range unit.values {
+		var val any
+		switch v.class {
+		case classNull:
+			continue
+		case classInt:
+			val = v.i
+		case classReal:
+			val = v.f
+		case classText:
+			val = v.s
+		default:
+			val = []byte(v.s)
+		}
+		k.keys[i] = RecordKey(secret, val)
+		k.keys[len(unit.values)] += k.keys[i]
+	}
+	snap.keys.Store(k)
+	return k.keys
+}

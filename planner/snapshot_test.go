@@ -1,0 +1,402 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// mixedDDL declares every affinity the snapshot distinguishes; the rows put
+// values of other storage classes in them, as SQLite's dynamic typing allows
+// (a CSV's '?' in an integer column, blobs in a text column, an untyped column).
+const mixedDDL = `CREATE TABLE mixed (id INTEGER, n INTEGER, r REAL, t TEXT, u, d DATE)`
+
+func mixedTable() *Table {
+	cols := map[string]*Column{}
+	for name, typ := range map[string]ColumnType{"id": TypeInt, "n": TypeInt, "r": TypeReal, "t": TypeText, "u": TypeText, "d": TypeText} {
+		cols[name] = &Column{Name: name, Type: typ}
+	}
+	p := DefaultPolicy()
+	p.AllowLike = true
+	return &Table{Name: "mixed", PrivacyUnit: "id", Columns: cols, Policy: p}
+}
+
+func writeMixed(t *testing.T, path string, r *rand.Rand, rows int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(mixedDDL); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pick := func(vals ...any) any { return vals[r.IntN(len(vals))] }
+	for range rows {
+		_, err := tx.Exec(`INSERT INTO mixed VALUES (?, ?, ?, ?, ?, ?)`,
+			pick(int64(r.IntN(60)), int64(r.IntN(60)), nil, "u7", 3.0),
+			pick(int64(r.IntN(8)-2), int64(r.IntN(8)), nil, "?", 2.5, []byte("b")),
+			pick(float64(r.IntN(8))/2, 1.25, nil, int64(3), "x"),
+			pick("F", "M", "f", "", nil, "é", "a_b", "a%b", []byte("F"), "10"),
+			pick(int64(1), int64(2), "1", "2", "a", nil, []byte("a"), 1.5),
+			pick("2020-01-01", "5", int64(5), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mixedPred draws a random predicate over the mixed table.
+func mixedPred(r *rand.Rand, depth int) Pred {
+	if depth > 0 && r.IntN(3) > 0 {
+		switch r.IntN(3) {
+		case 0:
+			return &And{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
+		case 1:
+			return &Or{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
+		default:
+			return &Not{Inner: mixedPred(r, depth-1)}
+		}
+	}
+	col := []string{"n", "r", "t", "u", "d", "id"}[r.IntN(6)]
+	lit := func() Literal {
+		switch col {
+		case "n", "id":
+			if r.IntN(4) == 0 {
+				return Literal{Kind: LitFloat, Float: float64(r.IntN(12)-3) / 2}
+			}
+			return intLit(int64(r.IntN(12) - 3))
+		case "r":
+			return Literal{Kind: LitFloat, Float: float64(r.IntN(10)) / 2}
+		}
+		return textLit([]string{"F", "M", "f", "", "1", "2", "a", "5", "2020-01-01", "é", "10"}[r.IntN(11)])
+	}
+	ops := []string{"=", "<>", "<", "<=", ">", ">="}
+	switch r.IntN(5) {
+	case 0:
+		return &Compare{Column: col, Op: ops[r.IntN(len(ops))], Value: lit()}
+	case 1:
+		return &Between{Column: col, Lo: lit(), Hi: lit(), Negate: r.IntN(2) == 0}
+	case 2:
+		return &In{Column: col, Values: []Literal{lit(), lit(), lit()}, Negate: r.IntN(2) == 0}
+	case 3:
+		return &IsNull{Column: col, Negate: r.IntN(2) == 0}
+	}
+	pats := []string{"%", "F%", "_", "a\\_b", "a_b", "%b", "1%", "é", "__", "a\\%b"}
+	return &Like{Column: col, Pattern: pats[r.IntN(len(pats))], Negate: r.IntN(2) == 0}
+}
+
+// TestSnapshotMatchesSQLiteOnMixedClasses compares the snapshot with SQLite
+// query by query, figure by figure, on a table whose columns hold values of
+// every storage class: where the snapshot answers, it must answer exactly as
+// SQLite does (cells, order, units, keys); where SQLite converts values in
+// ways the snapshot does not model, it must decline. 300 predicates, seeded.
+func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
+	// Once as configured, once with every leaf reading the rows listed under
+	// its codes or its masked rows one by one, once with every leaf scanning
+	// its whole column.
+	defer func(old int64) { sparseShare = old }(sparseShare)
+	for _, share := range []int64{sparseShare, 0, 1 << 40} {
+		sparseShare = share
+		t.Run(fmt.Sprintf("sparse-share-%d", share), snapshotMatchesSQLiteOnMixedClasses)
+	}
+}
+
+func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 2026))
+	path := filepath.Join(t.TempDir(), "mixed.db")
+	writeMixed(t, path, r, 500)
+	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	fast, err := OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	ctx := context.Background()
+	tbl := mixedTable()
+	snap, err := fast.snaps.current(ctx, "mixed")
+	if err != nil || snap == nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+
+	answered := 0
+	const n = 300
+	for i := range n {
+		q := &Query{Table: "mixed", Where: mixedPred(r, 3)}
+		needs := Needs{}
+		switch i % 4 {
+		case 1:
+			q.Agg, needs = CountDistinct, Needs{Key: true, TableSize: true}
+		case 2:
+			q.GroupBy, needs = []string{"t"}, Needs{Units: true}
+		case 3:
+			q.GroupBy, needs = []string{"t", "r"}, Needs{Key: true}
+			q.OrderBy = []Order{{Column: "r", Desc: true}}
+		}
+		want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
+		shape, err := newCellShape(tbl, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, gerr := snap.answer(tbl, q, needs, testSecret, shape)
+		if !ok {
+			continue
+		}
+		answered++
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+			t.Errorf("query %d %s\nSQLite:   %+v %v\nsnapshot: %+v %v", i, debugSQL(tbl, q), want, werr, got, gerr)
+		}
+	}
+	// Declines are for the rare conversions only; most queries must be answered.
+	if answered < n/2 {
+		t.Errorf("the snapshot answered only %d of %d queries", answered, n)
+	}
+	t.Logf("the snapshot answered %d of %d queries", answered, n)
+}
+
+// TestSnapshotSeesWritesByOthers writes to the protected file through
+// another connection between two queries: the second must count the new row,
+// in rollback-journal mode (the header's change counter tells) and in WAL mode
+// (data_version tells).
+func TestSnapshotSeesWritesByOthers(t *testing.T) {
+	for _, mode := range []string{"delete", "wal"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "people.db")
+			writeDB(t, path, testPeopleRows)
+			w, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			w.SetMaxOpenConns(1) // one connection, kept open: WAL's files stay
+			if _, err := w.Exec("PRAGMA journal_mode = " + mode); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenStore(path, StoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			snapshotSeesWrites(t, s, w)
+		})
+	}
+}
+
+func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
+	ctx := context.Background()
+	people := testPeopleTable()
+	count := func() int64 {
+		t.Helper()
+		res, err := s.Run(ctx, people, &Query{Table: "people", Where: &Compare{Column: "sex", Op: "=", Value: textLit("F")}}, Needs{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Cells[0].Count
+	}
+	before := count()
+	first, err := s.snaps.current(ctx, "people")
+	if err != nil || first == nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	if again, _ := s.snaps.current(ctx, "people"); again != first {
+		t.Error("an unchanged file was read again")
+	}
+	for i := range 3 {
+		if _, err := w.Exec(`INSERT INTO people VALUES (?, 30, 'F', 'North', 10)`, 100+i); err != nil {
+			t.Fatal(err)
+		}
+		if after := count(); after != before+int64(i)+1 {
+			t.Errorf("after insert %d by another connection: %d, want %d", i+1, after, before+int64(i)+1)
+		}
+	}
+	if now, _ := s.snaps.current(ctx, "people"); now == first {
+		t.Error("the snapshot was not read again after the writes")
+	}
+}
+
+// TestSnapshotOverTheLimitFallsBack bounds snapshots to a few bytes: every
+// query is answered by SQLite, with the same figures.
+func TestSnapshotOverTheLimitFallsBack(t *testing.T) {
+	var infos []SnapshotInfo
+	s, _ := openTestStore(t, StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i SnapshotInfo) { infos = append(infos, i) }})
+	res, err := s.Run(context.Background(), testPeopleTable(), &Query{Table: "people"}, Needs{}, nil)
+	if err != nil || res.Cells[0].Count != 13 {
+		t.Fatalf("got %+v, %v; want 13 rows", res, err)
+	}
+	if snap, _ := s.snaps.current(context.Background(), "people"); snap != nil {
+		t.Error("a snapshot over the limit was kept")
+	}
+	if len(infos) != 1 || infos[0].Err == nil {
+		t.Errorf("reports %+v, want one saying why the table stays in SQLite", infos)
+	}
+}
+
+func TestLikeMatchesSQLite(t *testing.T) {
+	cases := []struct {
+		s, p string
+		want bool
+	}{
+		{"North", "N%", true}, {"north", "N%", false}, {"a_b", `a\_b`, true}, {"axb", `a\_b`, false},
+		{"axb", "a_b", true}, {"a%b", `a\%b`, true}, {"", "%", true}, {"", "", true}, {"x", "", false},
+		{"East", "_ast", true}, {"ab", `ab\`, false}, {"é", "_", true}, {"éa", "_a", true},
+		{"abc", "%%c", true}, {"abc", "%_%_%_%", true}, {"ab", "%_%_%_%", false}, {"a\\b", `a\\b`, true},
+	}
+	for _, tc := range cases {
+		if got := likeMatches(tc.s, tc.p); got != tc.want {
+			t.Errorf("likeMatches(%q, %q) = %v, want %v", tc.s, tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestCompareIntReal(t *testing.T) {
+	cases := []struct {
+		i    int64
+		f    float64
+		want int
+	}{
+		{1, 1.0, 0}, {1, 1.5, -1}, {2, 1.5, 1}, {-1, -1.5, 1}, {-2, -1.5, -1},
+		{1<<53 + 1, 1 << 53, 1}, {9223372036854775807, 9223372036854775807.0, -1}, {-9223372036854775808, -9223372036854775808.0, 0},
+	}
+	for _, tc := range cases {
+		if got := compareIntReal(tc.i, tc.f); got != tc.want {
+			t.Errorf("compareIntReal(%d, %g) = %d, want %d", tc.i, tc.f, got, tc.want)
+		}
+	}
+}
+
+// TestSnapshotKeysWithOneRowPerUnit checks contributor keys and unit counts
+// on a table keyed by its unit (the path that sums keys without a seen-set,
+// and subtracts from the table's total when most rows match) against SQLite,
+// for 200 seeded random predicates, a few of NULL units included.
+func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 14))
+	rows := diffRows(r, 300)
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		row["id"] = int64(i)
+		if i%37 == 0 {
+			row["id"] = nil
+		}
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	path := filepath.Join(t.TempDir(), "unique.db")
+	writeDB(t, path, sqlRows)
+	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	fast, err := OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	people := testPeopleTable()
+	if snap, err := fast.snaps.current(context.Background(), "people"); err != nil || !snap.columns["id"].unique {
+		t.Fatalf("the id column is not seen as one row per unit (%v)", err)
+	}
+	gen := predGen{r: r}
+	most := 0
+	for i := range 200 {
+		q := &Query{Table: "people", Where: gen.pred(2)}
+		if i%5 == 0 {
+			q.Where = nil // every row: the complement is empty
+		}
+		want, err := raw.Run(context.Background(), people, q, Needs{Key: true}, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runPath(t, fast, true, people, q, Needs{Key: true}, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("query %d %s: SQLite %+v, snapshot %+v", i, debugSQL(people, q), want.Cells, got.Cells)
+		}
+		if 2*want.Cells[0].Units > int64(len(rows)) {
+			most++
+		}
+	}
+	if most < 40 {
+		t.Errorf("only %d predicates matched most units: the subtracting path is barely exercised", most)
+	}
+}
+
+// TestSnapshotBoundedOnePerUnit: on a table keyed by its unit, bounded counts
+// (Needs.Bound) are the plain ones, so the snapshot answers them, and its
+// results, bounds in force included, must equal the bounding SQL's. A single
+// NULL unit makes the table one the snapshot leaves to SQLite (those rows
+// are not counted under bounds).
+func TestSnapshotBoundedOnePerUnit(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 31))
+	rows := diffRows(r, 300)
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		row["id"] = int64(i)
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	path := filepath.Join(t.TempDir(), "unique.db")
+	writeDB(t, path, sqlRows)
+	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	fast, err := OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	ctx := context.Background()
+	if snap, err := fast.snaps.current(ctx, "people"); err != nil || !snap.onePerUnit("id") {
+		t.Fatalf("the table is not seen as one row per unit (%v)", err)
+	}
+	people := testPeopleTable()
+	gen := predGen{r: r}
+	for i := range 120 {
+		q := &Query{Table: "people", Where: gen.pred(2)}
+		needs := Needs{Bound: true, Units: i%2 == 0, Bounds: Bounds{MaxRowsPerUnit: 1 + int64(i%3), MaxGroupsPerUnit: 1 + int64(i%2)}}
+		if i%3 == 1 {
+			q.GroupBy = []string{"sex"}
+		}
+		if i%4 == 3 {
+			q.Agg = CountDistinct
+		}
+		want, werr := raw.Run(ctx, people, q, needs, testSecret)
+		got, gerr := fast.Run(ctx, people, q, needs, testSecret)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+			t.Errorf("query %d %s %+v\nSQLite:   %+v %v\nsnapshot: %+v %v", i, debugSQL(people, q), needs.Bounds, want, werr, got, gerr)
+		}
+	}
+
+	sqlRows[17][0] = nil
+	withNull := filepath.Join(t.TempDir(), "null-unit.db")
+	writeDB(t, withNull, sqlRows)
+	s, err := OpenStore(withNull, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if snap, err := s.snaps.current(ctx, "people"); err != nil || snap.onePerUnit("id") {
+		t.Fatalf("a table with a NULL unit is taken as one row per unit (%v)", err)
+	}
+}
