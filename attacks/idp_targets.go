@@ -55,6 +55,7 @@ var IDPMembership = &Attack{
 	Script:  func(o Options) []string { return targetScript(o, membershipThresholds(scriptK(o))) },
 	Run:     membership.run,
 	Score:   membership.score,
+	Flags:   thresholdFlags,
 	Demo: func() Options {
 		// The demo person is in the table; a year younger no one is:
 		// --where "suburb = 'suburb_0163' AND age = 64 AND sex = 'M'"
@@ -71,6 +72,7 @@ var IDPUniqueness = &Attack{
 	Script:  func(o Options) []string { return targetScript(o, uniquenessThresholds(scriptK(o))) },
 	Run:     uniqueness.run,
 	Score:   uniqueness.score,
+	Flags:   thresholdFlags,
 	Demo: func() Options {
 		return Options{Target: Target{Table: "people", Where: demoPerson}, Threshold: ThresholdSetup{GroupK: -1}}
 	},
@@ -83,6 +85,7 @@ var IDPAttribute = &Attack{
 	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit",
 	Run:     runAttribute,
 	Score:   scoreAttribute,
+	Flags:   thresholdFlags,
 	Demo: func() Options {
 		// Income is public as 0..500,000 (19 bits): 18 or 19 queries.
 		return Options{
@@ -268,7 +271,7 @@ func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, err
 	for _, b := range bs {
 		out, v, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, o.Target.Where, b))
 		if err != nil {
-			if IsBudgetExhausted(err) {
+			if Stopped(err) {
 				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries, before a verdict: %v", len(outcomes), err))
 				break
 			}
@@ -361,7 +364,7 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 		where := andWhere(o.Target.Where, d.Range(lo, mid))
 		out, _, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, where, b))
 		if err != nil {
-			if IsBudgetExhausted(err) {
+			if Stopped(err) {
 				between := fmt.Sprintf("the value is between %s and %s", literalText(d.Literal(lo)), literalText(d.Literal(hi-1)))
 				if !ts.certain() {
 					between = "read as exact, the answers put the value between " + between[len("the value is between "):]
