@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"countwall/attacks"
 	"countwall/config"
@@ -72,6 +73,9 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			o.Progress = terminalProgress(os.Stderr, a.Name)
+			o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
+				return openQuerier(ctx, nil, dsn, config, analyst)
+			}
 			if emit {
 				if a.Script == nil {
 					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
@@ -164,7 +168,11 @@ func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analy
 		}
 		return w, func() { w.Close() }, nil
 	case configPath != "":
-		cfg, err := config.Load(configPath, cmd.Flags())
+		var flags *pflag.FlagSet
+		if cmd != nil {
+			flags = cmd.Flags()
+		}
+		cfg, err := config.Load(configPath, flags)
 		if err != nil {
 			return nil, nil, err
 		}

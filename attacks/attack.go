@@ -39,6 +39,9 @@ type Options struct {
 	// database read for public columns only (linear-reconstruction) or a
 	// population file (tracing). The attacks that need it say so.
 	Background string
+	// Connect, when set, reaches a second firewall (a PostgreSQL URL, or a
+	// config run in process): prior-release's earlier exact release.
+	Connect func(ctx context.Context, dsn, config string) (Querier, func(), error)
 	// Params are the attack's own parameters, a pointer to a struct declared
 	// in its file, filled by its Demo and bound to its Flags.
 	Params any
