@@ -45,6 +45,7 @@ var demoSettings = map[string]demoSetting{
 	"suppress": {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted},
 	"bounded":  {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted},
 	"cellkey":  {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted},
+	"layered":  {"layered", "layered", nil, budgetUncounted},
 	"laplace":  {"laplace", "laplace", nil, budgetDP},
 	"idp":      {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed},
 	"idp+1":    {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed},
@@ -68,6 +69,9 @@ var demoAttackPlan = []struct {
 	{"idp-reconstruct", []string{"idp", "exact", "laplace"}},
 	{"idp-variance", []string{"idp+1", "laplace"}},
 	{"bdp-existence", []string{"bdp", "laplace"}},
+	{"linear-reconstruction", []string{"bounded", "cellkey", "layered", "laplace"}},
+	{"prior-release", []string{"laplace"}},
+	{"split-averaging", []string{"layered", "laplace"}},
 }
 
 // runDemoAttacks runs the attack suite over the wire: for each firewall
@@ -187,6 +191,10 @@ func (srv *demoServer) run(ctx context.Context, name, truthPath string) report.R
 	a, _ := attacks.Lookup(name)
 	o, err := attacks.DemoOptions(name)
 	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if err := attacks.PrepareDemo(ctx, &o, truthPath); err != nil {
 		row.Err = err.Error()
 		return row
 	}

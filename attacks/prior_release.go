@@ -50,7 +50,7 @@ var PriorRelease = &Attack{
 		return Options{
 			Target:  Target{Table: "people"},
 			Domains: []Domain{{Column: "age", Lo: 0, Hi: 100}},
-			Params:  &PriorReleaseParams{Estimator: "mean"},
+			Params:  &PriorReleaseParams{Estimator: "mean", Epsilon: 0.5},
 		}
 	},
 	Flags: func(f *pflag.FlagSet, o *Options) {
