@@ -19,7 +19,7 @@ import (
 
 // LinearReconstruction is the Dinur-Nissim reconstruction attack
 // (REFERENCES.md: [DN03]; the Diffix series' "Theory of reconstruction
-// attacks" [CN20], and Dwork, Smith, Steinke and Ullman's survey [DSSU17],
+// attacks" [CNSU20], and Dwork, Smith, Steinke and Ullman's survey [DSSU17],
 // section 2). A group of n people is known to the attacker by its public
 // attributes (the prior information z_1..z_n); each has a secret bit b_i.
 // Every query counts the people of a random half of the group whose bit is

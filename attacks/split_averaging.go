@@ -10,7 +10,7 @@ import (
 )
 
 // SplitAveraging is the classic attack on sticky noise (REFERENCES.md: the
-// Diffix attacks of [CN20] part 2 and pg_diffix's own notes [PGD]): a
+// Diffix attacks of [CNSU20] part 2 and pg_diffix's own notes [PGD]): a
 // mechanism that gives the same query the same noise cannot be averaged by
 // repetition, so the attacker asks different queries with the same true
 // answer. For a target condition C:
