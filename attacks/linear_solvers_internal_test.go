@@ -46,7 +46,7 @@ func TestLinearSolvers(t *testing.T) {
 		maxWrong int
 	}{
 		{"lsq", 60, 240, 0, 0},
-		{"lsq", 60, 240, 2, 3}, // error 2, sqrt(60) = 7.7: 2 wrong with these seeds
+		{"lsq", 60, 240, 2, 3},   // error 2, sqrt(60) = 7.7: 2 wrong with these seeds
 		{"lsq", 60, 240, 30, 20}, // error n/2: nothing to learn
 		{"exp", 10, 0, 0, 0},
 		{"exp", 10, 0, 1, 4}, // alpha n = 1: all but 4 alpha n = 4
