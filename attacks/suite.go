@@ -3,6 +3,8 @@ package attacks
 import (
 	"context"
 	"fmt"
+
+	"countwall/dataset"
 )
 
 // DemoOptions are an attack's defaults on the demo database (Attack.Demo).
@@ -45,6 +47,9 @@ func RunSuite(ctx context.Context, q Querier, name, truthPath string) (*Result, 
 // from the same table.
 func PrepareDemo(ctx context.Context, o *Options, dbPath string) error {
 	o.Background = dbPath
+	if _, ok := o.Params.(*TracingParams); ok {
+		o.Background = dataset.PopulationPath(dbPath)
+	}
 	p, ok := o.Params.(*PriorReleaseParams)
 	if !ok || p.Release != "" || p.ReleaseDSN != "" || p.ReleaseConfig != "" || len(o.Domains) != 1 {
 		return nil
