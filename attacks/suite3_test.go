@@ -170,7 +170,6 @@ func TestTracingThroughTheEngine(t *testing.T) {
 	q := engineOver(t, db, "exact", "", tables, "")
 	o := attacks.Tracing.Demo()
 	o.Background = dataset.PopulationPath(db)
-	o.Params.(*attacks.TracingParams).References = 100
 	res, err := attacks.Execute(ctx, attacks.Tracing, q, o, "")
 	if err != nil {
 		t.Fatal(err)

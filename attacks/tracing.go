@@ -53,12 +53,12 @@ var Tracing = &Attack{
 	Score:   func(context.Context, string, Options, *Result) error { return nil }, // scored in Run, from the population file
 	Demo: func() Options {
 		return Options{Target: Target{Table: dataset.GenomesTableName},
-			Params: &TracingParams{FPR: 0.05, Threshold: math.NaN()}}
+			Params: &TracingParams{References: 100, FPR: 0.05, Threshold: math.NaN()}}
 	},
 	Flags: func(f *pflag.FlagSet, o *Options) {
 		p := o.Params.(*TracingParams)
 		f.StringVar(&o.Background, "population", o.Background, "the population file written by `countwall gen genomes` (FILE.population.json)")
-		f.IntVar(&p.References, "references", p.References, "reference samples whose mean centres q^ (Theorem 15); 0: Figure 1, one sample")
+		f.IntVar(&p.References, "references", p.References, "reference samples whose mean centres q^ (Theorem 15); 0: Figure 1, the single sample z_0")
 		f.Float64Var(&p.Threshold, "threshold", p.Threshold, "the threshold T (default: calibrated on reference samples at --fpr)")
 		f.Float64Var(&p.FPR, "fpr", p.FPR, "the false-positive rate T is calibrated to on reference samples")
 		f.BoolVar(&p.Singles, "singles", p.Singles, "ask D single counts instead of one GROUP BY")
