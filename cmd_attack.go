@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"countwall/attacks"
 	"countwall/config"
@@ -18,53 +19,68 @@ import (
 )
 
 func init() {
-	var (
-		dsn, configPath, analyst string
-		sqlLog, truth, jsonOut   string
-		emit                     bool
-	)
 	cmd := &cobra.Command{
 		Use:   "attack NAME",
 		Short: "Run an attack program against the firewall and report what it recovered",
 		Long: `attack sends an attack's SQL through the firewall's front door, over the wire to a running
 firewall (--dsn) or in process through a config (--config), and reports what it recovered, how
 many queries it sent and what the firewall charged. Given the protected database (--truth), it
-scores itself. 'countwall attack list' describes the attacks.`,
+scores itself. 'countwall attack list' describes the attacks; 'countwall attack NAME --help'
+shows an attack's own flags, whose defaults work on the demo's people table.`,
 		Example: `  countwall attack differencing --config examples/countwall.yaml --mechanism.name suppress \
       --where "suburb = 'suburb_0015' AND age > 60" --truth examples/demo.db
   countwall attack averaging --dsn "postgres://alice:alice-secret@127.0.0.1:5433/countwall" \
       --where "sex = 'F' AND age BETWEEN 40 AND 44" --sql-log averaging.sql
   countwall attack differencing --emit --where "suburb = 'suburb_0015' AND age > 60" | psql ...`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
+		},
+	}
+	for _, a := range attacks.All() {
+		cmd.AddCommand(newAttackCmd(a))
+	}
+	cmd.AddCommand(newListCmd(), newTable3Cmd(), newReportCmd())
+	rootCmd.AddCommand(cmd)
+}
+
+// newAttackCmd is `countwall attack NAME`: the flags every attack shares,
+// then the attack's own (Attack.Flags), all starting from its demo defaults.
+func newAttackCmd(a *attacks.Attack) *cobra.Command {
+	var (
+		dsn, configPath, analyst string
+		sqlLog, truth, jsonOut   string
+		emit                     bool
+	)
+	var o attacks.Options
+	if a.Demo != nil {
+		o = a.Demo()
+	}
+	if o.Target.Table == "" {
+		o.Target.Table = "people"
+	}
+	cmd := &cobra.Command{
+		Use:   a.Name,
+		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
 			out := cmd.OutOrStdout()
-			if args[0] == "list" {
-				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-				for _, a := range attacks.All() {
-					fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
-				}
-				return tw.Flush()
-			}
-			a, ok := attacks.Lookup(args[0])
-			if !ok {
-				return fmt.Errorf("unknown attack %q; 'countwall attack list' shows them", args[0])
-			}
-			opts, err := attackOptions(cmd, a)
-			if err != nil {
-				return err
-			}
-			if err := histogramOptions(cmd, a, &opts); err != nil {
-				return err
+			o.Progress = terminalProgress(os.Stderr, a.Name)
+			o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
+				return openQuerier(ctx, nil, dsn, config, analyst)
 			}
 			if emit {
 				if a.Script == nil {
 					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
 				}
-				for _, s := range a.Script(opts) {
+				for _, s := range a.Script(o) {
 					fmt.Fprintln(out, s+";")
 				}
 				return nil
@@ -87,7 +103,7 @@ scores itself. 'countwall attack list' describes the attacks.`,
 			if err != nil {
 				return err
 			}
-			res, err := attacks.Execute(ctx, a, logged, opts, truth)
+			res, err := attacks.Execute(ctx, a, logged, o, truth)
 			stopProfile()
 			if err != nil {
 				return err
@@ -108,20 +124,37 @@ scores itself. 'countwall attack list' describes the attacks.`,
 	f.StringVar(&dsn, "dsn", "", "PostgreSQL URL of a running firewall")
 	f.StringVar(&configPath, "config", "", "run in process through this config instead of --dsn")
 	f.StringVar(&analyst, "analyst", "attacker", "analyst name for in-process runs")
-	f.String("table", "people", "target table")
-	f.String("where", "", "target predicate (default: the attack's demo target; 'countwall attack NAME --emit' shows it for scripted attacks)")
+	f.StringVar(&o.Target.Table, "table", o.Target.Table, "target table")
+	f.StringVar(&o.Target.Where, "where", o.Target.Where, "target predicate")
 	f.StringVar(&sqlLog, "sql-log", "", "write every statement sent to this file")
 	f.StringVar(&truth, "truth", "", "protected database, to score the result")
 	f.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
-	f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it (non-adaptive attacks)")
-	f.Int("max-queries", 0, "stop an adaptive attack after this many queries")
-	f.StringArray("cells", nil, "perturbation-finder: cell predicates over disjoint contributors (repeat the flag; default: the 100 most populous suburbs)")
-	f.StringArray("split", nil, "perturbation-finder: two predicates that divide every cell (default: sex = 'F' and sex = 'M')")
-	addHistogramFlags(cmd)
-	addThresholdFlags(cmd)
+	if a.Script != nil {
+		f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it")
+	}
+	f.IntVar(&o.MaxQueries, "max-queries", o.MaxQueries, "stop the attack after this many queries (0: no limit)")
+	f.String("cpuprofile", "", "write a CPU profile of the attack to this file")
+	if a.Flags != nil {
+		a.Flags(f, &o)
+	}
 	addConfigFlags(cmd)
-	cmd.AddCommand(newTable3Cmd(), newReportCmd())
-	rootCmd.AddCommand(cmd)
+	return cmd
+}
+
+// newListCmd describes the attacks.
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Describe the attacks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			for _, a := range attacks.All() {
+				fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
+			}
+			return tw.Flush()
+		},
+	}
 }
 
 func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analyst string) (attacks.Querier, func(), error) {
@@ -135,7 +168,11 @@ func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analy
 		}
 		return w, func() { w.Close() }, nil
 	case configPath != "":
-		cfg, err := config.Load(configPath, cmd.Flags())
+		var flags *pflag.FlagSet
+		if cmd != nil {
+			flags = cmd.Flags()
+		}
+		cfg, err := config.Load(configPath, flags)
 		if err != nil {
 			return nil, nil, err
 		}

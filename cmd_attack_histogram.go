@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -14,61 +13,6 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/experiments"
 )
-
-// addHistogramFlags adds the flags of the histogram attacks (noise-remover).
-// None may be named like a config key (see config.Load), which it would set.
-func addHistogramFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.String("column", "age", "noise-remover: the column whose histogram to recover (a plain name folds to lower case, \"Name\" keeps its case)")
-	f.Int64("min", 0, "noise-remover: the column's public integer domain, lowest value")
-	f.Int64("max", 100, "noise-remover: the column's public integer domain, highest value")
-	f.StringSlice("values", nil, "noise-remover: the column's public domain as a list of values, instead of --min/--max")
-	f.Int("k", 50, "noise-remover: two-partitions averaged per value (the paper's Table 2 uses 200)")
-	f.Int("base-k", 200, "noise-remover: two-partitions for the base set's total (the paper uses 1000)")
-	f.Int("base-size", 10, "noise-remover: values in the base set")
-	f.Uint64("partition-seed", 1, "noise-remover: chooses which two-partitions are sampled")
-}
-
-// histogramOptions lays the histogram flags a user set over the attack's
-// demo defaults (the age histogram of the whole people table).
-func histogramOptions(cmd *cobra.Command, a *attacks.Attack, o *attacks.Options) error {
-	if a != attacks.NoiseRemover {
-		return nil
-	}
-	f := cmd.Flags()
-	if f.Changed("column") {
-		raw, _ := f.GetString("column")
-		col, err := attacks.ParseColumnName(raw)
-		if err != nil {
-			return fmt.Errorf("--column: %w", err)
-		}
-		o.Column = col
-	}
-	switch {
-	case f.Changed("values"):
-		vals, _ := f.GetStringSlice("values")
-		o.Values = nil
-		for _, v := range vals {
-			o.Values = append(o.Values, attacks.Literal(strings.TrimSpace(v)))
-		}
-	case f.Changed("min") || f.Changed("max") || f.Changed("column"):
-		lo, _ := f.GetInt64("min")
-		hi, _ := f.GetInt64("max")
-		if hi < lo || hi-lo > 100_000 {
-			return fmt.Errorf("--min %d and --max %d do not make a domain of at most 100,000 values", lo, hi)
-		}
-		o.Values = attacks.IntRange(lo, hi)
-	}
-	for name, field := range map[string]*int{"k": &o.K, "base-k": &o.BaseK, "base-size": &o.BaseSize} {
-		if f.Changed(name) {
-			*field, _ = f.GetInt(name)
-		}
-	}
-	if f.Changed("partition-seed") {
-		o.Seed, _ = f.GetUint64("partition-seed")
-	}
-	return nil
-}
 
 // printHistogram shows what a histogram attack recovered, and its score.
 func printHistogram(w io.Writer, r *attacks.Result) {

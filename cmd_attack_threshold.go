@@ -7,71 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"countwall/attacks"
 	"countwall/attacks/report"
 )
-
-// addThresholdFlags adds the flags of the threshold attacks (idp-*,
-// bdp-existence). None may be named like a config key (see config.Load).
-func addThresholdFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringArray("domain", nil, "threshold attacks: a column's public domain, col=lo..hi or col=a,b,c (repeat the flag; order matters; a plain col folds to lower case, \"Col\" keeps its case)")
-	f.Int64("group-k", -1, "threshold attacks: the idp group size k to assume (-1: 1 under idp, 0 under anything else, read with SHOW mechanism)")
-	f.Float64("epsilon-share", 0, "threshold attacks: the per-query epsilon to ask for with SET epsilon (0: 1e-10)")
-	f.Int64("rows", 0, "threshold attacks: the table size when it is known (0: find it with threshold queries)")
-	f.Int("m", 0, "idp-variance: how many times the test repeats its query")
-	f.String("cpuprofile", "", "write a CPU profile of the attack to this file")
-}
-
-// attackOptions starts from the attack's demo defaults and lays over them
-// the flags a user set, so that every attack runs on the demo database as it
-// is and any flag given overrides.
-func attackOptions(cmd *cobra.Command, a *attacks.Attack) (attacks.Options, error) {
-	var o attacks.Options
-	if a.Demo != nil {
-		o = a.Demo()
-	}
-	f := cmd.Flags()
-	if f.Changed("table") || o.Target.Table == "" {
-		o.Target.Table, _ = f.GetString("table")
-	}
-	if f.Changed("where") {
-		o.Target.Where, _ = f.GetString("where")
-	}
-	if f.Changed("cells") {
-		o.Cells, _ = f.GetStringArray("cells")
-	}
-	if f.Changed("split") {
-		o.Split, _ = f.GetStringArray("split")
-	}
-	if f.Changed("max-queries") {
-		o.MaxQueries, _ = f.GetInt("max-queries")
-	}
-	if specs, _ := f.GetStringArray("domain"); len(specs) > 0 {
-		o.Domains = nil
-		for _, s := range specs {
-			dom, err := attacks.ParseDomain(s)
-			if err != nil {
-				return o, fmt.Errorf("--domain: %w", err)
-			}
-			o.Domains = append(o.Domains, dom)
-		}
-	}
-	if f.Changed("group-k") {
-		o.Threshold.GroupK, _ = f.GetInt64("group-k")
-	}
-	if f.Changed("epsilon-share") {
-		o.Threshold.Epsilon, _ = f.GetFloat64("epsilon-share")
-	}
-	if f.Changed("rows") {
-		o.Threshold.Rows, _ = f.GetInt64("rows")
-	}
-	if f.Changed("m") {
-		o.M, _ = f.GetInt("m")
-	}
-	o.Progress = terminalProgress(os.Stderr, a.Name)
-	return o, nil
-}
 
 // startCPUProfile profiles the attack into the --cpuprofile file, if one was
 // named; the returned function stops it.

@@ -142,7 +142,7 @@ func runBench(ctx context.Context, w io.Writer, dir string, rows, perRound, roun
 	for _, name := range []string{"exact", "cellkey", "laplace", "layered"} {
 		s := demoSettings[name]
 		s.budget = benchBudget
-		srv, err := startDemoServer(ctx, dir, dbPath, s, []string{"bench"})
+		srv, err := startDemoServer(ctx, dir, dbPath, demoTableYAML(), s, []string{"bench"})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

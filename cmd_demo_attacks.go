@@ -14,6 +14,7 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/report"
 	"countwall/config"
+	"countwall/dataset"
 	"countwall/proxy"
 	"countwall/proxy/pgwire"
 )
@@ -25,7 +26,16 @@ type demoSetting struct {
 	mechanism string
 	params    map[string]any
 	budget    string // the config's budget section
+	genomes   bool   // fronts the genomes table (tracing) instead of people
 }
+
+// The demo's genomes table for the tracing attack: D/N = 16, where one
+// reference sample already traces some members and the Theorem 15 variant
+// most of them (README, tracing).
+const (
+	demoGenomesPeople = 100
+	demoGenomesSNPs   = 1600
+)
 
 // The budget sections of the demo firewalls. A DP firewall keeps shares in a
 // sane range and caps each analyst; the IDP and BDP firewalls allow the tiny
@@ -41,14 +51,17 @@ const (
 const demoCellKeyD = 2
 
 var demoSettings = map[string]demoSetting{
-	"exact":    {"exact", "exact", nil, budgetUncounted},
-	"suppress": {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted},
-	"bounded":  {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted},
-	"cellkey":  {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted},
-	"laplace":  {"laplace", "laplace", nil, budgetDP},
-	"idp":      {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed},
-	"idp+1":    {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed},
-	"bdp":      {"bdp", "bdp", nil, budgetRelaxed},
+	"exact":           {"exact", "exact", nil, budgetUncounted, false},
+	"suppress":        {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted, false},
+	"bounded":         {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted, false},
+	"cellkey":         {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted, false},
+	"layered":         {"layered", "layered", nil, budgetUncounted, false},
+	"laplace":         {"laplace", "laplace", nil, budgetDP, false},
+	"cellkey genomes": {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted, true},
+	"laplace genomes": {"laplace", "laplace", nil, budgetDP, true},
+	"idp":             {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed, false},
+	"idp+1":           {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed, false},
+	"bdp":             {"bdp", "bdp", nil, budgetRelaxed, false},
 }
 
 // demoAttackPlan is which attack the report card runs against which
@@ -68,6 +81,10 @@ var demoAttackPlan = []struct {
 	{"idp-reconstruct", []string{"idp", "exact", "laplace"}},
 	{"idp-variance", []string{"idp+1", "laplace"}},
 	{"bdp-existence", []string{"bdp", "laplace"}},
+	{"linear-reconstruction", []string{"bounded", "cellkey", "layered", "laplace"}},
+	{"prior-release", []string{"laplace"}},
+	{"split-averaging", []string{"layered", "laplace"}},
+	{"tracing", []string{"cellkey genomes", "laplace genomes"}},
 }
 
 // runDemoAttacks runs the attack suite over the wire: for each firewall
@@ -89,14 +106,22 @@ func runDemoAttacks(ctx context.Context, dir, dbPath string) ([]report.Row, erro
 		}
 	}
 	results := map[[2]string]report.Row{}
+	genomesPath := filepath.Join(dir, "genomes.db")
 	for _, name := range order {
 		s := demoSettings[name]
-		srv, err := startDemoServer(ctx, dir, dbPath, s, bySetting[name])
+		db, tableYAML := dbPath, demoTableYAML()
+		if s.genomes {
+			if err := demoGenomes(ctx, genomesPath); err != nil {
+				return nil, err
+			}
+			db, tableYAML = genomesPath, dataset.GenomesTable(demoGenomesSNPs).ConfigSnippet()
+		}
+		srv, err := startDemoServer(ctx, dir, db, tableYAML, s, bySetting[name])
 		if err != nil {
 			return nil, fmt.Errorf("starting the %s firewall: %w", s.label, err)
 		}
 		for _, attack := range bySetting[name] {
-			results[[2]string{attack, name}] = srv.run(ctx, attack, dbPath)
+			results[[2]string{attack, name}] = srv.run(ctx, attack, db)
 		}
 		srv.stop()
 	}
@@ -120,7 +145,15 @@ type demoServer struct {
 	server    *pgwire.Server
 }
 
-func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, analysts []string) (*demoServer, error) {
+// demoGenomes writes the genomes table for tracing once per work directory.
+func demoGenomes(ctx context.Context, path string) error {
+	if _, err := os.Stat(dataset.PopulationPath(path)); err == nil {
+		return nil
+	}
+	return dataset.GenerateGenomes(ctx, path, dataset.GenomesOptions{People: demoGenomesPeople, SNPs: demoGenomesSNPs, Seed: 1}, dataset.WriteOptions{Force: true})
+}
+
+func startDemoServer(ctx context.Context, dir, dbPath, tableYAML string, s demoSetting, analysts []string) (*demoServer, error) {
 	srv := &demoServer{setting: s, passwords: map[string]string{}}
 	var analystYAML strings.Builder
 	for _, a := range analysts {
@@ -136,6 +169,9 @@ func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, ana
 		fmt.Fprintf(&analystYAML, "  %s: {password: %q}\n", a, v)
 	}
 	slug := strings.NewReplacer(" ", "-", "+", "-plus").Replace(s.label)
+	if s.genomes {
+		slug += "-genomes"
+	}
 	statePath := filepath.Join(dir, "state-attacks-"+slug+".db")
 	// Each demo run starts the suite with fresh budgets.
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -144,7 +180,7 @@ func startDemoServer(ctx context.Context, dir, dbPath string, s demoSetting, ana
 		}
 	}
 	body := fmt.Sprintf("database: %s\nstate: %s\n%s%sanalysts:\n%s%s",
-		dbPath, statePath, mechanismYAML(s.mechanism, s.params), s.budget, analystYAML.String(), demoTableYAML())
+		dbPath, statePath, mechanismYAML(s.mechanism, s.params), s.budget, analystYAML.String(), tableYAML)
 	path := filepath.Join(dir, "countwall-attacks-"+slug+".yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		return nil, err
@@ -187,6 +223,10 @@ func (srv *demoServer) run(ctx context.Context, name, truthPath string) report.R
 	a, _ := attacks.Lookup(name)
 	o, err := attacks.DemoOptions(name)
 	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if err := attacks.PrepareDemo(ctx, &o, truthPath); err != nil {
 		row.Err = err.Error()
 		return row
 	}

@@ -70,7 +70,38 @@ func newGenCmd() *cobra.Command {
 	synthCmd.Flags().StringVar(&synthOut, "out", "synthetic.db", "SQLite file to create")
 	synthCmd.Flags().BoolVar(&synthForce, "force", false, "replace the file if it exists")
 
-	gen.AddCommand(peopleCmd, synthCmd)
+	var genomes dataset.GenomesOptions
+	var genomesOut string
+	var genomesForce bool
+	genomesCmd := &cobra.Command{
+		Use:   "genomes",
+		Short: "N people x D binary attributes in long form (person, snp, allele), with the population in a side file, for the tracing attack",
+		Long: `genomes writes N people with D binary attributes each, as rows (person, snp, allele) with
+person the privacy unit. The population's marginals p_j are uniform on [0.1, 0.9]; the side file
+FILE.population.json holds them, reference samples and held-out non-members drawn from the same
+population (not in the table), and the genomes of some members: what the tracing attacker knows.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runGen(cmd, dataset.GenomesTableName, genomesOut, int64(genomes.People)*int64(genomes.SNPs), func(ctx context.Context, w dataset.WriteOptions) error {
+				w.Force = genomesForce
+				if err := dataset.GenerateGenomes(ctx, genomesOut, genomes, w); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "population (marginals, %d reference samples, targets) in %s\n%s",
+					genomes.References, dataset.PopulationPath(genomesOut), dataset.GenomesTable(genomes.SNPs).ConfigSnippet())
+				return nil
+			})
+		},
+	}
+	genomesCmd.Flags().IntVar(&genomes.People, "people", dataset.DefaultGenomesPeople, "number of people N in the table")
+	genomesCmd.Flags().IntVar(&genomes.SNPs, "snps", dataset.DefaultGenomesSNPs, "number of binary attributes D")
+	genomesCmd.Flags().Uint64Var(&genomes.Seed, "seed", 1, "random seed: the same seed, people and snps give the same table")
+	genomesCmd.Flags().IntVar(&genomes.References, "references", 200, "reference samples in the side file")
+	genomesCmd.Flags().IntVar(&genomes.NonMembers, "non-members", 100, "held-out non-members in the side file")
+	genomesCmd.Flags().StringVar(&genomesOut, "out", "genomes.db", "SQLite file to create")
+	genomesCmd.Flags().BoolVar(&genomesForce, "force", false, "replace the file if it exists")
+
+	gen.AddCommand(peopleCmd, synthCmd, genomesCmd)
 	return gen
 }
 

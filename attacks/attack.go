@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/spf13/pflag"
 	_ "modernc.org/sqlite" // the truth database is read with the sqlite driver
 )
 
@@ -29,9 +30,21 @@ type Options struct {
 	Target Target
 	// Cells are predicates over disjoint sets of contributors, and Split two
 	// predicates that divide every cell in two (perturbation-finder).
-	Cells      []string
-	Split      []string
-	MaxQueries int // adaptive attacks stop here at the latest (0: the attack's default)
+	Cells []string
+	Split []string
+	// MaxQueries stops the attack after this many queries (0: no limit but
+	// the attack's own); the logging querier enforces it (Logged.Max).
+	MaxQueries int
+	// Background is what the attacker knows beforehand, as a file: a
+	// database read for public columns only (linear-reconstruction) or a
+	// population file (tracing). The attacks that need it say so.
+	Background string
+	// Connect, when set, reaches a second firewall (a PostgreSQL URL, or a
+	// config run in process): prior-release's earlier exact release.
+	Connect func(ctx context.Context, dsn, config string) (Querier, func(), error)
+	// Params are the attack's own parameters, a pointer to a struct declared
+	// in its file, filled by its Demo and bound to its Flags.
+	Params any
 
 	// Histogram attacks (noise-remover) recover the count of every value of
 	// Column among the rows Target.Where selects; Values is the column's
@@ -115,6 +128,9 @@ type Attack struct {
 	// people table that `countwall gen people` writes), sized to run in
 	// seconds through the wire against its 20,000 rows.
 	Demo func() Options
+	// Flags, when set, declares the attack's own flags on f, bound into o,
+	// which holds the attack's demo defaults when it is called.
+	Flags func(f *pflag.FlagSet, o *Options)
 }
 
 var registry = map[string]*Attack{}
@@ -141,6 +157,9 @@ func All() []*Attack {
 // back, and scores the result against the truth database when one is given.
 func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath string) (*Result, error) {
 	start := time.Now()
+	if o.MaxQueries > 0 {
+		q.Max = o.MaxQueries
+	}
 	res, err := a.Run(ctx, q, o)
 	if err != nil {
 		return nil, err

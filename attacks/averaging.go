@@ -16,11 +16,9 @@ var Averaging = &Attack{
 	Source:  "Asghar-Kaafar 2.2",
 	Summary: "a count behind fresh noise as the rounded mean of repeated answers",
 	Run: func(ctx context.Context, q Querier, o Options) (*Result, error) {
-		const minQueries = 30
-		limit := o.MaxQueries
-		if limit <= 0 {
-			limit = 20000
-		}
+		// A bounded run settles within hundreds of answers; the cap stops one
+		// against a mechanism whose noise never averages below 1/2.
+		const minQueries, limit = 30, 20000
 		sql := o.Target.countSQL()
 		var n int
 		var mean, m2 float64 // Welford's running mean and squared deviations

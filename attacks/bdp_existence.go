@@ -30,6 +30,7 @@ var BDPExistence = &Attack{
 	Script:  existenceScript,
 	Run:     runExistence,
 	Score:   scoreExistence,
+	Flags:   thresholdFlags,
 	Demo: func() Options {
 		// 8 x 5 x 12 = 480 combinations; 432 occur in the 20,000-row demo
 		// table (gen people --rows 20000, seed 1).
@@ -134,7 +135,7 @@ func runExistence(ctx context.Context, q Querier, o Options) (*Result, error) {
 		idx := combination(o, i)
 		v, err := Count(ctx, q, existenceSQL(o, idx))
 		if err != nil {
-			if IsBudgetExhausted(err) {
+			if Stopped(err) {
 				res.Note = fmt.Sprintf("stopped after %d of %d combinations: %v", classified, total, err)
 				break
 			}

@@ -42,6 +42,7 @@ var IDPReconstruct = &Attack{
 	Summary: "the whole table, row for row, from threshold range-count queries and binary search, at a claimed epsilon of queries x 1e-10",
 	Run:     runIDPReconstruct,
 	Score:   scoreReconstruction,
+	Flags:   thresholdFlags,
 	Demo: func() Options {
 		// One zip code's people (30 of the demo's 20,000 at seed 1), every
 		// column, small domains first: 1,736 queries, a few seconds over
@@ -112,26 +113,21 @@ type reconstruction struct {
 	q      *reconQuerier
 }
 
-// reconQuerier counts what the attack sends and stops it at MaxQueries or
-// a spent budget.
+// reconQuerier counts what the attack sends and turns the stop of the
+// logging querier below (a spent budget, the query limit) into errStopped.
 type reconQuerier struct {
 	q    Querier
-	max  int
 	sent int
 	stop error // the refusal or limit that ended the attack
 }
 
 func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
-	if c.max > 0 && c.sent >= c.max {
-		c.stop = fmt.Errorf("the query limit of %d was reached", c.max)
-		return nil, errStopped
-	}
-	c.sent++
 	rows, err := c.q.Query(ctx, sql)
-	if err != nil && IsBudgetExhausted(err) {
+	if err != nil && Stopped(err) {
 		c.stop = err
 		return nil, errStopped
 	}
+	c.sent++
 	return rows, err
 }
 
@@ -199,7 +195,7 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 		seen[strings.ToLower(d.Column)] = true
 	}
-	cq := &reconQuerier{q: q, max: o.MaxQueries}
+	cq := &reconQuerier{q: q}
 	res := &Result{Details: map[string]any{"columns": []string{}}}
 	oracle, err := NewThresholdOracle(ctx, cq, o.Target.Table, o.Threshold)
 	if err != nil {

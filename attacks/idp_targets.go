@@ -3,15 +3,15 @@ package attacks
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
 
-// The targeted attacks on idp (Protivash et al. 3.5, 6.2, 6.3): each asks a
+// What the targeted attacks on idp share (idp_membership.go,
+// idp_uniqueness.go, idp_attribute.go; REFERENCES.md [PDKDZ24], sections
+// 3.5, 6.2, 6.3). Each asks a
 // threshold query `SELECT COUNT(*) > b FROM t WHERE pred` about the rows
 // matching a target individual's known attributes (Target.Where), at a tiny
 // epsilon share, and reads whether the answer carried noise (Lemma 3.3, the
@@ -47,58 +47,6 @@ import (
 // one else in the table shares.
 const demoPerson = "suburb = 'suburb_0163' AND age = 65 AND sex = 'M'"
 
-var IDPMembership = &Attack{
-	Name:    "idp-membership",
-	Against: "idp",
-	Source:  "Protivash et al. Ex. 3.9, Table 2",
-	Summary: "whether a person unique in the population is in the table, in 2 threshold queries at almost no claimed epsilon",
-	Script:  func(o Options) []string { return targetScript(o, membershipThresholds(scriptK(o))) },
-	Run:     membership.run,
-	Score:   membership.score,
-	Demo: func() Options {
-		// The demo person is in the table; a year younger no one is:
-		// --where "suburb = 'suburb_0163' AND age = 64 AND sex = 'M'"
-		// shows the other verdict.
-		return Options{Target: Target{Table: "people", Where: demoPerson}, Threshold: ThresholdSetup{GroupK: -1}}
-	},
-}
-
-var IDPUniqueness = &Attack{
-	Name:    "idp-uniqueness",
-	Against: "idp",
-	Source:  "Protivash et al. Ex. 3.8",
-	Summary: "whether known attributes single out exactly one row, in 2 threshold queries at almost no claimed epsilon",
-	Script:  func(o Options) []string { return targetScript(o, uniquenessThresholds(scriptK(o))) },
-	Run:     uniqueness.run,
-	Score:   uniqueness.score,
-	Demo: func() Options {
-		return Options{Target: Target{Table: "people", Where: demoPerson}, Threshold: ThresholdSetup{GroupK: -1}}
-	},
-}
-
-var IDPAttribute = &Attack{
-	Name:    "idp-attribute",
-	Against: "idp",
-	Source:  "Protivash et al. Ex. 3.10, Table 3",
-	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit",
-	Run:     runAttribute,
-	Score:   scoreAttribute,
-	Demo: func() Options {
-		// Income is public as 0..500,000 (19 bits): 18 or 19 queries.
-		return Options{
-			Target:    Target{Table: "people", Where: demoPerson},
-			Threshold: ThresholdSetup{GroupK: -1},
-			Domains:   []Domain{{Column: "income", Lo: 0, Hi: 500000}},
-		}
-	},
-}
-
-func init() {
-	register(IDPMembership)
-	register(IDPUniqueness)
-	register(IDPAttribute)
-}
-
 // targetTest is one of the two-query tests.
 type targetTest int
 
@@ -114,16 +62,6 @@ func (t targetTest) thresholds(k int64) [2]int64 {
 	}
 	return uniquenessThresholds(k)
 }
-
-// membershipThresholds are b = k-1 and b = k. Under exact (k = 0) they are
-// the same 0 and 1 as under idp with k = 1: b = -1 would say nothing.
-func membershipThresholds(k int64) [2]int64 {
-	k = max(k, 1)
-	return [2]int64{k - 1, k}
-}
-
-// uniquenessThresholds are b = k and b = k+1.
-func uniquenessThresholds(k int64) [2]int64 { return [2]int64{k, k + 1} }
 
 // scriptK is the group size a script is written for: the one given, or
 // idp's default of 1 when the attack would ask the firewall.
@@ -268,7 +206,7 @@ func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, err
 	for _, b := range bs {
 		out, v, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, o.Target.Where, b))
 		if err != nil {
-			if IsBudgetExhausted(err) {
+			if Stopped(err) {
 				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries, before a verdict: %v", len(outcomes), err))
 				break
 			}
@@ -335,133 +273,4 @@ func setVerdictScore(r *Result, truth int64) {
 		success = 1
 	}
 	r.Truth, r.Exact, r.Success = &truth, &exact, &success
-}
-
-// runAttribute is Example 3.10: a binary search over the domain of
-// Domains[0] for the target's value, one probe at b = k per step.
-func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
-	if len(o.Domains) == 0 {
-		return nil, errors.New("idp-attribute needs the public domain of the attribute to infer (--domain col=lo..hi or col=a,b,c)")
-	}
-	d := o.Domains[0]
-	if d.Column == "" || d.Size() < 1 {
-		return nil, fmt.Errorf("domain of %q: a column name and at least one value are needed", d.Column)
-	}
-	ts, err := openTarget(ctx, q, o)
-	if err != nil {
-		return nil, err
-	}
-	b := ts.oracle.K
-	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
-	lo, hi := int64(0), d.Size() // the value is one of lo..hi-1
-	var steps []string
-	inconsistent := 0
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		where := andWhere(o.Target.Where, d.Range(lo, mid))
-		out, _, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, where, b))
-		if err != nil {
-			if IsBudgetExhausted(err) {
-				between := fmt.Sprintf("the value is between %s and %s", literalText(d.Literal(lo)), literalText(d.Literal(hi-1)))
-				if !ts.certain() {
-					between = "read as exact, the answers put the value between " + between[len("the value is between "):]
-				}
-				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries: %v; %s", len(steps), err, between))
-				break
-			}
-			return nil, err
-		}
-		steps = append(steps, d.Range(lo, mid)+": "+out.String())
-		// A count of 0 in the lower half is the exact 0; a count of 1 is
-		// noisy under idp (1 <= 1 <= 2k) and the exact 1 under exact. Any
-		// other outcome says the target is not one row (Above under idp:
-		// count > 2k; Noisy under k = 0): it is taken as "in the half".
-		if out == Below {
-			lo = mid
-		} else {
-			hi = mid
-			if (out == Above) != (b == 0) {
-				inconsistent++
-			}
-		}
-		if o.Progress != nil {
-			o.Progress(len(steps), bitsFor(d.Size()))
-		}
-	}
-	res.Details = map[string]any{
-		"column": d.Column, "domain_size": d.Size(), "bits": bitsFor(d.Size()), "k": ts.oracle.K, "threshold": b,
-		"epsilon_share": ts.share, "probes": steps,
-	}
-	if hi-lo > 1 {
-		return res, nil
-	}
-	value := literalText(d.Literal(lo))
-	res.Details["value"] = value
-	found := fmt.Sprintf("%s = %s, in %d queries for a domain of %d values", d.Column, value, len(steps), d.Size())
-	if inconsistent > 0 {
-		res.Details["inconsistent"] = inconsistent
-		found += fmt.Sprintf("; %d answers contradict a unique target under k = %d", inconsistent, ts.oracle.K)
-	}
-	ts.conclude(res, domainNumber(d, lo), found, ts.certain())
-	return res, nil
-}
-
-// domainNumber is what Recovered holds for the i-th value of a domain: the
-// value itself for an integer domain, its index for categories.
-func domainNumber(d Domain, i int64) int64 {
-	if d.Categories != nil {
-		return i
-	}
-	return d.Lo + i
-}
-
-// bitsFor is ceil(log2(size)): the probes a binary search over size values
-// needs at most.
-func bitsFor(size int64) int {
-	bits := 0
-	for s := int64(1); s < size; s <<= 1 {
-		bits++
-	}
-	return bits
-}
-
-// scoreAttribute reads the target's true value of the attribute. The target
-// must be exactly one row of the truth; otherwise the attack's premise fails
-// and nothing counts as recovered.
-func scoreAttribute(ctx context.Context, path string, o Options, r *Result) error {
-	if len(o.Domains) == 0 {
-		return errors.New("idp-attribute: no domain to score")
-	}
-	d := o.Domains[0]
-	hist, err := TrueHistogram(ctx, path, o.Target, d.Column)
-	if err != nil {
-		return err
-	}
-	var vals []string
-	for v, n := range hist {
-		for range n {
-			vals = append(vals, v)
-		}
-	}
-	if r.Details == nil {
-		r.Details = map[string]any{}
-	}
-	r.Details["true_rows"] = len(vals)
-	if len(vals) != 1 {
-		exact, success := false, 0.0
-		r.Exact, r.Success = &exact, &success
-		r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; the target is %d rows of the truth, not one", len(vals)), "; ")
-		return nil
-	}
-	r.Details["true_value"] = vals[0]
-	truth := int64(-1)
-	if d.Categories != nil {
-		if i := slices.Index(d.Categories, vals[0]); i >= 0 {
-			truth = int64(i)
-		}
-	} else if v, err := strconv.ParseInt(vals[0], 10, 64); err == nil {
-		truth = v
-	}
-	setVerdictScore(r, truth)
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"math"
 	"strconv"
 )
@@ -48,6 +49,10 @@ var IDPVariance = &Attack{
 	Demo: func() Options {
 		// The demo person is in the table: the probe's sensitivity is 1.
 		return Options{Target: Target{Table: "people", Where: demoPerson}, Threshold: ThresholdSetup{GroupK: -1}, M: defaultVarianceM}
+	},
+	Flags: func(f *pflag.FlagSet, o *Options) {
+		thresholdFlags(f, o)
+		f.IntVar(&o.M, "m", o.M, "how many times the test repeats its query")
 	},
 }
 
@@ -130,7 +135,7 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 	for i := range m {
 		v, err := Count(ctx, q, sqlText)
 		if err != nil {
-			if IsBudgetExhausted(err) {
+			if Stopped(err) {
 				res.Note = fmt.Sprintf("stopped after %d of %d queries: %v", i, m, err)
 				stopped = true
 				break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -55,6 +56,17 @@ var NoiseRemover = &Attack{
 		// total right with probability about 0.92 at D = 2.
 		return Options{Target: Target{Table: "people"}, Column: "age", Values: IntRange(0, 100), K: 50, BaseK: 200, BaseSize: 10, Seed: 1}
 	},
+	Flags: func(f *pflag.FlagSet, o *Options) {
+		ColumnFlag(f, &o.Column, "column", "the column whose histogram to recover (give its domain with --min/--max or --values)")
+		r := &intDomain{dst: &o.Values, lo: 0, hi: 100}
+		f.Var(intBound{r, &r.lo}, "min", "the column's public integer domain, lowest value (default 0)")
+		f.Var(intBound{r, &r.hi}, "max", "the column's public integer domain, highest value (default 100)")
+		f.Var(literalList{&o.Values}, "values", "the column's public domain as a list of values, instead of --min/--max")
+		f.IntVar(&o.K, "k", o.K, "two-partitions averaged per value (the paper's Table 2 uses 200)")
+		f.IntVar(&o.BaseK, "base-k", o.BaseK, "two-partitions for the base set's total (the paper uses 1000)")
+		f.IntVar(&o.BaseSize, "base-size", o.BaseSize, "values in the base set")
+		f.Uint64Var(&o.Seed, "partition-seed", o.Seed, "chooses which two-partitions are sampled")
+	},
 }
 
 func init() { register(NoiseRemover) }
@@ -100,7 +112,7 @@ func (nr *noiseRemover) count(ctx context.Context, values []string) (int64, erro
 	v, err := Count(ctx, nr.q, inQuery(nr.o, values))
 	nr.asked++
 	if err != nil {
-		if IsBudgetExhausted(err) {
+		if Stopped(err) {
 			nr.stop = err
 			return 0, errStopped
 		}

@@ -3,6 +3,7 @@ package attacks
 import (
 	"context"
 	"fmt"
+	"github.com/spf13/pflag"
 	"math"
 	"strings"
 )
@@ -33,7 +34,7 @@ var PerturbationFinder = &Attack{
 			var z [3]float64
 			for j := range z {
 				v, err := Count(ctx, q, script[i+j])
-				if IsBudgetExhausted(err) {
+				if Stopped(err) {
 					// A spent budget ends the attack with the triples it has.
 					stopped = fmt.Errorf("stopped at cell %d: %w", i/3+1, err)
 					break cells
@@ -83,6 +84,10 @@ var PerturbationFinder = &Attack{
 			cells[i] = fmt.Sprintf("suburb = 'suburb_%04d'", i+1)
 		}
 		return Options{Target: Target{Table: "people"}, Cells: cells, Split: []string{"sex = 'F'", "sex = 'M'"}}
+	},
+	Flags: func(f *pflag.FlagSet, o *Options) {
+		f.StringArrayVar(&o.Cells, "cells", o.Cells, "cell predicates over disjoint contributors (repeat the flag; default: the 100 most populous suburbs)")
+		f.StringArrayVar(&o.Split, "split", o.Split, "two predicates that divide every cell")
 	},
 }
 

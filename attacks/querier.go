@@ -7,6 +7,7 @@ package attacks
 import (
 	"context"
 	"countwall/pgerror"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -69,19 +70,35 @@ func Count(ctx context.Context, q Querier, sql string) (float64, error) {
 func SQLState(err error) string { return pgerror.SQLState(err) }
 
 // Logged wraps a Querier: it counts statements and writes each one, ended
-// with a semicolon, to Log (when set), so that the log runs in psql.
+// with a semicolon, to Log (when set), so that the log runs in psql. It is
+// where every attack stops: at Max queries (ErrQueryLimit), and after the
+// firewall refused a query for a spent budget, when it answers every later
+// query with that refusal without sending it.
 type Logged struct {
 	Querier Querier
 	Log     io.Writer
+	Max     int // queries allowed (0: no limit)
 
 	mu      sync.Mutex
 	sent    int
 	refused int
+	spent   error // the budget refusal, once one came
 }
+
+// ErrQueryLimit is what Logged answers past its Max queries.
+var ErrQueryLimit = errors.New("query limit reached (--max-queries)")
 
 // Query sends sql through the wrapped Querier.
 func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
 	l.mu.Lock()
+	if l.spent != nil {
+		l.mu.Unlock()
+		return nil, l.spent
+	}
+	if l.Max > 0 && l.sent >= l.Max {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("after %d queries: %w", l.sent, ErrQueryLimit)
+	}
 	l.sent++
 	l.write(sql)
 	l.mu.Unlock()
@@ -89,6 +106,9 @@ func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
 	if err != nil {
 		l.mu.Lock()
 		l.refused++
+		if IsBudgetExhausted(err) && l.spent == nil {
+			l.spent = err
+		}
 		l.mu.Unlock()
 	}
 	return rows, err

@@ -3,6 +3,8 @@ package attacks
 import (
 	"context"
 	"fmt"
+
+	"countwall/dataset"
 )
 
 // DemoOptions are an attack's defaults on the demo database (Attack.Demo).
@@ -29,9 +31,37 @@ func RunSuite(ctx context.Context, q Querier, name, truthPath string) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if err := PrepareDemo(ctx, &o, truthPath); err != nil {
+		return nil, err
+	}
 	logged, ok := q.(*Logged)
 	if !ok {
 		logged = &Logged{Querier: q}
 	}
 	return Execute(ctx, a, logged, o, truthPath)
+}
+
+// PrepareDemo gives an attack what the attacker knows beforehand on the demo
+// database at dbPath: the public columns (Background) and, for
+// prior-release, the earlier exact release, which the data owner published
+// from the same table.
+func PrepareDemo(ctx context.Context, o *Options, dbPath string) error {
+	o.Background = dbPath
+	if _, ok := o.Params.(*TracingParams); ok {
+		o.Background = dataset.PopulationPath(dbPath)
+	}
+	p, ok := o.Params.(*PriorReleaseParams)
+	if !ok || p.Release != "" || p.ReleaseDSN != "" || p.ReleaseConfig != "" || len(o.Domains) != 1 {
+		return nil
+	}
+	truth, err := TrueHistogram(ctx, dbPath, o.Target, o.Domains[0].Column)
+	if err != nil {
+		return fmt.Errorf("publishing the demo's exact release: %w", err)
+	}
+	values := domainLiterals(o.Domains[0])
+	p.Pairs = make([]int64, len(values)-1)
+	for i := range p.Pairs {
+		p.Pairs[i] = truth[literalText(values[i])] + truth[literalText(values[i+1])]
+	}
+	return nil
 }

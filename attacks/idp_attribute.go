@@ -1,0 +1,168 @@
+package attacks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// IDPAttribute is Protivash et al.'s Example 3.10 (REFERENCES.md [PDKDZ24]),
+// for a person known to be in the table and unique on the known attributes:
+//
+//  1. Take the attribute's public domain (Domains[0]) as the interval to
+//     search.
+//  2. Probe COUNT(*) > k on "known attributes AND value in the lower half":
+//     a count of 1 answers noisy, a count of 0 the exact 0.
+//  3. Keep the half the answer points to and repeat: one query per bit of
+//     the value, ceil(log2(domain size)) at most.
+var IDPAttribute = &Attack{
+	Name:    "idp-attribute",
+	Against: "idp",
+	Source:  "Protivash et al. Ex. 3.10, Table 3",
+	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit",
+	Run:     runAttribute,
+	Score:   scoreAttribute,
+	Flags:   thresholdFlags,
+	Demo: func() Options {
+		// Income is public as 0..500,000 (19 bits): 18 or 19 queries.
+		return Options{
+			Target:    Target{Table: "people", Where: demoPerson},
+			Threshold: ThresholdSetup{GroupK: -1},
+			Domains:   []Domain{{Column: "income", Lo: 0, Hi: 500000}},
+		}
+	},
+}
+
+func init() { register(IDPAttribute) }
+
+// runAttribute is Example 3.10: a binary search over the domain of
+// Domains[0] for the target's value, one probe at b = k per step.
+func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
+	if len(o.Domains) == 0 {
+		return nil, errors.New("idp-attribute needs the public domain of the attribute to infer (--domain col=lo..hi or col=a,b,c)")
+	}
+	d := o.Domains[0]
+	if d.Column == "" || d.Size() < 1 {
+		return nil, fmt.Errorf("domain of %q: a column name and at least one value are needed", d.Column)
+	}
+	ts, err := openTarget(ctx, q, o)
+	if err != nil {
+		return nil, err
+	}
+	b := ts.oracle.K
+	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	lo, hi := int64(0), d.Size() // the value is one of lo..hi-1
+	var steps []string
+	inconsistent := 0
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		where := andWhere(o.Target.Where, d.Range(lo, mid))
+		out, _, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, where, b))
+		if err != nil {
+			if Stopped(err) {
+				between := fmt.Sprintf("the value is between %s and %s", literalText(d.Literal(lo)), literalText(d.Literal(hi-1)))
+				if !ts.certain() {
+					between = "read as exact, the answers put the value between " + between[len("the value is between "):]
+				}
+				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries: %v; %s", len(steps), err, between))
+				break
+			}
+			return nil, err
+		}
+		steps = append(steps, d.Range(lo, mid)+": "+out.String())
+		// A count of 0 in the lower half is the exact 0; a count of 1 is
+		// noisy under idp (1 <= 1 <= 2k) and the exact 1 under exact. Any
+		// other outcome says the target is not one row (Above under idp:
+		// count > 2k; Noisy under k = 0): it is taken as "in the half".
+		if out == Below {
+			lo = mid
+		} else {
+			hi = mid
+			if (out == Above) != (b == 0) {
+				inconsistent++
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(len(steps), bitsFor(d.Size()))
+		}
+	}
+	res.Details = map[string]any{
+		"column": d.Column, "domain_size": d.Size(), "bits": bitsFor(d.Size()), "k": ts.oracle.K, "threshold": b,
+		"epsilon_share": ts.share, "probes": steps,
+	}
+	if hi-lo > 1 {
+		return res, nil
+	}
+	value := literalText(d.Literal(lo))
+	res.Details["value"] = value
+	found := fmt.Sprintf("%s = %s, in %d queries for a domain of %d values", d.Column, value, len(steps), d.Size())
+	if inconsistent > 0 {
+		res.Details["inconsistent"] = inconsistent
+		found += fmt.Sprintf("; %d answers contradict a unique target under k = %d", inconsistent, ts.oracle.K)
+	}
+	ts.conclude(res, domainNumber(d, lo), found, ts.certain())
+	return res, nil
+}
+
+// domainNumber is what Recovered holds for the i-th value of a domain: the
+// value itself for an integer domain, its index for categories.
+func domainNumber(d Domain, i int64) int64 {
+	if d.Categories != nil {
+		return i
+	}
+	return d.Lo + i
+}
+
+// bitsFor is ceil(log2(size)): the probes a binary search over size values
+// needs at most.
+func bitsFor(size int64) int {
+	bits := 0
+	for s := int64(1); s < size; s <<= 1 {
+		bits++
+	}
+	return bits
+}
+
+// scoreAttribute reads the target's true value of the attribute. The target
+// must be exactly one row of the truth; otherwise the attack's premise fails
+// and nothing counts as recovered.
+func scoreAttribute(ctx context.Context, path string, o Options, r *Result) error {
+	if len(o.Domains) == 0 {
+		return errors.New("idp-attribute: no domain to score")
+	}
+	d := o.Domains[0]
+	hist, err := TrueHistogram(ctx, path, o.Target, d.Column)
+	if err != nil {
+		return err
+	}
+	var vals []string
+	for v, n := range hist {
+		for range n {
+			vals = append(vals, v)
+		}
+	}
+	if r.Details == nil {
+		r.Details = map[string]any{}
+	}
+	r.Details["true_rows"] = len(vals)
+	if len(vals) != 1 {
+		exact, success := false, 0.0
+		r.Exact, r.Success = &exact, &success
+		r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; the target is %d rows of the truth, not one", len(vals)), "; ")
+		return nil
+	}
+	r.Details["true_value"] = vals[0]
+	truth := int64(-1)
+	if d.Categories != nil {
+		if i := slices.Index(d.Categories, vals[0]); i >= 0 {
+			truth = int64(i)
+		}
+	} else if v, err := strconv.ParseInt(vals[0], 10, 64); err == nil {
+		truth = v
+	}
+	setVerdictScore(r, truth)
+	return nil
+}
