@@ -138,7 +138,10 @@ func TestDemo(t *testing.T) {
 			if r.Result.Queries > 10 && r.Result.Refused == 0 {
 				t.Errorf("%s vs laplace: %d queries and no refusal under a cap of ten", r.Attack, r.Result.Queries)
 			}
-			if r.Result.Success != nil && *r.Result.Success == 1 && r.Attack != "averaging" && r.Attack != "differencing" {
+			// averaging and differencing win against a capped laplace on a
+			// small table, and prior-release (exact pair counts from another
+			// release) recovers every count in some runs: that is its point.
+			if r.Result.Success != nil && *r.Result.Success == 1 && r.Attack != "averaging" && r.Attack != "differencing" && r.Attack != "prior-release" {
 				t.Errorf("%s vs laplace recovered everything", r.Attack)
 			}
 		}
