@@ -181,7 +181,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, err
 	}
 	needs := rt.mech.Needs()
-	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
+	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
 		return nil, err
 	}
