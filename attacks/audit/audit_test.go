@@ -159,7 +159,7 @@ type scripted struct {
 }
 
 func (s scripted) Session(string) attacks.Querier { return s }
-func (s scripted) Close() error                  { return nil }
+func (s scripted) Close() error                   { return nil }
 func (s scripted) Query(_ context.Context, sql string) (*attacks.Rows, error) {
 	if strings.HasPrefix(sql, "SHOW budget") {
 		return &attacks.Rows{Columns: []string{"kind", "epsilon_spent", "epsilon_remaining", "delta_spent", "delta_remaining"},
