@@ -79,6 +79,8 @@ func TestCommands(t *testing.T) {
 		{"passwd empty", "\n", []string{"passwd"}, []string{"empty"}, true},
 		{"load malformed", "", []string{"load", "--csv", writeFile(t, dir, "bad.csv", "id,age\n1,30\n2,40,extra\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t", "--unit", "id"}, []string{"line 3"}, true},
 		{"load", "", []string{"load", "--csv", writeFile(t, dir, "good.csv", "id,age,city\n1,30,Perth\n2,41,Hobart\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t", "--unit", "id"}, []string{"privacy_unit: id", "columns: [id, age, city]"}, false},
+		{"load without an identifier", "", []string{"load", "--csv", writeFile(t, dir, "noid.csv", "age;city\n30;\"Perth; WA\"\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t2", "--unit", "person"}, []string{"--add-id NAME (or --unit rownum)"}, true},
+		{"load --add-id", "", []string{"load", "--csv", filepath.Join(dir, "noid.csv"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t2", "--add-id", "person"}, []string{"privacy_unit: person", "columns: [person, age, city]"}, false},
 	}
 	for _, st := range steps {
 		out, err := run(t, st.stdin, st.args...)
