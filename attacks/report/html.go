@@ -102,6 +102,9 @@ tr.paper td{color:#666;font-style:italic}
 		loss := "-"
 		if m, ok := audited[mechanismOf(row)]; ok {
 			loss = audit.Audited(m)
+			if m.ClaimedEpsilon > 0 {
+				loss += " (claimed " + audit.Claimed(m.ClaimedEpsilon) + " for that test)"
+			}
 		}
 		if r == nil {
 			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>failed: %s</td><td></td><td></td><td></td><td>%s</td></tr>\n", esc(row.Attack), esc(row.Mechanism), esc(row.Err), esc(loss))
