@@ -123,8 +123,25 @@ func TestDemo(t *testing.T) {
 	if err != nil || strings.Count(card, "\n") < len(rows)+1 || !regexp.MustCompile(`idp-reconstruct +idp `).MatchString(card) {
 		t.Errorf("attack report: %v\n%s", err, card)
 	}
+	// The card as a page, with an audit of one mechanism beside it: a plot
+	// per attack, the epsilon plot, and the noise remover's progress
+	// recorded as it went.
+	auditJSON, page := filepath.Join(dir, "audit.json"), filepath.Join(dir, "card.html")
+	if out, err := run(t, "", "audit", "--mechanism", "idp", "--trials", "20", "--json", auditJSON); err != nil || !strings.Contains(out, "idp        1e-10              threshold") {
+		t.Errorf("audit: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "attack", "report", "--html", page, "--audit", auditJSON, filepath.Join(dir, "report.json")); err != nil {
+		t.Errorf("attack report --html: %v\n%s", err, out)
+	}
+	html, _ := os.ReadFile(page)
+	if n := strings.Count(string(html), `<svg class="plot`); n != len(demoAttackPlan)+1 {
+		t.Errorf("the page has %d plots, want %d", n, len(demoAttackPlan)+1)
+	}
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {
+		if r.Attack == "noise-remover" && r.Mechanism == "cellkey" && (r.Result == nil || len(r.Result.Progress) < 10) {
+			t.Errorf("noise-remover vs cellkey recorded no progress series")
+		}
 		if r.Result == nil {
 			t.Errorf("%s vs %s failed: %s", r.Attack, r.Mechanism, r.Err)
 			continue

@@ -71,7 +71,7 @@ func Print(w io.Writer, r *Report) error {
 	fmt.Fprintln(tw, "mechanism\tclaimed per query\tbest test\tqueries\tclaimed for the test\terrors (fp/fn)\taudited epsilon\tseconds")
 	for _, res := range r.Results {
 		b := res.Best()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%s\t%.1f\n", res.Mechanism, Claimed(res.perQuery()), b.Distinguisher, b.Queries,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%s\t%.1f\n", res.Mechanism, Claimed(res.ClaimedPerQuery()), b.Distinguisher, b.Queries,
 			Claimed(b.ClaimedEpsilon), b.FalsePos, b.FalseNeg, Audited(b), res.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
@@ -92,9 +92,9 @@ func Ceiling(trials int, confidence float64, k int) float64 {
 	return EpsilonLowerBound(u, u, 0)
 }
 
-// perQuery is what the mechanism claims for one query: the single-count
-// test's charge.
-func (r *Result) perQuery() float64 {
+// ClaimedPerQuery is the epsilon the firewall charged for a one-query test
+// (0: the mechanism claims nothing).
+func (r *Result) ClaimedPerQuery() float64 {
 	for _, m := range r.Measurements {
 		if m.Queries == 1 {
 			return m.ClaimedEpsilon
@@ -102,10 +102,6 @@ func (r *Result) perQuery() float64 {
 	}
 	return 0
 }
-
-// ClaimedPerQuery is the epsilon the firewall charged for one query
-// (0: the mechanism claims nothing).
-func (r *Result) ClaimedPerQuery() float64 { return r.perQuery() }
 
 // Claimed formats a claimed epsilon; a mechanism that charges nothing claims
 // nothing.
