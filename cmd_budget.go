@@ -29,6 +29,7 @@ var stdinIsTerminal = func() bool {
 
 func init() {
 	var statePath, configPath string
+	var cfg *config.Config // loaded when --config is given: it holds the caps
 	budget := &cobra.Command{
 		Use:   "budget",
 		Short: "List, grant and reset analysts' privacy budgets in the state database",
@@ -40,12 +41,14 @@ lower them, never raise them. Grants add to them.`,
 	budget.PersistentFlags().StringVar(&configPath, "config", "", "config file whose state database to use")
 
 	openLedger := func(ctx context.Context) (*ledger.Ledger, func(), error) {
-		if statePath == "" && configPath != "" {
-			cfg, err := config.Load(configPath, nil)
-			if err != nil {
+		if configPath != "" {
+			var err error
+			if cfg, err = config.Load(configPath, nil); err != nil {
 				return nil, nil, err
 			}
-			statePath = cfg.State
+			if statePath == "" {
+				statePath = cfg.State
+			}
 		}
 		if statePath == "" {
 			return nil, nil, errors.New("--state or --config is required: which state database to use")
@@ -67,8 +70,10 @@ lower them, never raise them. Grants add to them.`,
 
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "Show every analyst's spending and grants",
-		Args:  cobra.NoArgs,
+		Short: "Show every analyst's spending, cap (with grants) and what remains",
+		Long: `list shows, per analyst and accounting kind, what has been spent, the cap (the config's
+cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := commandContext(cmd)
 			l, done, err := openLedger(ctx)
@@ -76,11 +81,18 @@ lower them, never raise them. Grants add to them.`,
 				return err
 			}
 			defer done()
-			balances, err := l.List(ctx, nil)
+			var capsFor func(string) ledger.Caps
+			if cfg != nil {
+				capsFor = configCaps(cfg)
+			}
+			balances, err := l.List(ctx, capsFor)
 			if err != nil {
 				return err
 			}
 			printBalances(cmd.OutOrStdout(), balances)
+			if cfg == nil && len(balances) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
+			}
 			return nil
 		},
 	}
@@ -153,17 +165,31 @@ func commandContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// printBalances writes one line per analyst and kind.
+// configCaps gives each analyst's caps as the firewall applies them: the
+// analyst's own in the config, else the budget section's.
+func configCaps(cfg *config.Config) func(string) ledger.Caps {
+	return func(analyst string) ledger.Caps {
+		if a, ok := cfg.Analysts[analyst]; ok {
+			return ledger.Caps{Epsilon: a.EpsilonCap, Delta: a.DeltaCap}
+		}
+		return ledger.Caps{Epsilon: cfg.Budget.EpsilonCap, Delta: cfg.Budget.DeltaCap}
+	}
+}
+
+// printBalances writes one line per analyst and kind: spent, cap (grants
+// included), remaining and granted, for epsilon and delta. A cap that is not
+// known (no config given) shows as "-".
 func printBalances(w io.Writer, balances []ledger.Balance) {
 	if len(balances) == 0 {
 		fmt.Fprintln(w, "no budget spent or granted yet")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON GRANTED\tDELTA SPENT\tDELTA GRANTED\tRHO SPENT")
+	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON CAP\tEPSILON REMAINING\tEPSILON GRANTED\tDELTA SPENT\tDELTA CAP\tDELTA REMAINING\tDELTA GRANTED\tRHO SPENT")
 	for _, b := range balances {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
-			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonGranted), budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaGranted), budgetFigure(b.RhoSpent))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
+			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonCap), budgetFigure(b.EpsilonRemaining()), budgetFigure(b.EpsilonGranted),
+			budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaCap), budgetFigure(b.DeltaRemaining()), budgetFigure(b.DeltaGranted), budgetFigure(b.RhoSpent))
 	}
 	tw.Flush()
 	for _, b := range balances {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"countwall/attacks/audit"
 	"countwall/attacks/report"
 	"countwall/config"
 	"countwall/dataset"
@@ -48,6 +49,8 @@ func init() {
 	var rows int
 	var keep string
 	var noAttacks bool
+	var htmlOut string
+	var auditTrials int
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Generate a demo database, compare every mechanism, run the attack suite and print the report card",
@@ -61,19 +64,21 @@ func init() {
 				return err
 			}
 			defer cleanup()
-			return runDemo(ctx, cmd.OutOrStdout(), dir, rows, !noAttacks, keep != "")
+			return runDemo(ctx, cmd.OutOrStdout(), dir, rows, !noAttacks, keep != "", demoPage{html: htmlOut, auditTrials: auditTrials})
 		},
 	}
 	cmd.Flags().IntVar(&rows, "rows", 20000, "rows in the generated people table")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the demo database, configs and report card in this directory instead of a temporary one")
 	cmd.Flags().BoolVar(&noAttacks, "no-attacks", false, "compare the mechanisms only, without the attack suite")
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also audit every mechanism and write the report card as one self-contained HTML page with plots")
+	cmd.Flags().IntVar(&auditTrials, "audit-trials", 200, "trials per database and test of the audit that --html runs")
 	rootCmd.AddCommand(cmd)
 }
 
 // runDemo compares the mechanisms on a handful of queries and, withAttacks,
 // runs the attack suite against them and prints the report card; keep says
 // the directory outlives the run.
-func runDemo(ctx context.Context, w io.Writer, dir string, rows int, withAttacks, keep bool) error {
+func runDemo(ctx context.Context, w io.Writer, dir string, rows int, withAttacks, keep bool, page demoPage) error {
 	dbPath := filepath.Join(dir, "demo.db")
 	if _, err := os.Stat(dbPath); err != nil {
 		fmt.Fprintf(w, "Generating a %d-row people table in %s ...\n", rows, dbPath)
@@ -177,7 +182,42 @@ func runDemo(ctx context.Context, w io.Writer, dir string, rows int, withAttacks
 	if keep {
 		fmt.Fprintf(w, "\nThe report card is in %s ('countwall attack report %s' prints it again).\n", cardPath, cardPath)
 	}
-	return nil
+	if page.html == "" {
+		return nil
+	}
+	return writeDemoPage(ctx, w, dir, page, card)
+}
+
+// demoPage says whether and how the demo writes the HTML report card.
+type demoPage struct {
+	html        string // the page's path; "" writes none
+	auditTrials int
+}
+
+// writeDemoPage audits every mechanism, prints the audit and writes the
+// report card page with it.
+func writeDemoPage(ctx context.Context, w io.Writer, dir string, page demoPage, card []report.Row) error {
+	auditDir := filepath.Join(dir, "audit")
+	if err := os.MkdirAll(auditDir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	rep, err := audit.RunSuite(ctx, audit.SuiteOptions{
+		Dir: auditDir, Rows: 200, CellRows: 20, Trials: page.auditTrials, Confidence: 0.95,
+		Mechanisms: audit.Standard(1, 1e-5),
+		Progress:   func(m string) func(done, total int) { return terminalProgress(os.Stderr, "auditing "+m) },
+	})
+	if err != nil {
+		return err
+	}
+	if err := audit.Print(w, rep); err != nil {
+		return err
+	}
+	if err := audit.WriteJSON(filepath.Join(dir, "audit.json"), rep); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return writeHTMLCard(w, page.html, card, filepath.Join(dir, "audit.json"))
 }
 
 // renderAnswers shows a result's count column compactly: one value, or the

@@ -73,8 +73,9 @@ func TestCommands(t *testing.T) {
 		{"audit list", "", []string{"audit", "list", "--config", cfgPath, "--analyst", "alice", "--since", "1h"}, []string{"analyst", "alice", "answered", "laplace", "dp epsilon 0.1"}, false},
 		{"audit list refusals", "", []string{"audit", "list", "--config", cfgPath, "--since", "2000-01-01T00:00:00Z"}, []string{"refused 0A000", "cellkey"}, false},
 		{"audit list bad since", "", []string{"audit", "list", "--config", cfgPath, "--since", "yesterday"}, []string{"--since \"yesterday\""}, true},
-		{"budget list", "", []string{"budget", "list", "--config", cfgPath}, []string{"alice", "dp", "0.1"}, false},
+		{"budget list", "", []string{"budget", "list", "--config", cfgPath}, []string{"EPSILON CAP", "EPSILON REMAINING", "alice", "dp", "0.1", " 2 ", " 1.9 "}, false},
 		{"budget grant", "", []string{"budget", "grant", "alice", "--kind", "dp", "--epsilon", "0.5", "--config", cfgPath}, nil, false},
+		{"budget list with the grant", "", []string{"budget", "list", "--config", cfgPath}, []string{" 2.5 ", " 2.4 ", " 0.5 "}, false},
 		{"budget reset needs confirmation", "", []string{"budget", "reset", "alice", "--config", cfgPath}, []string{"--yes"}, true},
 		{"budget reset", "", []string{"budget", "reset", "alice", "--yes", "--config", cfgPath}, nil, false},
 		{"serve refuses a seed", "", []string{"serve", "--config", writeFile(t, dir, "seeded.yaml", strings.Replace(string(example), "database: demo.db", "database: "+db+"\nseed: 42", 1)), "--server.listen", "127.0.0.1:0"}, []string{"seed: is not a config key", "predictable"}, true},
@@ -82,6 +83,8 @@ func TestCommands(t *testing.T) {
 		{"passwd empty", "\n", []string{"passwd"}, []string{"empty"}, true},
 		{"load malformed", "", []string{"load", "--csv", writeFile(t, dir, "bad.csv", "id,age\n1,30\n2,40,extra\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t", "--unit", "id"}, []string{"line 3"}, true},
 		{"load", "", []string{"load", "--csv", writeFile(t, dir, "good.csv", "id,age,city\n1,30,Perth\n2,41,Hobart\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t", "--unit", "id"}, []string{"privacy_unit: id", "columns: [id, age, city]"}, false},
+		{"load without an identifier", "", []string{"load", "--csv", writeFile(t, dir, "noid.csv", "age;city\n30;\"Perth; WA\"\n"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t2", "--unit", "person"}, []string{"--add-id NAME (or --unit rownum)"}, true},
+		{"load --add-id", "", []string{"load", "--csv", filepath.Join(dir, "noid.csv"), "--db", filepath.Join(dir, "loaded.db"), "--table", "t2", "--add-id", "person"}, []string{"privacy_unit: person", "columns: [person, age, city]"}, false},
 	}
 	for _, st := range steps {
 		out, err := run(t, st.stdin, st.args...)
@@ -124,8 +127,25 @@ func TestDemo(t *testing.T) {
 	if err != nil || strings.Count(card, "\n") < len(rows)+1 || !regexp.MustCompile(`idp-reconstruct +idp `).MatchString(card) {
 		t.Errorf("attack report: %v\n%s", err, card)
 	}
+	// The card as a page, with an audit of one mechanism beside it: a plot
+	// per attack, the epsilon plot, and the noise remover's progress
+	// recorded as it went.
+	auditJSON, page := filepath.Join(dir, "audit.json"), filepath.Join(dir, "card.html")
+	if out, err := run(t, "", "audit", "--mechanism", "idp", "--trials", "20", "--json", auditJSON); err != nil || !strings.Contains(out, "idp        1e-10              threshold") {
+		t.Errorf("audit: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "attack", "report", "--html", page, "--audit", auditJSON, filepath.Join(dir, "report.json")); err != nil {
+		t.Errorf("attack report --html: %v\n%s", err, out)
+	}
+	html, _ := os.ReadFile(page)
+	if n := strings.Count(string(html), `<svg class="plot`); n != len(demoAttackPlan)+1 {
+		t.Errorf("the page has %d plots, want %d", n, len(demoAttackPlan)+1)
+	}
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {
+		if r.Attack == "noise-remover" && r.Mechanism == "cellkey" && (r.Result == nil || len(r.Result.Progress) < 10) {
+			t.Errorf("noise-remover vs cellkey recorded no progress series")
+		}
 		if r.Result == nil {
 			t.Errorf("%s vs %s failed: %s", r.Attack, r.Mechanism, r.Err)
 			continue

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -100,6 +101,41 @@ type Result struct {
 	CellsExact *int           `json:"cells_exact,omitempty"`
 	Success    *float64       `json:"success,omitempty"`
 	Details    map[string]any `json:"details,omitempty"`
+	// Progress is how far the attack had got against the queries it had
+	// sent, as it went (for long attacks that report their steps): the
+	// HTML report card plots it.
+	Progress []ProgressPoint `json:"progress,omitempty"`
+}
+
+// ProgressPoint is one step of an attack's progress: Done of Total steps
+// finished after Queries statements.
+type ProgressPoint struct {
+	Queries int `json:"queries"`
+	Done    int `json:"done"`
+	Total   int `json:"total"`
+}
+
+// maxProgressPoints bounds the series kept per run: enough for a plot.
+const maxProgressPoints = 100
+
+// recordProgress wraps o.Progress so that Execute also keeps, at most
+// maxProgressPoints times, the queries sent when a step finished.
+func recordProgress(o *Options, q *Logged, into *[]ProgressPoint) {
+	next := o.Progress
+	var mu sync.Mutex
+	o.Progress = func(done, total int) {
+		mu.Lock()
+		pts := *into
+		keep := total > 0 && (len(pts) == 0 || done == total ||
+			done*maxProgressPoints/total != pts[len(pts)-1].Done*maxProgressPoints/max(pts[len(pts)-1].Total, 1))
+		if keep && len(pts) <= maxProgressPoints {
+			*into = append(pts, ProgressPoint{Queries: q.Sent(), Done: done, Total: total})
+		}
+		mu.Unlock()
+		if next != nil {
+			next(done, total)
+		}
+	}
 }
 
 // Bin is one value of a recovered histogram.
@@ -160,10 +196,13 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	if o.MaxQueries > 0 {
 		q.Max = o.MaxQueries
 	}
+	var progress []ProgressPoint
+	recordProgress(&o, q, &progress)
 	res, err := a.Run(ctx, q, o)
 	if err != nil {
 		return nil, err
 	}
+	res.Progress = progress
 	res.Attack, res.Target = a.Name, o.Target.countSQL()
 	res.Queries, res.Refused = q.Sent(), q.Refused()
 	res.Seconds = time.Since(start).Seconds()

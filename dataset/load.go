@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,6 +22,14 @@ type LoadOptions struct {
 	DBPath  string // the SQLite file, created if it does not exist
 	Table   string // the table to create
 	Unit    string // the privacy-unit column: it must exist and never be empty
+	// AddID, when set, adds a column of that name numbering the rows from 1
+	// and makes it the privacy unit: for a file with no identifier column,
+	// where each row is one person. Unit "rownum" with no such column in the
+	// file means AddID "rownum".
+	AddID string
+	// Delimiter separates fields; 0 detects it from the header line among
+	// ',', ';', tab and '|' (public statistical files often use ';').
+	Delimiter rune
 	// Replace drops an existing table of the same name, in the same
 	// transaction as the import; without it an existing table is an error.
 	Replace bool
@@ -41,7 +50,11 @@ type LoadResult struct {
 	CreatedFile bool // the database file was new
 	// Lowered lists the names (the table's, the header's) that were stored
 	// in lower case, as given.
-	Lowered []string
+	Lowered   []string
+	Delimiter rune // the field separator used
+	// Warnings are things the data owner should check, such as a unit
+	// column with far fewer distinct values than rows.
+	Warnings []string
 }
 
 // LoadCSV imports a CSV file into a new table of a new or existing SQLite
@@ -71,7 +84,14 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	if o.DBPath == "" {
 		return LoadResult{}, errors.New("no database file given")
 	}
-	scan, err := scanCSV(o.CSVPath, o.Unit)
+	if o.Delimiter == 0 {
+		d, err := detectDelimiter(o.CSVPath)
+		if err != nil {
+			return LoadResult{}, err
+		}
+		o.Delimiter = d
+	}
+	scan, err := scanCSV(o.CSVPath, o.Unit, o.AddID, o.Delimiter)
 	if err != nil {
 		return LoadResult{}, err
 	}
@@ -100,10 +120,10 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 			defs[i] += " NOT NULL"
 		}
 	}
-	res := LoadResult{Table: t, Rows: scan.rows, Lowered: lowered}
+	res := LoadResult{Table: t, Rows: scan.rows, Lowered: lowered, Delimiter: o.Delimiter, Warnings: scan.unitWarnings()}
 
 	fill := func(ctx context.Context, tx *sql.Tx) error {
-		return insertCSV(ctx, tx, o.CSVPath, t, scan.rows, o.Progress)
+		return insertCSV(ctx, tx, o.CSVPath, t, scan.rows, o.Progress, scan.addedID, o.Delimiter)
 	}
 	create := "CREATE TABLE " + quoteIdent(t.Name) + " (" + strings.Join(defs, ", ") + ")"
 
@@ -237,16 +257,72 @@ type csvScan struct {
 	kinds []valueKind
 	unit  string // the unit column's name as the header spells it
 	rows  int64
+	// addedID says the first column is a row number added by the load.
+	addedID bool
+	// units counts the distinct values of the unit column, up to
+	// maxDistinctTracked.
+	units map[string]struct{}
 }
 
-// scanCSV checks the whole file and infers the column types.
-func scanCSV(path, unit string) (csvScan, error) {
+// maxDistinctTracked bounds the memory spent counting distinct unit values.
+const maxDistinctTracked = 1 << 20
+
+// unitWarnings says when the unit column looks wrong: far fewer distinct
+// values than rows means many rows share a contributor, which is right for
+// a person with many records but more often a column chosen by mistake.
+func (s csvScan) unitWarnings() []string {
+	if s.addedID || s.rows < 20 || len(s.units) >= maxDistinctTracked {
+		return nil
+	}
+	distinct := int64(len(s.units))
+	if distinct*2 > s.rows {
+		return nil
+	}
+	return []string{fmt.Sprintf("the privacy-unit column %s has %d distinct values over %d rows (%.1f rows each on average): "+
+		"rows with the same value are treated as one person. If %s does not identify a person, choose the column that does, "+
+		"or --add-id NAME to number the rows when each row is one person.", s.unit, distinct, s.rows, float64(s.rows)/float64(distinct), s.unit)}
+}
+
+// detectDelimiter picks the field separator that occurs most often outside
+// quotes in the header line, ',' when none does.
+func detectDelimiter(path string) (rune, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening the CSV file: %w", err)
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 1<<16).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	counts := map[rune]int{}
+	quoted := false
+	for _, c := range line {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (c == ',' || c == ';' || c == '\t' || c == '|'):
+			counts[c]++
+		}
+	}
+	best := ','
+	for _, c := range []rune{';', '\t', '|'} {
+		if counts[c] > counts[best] {
+			best = c
+		}
+	}
+	return best, nil
+}
+
+// scanCSV checks the whole file and infers the column types. With addID a
+// row-number column of that name is put first and made the unit.
+func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return csvScan{}, fmt.Errorf("opening the CSV file: %w", err)
 	}
 	defer f.Close()
-	r := newCSVReader(f)
+	r := newCSVReader(f, delim)
 
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
@@ -255,8 +331,18 @@ func scanCSV(path, unit string) (csvScan, error) {
 	if err != nil {
 		return csvScan{}, csvError(path, err, 0)
 	}
-	s := csvScan{names: append([]string(nil), header...)}
+	s := csvScan{names: append([]string(nil), header...), units: map[string]struct{}{}}
 	s.names[0] = strings.TrimPrefix(s.names[0], "\ufeff") // a byte-order mark some spreadsheets write
+	if addID == "" && strings.EqualFold(unit, "rownum") && !slices.ContainsFunc(s.names, func(n string) bool { return strings.EqualFold(n, "rownum") }) {
+		addID = "rownum"
+	}
+	if addID != "" {
+		if unit != "" && !strings.EqualFold(unit, addID) {
+			return csvScan{}, fmt.Errorf("--unit %s and --add-id %s disagree: the added row number is the privacy unit", unit, addID)
+		}
+		s.names = append([]string{addID}, s.names...)
+		s.addedID, unit = true, addID
+	}
 	seen := map[string]string{}
 	for _, name := range s.names {
 		if err := checkIdentifier("column", name); err != nil {
@@ -274,27 +360,36 @@ func scanCSV(path, unit string) (csvScan, error) {
 		}
 	}
 	if unitIndex < 0 {
+		hint := "; if the file has no column identifying a person and each row is one, --add-id NAME (or --unit rownum) adds a row-number column as the privacy unit"
 		if unit == "" {
-			return csvScan{}, fmt.Errorf("no privacy-unit column given; the columns are %s", strings.Join(s.names, ", "))
+			return csvScan{}, fmt.Errorf("no privacy-unit column given; the columns are %s%s", strings.Join(s.names, ", "), hint)
 		}
-		return csvScan{}, fmt.Errorf("privacy-unit column %q is not in %s; the columns are %s", unit, path, strings.Join(s.names, ", "))
+		return csvScan{}, fmt.Errorf("privacy-unit column %q is not in %s; the columns are %s%s", unit, path, strings.Join(s.names, ", "), hint)
 	}
 
 	s.kinds = make([]valueKind, len(s.names))
+	off := 0
+	if s.addedID {
+		s.kinds[0], off = kindInteger, 1
+	}
 	for {
 		record, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return csvScan{}, csvError(path, err, len(s.names))
+			return csvScan{}, csvError(path, err, len(s.names)-off)
 		}
 		s.rows++
-		for i, field := range record {
+		for j, field := range record {
+			i := j + off
 			v := strings.TrimSpace(field)
+			if i == unitIndex && !s.addedID && len(s.units) < maxDistinctTracked {
+				s.units[v] = struct{}{}
+			}
 			if v == "" {
 				if i == unitIndex {
-					line, _ := r.FieldPos(i)
+					line, _ := r.FieldPos(j)
 					return csvScan{}, fmt.Errorf("%s: line %d: the privacy-unit column %s is empty; every row needs its contributor", path, line, s.unit)
 				}
 				continue
@@ -307,9 +402,10 @@ func scanCSV(path, unit string) (csvScan, error) {
 	return s, nil
 }
 
-func newCSVReader(f *os.File) *csv.Reader {
+func newCSVReader(f *os.File, delim rune) *csv.Reader {
 	r := csv.NewReader(bufio.NewReaderSize(f, 1<<16))
 	r.ReuseRecord = true
+	r.Comma = delim
 	return r
 }
 
@@ -330,13 +426,17 @@ func csvError(path string, err error, fields int) error {
 
 // insertCSV is the second pass: it reads the file again and inserts every
 // row with the values converted to the inferred types.
-func insertCSV(ctx context.Context, tx *sql.Tx, path string, t Table, rows int64, progress Progress) error {
+func insertCSV(ctx context.Context, tx *sql.Tx, path string, t Table, rows int64, progress Progress, addedID bool, delim rune) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening the CSV file: %w", err)
 	}
 	defer f.Close()
-	r := newCSVReader(f)
+	r := newCSVReader(f, delim)
+	off, rownum := 0, int64(0)
+	if addedID {
+		off = 1
+	}
 	if _, err := r.Read(); err != nil { // the header, already checked
 		return csvError(path, err, 0)
 	}
@@ -347,9 +447,14 @@ func insertCSV(ctx context.Context, tx *sql.Tx, path string, t Table, rows int64
 			return changed
 		}
 		if err != nil {
-			return csvError(path, err, len(t.Columns))
+			return csvError(path, err, len(t.Columns)-off)
 		}
-		for i, field := range record {
+		if addedID {
+			rownum++
+			row[0] = rownum
+		}
+		for j, field := range record {
+			i := j + off
 			v := strings.TrimSpace(field)
 			if v == "" {
 				row[i] = nil

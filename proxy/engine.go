@@ -28,6 +28,7 @@ import (
 type Engine struct {
 	store  *planner.Store
 	state  *statedb.DB
+	secret []byte
 	budget Budget
 	logger *slog.Logger
 	// noiseSeed is Options.NoiseSeed: tests only.
@@ -65,6 +66,11 @@ type Options struct {
 	// tests only: nothing in the config, the environment or the command line
 	// sets it, and production noise is always drawn from the operating system.
 	NoiseSeed int64
+	// Secret, when set, keys record keys and sticky noise in place of the
+	// state database's secret: an audit draws a new one per trial, as a new
+	// installation would, without creating a state database each time. It
+	// must come from a cryptographic source; it is never stored.
+	Secret []byte
 }
 
 // Open builds an Engine from a validated config: it opens the protected
@@ -90,7 +96,17 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		state.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, state: state, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
+	secret := state.Secret()
+	if opts.Secret != nil {
+		if len(opts.Secret) < statedb.SecretBytes {
+			store.Close()
+			budget.Close()
+			state.Close()
+			return nil, fmt.Errorf("the firewall secret must be at least %d bytes", statedb.SecretBytes)
+		}
+		secret = opts.Secret
+	}
+	e := &Engine{store: store, state: state, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -170,7 +186,7 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 		return nil, err
 	}
 	mech, err := mechanisms.New(cfg.Mechanism.Name, mechanisms.Params(cfg.Mechanism.Params),
-		mechanisms.Env{Seed: e.noiseSeed, Secret: e.state.Secret()})
+		mechanisms.Env{Seed: e.noiseSeed, Secret: e.secret})
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}

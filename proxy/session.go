@@ -249,7 +249,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, none, false, err
 	}
 	needs := rt.mech.Needs()
-	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.state.Secret())
+	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
 		return nil, none, false, err
 	}

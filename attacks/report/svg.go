@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// The plots are drawn as inline SVG by hand: a few lines and markers need
+// no plotting library, and the page stays one self-contained file.
+
+// palette gives each mechanism the same colour in every plot.
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+
+func colour(i int) string { return palette[i%len(palette)] }
+
+const (
+	plotW, plotH            = 560, 300
+	padL, padR, padT, padB  = 60, 150, 30, 45
+	innerW, innerH          = plotW - padL - padR, plotH - padT - padB
+	markerRadius            = 4
+	defaultFont             = `font-family="sans-serif" font-size="11"`
+	progressPlotClass       = "plot progress"
+	claimedAuditedPlotClass = "plot epsilon"
+)
+
+// xy is one point of a series.
+type xy struct{ x, y float64 }
+
+// series is one line of a plot with, optionally, a marked final point.
+type series struct {
+	name   string
+	colour string
+	points []xy
+	final  *xy // drawn as a filled dot
+}
+
+// logAxis maps values onto [0, 1] on a log10 scale between lo and hi.
+type logAxis struct{ lo, hi float64 }
+
+func (a logAxis) pos(v float64) float64 {
+	v = math.Min(math.Max(v, a.lo), a.hi)
+	return (math.Log10(v) - math.Log10(a.lo)) / (math.Log10(a.hi) - math.Log10(a.lo))
+}
+
+// progressPlot draws an attack's progress against the queries it sent, one
+// line per mechanism, x on a log scale (queries + 1, so that 0 fits).
+func progressPlot(title string, lines []series) string {
+	maxQ := 1.0
+	for _, s := range lines {
+		for _, p := range s.points {
+			maxQ = math.Max(maxQ, p.x)
+		}
+	}
+	ax := logAxis{1, math.Pow(10, math.Ceil(math.Log10(maxQ+1)))}
+	px := func(q float64) float64 { return padL + innerW*ax.pos(q+1) }
+	py := func(f float64) float64 { return padT + innerH*(1-f) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
+		progressPlotClass, plotW, plotH, plotW, plotH, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="16" %s font-weight="bold">%s</text>`, padL, defaultFont, html.EscapeString(title))
+	frame(&b)
+	for e := 0.0; math.Pow(10, e) <= ax.hi; e++ {
+		x := px(math.Pow(10, e) - 1)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`, x, padT, x, padT+innerH)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s text-anchor="middle">%s</text>`, x, padT+innerH+14, defaultFont, tickLabel(math.Pow(10, e)-1))
+	}
+	for _, f := range []float64{0, 0.5, 1} {
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s text-anchor="end">%.0f%%</text>`, padL-6, py(f)+4, defaultFont, 100*f)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" %s text-anchor="middle">queries sent</text>`, padL+innerW/2, plotH-8, defaultFont)
+	for i, s := range lines {
+		var pts []string
+		for _, p := range s.points {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.y)))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, s.colour, strings.Join(pts, " "))
+		if s.final != nil {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"/>`, px(s.final.x), py(s.final.y), markerRadius+1, s.colour)
+		}
+		legend(&b, i, s.name, s.colour)
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// epsilonPoint is one mechanism in the claimed-against-audited plot.
+type epsilonPoint struct {
+	mechanism string
+	claimed   float64 // per query; 0 claims nothing
+	testClaim float64 // charged for the best test
+	audited   float64 // demonstrated lower bound; 0 shows nothing
+}
+
+// epsilonPlot draws claimed and audited epsilon per mechanism on a log
+// scale from 1e-11 to 100.
+func epsilonPlot(points []epsilonPoint) string {
+	ax := logAxis{1e-11, 1e2}
+	w := padL + 70*len(points) + 40
+	px := func(i int) float64 { return float64(padL + 35 + 70*i) }
+	py := func(v float64) float64 { return padT + innerH*(1-ax.pos(v)) }
+	var b strings.Builder
+	title := "Claimed against audited epsilon per person (log scale)"
+	fmt.Fprintf(&b, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
+		claimedAuditedPlotClass, w, plotH+20, w, plotH+20, title)
+	fmt.Fprintf(&b, `<text x="%d" y="16" %s font-weight="bold">%s</text>`, padL, defaultFont, title)
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`, padL, padT, w-padL-20, innerH)
+	for e := -11; e <= 2; e++ {
+		y := py(math.Pow(10, float64(e)))
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>`, padL, y, w-20, y)
+		if e%2 == 0 || e == -11 {
+			fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s text-anchor="end">1e%d</text>`, padL-6, y+4, defaultFont, e)
+		}
+	}
+	for i, p := range points {
+		x := px(i)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s text-anchor="middle">%s</text>`, x, padT+innerH+14, defaultFont, html.EscapeString(p.mechanism))
+		if p.claimed > 0 {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="white" stroke="#1f77b4" stroke-width="2"><title>claimed %g per query</title></circle>`, x-8, py(p.claimed), p.claimed)
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s text-anchor="middle" fill="#1f77b4">claims</text><text x="%.1f" y="%d" %s text-anchor="middle" fill="#1f77b4">nothing</text>`, x, padT+12, defaultFont, x, padT+24, defaultFont)
+		}
+		if p.testClaim > 0 && p.testClaim != p.claimed {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="9" height="9" fill="white" stroke="#1f77b4" stroke-width="2"><title>claimed %g for the best test</title></rect>`, x-12.5, py(p.testClaim)-4.5, p.testClaim)
+		}
+		if p.audited > 0 {
+			y := py(p.audited)
+			fmt.Fprintf(&b, `<path d="M %.1f %.1f l 6 10 l -12 0 z" fill="#d62728"><title>audited at least %.2f</title></path>`, x+8, y-6, p.audited)
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s text-anchor="middle" fill="#d62728">none shown</text>`, x, padT+innerH-6, defaultFont)
+		}
+	}
+	ly := plotH + 8
+	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="5" fill="white" stroke="#1f77b4" stroke-width="2"/><text x="%d" y="%d" %s>claimed per query</text>`, padL+5, ly, padL+14, ly+4, defaultFont)
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="9" height="9" fill="white" stroke="#1f77b4" stroke-width="2"/><text x="%d" y="%d" %s>claimed for the best test</text>`, padL+125, ly-4, padL+139, ly+4, defaultFont)
+	fmt.Fprintf(&b, `<path d="M %d %d l 6 10 l -12 0 z" fill="#d62728"/><text x="%d" y="%d" %s>audited (lower bound)</text>`, padL+290, ly-6, padL+300, ly+4, defaultFont)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+func frame(b *strings.Builder) {
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`, padL, padT, innerW, innerH)
+}
+
+func legend(b *strings.Builder, i int, name, colour string) {
+	x, y := padL+innerW+12, padT+10+18*i
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d" %s>%s</text>`,
+		x, y, x+18, y, colour, x+24, y+4, defaultFont, html.EscapeString(name))
+}
+
+func tickLabel(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%gM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%gk", v/1e3)
+	}
+	return fmt.Sprintf("%g", v)
+}
