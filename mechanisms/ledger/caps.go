@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -81,4 +82,38 @@ func (l *Ledger) capsTable(ctx context.Context) error {
 		}
 	})
 	return l.capsErr
+}
+
+// heldCaps returns the caps held for analyst's kind without offering any,
+// and false when none are held (or the caps table does not exist yet): a
+// reader such as `countwall budget list` must not write the ledger.
+func (l *Ledger) heldCaps(ctx context.Context, analyst string, kind mechanisms.Accounting) (Caps, bool, error) {
+	var exists int
+	if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_caps'`).Scan(&exists); err != nil {
+		return Caps{}, false, fmt.Errorf("ledger: reading held caps: %w", err)
+	}
+	if exists == 0 {
+		return Caps{}, false, nil
+	}
+	var eps, delta sql.NullFloat64
+	err := l.db.QueryRowContext(ctx, `SELECT epsilon, delta FROM ledger_caps WHERE analyst = ? AND kind = ?`, analyst, string(kind)).Scan(&eps, &delta)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Caps{}, false, nil
+	case err != nil:
+		return Caps{}, false, fmt.Errorf("ledger: reading held caps: %w", err)
+	}
+	held := Unlimited()
+	if eps.Valid {
+		held.Epsilon = eps.Float64
+	}
+	if delta.Valid {
+		held.Delta = delta.Float64
+	}
+	return held, true, nil
+}
+
+// lower returns c with each field no higher than o's.
+func (c Caps) lower(o Caps) Caps {
+	return Caps{Epsilon: math.Min(c.Epsilon, o.Epsilon), Delta: math.Min(c.Delta, o.Delta)}
 }

@@ -55,3 +55,39 @@ func TestHoldNeverRaisesACap(t *testing.T) {
 		}
 	}
 }
+
+// TestListShowsHeldCaps: List reports the caps in force, the config's
+// lowered to the held ones (plus grants), and reading them holds nothing.
+func TestListShowsHeldCaps(t *testing.T) {
+	ctx := context.Background()
+	l := openLedger(t, filepath.Join(t.TempDir(), "state.db"), 1)
+	if _, err := l.Charge(ctx, Entry{Analyst: "alice", Mechanism: "laplace", Kind: dp, Epsilon: 0.1}, Caps{Epsilon: 2, Delta: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Charge(ctx, Entry{Analyst: "bob", Mechanism: "laplace", Kind: dp, Epsilon: 0.1}, Caps{Epsilon: 2, Delta: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Hold(ctx, "alice", dp, Caps{Epsilon: 0.5, Delta: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Grant(ctx, "alice", dp, 0.25, 0); err != nil {
+		t.Fatal(err)
+	}
+	config := func(string) Caps { return Caps{Epsilon: 2, Delta: 1e-6} } // a config that raised both
+	list, err := l.List(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"alice": {0.75, 0}, "bob": {2, 1e-6}} // held 0.5 + granted 0.25; bob holds nothing
+	if len(list) != len(want) {
+		t.Fatalf("List = %+v, want one balance each for %v", list, want)
+	}
+	for _, b := range list {
+		if got := [2]float64{b.EpsilonCap, b.DeltaCap}; got != want[b.Analyst] {
+			t.Errorf("%s: caps %v, want %v", b.Analyst, got, want[b.Analyst])
+		}
+	}
+	if _, ok, err := l.heldCaps(ctx, "bob", dp); err != nil || ok {
+		t.Errorf("List held caps for bob (%v)", err)
+	}
+}

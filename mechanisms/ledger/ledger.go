@@ -581,8 +581,9 @@ func (l *Ledger) Balances(ctx context.Context, analyst string, caps Caps) ([]Bal
 }
 
 // List returns every analyst's balance in every kind with spending or
-// grants, sorted by analyst and kind. capsFor gives an analyst's caps; with
-// a nil capsFor the caps are unknown (NaN).
+// grants, sorted by analyst and kind. capsFor gives an analyst's caps as a
+// config sets them, lowered here to any lower caps the ledger holds; with a
+// nil capsFor the caps are unknown (NaN).
 func (l *Ledger) List(ctx context.Context, capsFor func(analyst string) Caps) ([]Balance, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT analyst, kind FROM ledger_spent
 UNION SELECT analyst, kind FROM ledger_grants ORDER BY 1, 2`)
@@ -605,16 +606,25 @@ UNION SELECT analyst, kind FROM ledger_grants ORDER BY 1, 2`)
 	}
 	out := make([]Balance, 0, len(keys))
 	for _, k := range keys {
+		kind := mechanisms.Accounting(k.kind)
 		caps := Caps{Epsilon: math.NaN(), Delta: math.NaN()}
 		if capsFor != nil {
 			caps = capsFor(k.analyst)
+			// A cap a reload lowered stays in force, whatever the config says now.
+			held, ok, err := l.heldCaps(ctx, k.analyst, kind)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				caps = caps.lower(held)
+			}
 		}
 		bs, err := l.Balances(ctx, k.analyst, caps)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range bs {
-			if string(b.Kind) == k.kind {
+			if b.Kind == kind {
 				out = append(out, b)
 			}
 		}
