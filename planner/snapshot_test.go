@@ -285,29 +285,8 @@ func TestCompareIntReal(t *testing.T) {
 // for 200 seeded random predicates, a few of NULL units included.
 func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 14))
-	rows := diffRows(r, 300)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		row["id"] = int64(i)
-		if i%37 == 0 {
-			row["id"] = nil
-		}
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	path := filepath.Join(t.TempDir(), "unique.db")
-	writeDB(t, path, sqlRows)
-	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	fast, err := OpenStore(path, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
+	rows, sqlRows := oneRowPerUnit(r, 300, 37)
+	raw, fast := openBothPaths(t, sqlRows)
 	people := testPeopleTable()
 	if snap, err := fast.snaps.current(context.Background(), "people"); err != nil || !snap.columns["id"].unique {
 		t.Fatalf("the id column is not seen as one row per unit (%v)", err)
@@ -346,26 +325,8 @@ func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
 // are not counted under bounds).
 func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 31))
-	rows := diffRows(r, 300)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		row["id"] = int64(i)
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	path := filepath.Join(t.TempDir(), "unique.db")
-	writeDB(t, path, sqlRows)
-	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	fast, err := OpenStore(path, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
+	_, sqlRows := oneRowPerUnit(r, 300, 0)
+	raw, fast := openBothPaths(t, sqlRows)
 	ctx := context.Background()
 	if snap, err := fast.snaps.current(ctx, "people"); err != nil || !snap.onePerUnit("id") {
 		t.Fatalf("the table is not seen as one row per unit (%v)", err)
@@ -399,4 +360,41 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	if snap, err := s.snaps.current(ctx, "people"); err != nil || snap.onePerUnit("id") {
 		t.Fatalf("a table with a NULL unit is taken as one row per unit (%v)", err)
 	}
+}
+
+// oneRowPerUnit is n random rows keyed by their unit (id = row number), the
+// id of every nullEvery-th row NULL (none when nullEvery is 0), as rows and
+// as values in diffColumns order for writeDB.
+func oneRowPerUnit(r *rand.Rand, n, nullEvery int) ([]diffRow, [][]any) {
+	rows := diffRows(r, n)
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		row["id"] = int64(i)
+		if nullEvery > 0 && i%nullEvery == 0 {
+			row["id"] = nil
+		}
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	return rows, sqlRows
+}
+
+// openBothPaths writes rows to a new file and opens it twice: through
+// SQLite only, and with the in-memory snapshot.
+func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "unique.db")
+	writeDB(t, path, sqlRows)
+	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	fast, err = OpenStore(path, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fast.Close() })
+	return raw, fast
 }
