@@ -69,22 +69,14 @@ func attackNamed(t testing.TB, name string) *attacks.Attack {
 }
 
 // runScored runs an attack in a fresh logging session over q and scores it.
-// The session's analyst may have spent before: Spent is made what this run
+// The session's analyst may have spent before: Charged is what this run
 // added to the ledger.
 func runScored(t testing.TB, q *attacks.Logged, name string, o attacks.Options) *attacks.Result {
 	t.Helper()
-	ctx := context.Background()
-	before, err := attacks.Spent(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fresh := &attacks.Logged{Querier: q.Querier}
-	res, err := attacks.Execute(ctx, attackNamed(t, name), fresh, o, targetsPeople(t))
+	res, err := attacks.Execute(context.Background(), attackNamed(t, name), fresh, o, targetsPeople(t))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
-	}
-	for k := range res.Spent {
-		res.Spent[k] -= before[k]
 	}
 	return res
 }
@@ -92,7 +84,7 @@ func runScored(t testing.TB, q *attacks.Logged, name string, o attacks.Options) 
 // claimedEpsilon is the epsilon the ledger claims a run spent, over every kind.
 func claimedEpsilon(r *attacks.Result) float64 {
 	var s float64
-	for _, v := range r.Spent {
+	for _, v := range r.Charged {
 		s += v
 	}
 	return s
