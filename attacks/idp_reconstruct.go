@@ -415,7 +415,7 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	d["domain_check_queries"] = r.checkQueries
 	if len(r.outside) > 0 {
 		d["outside_domain"] = r.outside
-		res.Note += " " + outsideNote(r.outside)
+		res.Note = appendSentence(res.Note, outsideNote(r.outside))
 	}
 	if r.oracle.Inconsistent > 0 {
 		res.Note += fmt.Sprintf(" %d searches contradicted the threshold model (k = %d), so the counts are not to be trusted.", r.oracle.Inconsistent, r.oracle.K)
@@ -499,8 +499,12 @@ func scoreReconstruction(ctx context.Context, truthPath string, o Options, r *Re
 	r.Exact = &ex
 	r.Truth = &nTruth
 	if !ex {
-		r.Note = strings.TrimSpace(r.Note + fmt.Sprintf(" Scored against the truth: %d of the %d rows recovered match its %d rows (%d spurious, %d missed).",
-			matched, r.Recovered, nTruth, r.Recovered-matched, nTruth-matched))
+		scored := fmt.Sprintf("Scored against the truth: %d of the %d rows recovered match its %d rows (%d spurious, %d missed).",
+			matched, r.Recovered, nTruth, r.Recovered-matched, nTruth-matched)
+		if r.Recovered == 0 {
+			scored = fmt.Sprintf("Scored against the truth: no row recovered of its %d.", nTruth)
+		}
+		r.Note = appendSentence(r.Note, scored)
 	}
 	if r.Details != nil {
 		r.Details["rows_matched"] = matched
@@ -508,6 +512,19 @@ func scoreReconstruction(ctx context.Context, truthPath string, o Options, r *Re
 		r.Details["rows_missed"] = nTruth - matched
 	}
 	return nil
+}
+
+// appendSentence adds a sentence to a note, ending the note's last one
+// first.
+func appendSentence(note, sentence string) string {
+	note = strings.TrimSpace(note)
+	switch {
+	case note == "":
+		return sentence
+	case !strings.HasSuffix(note, "."):
+		note += "."
+	}
+	return note + " " + sentence
 }
 
 func reconRowKey(vals []string) string { return strings.Join(vals, "\x00") }
