@@ -28,7 +28,7 @@ var IDPAttribute = &Attack{
 	Name:    "idp-attribute",
 	Against: "idp",
 	Source:  "Protivash et al. Ex. 3.10, Table 3",
-	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit",
+	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit, after a 2-query check that the target is one person",
 	Run:     runAttribute,
 	Score:   scoreAttribute,
 	Flags:   thresholdFlags,
