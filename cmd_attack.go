@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"countwall/attacks"
+	"countwall/attacks/report"
 	"countwall/config"
 	"countwall/proxy"
 )
@@ -188,16 +189,7 @@ func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analy
 func printAttack(w io.Writer, r *attacks.Result) {
 	fmt.Fprintf(w, "attack     %s\ntarget     %s\nestimate   %.2f (recovered %d)\nqueries    %d sent, %d refused\n",
 		r.Attack, r.Target, r.Estimate, r.Recovered, r.Queries, r.Refused)
-	var spent []string
-	for _, k := range []string{"dp", "idp", "bdp"} {
-		if v, ok := r.Spent[k]; ok && v > 0 {
-			spent = append(spent, fmt.Sprintf("%s epsilon %.4g", k, v))
-		}
-	}
-	if len(spent) == 0 {
-		spent = []string{"nothing"}
-	}
-	fmt.Fprintf(w, "charged    %s (the analyst's total, read back with SHOW budget)\ntime       %.2fs\n", strings.Join(spent, ", "), r.Seconds)
+	fmt.Fprintf(w, "charged    %s\ntime       %.2fs\n", report.ChargedLine(r), r.Seconds)
 	if v, ok := r.Details["queries_per_person"].(float64); ok {
 		fmt.Fprintf(w, "per person %.1f queries\n", v)
 	}

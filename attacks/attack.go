@@ -74,17 +74,27 @@ type Options struct {
 // Result is what a run recovered and what it cost; it is written as JSON for
 // the report card.
 type Result struct {
-	Attack    string             `json:"attack"`
-	Target    string             `json:"target"`
-	Estimate  float64            `json:"estimate"`
-	Recovered int64              `json:"recovered"`
-	Queries   int                `json:"queries"`
-	Refused   int                `json:"refused"`
-	Spent     map[string]float64 `json:"epsilon_spent,omitempty"`
-	Seconds   float64            `json:"seconds"`
-	Truth     *int64             `json:"truth,omitempty"`
-	Exact     *bool              `json:"exact,omitempty"`
-	Note      string             `json:"note,omitempty"`
+	Attack    string  `json:"attack"`
+	Target    string  `json:"target"`
+	Estimate  float64 `json:"estimate"`
+	Recovered int64   `json:"recovered"`
+	Queries   int     `json:"queries"`
+	Refused   int     `json:"refused"`
+	// Spent is the analyst's running total by accounting kind, as SHOW
+	// budget reads after the run: what this run cost plus whatever the
+	// analyst had spent before it (earlier runs, other sessions).
+	Spent map[string]float64 `json:"epsilon_spent,omitempty"`
+	// Charged is what this run cost by accounting kind: SHOW budget after
+	// the run less SHOW budget before it. Another session of the same
+	// analyst spending meanwhile is counted in it too; under zCDP
+	// composition (gaussian) it is the rise of the analyst's total
+	// epsilon, which is less than the run's epsilon on its own would be.
+	// Nil when the budget could not be read before the run.
+	Charged map[string]float64 `json:"epsilon_charged,omitempty"`
+	Seconds float64            `json:"seconds"`
+	Truth   *int64             `json:"truth,omitempty"`
+	Exact   *bool              `json:"exact,omitempty"`
+	Note    string             `json:"note,omitempty"`
 
 	// Mechanism is the mechanism the firewall said it runs (SHOW mechanism).
 	Mechanism string `json:"mechanism,omitempty"`
@@ -190,12 +200,17 @@ func All() []*Attack {
 }
 
 // Execute runs an attack through a logging Querier, reads the budget spent
-// back, and scores the result against the truth database when one is given.
+// back (the analyst's total, and this run's cost as the difference of SHOW
+// budget before and after), and scores the result against the truth
+// database when one is given.
 func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath string) (*Result, error) {
 	start := time.Now()
 	if o.MaxQueries > 0 {
 		q.Max = o.MaxQueries
 	}
+	// A firewall without SHOW budget charges nothing to read: before stays
+	// nil and so does Charged.
+	before, beforeErr := Spent(ctx, q)
 	var progress []ProgressPoint
 	recordProgress(&o, q, &progress)
 	res, err := a.Run(ctx, q, o)
@@ -208,6 +223,9 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	res.Seconds = time.Since(start).Seconds()
 	if spent, err := Spent(ctx, q); err == nil {
 		res.Spent = spent
+		if beforeErr == nil {
+			res.Charged = Difference(spent, before)
+		}
 	}
 	if res.Mechanism == "" {
 		res.Mechanism = mechanismName(ctx, q)
@@ -231,6 +249,22 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 		res.Truth, res.Exact, res.Success = &truth, &exact, &success
 	}
 	return res, nil
+}
+
+// Difference is what was spent between two readings of SHOW budget, by
+// accounting kind: every kind either reading holds, a kind missing from one
+// reading counting as 0 there.
+func Difference(after, before map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(after))
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
+	for k, v := range before {
+		if _, ok := after[k]; !ok {
+			out[k] = -v
+		}
+	}
+	return out
 }
 
 // TrueCount reads the target's true count from the protected database,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +188,50 @@ func TestPerturbationFinderStopsAtTheBudget(t *testing.T) {
 	}
 	if res.Queries != 11 || res.Refused != 1 || !strings.Contains(res.Note, "stopped at cell 4") {
 		t.Errorf("queries %d, refused %d, note %q: want ten answers, a refusal at cell 4", res.Queries, res.Refused, res.Note)
+	}
+}
+
+// "charged" is what a run cost, not the analyst's running total: the same
+// analyst runs differencing (2 queries at the default share of 0.1) three
+// times under laplace, and each run is charged 0.2 while the total grows by
+// 0.2 a run. The charges are deterministic (the noise is not read).
+func TestExecuteRecordsTheRunsOwnCharge(t *testing.T) {
+	ctx := context.Background()
+	q := engineQuerier(t, "laplace", "", 10)
+	for run := 1; run <= 3; run++ {
+		res, err := Execute(ctx, Differencing, &Logged{Querier: q.Querier}, Options{Target: smallTarget}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.Charged["dp"]-0.2) > 1e-9 || res.Charged["idp"] != 0 || res.Charged["bdp"] != 0 {
+			t.Errorf("run %d: charged %v, want dp 0.2 and nothing else", run, res.Charged)
+		}
+		if want := 0.2 * float64(run); math.Abs(res.Spent["dp"]-want) > 1e-9 {
+			t.Errorf("run %d: the analyst's total is %v, want dp %g", run, res.Spent, want)
+		}
+	}
+}
+
+func TestDifference(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		after, before map[string]float64
+		want          map[string]float64
+	}{
+		{"nothing read", nil, nil, map[string]float64{}},
+		{"first charge", map[string]float64{"dp": 0.5}, nil, map[string]float64{"dp": 0.5}},
+		{"on top of earlier spending", map[string]float64{"dp": 1.5, "idp": 3e-10}, map[string]float64{"dp": 1, "idp": 1e-10}, map[string]float64{"dp": 0.5, "idp": 2e-10}},
+		{"a kind only before", map[string]float64{"dp": 1}, map[string]float64{"dp": 1, "bdp": 0.25}, map[string]float64{"dp": 0, "bdp": -0.25}},
+	} {
+		got := Difference(tc.after, tc.before)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			continue
+		}
+		for k, v := range tc.want {
+			if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-18 {
+				t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			}
+		}
 	}
 }

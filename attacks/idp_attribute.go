@@ -1,6 +1,7 @@
 package attacks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,11 @@ import (
 // IDPAttribute is Protivash et al.'s Example 3.10 (REFERENCES.md [PDKDZ24]),
 // for a person known to be in the table and unique on the known attributes:
 //
+//  0. Check that premise first with idp-uniqueness's two queries (Example
+//     3.8): a target matching no row, or several, would steer the search to
+//     a value no one has (the domain's top, for no row) or to one of several
+//     people's, read with the same confidence. When the check fails the
+//     attack stops there with no verdict and says why.
 //  1. Take the attribute's public domain (Domains[0]) as the interval to
 //     search.
 //  2. Probe COUNT(*) > k on "known attributes AND value in the lower half":
@@ -22,7 +28,7 @@ var IDPAttribute = &Attack{
 	Name:    "idp-attribute",
 	Against: "idp",
 	Source:  "Protivash et al. Ex. 3.10, Table 3",
-	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit",
+	Summary: "a unique person's value of one attribute by binary search over its domain, one threshold query per bit, after a 2-query check that the target is one person",
 	Run:     runAttribute,
 	Score:   scoreAttribute,
 	Flags:   thresholdFlags,
@@ -54,6 +60,24 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 	}
 	b := ts.oracle.K
 	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	check, err := uniqueness.ask(ctx, q, o, ts)
+	if err != nil {
+		return nil, err
+	}
+	// The check's answers count among the run's queries; Details say how
+	// many of them it took.
+	checked := check.details(ts.oracle.K, ts.share)
+	res.Details = map[string]any{
+		"column": d.Column, "domain_size": d.Size(), "bits": bitsFor(d.Size()), "k": ts.oracle.K, "threshold": b,
+		"epsilon_share": ts.share, "uniqueness": checked, "uniqueness_queries": len(check.outcomes),
+	}
+	if why := notOnePerson(check, ts); why != "" {
+		checked["verdict"] = "failed"
+		res.Note = ts.notes(why)
+		return res, nil
+	}
+	checked["verdict"] = "unique"
+	unique := fmt.Sprintf("unique (%s), then ", check.how())
 	lo, hi := int64(0), d.Size() // the value is one of lo..hi-1
 	var steps []string
 	inconsistent := 0
@@ -67,7 +91,7 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 				if !ts.certain() {
 					between = "read as exact, the answers put the value between " + between[len("the value is between "):]
 				}
-				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries: %v; %s", len(steps), err, between))
+				res.Note = ts.notes(fmt.Sprintf("%sstopped after %d queries of the search: %v; %s", unique, len(steps), err, between))
 				break
 			}
 			return nil, err
@@ -89,22 +113,48 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 			o.Progress(len(steps), bitsFor(d.Size()))
 		}
 	}
-	res.Details = map[string]any{
-		"column": d.Column, "domain_size": d.Size(), "bits": bitsFor(d.Size()), "k": ts.oracle.K, "threshold": b,
-		"epsilon_share": ts.share, "probes": steps,
-	}
+	res.Details["probes"] = steps
 	if hi-lo > 1 {
 		return res, nil
 	}
 	value := literalText(d.Literal(lo))
 	res.Details["value"] = value
-	found := fmt.Sprintf("%s = %s, in %d queries for a domain of %d values", d.Column, value, len(steps), d.Size())
+	found := fmt.Sprintf("%s%s = %s, in %d queries for a domain of %d values", unique, d.Column, value, len(steps), d.Size())
 	if inconsistent > 0 {
 		res.Details["inconsistent"] = inconsistent
 		found += fmt.Sprintf("; %d answers contradict a unique target under k = %d", inconsistent, ts.oracle.K)
 	}
 	ts.conclude(res, domainNumber(d, lo), found, ts.certain())
 	return res, nil
+}
+
+// notOnePerson says why the uniqueness check does not let the search go
+// on, or "" when the target is one row. Against a firewall whose answers
+// the attack cannot read with certainty (laplace), a failed check is as
+// much a guess as a passed one, and the note says so.
+func notOnePerson(r *targetReading, ts *targetSession) string {
+	if !r.done() {
+		return fmt.Sprintf("stopped after %d queries, before the uniqueness check was done: %v", len(r.outcomes), r.stopped)
+	}
+	var why string
+	switch {
+	case r.lo == 1 && r.hi == 1:
+		return ""
+	case r.lo > r.hi:
+		ts.oracle.Inconsistent++
+		why = fmt.Sprintf("not unique: the uniqueness check's answers (%s) contradict the model of a firewall with k = %d", r.how(), ts.oracle.K)
+	case r.hi == 0:
+		why = fmt.Sprintf("0 rows match the target (uniqueness check: %s): no one to infer a value of", r.how())
+	case r.lo >= 2:
+		why = fmt.Sprintf("several rows match the target (%s; uniqueness check: %s), not one person: the search would read their values together", countRange(r.lo, r.hi), r.how())
+	default:
+		why = fmt.Sprintf("not unique: the rows matching the target number %s (uniqueness check: %s)", countRange(r.lo, r.hi), r.how())
+	}
+	if !ts.certain() {
+		return fmt.Sprintf("no verdict: the firewall runs %s, whose answers this attack cannot read with certainty; read as exact they say: %s",
+			cmp.Or(ts.mechanism, "an unnamed mechanism"), why)
+	}
+	return "no verdict, no search: " + why
 }
 
 // domainNumber is what Recovered holds for the i-th value of a domain: the

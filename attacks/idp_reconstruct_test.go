@@ -152,7 +152,8 @@ func smallFirewall(t *testing.T, rows [4][10]int64, mechanism string, params mec
 // of `COUNT(*) > b` is cut off at b = n-1 (Lemma 3.3). The table is still
 // recovered exactly for k = 1, 2, 3 and under exact, in the same number of
 // queries on every run (the searches depend on the true counts alone; the
-// table size is given, so the count is one SET and the probes).
+// table size is given, so the count is one SET and the probes, two of them
+// the domain checks at a = 3 and b = 9, the boundary values that hold rows).
 func TestIDPReconstructNearTheTableSize(t *testing.T) {
 	ctx := context.Background()
 	var rows [4][10]int64
@@ -168,7 +169,7 @@ func TestIDPReconstructNearTheTableSize(t *testing.T) {
 		mechanism string
 		k         int64
 		queries   int
-	}{{"exact", 0, 47}, {"idp", 1, 37}, {"idp", 2, 42}, {"idp", 3, 42}} {
+	}{{"exact", 0, 49}, {"idp", 1, 39}, {"idp", 2, 44}, {"idp", 3, 44}} {
 		t.Run(fmt.Sprintf("%s k=%d", tc.mechanism, tc.k), func(t *testing.T) {
 			var params mechanisms.Params
 			if tc.k > 0 {
@@ -193,6 +194,54 @@ func TestIDPReconstructNearTheTableSize(t *testing.T) {
 			}
 			if n := res.Details["queries"]; n != tc.queries {
 				t.Errorf("%v queries (per column %v), want %d", n, res.Details["queries_per_column"], tc.queries)
+			}
+			if n := res.Details["domain_check_queries"]; n != 2 || res.Details["outside_domain"] != nil {
+				t.Errorf("%v domain check queries, found %v: want 2 finding nothing", n, res.Details["outside_domain"])
+			}
+		})
+	}
+}
+
+// A domain narrower than the data folds the rows beyond its ends into its
+// boundary values. The attack notices: b = 2..7 over a table whose b runs
+// 0..9 has 3 rows below 2 and 4 above 7, counted as 2 and 7, and the note
+// names the column, the end and the rows, under exact and idp alike. The
+// rows it recovered still sum to the table.
+func TestIDPReconstructSaysTheDomainIsTooNarrow(t *testing.T) {
+	ctx := context.Background()
+	var rows [4][10]int64
+	rows[0] = [10]int64{1, 0, 2, 0, 0, 0, 0, 0, 0, 3} // b = 0 (1 row) and b = 9 (3 rows) lie outside 2..7
+	rows[2] = [10]int64{0, 2, 0, 0, 4, 0, 0, 0, 1, 0} // b = 1 (2) and b = 8 (1) too
+	want := []attacks.OutsideDomain{{Column: "b", End: "low", Boundary: "2", Rows: 3}, {Column: "b", End: "high", Boundary: "7", Rows: 4}}
+	for _, tc := range []struct {
+		mechanism string
+		k         int64
+	}{{"exact", 0}, {"idp", 1}, {"idp", 2}} {
+		t.Run(fmt.Sprintf("%s k=%d", tc.mechanism, tc.k), func(t *testing.T) {
+			var params mechanisms.Params
+			if tc.k > 0 {
+				params = mechanisms.Params{"k": tc.k}
+			}
+			o := attacks.Options{
+				Target:    attacks.Target{Table: "t"},
+				Threshold: attacks.ThresholdSetup{Rows: 13, GroupK: tc.k},
+				Domains:   []attacks.Domain{{Column: "a", Lo: 0, Hi: 3}, {Column: "b", Lo: 2, Hi: 7}},
+			}
+			res, err := attacks.IDPReconstruct.Run(ctx, smallFirewall(t, rows, tc.mechanism, params), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(res.Details["outside_domain"]); got != fmt.Sprint(want) {
+				t.Errorf("outside the domain: %s, want %v", got, want)
+			}
+			for _, w := range []string{"the domain of b looks too narrow at its low end: 3 of the target's rows have b below 2 and were counted as 2",
+				"at its high end: 4 of the target's rows have b above 7 and were counted as 7", "give a wider --domain"} {
+				if !strings.Contains(res.Note, w) {
+					t.Errorf("note %q lacks %q", res.Note, w)
+				}
+			}
+			if res.Recovered != 13 {
+				t.Errorf("recovered %d rows, want the 13 of the table", res.Recovered)
 			}
 		})
 	}
@@ -249,6 +298,50 @@ func TestIDPReconstructStopsAtTheQueryLimit(t *testing.T) {
 	// Over the columns it completed, the rows are exact.
 	if res.Recovered != reconRows || !*res.Exact {
 		t.Errorf("over %v: recovered %d rows, %d matched", cols, res.Recovered, *res.CellsExact)
+	}
+}
+
+// Through the real Engine, with truth: a suburb's people over sex and age,
+// the sex domain given as M alone and the age domain as 30..60. The rows of
+// women are folded into M (the low end of a one-value text domain) and the
+// ages outside 30..60 into 30 and 60; the note says so with the counts,
+// which are read here from the truth, and the score says how many rows
+// still matched.
+func TestIDPReconstructTooNarrowThroughTheEngine(t *testing.T) {
+	ctx := context.Background()
+	const suburb = "suburb = 'suburb_0003'"
+	truthCount := func(where string) int64 {
+		n, err := attacks.TrueCount(ctx, reconPeople(t), attacks.Target{Table: "people", Where: suburb + " AND " + where})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	women, young, old := truthCount("sex < 'M'"), truthCount("age < 30"), truthCount("age > 60")
+	if women == 0 || young == 0 || old == 0 {
+		t.Fatalf("the suburb has %d women, %d people under 30, %d over 60: the test needs some of each", women, young, old)
+	}
+	o := attacks.Options{
+		Target:    attacks.Target{Table: "people", Where: suburb},
+		Threshold: attacks.ThresholdSetup{GroupK: -1},
+		Domains:   []attacks.Domain{{Column: "sex", Categories: []string{"M"}}, {Column: "age", Lo: 30, Hi: 60}},
+	}
+	res, err := attacks.Execute(ctx, attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		fmt.Sprintf("the domain of sex looks too narrow at its low end: %d of the target's rows have sex sorting before 'M' and were counted as 'M'", women),
+		fmt.Sprintf("the domain of age looks too narrow at its low end: %d of the target's rows have age below 30", young),
+		fmt.Sprintf("the domain of age looks too narrow at its high end: %d of the target's rows have age above 60", old),
+		fmt.Sprintf("Scored against the truth: %d of the %d rows recovered match its %d rows", *res.CellsExact, res.Recovered, *res.Truth),
+	} {
+		if !strings.Contains(res.Note, w) {
+			t.Errorf("note %q lacks %q", res.Note, w)
+		}
+	}
+	if *res.Exact || res.Recovered != *res.Truth {
+		t.Errorf("exact %v, recovered %d of %d rows: want every row, folded", *res.Exact, res.Recovered, *res.Truth)
 	}
 }
 

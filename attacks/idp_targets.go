@@ -189,6 +189,59 @@ func countRange(lo, hi int64) string {
 	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
+// targetReading is what a two-query test learnt: the count of rows
+// matching the target lies in [lo, hi] (lo > hi when the answers contradict
+// the model). stopped is the refusal or query limit that ended the test
+// before its second answer, nil when both came.
+type targetReading struct {
+	thresholds [2]int64
+	lo, hi     int64
+	outcomes   []string
+	answers    []float64
+	stopped    error
+}
+
+// ask sends the test's two threshold queries about the target and reads the
+// count's range off their outcomes.
+func (t targetTest) ask(ctx context.Context, q Querier, o Options, ts *targetSession) (*targetReading, error) {
+	r := &targetReading{thresholds: t.thresholds(ts.oracle.K), lo: 0, hi: math.MaxInt64}
+	for _, b := range r.thresholds {
+		out, v, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, o.Target.Where, b))
+		if err != nil {
+			if Stopped(err) {
+				r.stopped = err
+				return r, nil
+			}
+			return nil, err
+		}
+		r.outcomes = append(r.outcomes, out.String())
+		r.answers = append(r.answers, v)
+		r.lo, r.hi = bounds(r.lo, r.hi, b, ts.oracle.K, out)
+	}
+	return r, nil
+}
+
+// done reports whether both answers came.
+func (r *targetReading) done() bool { return r.stopped == nil && len(r.outcomes) == len(r.thresholds) }
+
+// details are the reading as a result's Details show it.
+func (r *targetReading) details(k int64, share float64) map[string]any {
+	return map[string]any{
+		"k": k, "thresholds": r.thresholds[:], "outcomes": r.outcomes, "answers": r.answers,
+		"epsilon_share": share, "count": countRange(r.lo, r.hi),
+	}
+}
+
+// how renders the outcomes beside their thresholds: "noisy at b = 1, below
+// at b = 2".
+func (r *targetReading) how() string {
+	parts := make([]string, len(r.outcomes))
+	for i, out := range r.outcomes {
+		parts[i] = fmt.Sprintf("%s at b = %d", out, r.thresholds[i])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // run asks the test's two threshold queries and reads the count's range off
 // their outcomes. Recovered is 1 (member, or unique), 0 (not), or -1 when
 // the answers contradict the model or the firewall stopped the test.
@@ -198,51 +251,35 @@ func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, err
 		return nil, err
 	}
 	or := ts.oracle
-	bs := t.thresholds(or.K)
 	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
-	lo, hi := int64(0), int64(math.MaxInt64)
-	var outcomes []string
-	var answers []float64
-	for _, b := range bs {
-		out, v, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, o.Target.Where, b))
-		if err != nil {
-			if Stopped(err) {
-				res.Note = ts.notes(fmt.Sprintf("stopped after %d queries, before a verdict: %v", len(outcomes), err))
-				break
-			}
-			return nil, err
-		}
-		outcomes = append(outcomes, out.String())
-		answers = append(answers, v)
-		lo, hi = bounds(lo, hi, b, or.K, out)
+	r, err := t.ask(ctx, q, o, ts)
+	if err != nil {
+		return nil, err
 	}
-	res.Details = map[string]any{
-		"k": or.K, "thresholds": bs[:], "outcomes": outcomes, "answers": answers,
-		"epsilon_share": ts.share, "count": countRange(lo, hi),
-	}
-	if len(outcomes) < len(bs) {
+	res.Details = r.details(or.K, ts.share)
+	if !r.done() {
+		res.Note = ts.notes(fmt.Sprintf("stopped after %d queries, before a verdict: %v", len(r.outcomes), r.stopped))
 		return res, nil
 	}
 	var verdict string
 	var value int64
 	switch {
-	case lo > hi:
+	case r.lo > r.hi:
 		or.Inconsistent++
-		res.Note = ts.notes(fmt.Sprintf("no verdict: the answers (%s) contradict the model of a firewall with k = %d", strings.Join(outcomes, ", "), or.K))
+		res.Note = ts.notes(fmt.Sprintf("no verdict: the answers (%s) contradict the model of a firewall with k = %d", strings.Join(r.outcomes, ", "), or.K))
 		res.Details["verdict"] = "inconclusive"
 		return res, nil
-	case t == membership && lo >= 1:
+	case t == membership && r.lo >= 1:
 		value, verdict = 1, "in the table"
 	case t == membership:
 		value, verdict = 0, "not in the table"
-	case lo == 1 && hi == 1:
+	case r.lo == 1 && r.hi == 1:
 		value, verdict = 1, "unique"
 	default:
 		value, verdict = 0, "not unique"
 	}
 	res.Details["verdict"] = verdict
-	ts.conclude(res, value, fmt.Sprintf("%s: rows matching the target: %s (%s at b = %d, %s at b = %d)",
-		verdict, countRange(lo, hi), outcomes[0], bs[0], outcomes[1], bs[1]), ts.certain())
+	ts.conclude(res, value, fmt.Sprintf("%s: rows matching the target: %s (%s)", verdict, countRange(r.lo, r.hi), r.how()), ts.certain())
 	return res, nil
 }
 

@@ -69,22 +69,14 @@ func attackNamed(t testing.TB, name string) *attacks.Attack {
 }
 
 // runScored runs an attack in a fresh logging session over q and scores it.
-// The session's analyst may have spent before: Spent is made what this run
+// The session's analyst may have spent before: Charged is what this run
 // added to the ledger.
 func runScored(t testing.TB, q *attacks.Logged, name string, o attacks.Options) *attacks.Result {
 	t.Helper()
-	ctx := context.Background()
-	before, err := attacks.Spent(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fresh := &attacks.Logged{Querier: q.Querier}
-	res, err := attacks.Execute(ctx, attackNamed(t, name), fresh, o, targetsPeople(t))
+	res, err := attacks.Execute(context.Background(), attackNamed(t, name), fresh, o, targetsPeople(t))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
-	}
-	for k := range res.Spent {
-		res.Spent[k] -= before[k]
 	}
 	return res
 }
@@ -92,7 +84,7 @@ func runScored(t testing.TB, q *attacks.Logged, name string, o attacks.Options) 
 // claimedEpsilon is the epsilon the ledger claims a run spent, over every kind.
 func claimedEpsilon(r *attacks.Result) float64 {
 	var s float64
-	for _, v := range r.Spent {
+	for _, v := range r.Charged {
 		s += v
 	}
 	return s
@@ -163,8 +155,9 @@ func TestIDPTargetScriptsAreWhatRunsSend(t *testing.T) {
 }
 
 // Attribute inference through the real Engine recovers the demo person's
-// income, age, occupation and secret bit, one query per bit of the domain:
-// ceil(log2(size)) or one fewer, at 1e-10 claimed per query under idp.
+// income, age, occupation and secret bit: the 2 queries of the uniqueness
+// check, then one query per bit of the domain, ceil(log2(size)) or one
+// fewer, at 1e-10 claimed per query under idp.
 func TestIDPAttributeThroughEngine(t *testing.T) {
 	occupations := []string{"managers", "professionals", "technicians", "community_service", "clerical", "sales",
 		"machinery_operators", "labourers", "student", "retired", "unemployed", "home_duties"}
@@ -194,8 +187,8 @@ func TestIDPAttributeThroughEngine(t *testing.T) {
 			if r.Details["value"] != tc.want || r.Success == nil || *r.Success != 1 {
 				t.Errorf("%s %s: %s recovered %v, want %s (%s)", mech.name, mech.params, tc.d.Column, r.Details["value"], tc.want, r.Note)
 			}
-			if r.Queries < tc.bits-1 || r.Queries > tc.bits {
-				t.Errorf("%s %s: %s took %d queries for %d bits", mech.name, mech.params, tc.d.Column, r.Queries, tc.bits)
+			if r.Queries < tc.bits+1 || r.Queries > tc.bits+2 || r.Details["uniqueness_queries"] != 2 {
+				t.Errorf("%s %s: %s took %d queries (%v for the uniqueness check) for %d bits", mech.name, mech.params, tc.d.Column, r.Queries, r.Details["uniqueness_queries"], tc.bits)
 			}
 			claim := 0.0
 			if mech.name == "idp" {
@@ -203,6 +196,51 @@ func TestIDPAttributeThroughEngine(t *testing.T) {
 			}
 			if got := claimedEpsilon(r); got < claim*0.999 || got > claim*1.001 {
 				t.Errorf("%s: the ledger claims %g for %d queries, want %g", mech.name, got, r.Queries, claim)
+			}
+		}
+	}
+}
+
+// Attribute inference checks first that its target is one person: on a
+// target matching 0, 2, 3 or 4 rows it stops after the 2 queries of the
+// uniqueness check with no verdict and a note saying why, instead of a
+// confident value (for 2 rows) or the domain's top (for 0), under idp with
+// k = 1 (read with SHOW mechanism) and k = 2 (given) and under exact.
+func TestIDPAttributeChecksTheTargetIsOnePerson(t *testing.T) {
+	for _, mech := range []struct {
+		name, params string
+		groupK       int64
+		claim        float64
+	}{
+		{"idp", "k: 1", -1, 2e-10},
+		{"idp", "k: 2", 2, 2e-10},
+		{"exact", "", -1, 0},
+	} {
+		q := targetsEngine(t, mech.name, mech.params)
+		for _, p := range targetsPredicates {
+			o := attackNamed(t, "idp-attribute").Demo()
+			o.Target.Where, o.Threshold.GroupK = p.where, mech.groupK
+			r := runScored(t, q, "idp-attribute", o)
+			label := fmt.Sprintf("%s %s, %d rows", mech.name, mech.params, p.count)
+			if p.count == 1 {
+				if r.Details["value"] != "128500" || r.Undecided || !strings.HasPrefix(r.Note, "unique (") {
+					t.Errorf("%s: value %v, note %q; want 128500 after the check", label, r.Details["value"], r.Note)
+				}
+				continue
+			}
+			want := "several rows match the target"
+			if p.count == 0 {
+				want = "0 rows match the target"
+			}
+			if !r.Undecided || r.Recovered != -1 || r.Details["value"] != nil || !strings.Contains(r.Note, want) {
+				t.Errorf("%s: undecided %v, recovered %d, value %v, note %q; want no verdict saying %q",
+					label, r.Undecided, r.Recovered, r.Details["value"], r.Note, want)
+			}
+			if r.Queries != 2 || r.Details["uniqueness_queries"] != 2 {
+				t.Errorf("%s: %d queries, %v of them the check; want the check's 2 only", label, r.Queries, r.Details["uniqueness_queries"])
+			}
+			if got := claimedEpsilon(r); got < mech.claim*0.999 || got > mech.claim*1.001 {
+				t.Errorf("%s: the ledger claims %g, want %g", label, got, mech.claim)
 			}
 		}
 	}

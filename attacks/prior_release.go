@@ -357,6 +357,9 @@ func scorePriorRelease(ctx context.Context, truthPath string, o Options, r *Resu
 	}
 	k, _ := r.Details["k"].(int)
 	eps := r.Spent["dp"]
+	if r.Charged != nil {
+		eps = r.Charged["dp"] // this run's own, whatever the analyst spent before
+	}
 	if p, ok := o.Params.(*PriorReleaseParams); ok && p.Singles && r.Queries > 0 {
 		eps /= float64(r.Queries)
 	}

@@ -48,21 +48,60 @@ func Recovered(r *attacks.Result) string {
 	return fmt.Sprintf("%d (unscored)", r.Recovered)
 }
 
-// Charged lists the epsilon the firewall's ledger says was spent, by
-// accounting kind.
+// Charged lists the epsilon this run cost, by accounting kind (the
+// difference of SHOW budget before and after it). A result saved before runs
+// recorded their own cost has only the analyst's total, which it shows: the
+// demo gives every attack an analyst of its own, so there the two agree.
 func Charged(r *attacks.Result) string {
-	if r == nil || len(r.Spent) == 0 {
+	if r == nil {
 		return "nothing"
 	}
-	kinds := make([]string, 0, len(r.Spent))
-	for k := range r.Spent {
+	if r.Charged != nil {
+		return epsilonByKind(r.Charged, "")
+	}
+	return epsilonByKind(r.Spent, "")
+}
+
+// Total lists the analyst's running total after the run, by accounting kind
+// (SHOW budget): this run's cost and everything the analyst spent before.
+func Total(r *attacks.Result) string {
+	if r == nil {
+		return "nothing"
+	}
+	return epsilonByKind(r.Spent, "")
+}
+
+// ChargedLine says what a run cost and, beside it, the analyst's total, for
+// a single run's report: "dp epsilon 0.2 (analyst's total dp epsilon 1.2)".
+func ChargedLine(r *attacks.Result) string {
+	if r == nil || (r.Charged == nil && r.Spent == nil) {
+		return "nothing"
+	}
+	run := epsilonByKind(r.Charged, " epsilon")
+	if r.Charged == nil {
+		run = "unknown" // SHOW budget failed before the run
+	}
+	if r.Spent == nil {
+		return run
+	}
+	return fmt.Sprintf("%s (analyst's total %s)", run, epsilonByKind(r.Spent, " epsilon"))
+}
+
+// epsilonByKind renders the kinds with a positive amount, in name order
+// ("bdp 2e-10, idp 1.74e-07"), each name followed by unit; "nothing" when
+// none is positive.
+func epsilonByKind(m map[string]float64, unit string) string {
+	kinds := make([]string, 0, len(m))
+	for k := range m {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
 	var parts []string
 	for _, k := range kinds {
-		if r.Spent[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.3g", k, r.Spent[k]))
+		// Differences of floating-point totals leave dust (1.2 - 1.0 is
+		// 0.19999999999999996): three significant digits hide it.
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s%s %.3g", k, unit, m[k]))
 		}
 	}
 	if len(parts) == 0 {

@@ -26,12 +26,39 @@ func TestRecoveredAndCharged(t *testing.T) {
 		{"wrong count", &attacks.Result{Recovered: 55, Truth: ptr(int64(41)), Exact: ptr(false), Spent: map[string]float64{"dp": 0.2}}, "55, truth 41", "dp 0.2"},
 		{"no verdict", &attacks.Result{Recovered: -1, Undecided: true, Truth: ptr(int64(1)), Exact: ptr(false)}, "no verdict, truth 1", "nothing"},
 		{"unscored", &attacks.Result{Recovered: 3, Spent: map[string]float64{"idp": 1.737e-7, "bdp": 2e-10}}, "3 (unscored)", "bdp 2e-10, idp 1.74e-07"},
+		{"the run's own charge", &attacks.Result{Recovered: 3, Spent: map[string]float64{"dp": 1.2, "idp": 0}, Charged: map[string]float64{"dp": 0.19999999999999996, "idp": 0}}, "3 (unscored)", "dp 0.2"},
+		{"a run charged nothing", &attacks.Result{Recovered: 3, Spent: map[string]float64{"dp": 1.2}, Charged: map[string]float64{"dp": 0}}, "3 (unscored)", "nothing"},
 	} {
 		if got := Recovered(tc.r); got != tc.recovered {
 			t.Errorf("%s: Recovered = %q, want %q", tc.name, got, tc.recovered)
 		}
 		if got := Charged(tc.r); got != tc.charged {
 			t.Errorf("%s: Charged = %q, want %q", tc.name, got, tc.charged)
+		}
+	}
+}
+
+// The line of a single run's report: this run's charge, then the analyst's
+// total beside it.
+func TestChargedLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *attacks.Result
+		want string
+	}{
+		{"no result", nil, "nothing"},
+		{"a firewall without a budget", &attacks.Result{}, "nothing"},
+		{"first run", &attacks.Result{Spent: map[string]float64{"dp": 0.2, "idp": 0}, Charged: map[string]float64{"dp": 0.2, "idp": 0}},
+			"dp epsilon 0.2 (analyst's total dp epsilon 0.2)"},
+		{"a later run", &attacks.Result{Spent: map[string]float64{"dp": 1.2, "idp": 4e-10}, Charged: map[string]float64{"dp": 0.19999999999999996, "idp": 0}},
+			"dp epsilon 0.2 (analyst's total dp epsilon 1.2, idp epsilon 4e-10)"},
+		{"charged nothing", &attacks.Result{Spent: map[string]float64{"dp": 1}, Charged: map[string]float64{"dp": 0}},
+			"nothing (analyst's total dp epsilon 1)"},
+		{"budget unread before", &attacks.Result{Spent: map[string]float64{"dp": 1}},
+			"unknown (analyst's total dp epsilon 1)"},
+	} {
+		if got := ChargedLine(tc.r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
