@@ -468,3 +468,22 @@ func lowerAll(xs []string) []string {
 	}
 	return out
 }
+
+// AnalystCaps returns the caps the config sets for analyst: her own if she
+// is listed, else the budget section's.
+func (c *Config) AnalystCaps(analyst string) (epsilon, delta float64, listed bool) {
+	if a, ok := c.Analysts[analyst]; ok {
+		return a.EpsilonCap, a.DeltaCap, true
+	}
+	return c.Budget.EpsilonCap, c.Budget.DeltaCap, false
+}
+
+// AnalystNames lists the analysts the config names, sorted.
+func (c *Config) AnalystNames() []string {
+	names := make([]string, 0, len(c.Analysts))
+	for name := range c.Analysts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
