@@ -43,12 +43,9 @@ func Decode(raw any, dst any, opts Options) error {
 			return "unknown key (known: " + strings.Join(known, ", ") + ")"
 		}
 	}
-	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
-		Result:           dst,
-		Metadata:         &md,
-		WeaklyTypedInput: false,
-		DecodeHook:       mapstructure.ComposeDecodeHookFunc(strictScalars),
+		Result:     dst,
+		DecodeHook: strictScalars,
 	})
 	if err != nil {
 		return err
@@ -57,14 +54,10 @@ func Decode(raw any, dst any, opts Options) error {
 	if err := dec.Decode(raw); err != nil {
 		errs = append(errs, worded(err, opts.Name)...)
 	}
-	for _, path := range md.Unused {
-		path = dotted(path)
-		parent, key := "", path
-		if i := strings.LastIndexByte(path, '.'); i >= 0 {
-			parent, key = path[:i], path[i+1:]
-		}
-		known := knownAt(reflect.TypeOf(dst).Elem(), splitPath(parent))
-		errs = append(errs, fmt.Errorf("%s: %s", opts.Name(path), opts.Unknown(key, known)))
+	// Unknown keys are found by walking raw against dst's type rather than
+	// from mapstructure's metadata, which is left empty when a value fails.
+	for _, u := range unknownKeys(raw, reflect.TypeOf(dst), "") {
+		errs = append(errs, fmt.Errorf("%s: %s", opts.Name(u.path), opts.Unknown(u.key, u.known)))
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
@@ -82,16 +75,23 @@ func worded(err error, name func(string) string) []error {
 			return
 		}
 		var de *mapstructure.DecodeError
-		if errors.As(err, &de) {
+		if !errors.As(err, &de) {
+			out = append(out, err)
+			return
+		}
+		if de != err {
+			// A wrapper around the errors of several keys.
+			walk(errors.Unwrap(err))
+			return
+		}
+		{
 			msg := de.Unwrap()
 			var ut *mapstructure.UnconvertibleTypeError
 			if errors.As(msg, &ut) {
 				msg = fmt.Errorf("must be %s, got %s", kindWord(ut.Expected.Type()), Describe(ut.Value))
 			}
 			out = append(out, fmt.Errorf("%s: %w", name(dotted(de.Name())), msg))
-			return
 		}
-		out = append(out, err)
 	}
 	walk(err)
 	return out
@@ -104,40 +104,48 @@ func dotted(path string) string {
 	return strings.TrimPrefix(path, ".")
 }
 
-func splitPath(path string) []string {
-	if path == "" {
-		return nil
-	}
-	return strings.Split(path, ".")
+type unknownKey struct {
+	path, key string
+	known     []string
 }
 
-// knownAt lists the keys a struct has at path (map levels take one
-// segment each), sorted.
-func knownAt(t reflect.Type, path []string) []string {
-	for {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if len(path) == 0 {
-			break
-		}
-		switch t.Kind() {
-		case reflect.Map, reflect.Slice:
-			t = t.Elem()
-		case reflect.Struct:
-			f, ok := fieldByKey(t, path[0])
-			if !ok {
-				return nil
-			}
-			t = f.Type
-		default:
-			return nil
-		}
-		path = path[1:]
+// unknownKeys lists the keys of raw that t (a struct, a map of them, or a
+// pointer to either) has no place for, with the keys it has there.
+func unknownKeys(raw any, t reflect.Type, path string) []unknownKey {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
+	m, ok := raw.(map[string]any)
+	if !ok {
 		return nil
 	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	var out []unknownKey
+	switch t.Kind() {
+	case reflect.Map:
+		for k, v := range m {
+			out = append(out, unknownKeys(v, t.Elem(), join(k))...)
+		}
+	case reflect.Struct:
+		for k, v := range m {
+			f, ok := fieldByKey(t, k)
+			if !ok {
+				out = append(out, unknownKey{path: join(k), key: k, known: knownKeys(t)})
+				continue
+			}
+			out = append(out, unknownKeys(v, f.Type, join(k))...)
+		}
+	}
+	return out
+}
+
+// knownKeys lists the keys struct type t is read from, sorted.
+func knownKeys(t reflect.Type) []string {
 	var known []string
 	for i := 0; i < t.NumField(); i++ {
 		if k := keyOf(t.Field(i)); k != "" {
@@ -150,7 +158,12 @@ func knownAt(t reflect.Type, path []string) []string {
 
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
-		if f := t.Field(i); strings.EqualFold(keyOf(f), key) {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		if f.IsExported() && strings.EqualFold(name, key) {
 			return f, true
 		}
 	}
@@ -200,6 +213,10 @@ func strictScalars(from, to reflect.Value) (any, error) {
 		}
 	}
 	switch target.Kind() {
+	case reflect.Struct, reflect.Map:
+		if _, ok := raw.(map[string]any); !ok && raw != nil {
+			return nil, fmt.Errorf("must be a map of keys, got %s", Describe(raw))
+		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if raw == nil {
 			return nil, fmt.Errorf("must be an integer, got %s", Describe(raw))
