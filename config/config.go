@@ -419,8 +419,8 @@ func parseDomain(raw any) (*planner.Domain, error) {
 		}
 		return &planner.Domain{Categories: cats}, nil
 	case map[string]any:
-		lo, okLo := asInt(d["min"])
-		hi, okHi := asInt(d["max"])
+		lo, okLo := keys.AsInt64(d["min"])
+		hi, okHi := keys.AsInt64(d["max"])
 		if !okLo || !okHi {
 			return nil, errors.New("an integer range needs integer min and max, e.g. {min: 0, max: 120}")
 		}
@@ -434,20 +434,6 @@ func parseDomain(raw any) (*planner.Domain, error) {
 	default:
 		return nil, errors.New("must be a list of categories or {min: N, max: M}")
 	}
-}
-
-func asInt(x any) (int64, bool) {
-	switch n := x.(type) {
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-			return int64(n), true
-		}
-	}
-	return 0, false
 }
 
 // readPolicy overlays the keys set in raw (the section at key) onto base.

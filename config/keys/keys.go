@@ -148,7 +148,7 @@ func unknownKeys(raw any, t reflect.Type, path string) []unknownKey {
 func knownKeys(t reflect.Type) []string {
 	var known []string
 	for i := 0; i < t.NumField(); i++ {
-		if k := keyOf(t.Field(i)); k != "" {
+		if k, ok := keyOf(t.Field(i)); ok && t.Field(i).Tag.Get("keys") != "hidden" {
 			known = append(known, k)
 		}
 	}
@@ -156,35 +156,30 @@ func knownKeys(t reflect.Type) []string {
 	return known
 }
 
+// fieldByKey finds the field key is read into; keys match without regard
+// to case, as mapstructure matches them.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		if f.IsExported() && strings.EqualFold(name, key) {
-			return f, true
+		if k, ok := keyOf(t.Field(i)); ok && strings.EqualFold(k, key) {
+			return t.Field(i), true
 		}
 	}
 	return reflect.StructField{}, false
 }
 
-// keyOf is the key a field is read from; "" for a field that is not to be
-// offered as known (unexported, or tagged keys:"hidden": a key read only to
-// be refused with a message of its own).
-func keyOf(f reflect.StructField) string {
-	if !f.IsExported() || f.Tag.Get("keys") == "hidden" {
-		return ""
+// keyOf is the key a field is read from (its mapstructure tag, else its
+// name), and false for an unexported field. A field tagged keys:"hidden" is
+// read but not offered as known: a key read only to be refused with a
+// message of its own.
+func keyOf(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
 	}
 	tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-	if tag == "-" {
-		return ""
-	}
 	if tag == "" {
-		return strings.ToLower(f.Name)
+		return f.Name, true
 	}
-	return tag
+	return tag, tag != "-"
 }
 
 // strictScalars converts the scalar spellings a config arrives in (YAML
