@@ -83,7 +83,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 			defer done()
 			var capsFor func(string) ledger.Caps
 			if cfg != nil {
-				capsFor = configCaps(cfg)
+				capsFor = ledger.CapsFrom(cfg)
 			}
 			balances, err := l.List(ctx, capsFor)
 			if err != nil {
@@ -163,17 +163,6 @@ func commandContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
-}
-
-// configCaps gives each analyst's caps as the firewall applies them: the
-// analyst's own in the config, else the budget section's.
-func configCaps(cfg *config.Config) func(string) ledger.Caps {
-	return func(analyst string) ledger.Caps {
-		if a, ok := cfg.Analysts[analyst]; ok {
-			return ledger.Caps{Epsilon: a.EpsilonCap, Delta: a.DeltaCap}
-		}
-		return ledger.Caps{Epsilon: cfg.Budget.EpsilonCap, Delta: cfg.Budget.DeltaCap}
-	}
 }
 
 // printBalances writes one line per analyst and kind: spent, cap (grants

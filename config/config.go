@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"countwall/config/keys"
 	"countwall/planner"
 )
 
@@ -41,44 +42,46 @@ type Mechanism struct {
 
 // Range is a default per-query value and the range an analyst may SET.
 type Range struct {
-	Default, Min, Max float64
+	Default float64 `mapstructure:"default"`
+	Min     float64 `mapstructure:"min"`
+	Max     float64 `mapstructure:"max"`
 }
 
 // Budget is the per-query budget share an analyst may choose with SET, and
 // the per-analyst caps that apply when the analysts section names none.
 type Budget struct {
-	Epsilon Range
-	Delta   Range
+	Epsilon Range `mapstructure:"epsilon"`
+	Delta   Range `mapstructure:"delta"`
 	// EpsilonCap and DeltaCap are each analyst's total; an analyst entry may override.
-	EpsilonCap float64
-	DeltaCap   float64
+	EpsilonCap float64 `mapstructure:"epsilon_cap"`
+	DeltaCap   float64 `mapstructure:"delta_cap"`
 	// Reserve is how many queries' worth of budget the ledger may reserve in one
 	// durable write (1 = charge every query separately).
-	Reserve int
+	Reserve int `mapstructure:"reserve"`
 }
 
 // Analyst is one analyst allowed to connect.
 type Analyst struct {
 	// Password is a SCRAM-SHA-256 verifier as `countwall passwd` prints it.
-	Password   string
-	EpsilonCap float64
-	DeltaCap   float64
+	Password   string  `mapstructure:"password"`
+	EpsilonCap float64 `mapstructure:"epsilon_cap"`
+	DeltaCap   float64 `mapstructure:"delta_cap"`
 }
 
 // Server configures the PostgreSQL wire front door.
 type Server struct {
-	Listen         string
-	TLSCert        string
-	TLSKey         string
-	Trust          bool // no passwords; only on a loopback address
-	MaxConnections int
-	IdleTimeout    time.Duration
-	QueryTimeout   time.Duration
+	Listen         string        `mapstructure:"listen"`
+	TLSCert        string        `mapstructure:"tls_cert"`
+	TLSKey         string        `mapstructure:"tls_key"`
+	Trust          bool          `mapstructure:"trust"` // no passwords; only on a loopback address
+	MaxConnections int           `mapstructure:"max_connections"`
+	IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+	QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 	// AuthTimeout bounds the time from accept to the end of authentication.
-	AuthTimeout time.Duration
+	AuthTimeout time.Duration `mapstructure:"auth_timeout"`
 	// MaxPendingAuth bounds connections still in startup or authentication,
 	// apart from MaxConnections, so that they cannot lock analysts out.
-	MaxPendingAuth int
+	MaxPendingAuth int `mapstructure:"max_pending_auth"`
 }
 
 // Table is a protected table's configuration.
@@ -181,28 +184,90 @@ func (c *Config) resolvePaths() {
 	}
 }
 
+// file is a configuration as written: every key it may hold. Sections
+// whose defaults come from another section (an analyst's caps from the
+// budget, a table's policy from the top-level one) stay raw here and are
+// decoded on top of those defaults.
+type file struct {
+	Database  string `mapstructure:"database"`
+	State     string `mapstructure:"state"`
+	Seed      any    `mapstructure:"seed" keys:"hidden"` // refused below; named here so it is not also "unknown"
+	Mechanism struct {
+		Name   string         `mapstructure:"name"`
+		Params map[string]any `mapstructure:"params"`
+	} `mapstructure:"mechanism"`
+	Mechanisms map[string]map[string]any `mapstructure:"mechanisms"`
+	Budget     Budget                    `mapstructure:"budget"`
+	Analysts   map[string]any            `mapstructure:"analysts"`
+	Server     Server                    `mapstructure:"server"`
+	Policy     map[string]any            `mapstructure:"policy"`
+	Tables     map[string]tableKeys      `mapstructure:"tables"`
+}
+
+// tableKeys is one table's section as written.
+type tableKeys struct {
+	PrivacyUnit      string         `mapstructure:"privacy_unit"`
+	Columns          []string       `mapstructure:"columns"`
+	Domains          map[string]any `mapstructure:"domains"`
+	Policy           map[string]any `mapstructure:"policy"`
+	MaxRowsPerUnit   *int64         `mapstructure:"max_rows_per_unit"`
+	MaxGroupsPerUnit *int64         `mapstructure:"max_groups_per_unit"`
+}
+
+// policyKeys is planner.Policy with its config keys: the two convert into
+// each other, so a field added to one and not the other does not compile.
+type policyKeys struct {
+	UnitInWhere       bool `mapstructure:"unit_in_where"`
+	MaxInList         int  `mapstructure:"max_in_list"`
+	MaxConditions     int  `mapstructure:"max_conditions"`
+	MaxGroups         int  `mapstructure:"max_groups"`
+	AllowOr           bool `mapstructure:"allow_or"`
+	AllowNotEqual     bool `mapstructure:"allow_not_equal"`
+	AllowLike         bool `mapstructure:"allow_like"`
+	AllowMath         bool `mapstructure:"allow_math"`
+	Strict            bool `mapstructure:"strict"`
+	MaxStatementBytes int  `mapstructure:"max_statement_bytes"`
+}
+
+// under names a key of the section at prefix.
+func under(prefix string) keys.Options {
+	return keys.Options{Name: func(path string) string {
+		if prefix == "" {
+			return path
+		}
+		return prefix + "." + path
+	}}
+}
+
 func decode(v *viper.Viper) (*Config, error) {
 	var errs []error
 	fail := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	cfg := &Config{
-		Database:  v.GetString("database"),
-		State:     v.GetString("state"),
-		Mechanism: Mechanism{Name: v.GetString("mechanism.name")},
-	}
-	// Parameters come from the mechanisms.NAME section, so that switching
-	// mechanism (with --mechanism.name or COUNTWALL_MECHANISM_NAME) picks up
-	// that mechanism's own parameters; mechanism.params, if given, overrides.
-	cfg.Mechanism.Params = v.GetStringMap("mechanisms." + cfg.Mechanism.Name)
-	for k, val := range v.GetStringMap("mechanism.params") {
-		cfg.Mechanism.Params[k] = val
+	var f file
+	if err := keys.Decode(v.AllSettings(), &f, under("")); err != nil {
+		errs = append(errs, err)
 	}
 	// Noise is always fresh from the operating system. A seed once made it
 	// reproducible for tests; a config that still sets one is refused rather
 	// than ignored, so nobody believes their noise is seeded, or predictable.
 	if v.IsSet("seed") {
 		fail("seed", "is not a config key: a seed would make the noise predictable to anyone who knows it; remove it (reproducible noise is for Go tests only)")
+	}
+	cfg := &Config{
+		Database:  f.Database,
+		State:     f.State,
+		Mechanism: Mechanism{Name: f.Mechanism.Name, Params: map[string]any{}},
+		Budget:    f.Budget,
+		Server:    f.Server,
+	}
+	// Parameters come from the mechanisms.NAME section, so that switching
+	// mechanism (with --mechanism.name or COUNTWALL_MECHANISM_NAME) picks up
+	// that mechanism's own parameters; mechanism.params, if given, overrides.
+	for _, section := range []map[string]any{f.Mechanisms[strings.ToLower(cfg.Mechanism.Name)], f.Mechanism.Params} {
+		for k, val := range section {
+			cfg.Mechanism.Params[k] = val
+		}
 	}
 	if cfg.Database == "" {
 		fail("database", "is required: the path of the SQLite database to protect")
@@ -214,13 +279,8 @@ func decode(v *viper.Viper) (*Config, error) {
 		fail("mechanism.name", "is required")
 	}
 
-	cfg.Budget = Budget{
-		Epsilon:    readRange(v, "budget.epsilon", fail),
-		Delta:      readRange(v, "budget.delta", fail),
-		EpsilonCap: v.GetFloat64("budget.epsilon_cap"),
-		DeltaCap:   v.GetFloat64("budget.delta_cap"),
-		Reserve:    v.GetInt("budget.reserve"),
-	}
+	checkRange("budget.epsilon", cfg.Budget.Epsilon, fail)
+	checkRange("budget.delta", cfg.Budget.Delta, fail)
 	if cfg.Budget.Epsilon.Min <= 0 {
 		fail("budget.epsilon.min", "must be greater than 0")
 	}
@@ -231,17 +291,6 @@ func decode(v *viper.Viper) (*Config, error) {
 		fail("budget.reserve", "must be at least 1, got %d", cfg.Budget.Reserve)
 	}
 
-	cfg.Server = Server{
-		Listen:         v.GetString("server.listen"),
-		TLSCert:        v.GetString("server.tls_cert"),
-		TLSKey:         v.GetString("server.tls_key"),
-		Trust:          v.GetBool("server.trust"),
-		MaxConnections: v.GetInt("server.max_connections"),
-		IdleTimeout:    v.GetDuration("server.idle_timeout"),
-		QueryTimeout:   v.GetDuration("server.query_timeout"),
-		AuthTimeout:    v.GetDuration("server.auth_timeout"),
-		MaxPendingAuth: v.GetInt("server.max_pending_auth"),
-	}
 	if (cfg.Server.TLSCert == "") != (cfg.Server.TLSKey == "") {
 		fail("server.tls_cert", "tls_cert and tls_key go together")
 	}
@@ -259,18 +308,16 @@ func decode(v *viper.Viper) (*Config, error) {
 	}
 
 	cfg.Analysts = map[string]Analyst{}
-	for name := range v.GetStringMap("analysts") {
+	// Read from viper's own map: its settings leave out an analyst with
+	// nothing under her name (`bob: {}`), who is an analyst all the same.
+	for name, raw := range v.GetStringMap("analysts") {
 		key := "analysts." + name
-		a := Analyst{
-			Password:   v.GetString(key + ".password"),
-			EpsilonCap: cfg.Budget.EpsilonCap,
-			DeltaCap:   cfg.Budget.DeltaCap,
-		}
-		if v.IsSet(key + ".epsilon_cap") {
-			a.EpsilonCap = v.GetFloat64(key + ".epsilon_cap")
-		}
-		if v.IsSet(key + ".delta_cap") {
-			a.DeltaCap = v.GetFloat64(key + ".delta_cap")
+		a := Analyst{EpsilonCap: cfg.Budget.EpsilonCap, DeltaCap: cfg.Budget.DeltaCap}
+		if raw != nil { // `bob:` with nothing under it is an analyst with the defaults
+			if err := keys.Decode(raw, &a, under(key)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
 		if a.Password != "" && !strings.HasPrefix(a.Password, "SCRAM-SHA-256$") {
 			fail(key+".password", "must be a SCRAM-SHA-256 verifier as `countwall passwd` prints it, not a plain password")
@@ -281,17 +328,16 @@ func decode(v *viper.Viper) (*Config, error) {
 		cfg.Analysts[name] = a
 	}
 
-	defaultPolicy, err := readPolicy(v, "policy", planner.DefaultPolicy())
+	defaultPolicy, err := readPolicy("policy", f.Policy, planner.DefaultPolicy())
 	if err != nil {
 		errs = append(errs, err)
 	}
 	cfg.Tables = map[string]Table{}
-	tables := v.GetStringMap("tables")
-	if len(tables) == 0 {
+	if len(v.GetStringMap("tables")) == 0 {
 		fail("tables", "at least one protected table is required")
 	}
-	for name := range tables {
-		t, err := readTable(v, "tables."+name, defaultPolicy)
+	for name, tk := range f.Tables {
+		t, err := readTable("tables."+name, tk, defaultPolicy)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -305,16 +351,11 @@ func decode(v *viper.Viper) (*Config, error) {
 	return cfg, nil
 }
 
-func readRange(v *viper.Viper, key string, fail func(string, string, ...any)) Range {
-	r := Range{
-		Default: v.GetFloat64(key + ".default"),
-		Min:     v.GetFloat64(key + ".min"),
-		Max:     v.GetFloat64(key + ".max"),
-	}
+func checkRange(key string, r Range, fail func(string, string, ...any)) {
 	for _, x := range []float64{r.Default, r.Min, r.Max} {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			fail(key, "default, min and max must be finite and not negative")
-			return r
+			return
 		}
 	}
 	if r.Min > r.Max {
@@ -322,34 +363,34 @@ func readRange(v *viper.Viper, key string, fail func(string, string, ...any)) Ra
 	} else if r.Default < r.Min || r.Default > r.Max {
 		fail(key+".default", "%g is outside [min %g, max %g]", r.Default, r.Min, r.Max)
 	}
-	return r
 }
 
-func readTable(v *viper.Viper, key string, defaultPolicy planner.Policy) (Table, error) {
+func readTable(key string, tk tableKeys, defaultPolicy planner.Policy) (Table, error) {
 	t := Table{
-		PrivacyUnit: strings.ToLower(v.GetString(key + ".privacy_unit")),
-		Columns:     lowerAll(v.GetStringSlice(key + ".columns")),
+		PrivacyUnit: strings.ToLower(tk.PrivacyUnit),
+		Columns:     lowerAll(tk.Columns),
 		Domains:     map[string]*planner.Domain{},
 	}
 	if t.PrivacyUnit == "" {
 		return t, fmt.Errorf("%s.privacy_unit: is required: the column that identifies a contributor", key)
 	}
-	pol, err := readPolicy(v, key+".policy", defaultPolicy)
+	pol, err := readPolicy(key+".policy", tk.Policy, defaultPolicy)
 	if err != nil {
 		return t, err
 	}
 	t.Policy = pol
-	for name, dst := range map[string]*int64{"max_rows_per_unit": &t.Bounds.MaxRowsPerUnit, "max_groups_per_unit": &t.Bounds.MaxGroupsPerUnit} {
-		if !v.IsSet(key + "." + name) {
-			continue
+	for name, n := range map[string]*int64{"max_rows_per_unit": tk.MaxRowsPerUnit, "max_groups_per_unit": tk.MaxGroupsPerUnit} {
+		if n != nil && *n < 1 {
+			return t, fmt.Errorf("%s.%s: must be a whole number >= 1, got %d", key, name, *n)
 		}
-		n, ok := asInt(v.Get(key + "." + name))
-		if !ok || n < 1 {
-			return t, fmt.Errorf("%s.%s: must be a whole number >= 1, got %v", key, name, v.Get(key+"."+name))
-		}
-		*dst = n
 	}
-	for col, raw := range v.GetStringMap(key + ".domains") {
+	if tk.MaxRowsPerUnit != nil {
+		t.Bounds.MaxRowsPerUnit = *tk.MaxRowsPerUnit
+	}
+	if tk.MaxGroupsPerUnit != nil {
+		t.Bounds.MaxGroupsPerUnit = *tk.MaxGroupsPerUnit
+	}
+	for col, raw := range tk.Domains {
 		d, err := parseDomain(raw)
 		if err != nil {
 			return t, fmt.Errorf("%s.domains.%s: %w", key, col, err)
@@ -378,8 +419,8 @@ func parseDomain(raw any) (*planner.Domain, error) {
 		}
 		return &planner.Domain{Categories: cats}, nil
 	case map[string]any:
-		lo, okLo := asInt(d["min"])
-		hi, okHi := asInt(d["max"])
+		lo, okLo := keys.AsInt64(d["min"])
+		hi, okHi := keys.AsInt64(d["max"])
 		if !okLo || !okHi {
 			return nil, errors.New("an integer range needs integer min and max, e.g. {min: 0, max: 120}")
 		}
@@ -395,52 +436,18 @@ func parseDomain(raw any) (*planner.Domain, error) {
 	}
 }
 
-func asInt(x any) (int64, bool) {
-	switch n := x.(type) {
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-			return int64(n), true
-		}
+// readPolicy overlays the keys set in raw (the section at key) onto base.
+// The strict profile turns off OR, <>, LIKE and math whatever else is set.
+func readPolicy(key string, raw map[string]any, base planner.Policy) (planner.Policy, error) {
+	pk := policyKeys(base)
+	opts := under(key)
+	opts.Unknown = func(_ string, known []string) string {
+		return "unknown policy key (known: " + strings.Join(known, ", ") + ")"
 	}
-	return 0, false
-}
-
-// readPolicy overlays the keys set under key onto base. The strict profile
-// turns off OR, <>, LIKE and math whatever else is set.
-func readPolicy(v *viper.Viper, key string, base planner.Policy) (planner.Policy, error) {
-	p := base
-	known := map[string]bool{}
-	setBool := func(name string, dst *bool) {
-		known[name] = true
-		if v.IsSet(key + "." + name) {
-			*dst = v.GetBool(key + "." + name)
-		}
+	if err := keys.Decode(raw, &pk, opts); err != nil {
+		return base, err
 	}
-	setInt := func(name string, dst *int) {
-		known[name] = true
-		if v.IsSet(key + "." + name) {
-			*dst = v.GetInt(key + "." + name)
-		}
-	}
-	setBool("unit_in_where", &p.UnitInWhere)
-	setBool("allow_or", &p.AllowOr)
-	setBool("allow_not_equal", &p.AllowNotEqual)
-	setBool("allow_like", &p.AllowLike)
-	setBool("allow_math", &p.AllowMath)
-	setBool("strict", &p.Strict)
-	setInt("max_in_list", &p.MaxInList)
-	setInt("max_conditions", &p.MaxConditions)
-	setInt("max_groups", &p.MaxGroups)
-	setInt("max_statement_bytes", &p.MaxStatementBytes)
-	for name := range v.GetStringMap(key) {
-		if !known[name] {
-			return p, fmt.Errorf("%s.%s: unknown policy key (known: %s)", key, name, strings.Join(sortedKeys(known), ", "))
-		}
-	}
+	p := planner.Policy(pk)
 	for name, n := range map[string]int{"max_in_list": p.MaxInList, "max_conditions": p.MaxConditions, "max_groups": p.MaxGroups, "max_statement_bytes": p.MaxStatementBytes} {
 		if n < 1 {
 			return p, fmt.Errorf("%s.%s: must be at least 1, got %d", key, name, n)
@@ -452,19 +459,29 @@ func readPolicy(v *viper.Viper, key string, base planner.Policy) (planner.Policy
 	return p, nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func lowerAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = strings.ToLower(x)
 	}
 	return out
+}
+
+// AnalystCaps returns the caps the config sets for analyst: her own if she
+// is listed, else the budget section's.
+func (c *Config) AnalystCaps(analyst string) (epsilon, delta float64, listed bool) {
+	if a, ok := c.Analysts[analyst]; ok {
+		return a.EpsilonCap, a.DeltaCap, true
+	}
+	return c.Budget.EpsilonCap, c.Budget.DeltaCap, false
+}
+
+// AnalystNames lists the analysts the config names, sorted.
+func (c *Config) AnalystNames() []string {
+	names := make([]string, 0, len(c.Analysts))
+	for name := range c.Analysts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -112,6 +112,14 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"zero groups per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_groups_per_unit: 0"}, "tables.people.max_groups_per_unit: must be a whole number >= 1"},
 		{"fractional rows per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_rows_per_unit: 1.5"}, "tables.people.max_rows_per_unit"},
 		{"negative cap", [2]string{"epsilon_cap: 0.5", "epsilon_cap: -1"}, "analysts.alice"},
+		{"unknown top-level key", [2]string{"state: state.db", "state: state.db\ndatabse: x.db"}, "databse: unknown key (known: analysts, budget, database, "},
+		{"unknown server key", [2]string{"query_timeout: 3s", "query_timout: 3s"}, "server.query_timout: unknown key (known: auth_timeout, idle_timeout, listen, "},
+		{"unknown analyst key", [2]string{"epsilon_cap: 0.5", "epsilon_capp: 0.5"}, "analysts.alice.epsilon_capp: unknown key (known: delta_cap, epsilon_cap, password)"},
+		{"unknown table key", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    colums: [age]"}, "tables.people.colums: unknown key (known: columns, domains, "},
+		{"unknown budget range key", [2]string{"max: 0.5}", "max: 0.5, maximum: 1}"}, "budget.epsilon.maximum: unknown key (known: default, max, min)"},
+		{"duration not a duration", [2]string{"query_timeout: 3s", "query_timeout: soon"}, `server.query_timeout: must be a duration such as 10s, got "soon"`},
+		{"cap not a number", [2]string{"epsilon_cap: 2", "epsilon_cap: lots"}, `budget.epsilon_cap: must be a finite number, got "lots"`},
+		{"policy value of the wrong type", [2]string{"max_in_list: 7", "max_in_list: [7]"}, "policy.max_in_list: must be an integer, got a list"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,12 +138,20 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 func TestEnvironmentAndFlagsOverride(t *testing.T) {
 	path := writeConfig(t, validYAML)
 	t.Setenv("COUNTWALL_MECHANISM_NAME", "exact")
+	// Values from the environment are strings: they decode into the
+	// numbers, booleans and durations the keys hold.
+	t.Setenv("COUNTWALL_SERVER_MAX_CONNECTIONS", "5")
+	t.Setenv("COUNTWALL_SERVER_IDLE_TIMEOUT", "90s")
+	t.Setenv("COUNTWALL_BUDGET_EPSILON_CAP", "1.5")
 	cfg, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Mechanism.Name != "exact" {
 		t.Errorf("env override: mechanism = %q, want exact", cfg.Mechanism.Name)
+	}
+	if cfg.Server.MaxConnections != 5 || cfg.Server.IdleTimeout != 90*time.Second || cfg.Budget.EpsilonCap != 1.5 {
+		t.Errorf("env override: server %+v, epsilon cap %g; want 5 connections, 90s idle, cap 1.5", cfg.Server, cfg.Budget.EpsilonCap)
 	}
 	flags := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	flags.String("mechanism.name", "", "")

@@ -33,7 +33,7 @@ type bdp struct {
 }
 
 func newBDP(p Params, env Env) (Mechanism, error) {
-	if err := checkKnownParams(p); err != nil {
+	if err := decodeParams(p, &struct{}{}); err != nil {
 		return nil, err
 	}
 	return &bdp{noise: noiseFor(env)}, nil

@@ -39,26 +39,25 @@ type bounded struct {
 }
 
 func newBounded(p Params, env Env) (Mechanism, error) {
-	if err := checkKnownParams(p, "range", "suppress_at", "publish_parameters"); err != nil {
+	params := struct {
+		Range      int64 `mapstructure:"range"`
+		SuppressAt int64 `mapstructure:"suppress_at"`
+		Publish    bool  `mapstructure:"publish_parameters"`
+	}{Range: boundedDefaultRange, SuppressAt: -1}
+	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
-	r, err := paramInt(p, "range", boundedDefaultRange, 0, boundedMaxRange)
-	if err != nil {
+	if err := intParamIn("range", params.Range, 0, boundedMaxRange); err != nil {
 		return nil, err
 	}
-	s, err := paramInt(p, "suppress_at", -1, -1, math.MaxInt64)
-	if err != nil {
-		return nil, err
-	}
-	publish, err := paramBool(p, "publish_parameters", false)
-	if err != nil {
+	if err := intParamIn("suppress_at", params.SuppressAt, -1, math.MaxInt64); err != nil {
 		return nil, err
 	}
 	rng, err := newUniformIntSource(env.Seed, "bounded")
 	if err != nil {
 		return nil, err
 	}
-	return &bounded{r: r, suppressAt: s, publish: publish, rng: rng}, nil
+	return &bounded{r: params.Range, suppressAt: params.SuppressAt, publish: params.Publish, rng: rng}, nil
 }
 
 func (*bounded) Name() string { return "bounded" }

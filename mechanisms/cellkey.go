@@ -42,18 +42,27 @@ type cellKey struct {
 }
 
 func newCellKey(p Params, _ Env) (Mechanism, error) {
-	if err := checkKnownParams(p, "ptable", "D", "suppress_at", "publish_parameters"); err != nil {
+	params := struct {
+		Ptable     string `mapstructure:"ptable"`
+		D          *int64 `mapstructure:"D"` // nil: not given
+		SuppressAt int64  `mapstructure:"suppress_at"`
+		Publish    bool   `mapstructure:"publish_parameters"`
+	}{Ptable: cellKeyTableUniform, SuppressAt: cellKeyDefaultSuppressAt}
+	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
-	source, err := paramString(p, "ptable", cellKeyTableUniform)
+	source, err := nonEmptyParam("ptable", params.Ptable)
 	if err != nil {
 		return nil, err
 	}
 	var table *ptable
 	switch {
 	case strings.EqualFold(source, cellKeyTableUniform):
-		d, err := paramInt(p, "D", cellKeyDefaultD, 1, uniformMaxD)
-		if err != nil {
+		d := int64(cellKeyDefaultD)
+		if params.D != nil {
+			d = *params.D
+		}
+		if err := intParamIn("D", d, 1, uniformMaxD); err != nil {
 			return nil, err
 		}
 		if table, err = uniformPtable(d); err != nil {
@@ -63,7 +72,7 @@ func newCellKey(p Params, _ Env) (Mechanism, error) {
 		// D describes the uniform table only; a file or the example table
 		// carries its own noise range, and silently ignoring D would
 		// mislead whoever set it.
-		if _, given := paramLookup(p, "D"); given {
+		if params.D != nil {
 			return nil, paramErrorf("D", "applies only to ptable %q; the %q table has its own noise range", cellKeyTableUniform, source)
 		}
 		if strings.EqualFold(source, cellKeyTableABSExample) {
@@ -73,15 +82,10 @@ func newCellKey(p Params, _ Env) (Mechanism, error) {
 				cellKeyTableUniform, cellKeyTableABSExample, err)
 		}
 	}
-	s, err := paramInt(p, "suppress_at", cellKeyDefaultSuppressAt, -1, math.MaxInt64)
-	if err != nil {
+	if err := intParamIn("suppress_at", params.SuppressAt, -1, math.MaxInt64); err != nil {
 		return nil, err
 	}
-	publish, err := paramBool(p, "publish_parameters", false)
-	if err != nil {
-		return nil, err
-	}
-	return &cellKey{table: table, suppressAt: s, publish: publish}, nil
+	return &cellKey{table: table, suppressAt: params.SuppressAt, publish: params.Publish}, nil
 }
 
 func (*cellKey) Name() string { return "cellkey" }

@@ -40,25 +40,35 @@ type dpCount struct {
 	draw func(req *Request, count, l0, lInf int64) (int64, error)
 }
 
-// dpParams are the parameters laplace and gaussian accept.
-var dpParams = []string{"max_rows_per_unit", "max_groups_per_unit"}
+// dpParams are the parameters laplace and gaussian accept: overrides of
+// the tables' contribution bounds (0: the table's).
+type dpParams struct {
+	MaxRowsPerUnit   *int64 `mapstructure:"max_rows_per_unit"`
+	MaxGroupsPerUnit *int64 `mapstructure:"max_groups_per_unit"`
+}
 
 // maxBound keeps G*C far from the noise's limits (maxNoiseScale).
 const maxBound = 1 << 20
 
 func newDPCountBase(name string, p Params, env Env) (dpCount, error) {
-	if err := checkKnownParams(p, dpParams...); err != nil {
+	var params dpParams
+	if err := decodeParams(p, &params); err != nil {
 		return dpCount{}, err
 	}
-	c, err := paramInt(p, "max_rows_per_unit", 0, 1, maxBound)
-	if err != nil {
-		return dpCount{}, err
+	var bounds planner.Bounds
+	for key, bound := range map[string]struct{ given, dst *int64 }{
+		"max_rows_per_unit":   {params.MaxRowsPerUnit, &bounds.MaxRowsPerUnit},
+		"max_groups_per_unit": {params.MaxGroupsPerUnit, &bounds.MaxGroupsPerUnit},
+	} {
+		if bound.given == nil {
+			continue
+		}
+		if err := intParamIn(key, *bound.given, 1, maxBound); err != nil {
+			return dpCount{}, err
+		}
+		*bound.dst = *bound.given
 	}
-	g, err := paramInt(p, "max_groups_per_unit", 0, 1, maxBound)
-	if err != nil {
-		return dpCount{}, err
-	}
-	return dpCount{name: name, noise: noiseFor(env), bounds: planner.Bounds{MaxRowsPerUnit: c, MaxGroupsPerUnit: g}}, nil
+	return dpCount{name: name, noise: noiseFor(env), bounds: bounds}, nil
 }
 
 func (m *dpCount) Name() string { return m.name }

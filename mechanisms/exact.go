@@ -13,7 +13,7 @@ func init() { Register("exact", newExact) }
 type exact struct{}
 
 func newExact(p Params, _ Env) (Mechanism, error) {
-	if err := checkKnownParams(p); err != nil {
+	if err := decodeParams(p, &struct{}{}); err != nil {
 		return nil, err
 	}
 	return exact{}, nil

@@ -38,18 +38,17 @@ type idp struct {
 }
 
 func newIDP(p Params, env Env) (Mechanism, error) {
-	if err := checkKnownParams(p, "k", "plus_one"); err != nil {
+	params := struct {
+		K       int64 `mapstructure:"k"`
+		PlusOne bool  `mapstructure:"plus_one"`
+	}{K: 1}
+	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
-	k, err := paramInt(p, "k", 1, 1, idpMaxK)
-	if err != nil {
+	if err := intParamIn("k", params.K, 1, idpMaxK); err != nil {
 		return nil, err
 	}
-	plusOne, err := paramBool(p, "plus_one", false)
-	if err != nil {
-		return nil, err
-	}
-	return &idp{k: k, plusOne: plusOne, noise: noiseFor(env)}, nil
+	return &idp{k: params.K, plusOne: params.PlusOne, noise: noiseFor(env)}, nil
 }
 
 func (*idp) Name() string { return "idp" }

@@ -55,23 +55,22 @@ type layered struct {
 }
 
 func newLayered(p Params, env Env) (Mechanism, error) {
-	if err := checkKnownParams(p, "noise_layer_sd", "low_count_min_threshold", "low_count_mean_gap", "low_count_layer_sd"); err != nil {
+	params := struct {
+		SD    float64 `mapstructure:"noise_layer_sd"`
+		LCMin float64 `mapstructure:"low_count_min_threshold"`
+		LCGap float64 `mapstructure:"low_count_mean_gap"`
+		LCSD  float64 `mapstructure:"low_count_layer_sd"`
+	}{SD: layeredDefaultSD, LCMin: layeredDefaultLCMin, LCGap: layeredDefaultLCGap, LCSD: layeredDefaultLCSD}
+	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
-	m := &layered{}
-	var err error
-	if m.sd, err = paramFloat(p, "noise_layer_sd", layeredDefaultSD, 0, layeredMaxParam); err != nil {
-		return nil, err
+	for key, f := range map[string]float64{"noise_layer_sd": params.SD, "low_count_min_threshold": params.LCMin,
+		"low_count_mean_gap": params.LCGap, "low_count_layer_sd": params.LCSD} {
+		if err := floatParamIn(key, f, 0, layeredMaxParam); err != nil {
+			return nil, err
+		}
 	}
-	if m.lcMin, err = paramFloat(p, "low_count_min_threshold", layeredDefaultLCMin, 0, layeredMaxParam); err != nil {
-		return nil, err
-	}
-	if m.lcGap, err = paramFloat(p, "low_count_mean_gap", layeredDefaultLCGap, 0, layeredMaxParam); err != nil {
-		return nil, err
-	}
-	if m.lcSD, err = paramFloat(p, "low_count_layer_sd", layeredDefaultLCSD, 0, layeredMaxParam); err != nil {
-		return nil, err
-	}
+	m := &layered{sd: params.SD, lcMin: params.LCMin, lcGap: params.LCGap, lcSD: params.LCSD}
 	switch {
 	case len(env.Secret) > 0:
 		m.secret = append([]byte(nil), env.Secret...)

@@ -6,154 +6,126 @@ import (
 	"testing"
 )
 
-func TestParamInt(t *testing.T) {
+// testParams is a parameter struct as a mechanism declares one, defaults
+// set before decoding.
+type testParams struct {
+	D       int64   `mapstructure:"D"`
+	Epsilon float64 `mapstructure:"epsilon"`
+	Publish bool    `mapstructure:"publish_parameters"`
+	Ptable  string  `mapstructure:"ptable"`
+}
+
+func defaultTestParams() testParams {
+	return testParams{D: 7, Epsilon: 0.5, Publish: true, Ptable: "uniform"}
+}
+
+// TestDecodeParams: every spelling a config decoder produces reaches the
+// typed field, and a value of the wrong type is refused naming the key.
+func TestDecodeParams(t *testing.T) {
 	tests := []struct {
 		name    string
 		p       Params
-		want    int64
+		want    func(*testParams)
 		wantErr string // exact error text; empty for success
 	}{
-		{"absent uses default", Params{}, 7, ""},
-		{"int", Params{"D": 3}, 3, ""},
-		{"int64", Params{"D": int64(4)}, 4, ""},
-		{"uint32", Params{"D": uint32(5)}, 5, ""},
-		{"whole float64 from YAML", Params{"D": 6.0}, 6, ""},
-		{"string from the environment", Params{"D": " 8 "}, 8, ""},
-		{"whole float string", Params{"D": "9.0"}, 9, ""},
-		{"key matched without case (viper lower-cases)", Params{"d": 2}, 2, ""},
-		{"at max", Params{"D": 10}, 10, ""},
-		{"below min", Params{"D": -2}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got -2`},
-		{"above max", Params{"D": int64(11)}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got 11`},
-		{"fraction", Params{"D": 2.5}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got 2.5`},
-		{"word", Params{"D": "two"}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got "two"`},
-		{"boolean", Params{"D": true}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got true (a boolean)`},
-		{"empty YAML value", Params{"D": nil}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got nothing`},
-		{"list", Params{"D": []any{1}}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got a list`},
-		{"uint64 overflow", Params{"D": uint64(math.MaxUint64)}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got 18446744073709551615`},
-		{"huge float", Params{"D": 1e300}, 0, `mechanism parameter "D": must be an integer between 1 and 10, got 1e+300`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := paramInt(tt.p, "D", 7, 1, 10)
-			checkParamResult(t, got, tt.want, err, tt.wantErr)
-		})
-	}
-}
-
-func TestParamIntRangeWording(t *testing.T) {
-	tests := []struct {
-		min, max int64
-		want     string
-	}{
-		{1, math.MaxInt64, `mechanism parameter "k": must be an integer >= 1, got -2`},
-		{math.MinInt64, -5, `mechanism parameter "k": must be an integer <= -5, got -2`},
-	}
-	for _, tt := range tests {
-		_, err := paramInt(Params{"k": -2}, "k", 0, tt.min, tt.max)
-		if err == nil || err.Error() != tt.want {
-			t.Errorf("range [%d, %d]: got error %v, want %q", tt.min, tt.max, err, tt.want)
-		}
-	}
-	if _, err := paramInt(Params{"k": "x"}, "k", 0, math.MinInt64, math.MaxInt64); err == nil ||
-		err.Error() != `mechanism parameter "k": must be an integer, got "x"` {
-		t.Errorf("unbounded range: got error %v", err)
-	}
-}
-
-func TestParamFloat(t *testing.T) {
-	tests := []struct {
-		name    string
-		p       Params
-		want    float64
-		wantErr string
-	}{
-		{"absent", Params{}, 0.5, ""},
-		{"float64", Params{"epsilon": 0.25}, 0.25, ""},
-		{"int", Params{"epsilon": 1}, 1, ""},
-		{"string", Params{"epsilon": "1e-1"}, 0.1, ""},
-		{"out of range", Params{"epsilon": 3.0}, 0, `mechanism parameter "epsilon": must be a number between 0 and 2, got 3`},
-		{"NaN", Params{"epsilon": math.NaN()}, 0, `mechanism parameter "epsilon": must be a number between 0 and 2, got NaN`},
-		{"infinite string", Params{"epsilon": "inf"}, 0, `mechanism parameter "epsilon": must be a number between 0 and 2, got "inf"`},
-		{"word", Params{"epsilon": "small"}, 0, `mechanism parameter "epsilon": must be a number between 0 and 2, got "small"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := paramFloat(tt.p, "epsilon", 0.5, 0, 2)
-			checkParamResult(t, got, tt.want, err, tt.wantErr)
-		})
-	}
-}
-
-func TestParamBool(t *testing.T) {
-	tests := []struct {
-		name    string
-		p       Params
-		want    bool
-		wantErr string
-	}{
-		{"absent", Params{}, true, ""},
-		{"bool", Params{"publish_parameters": false}, false, ""},
-		{"env string yes", Params{"publish_parameters": "YES"}, true, ""},
-		{"env string 0", Params{"publish_parameters": "0"}, false, ""},
-		{"number", Params{"publish_parameters": 1}, false, `mechanism parameter "publish_parameters": must be true or false, got 1`},
-		{"word", Params{"publish_parameters": "maybe"}, false, `mechanism parameter "publish_parameters": must be true or false, got "maybe"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := paramBool(tt.p, "publish_parameters", true)
-			checkParamResult(t, got, tt.want, err, tt.wantErr)
-		})
-	}
-}
-
-func TestParamStringAndChoice(t *testing.T) {
-	if got, err := paramString(Params{"ptable": " x.csv "}, "ptable", "uniform"); err != nil || got != "x.csv" {
-		t.Errorf("paramString trimmed: got %q, %v", got, err)
-	}
-	if got, err := paramString(Params{}, "ptable", "uniform"); err != nil || got != "uniform" {
-		t.Errorf("paramString default: got %q, %v", got, err)
-	}
-	if _, err := paramString(Params{"ptable": 3}, "ptable", ""); err == nil ||
-		err.Error() != `mechanism parameter "ptable": must be a non-empty string, got 3` {
-		t.Errorf("paramString wrong type: got %v", err)
-	}
-	if _, err := paramString(Params{"ptable": "  "}, "ptable", ""); err == nil ||
-		err.Error() != `mechanism parameter "ptable": must be a non-empty string, got "  "` {
-		t.Errorf("paramString blank: got %v", err)
-	}
-	if got, err := paramChoice(Params{"mode": "DROP"}, "mode", "zero", "zero", "drop"); err != nil || got != "drop" {
-		t.Errorf("paramChoice case-folded: got %q, %v", got, err)
-	}
-	if _, err := paramChoice(Params{"mode": "delete"}, "mode", "zero", "zero", "drop"); err == nil ||
-		err.Error() != `mechanism parameter "mode": must be one of "zero", "drop", got "delete"` {
-		t.Errorf("paramChoice bad: got %v", err)
-	}
-}
-
-func TestCheckKnownParams(t *testing.T) {
-	tests := []struct {
-		name    string
-		p       Params
-		known   []string
-		wantErr string
-	}{
-		{"all known", Params{"threshold": 3, "mode": "drop"}, []string{"threshold", "mode"}, ""},
-		{"known in other case", Params{"d": 3}, []string{"D"}, ""},
-		{"none given", Params{}, []string{"D"}, ""},
-		{"typo gets a suggestion", Params{"thresold": 3}, []string{"threshold", "mode"},
-			`mechanism parameter "thresold": unknown parameter; did you mean "threshold"? (known: threshold, mode)`},
-		{"unrelated key lists the known ones", Params{"colour": "red"}, []string{"threshold", "mode"},
-			`mechanism parameter "colour": unknown parameter (known: threshold, mode)`},
-		{"mechanism without parameters", Params{"x": 1}, nil,
-			`mechanism parameter "x": unknown parameter: this mechanism takes no parameters`},
-		{"same key twice in different case", Params{"D": 1, "d": 2}, []string{"D"},
+		{"absent keeps the defaults", Params{}, func(*testParams) {}, ""},
+		{"int", Params{"D": 3}, func(w *testParams) { w.D = 3 }, ""},
+		{"int64", Params{"D": int64(4)}, func(w *testParams) { w.D = 4 }, ""},
+		{"uint32", Params{"D": uint32(5)}, func(w *testParams) { w.D = 5 }, ""},
+		{"whole float64 from YAML", Params{"D": 6.0}, func(w *testParams) { w.D = 6 }, ""},
+		{"string from the environment", Params{"D": " 8 "}, func(w *testParams) { w.D = 8 }, ""},
+		{"whole float string", Params{"D": "9.0"}, func(w *testParams) { w.D = 9 }, ""},
+		{"key matched without case (viper lower-cases)", Params{"d": 2}, func(w *testParams) { w.D = 2 }, ""},
+		{"fraction", Params{"D": 2.5}, nil, `mechanism parameter "D": must be an integer, got 2.5`},
+		{"word", Params{"D": "two"}, nil, `mechanism parameter "D": must be an integer, got "two"`},
+		{"boolean", Params{"D": true}, nil, `mechanism parameter "D": must be an integer, got true (a boolean)`},
+		{"list", Params{"D": []any{1}}, nil, `mechanism parameter "D": must be an integer, got a list`},
+		{"uint64 overflow", Params{"D": uint64(math.MaxUint64)}, nil, `mechanism parameter "D": must be an integer, got 18446744073709551615`},
+		{"huge float", Params{"D": 1e300}, nil, `mechanism parameter "D": must be an integer, got 1e+300`},
+		{"float", Params{"epsilon": 0.25}, func(w *testParams) { w.Epsilon = 0.25 }, ""},
+		{"float from an int", Params{"epsilon": 1}, func(w *testParams) { w.Epsilon = 1 }, ""},
+		{"float string", Params{"epsilon": "1e-1"}, func(w *testParams) { w.Epsilon = 0.1 }, ""},
+		{"NaN", Params{"epsilon": math.NaN()}, nil, `mechanism parameter "epsilon": must be a finite number, got NaN`},
+		{"infinite string", Params{"epsilon": "inf"}, nil, `mechanism parameter "epsilon": must be a finite number, got "inf"`},
+		{"float word", Params{"epsilon": "small"}, nil, `mechanism parameter "epsilon": must be a finite number, got "small"`},
+		{"bool", Params{"publish_parameters": false}, func(w *testParams) { w.Publish = false }, ""},
+		{"env string yes", Params{"publish_parameters": "YES"}, func(w *testParams) { w.Publish = true }, ""},
+		{"env string 0", Params{"publish_parameters": "0"}, func(w *testParams) { w.Publish = false }, ""},
+		{"number for a bool", Params{"publish_parameters": 1}, nil, `mechanism parameter "publish_parameters": must be true or false, got 1`},
+		{"word for a bool", Params{"publish_parameters": "maybe"}, nil, `mechanism parameter "publish_parameters": must be true or false, got "maybe"`},
+		{"string", Params{"ptable": "x.csv"}, func(w *testParams) { w.Ptable = "x.csv" }, ""},
+		{"list for a string", Params{"ptable": []any{"x"}}, nil, `mechanism parameter "ptable": must be a string, got a list`},
+		{"typo gets a suggestion", Params{"ptabel": "x"}, nil,
+			`mechanism parameter "ptabel": unknown parameter; did you mean "ptable"? (known: D, epsilon, ptable, publish_parameters)`},
+		{"unrelated key lists the known ones", Params{"colour": "red"}, nil,
+			`mechanism parameter "colour": unknown parameter (known: D, epsilon, ptable, publish_parameters)`},
+		{"same key twice in different case", Params{"D": 1, "d": 2}, nil,
 			`mechanism parameter "d": given twice (as "D" and "d")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkKnownParams(tt.p, tt.known...)
-			checkParamResult(t, 0, 0, err, tt.wantErr)
+			got := defaultTestParams()
+			err := decodeParams(tt.p, &got)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error:\n got %v\nwant %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			want := defaultTestParams()
+			tt.want(&want)
+			if got != want {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
 		})
+	}
+	if err := decodeParams(Params{"x": 1}, &struct{}{}); err == nil ||
+		err.Error() != `mechanism parameter "x": unknown parameter: this mechanism takes no parameters` {
+		t.Errorf("mechanism without parameters: got %v", err)
+	}
+}
+
+// TestParamChecks: the range and choice checks a mechanism applies after
+// decoding, worded as before.
+func TestParamChecks(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string // "" for no error
+	}{
+		{"int in range", intParamIn("D", 10, 1, 10), ""},
+		{"int below", intParamIn("D", -2, 1, 10), `mechanism parameter "D": must be an integer between 1 and 10, got -2`},
+		{"int above", intParamIn("D", 11, 1, 10), `mechanism parameter "D": must be an integer between 1 and 10, got 11`},
+		{"int open above", intParamIn("k", -2, 1, math.MaxInt64), `mechanism parameter "k": must be an integer >= 1, got -2`},
+		{"int open below", intParamIn("k", -2, math.MinInt64, -5), `mechanism parameter "k": must be an integer <= -5, got -2`},
+		{"float out of range", floatParamIn("epsilon", 3, 0, 2), `mechanism parameter "epsilon": must be a number between 0 and 2, got 3`},
+		{"float in range", floatParamIn("epsilon", 2, 0, 2), ""},
+	}
+	for _, tt := range tests {
+		got := ""
+		if tt.err != nil {
+			got = tt.err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s: error %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got, err := choiceParam("mode", "DROP", "zero", "drop"); err != nil || got != "drop" {
+		t.Errorf("choice case-folded: got %q, %v", got, err)
+	}
+	if _, err := choiceParam("mode", "delete", "zero", "drop"); err == nil ||
+		err.Error() != `mechanism parameter "mode": must be one of "zero", "drop", got "delete"` {
+		t.Errorf("bad choice: got %v", err)
+	}
+	if got, err := nonEmptyParam("ptable", " x.csv "); err != nil || got != "x.csv" {
+		t.Errorf("non-empty trimmed: got %q, %v", got, err)
+	}
+	if _, err := nonEmptyParam("ptable", "  "); err == nil ||
+		err.Error() != `mechanism parameter "ptable": must be a non-empty string, got "  "` {
+		t.Errorf("blank string: got %v", err)
 	}
 }
 
@@ -187,24 +159,5 @@ func TestFactoriesNameTheBadKey(t *testing.T) {
 		if want := `mechanism parameter "` + tt.key + `"`; !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s %v: error %q does not start with %s", tt.mech, tt.p, err, want)
 		}
-	}
-}
-
-func checkParamResult[T comparable](t *testing.T, got, want T, err error, wantErr string) {
-	t.Helper()
-	if wantErr != "" {
-		if err == nil {
-			t.Fatalf("got %v, want error %q", got, wantErr)
-		}
-		if err.Error() != wantErr {
-			t.Fatalf("error:\n got %q\nwant %q", err, wantErr)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatalf("unexpected error: %v", err)
-	}
-	if got != want {
-		t.Fatalf("got %v, want %v", got, want)
 	}
 }

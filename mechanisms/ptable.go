@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"countwall/config/keys"
 )
 
 // A perturbation table (the cell key method's "ptable") maps a true count and
@@ -251,7 +253,7 @@ func parsePtableCSV(name string, r io.Reader) (*ptable, error) {
 		}{{"i", &e.i}, {"j", &e.j}, {"v", &e.v}}
 		for _, c := range ints {
 			s := strings.TrimSpace(rec[col[c.name]])
-			n, ok := paramAsInt64(s)
+			n, ok := keys.AsInt64(s)
 			if !ok {
 				return nil, lineErr(line, "column %s: %q is not an integer", c.name, s)
 			}

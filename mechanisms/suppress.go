@@ -29,18 +29,21 @@ type suppress struct {
 }
 
 func newSuppress(p Params, _ Env) (Mechanism, error) {
-	if err := checkKnownParams(p, "threshold", "mode"); err != nil {
+	params := struct {
+		Threshold int64  `mapstructure:"threshold"`
+		Mode      string `mapstructure:"mode"`
+	}{Threshold: suppressDefaultThreshold, Mode: suppressModeZero}
+	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
-	s, err := paramInt(p, "threshold", suppressDefaultThreshold, 0, math.MaxInt64)
+	if err := intParamIn("threshold", params.Threshold, 0, math.MaxInt64); err != nil {
+		return nil, err
+	}
+	mode, err := choiceParam("mode", params.Mode, suppressModeZero, suppressModeDrop)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := paramChoice(p, "mode", suppressModeZero, suppressModeZero, suppressModeDrop)
-	if err != nil {
-		return nil, err
-	}
-	return &suppress{threshold: s, drop: mode == suppressModeDrop}, nil
+	return &suppress{threshold: params.Threshold, drop: mode == suppressModeDrop}, nil
 }
 
 func (*suppress) Name() string { return "suppress" }

@@ -338,14 +338,3 @@ func TestShowMechanismStatesClaimAndBounds(t *testing.T) {
 		}
 	}
 }
-
-// TestNoticeOfARhoCharge: a zCDP charge says rho, the converted spending and
-// what remains, without a delta line (the delta cap goes to the conversion).
-func TestNoticeOfARhoCharge(t *testing.T) {
-	b := Balance{Kind: mechanisms.AccountingDP, EpsilonSpent: 0.25, EpsilonCap: 3, DeltaSpent: 1e-5, DeltaCap: 1e-5, RhoSpent: 0.001}
-	got := b.Notice(mechanisms.Charge{Kind: mechanisms.AccountingDP, Rho: 0.0005})
-	want := "charged rho 0.0005 (dp, zCDP: rho spent 0.001 is epsilon 0.25 at delta 1e-05); remaining epsilon 2.75 of 3"
-	if got != want {
-		t.Errorf("notice %q, want %q", got, want)
-	}
-}

@@ -19,6 +19,7 @@ import (
 
 	"countwall/config"
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger"
 	"countwall/planner"
 	"countwall/proxy/statedb"
 )
@@ -29,7 +30,7 @@ type Engine struct {
 	store  *planner.Store
 	state  *statedb.DB
 	secret []byte
-	budget Budget
+	budget *ledger.Budget
 	logger *slog.Logger
 	// noiseSeed is Options.NoiseSeed: tests only.
 	noiseSeed int64
@@ -90,12 +91,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		store.Close()
 		return nil, err
 	}
-	budget, err := openBudget(ctx, state, cfg)
+	book, err := ledger.Open(ctx, state.SQL(), ledger.Options{Reserve: cfg.Budget.Reserve})
 	if err != nil {
 		store.Close()
 		state.Close()
 		return nil, err
 	}
+	budget := ledger.NewBudget(book, cfg)
 	secret := state.Secret()
 	if opts.Secret != nil {
 		if len(opts.Secret) < statedb.SecretBytes {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
 	"countwall/planner"
 	"countwall/proxy/statedb"
@@ -263,7 +264,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		req := ChargeRequest{Analyst: s.analyst, Mechanism: rt.mech.Name(), Charge: charge, Fingerprint: fp}
+		req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
 		if !s.engine.queueAnswerAudit {
 			entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
 			req.Within = func(ctx context.Context, tx *sql.Conn) error {

@@ -1,7 +1,11 @@
-// Package ledger is the durable privacy-budget ledger: every charge for an
-// answered query is committed to the state database before the answer
+// Package ledger is the privacy budget, in one place: the accounting kinds
+// it keeps, each analyst's Balance, the Caps and what remains, the notice
+// an answer's charge gives, and the durable ledger itself. Every charge for
+// an answered query is committed to the state database before the answer
 // leaves, each analyst's spending is held to hard caps, and concurrent
-// sessions (in one process or several) cannot overspend together.
+// sessions (in one process or several) cannot overspend together. The
+// Engine charges through a Budget (budget.go), which takes the caps from the
+// config; `countwall budget` lists, grants and resets through the Ledger.
 //
 // Accounting kinds are kept apart: dp, idp and bdp each have their own
 // totals, caps and grants, since an IDP or BDP claim is not a DP charge.
