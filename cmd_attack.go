@@ -68,11 +68,8 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			out := cmd.OutOrStdout()
-			o.Progress = terminalProgress(os.Stderr, a.Name)
+			o.Progress = progressCounter(os.Stderr, a.Name)
 			o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
 				return openQuerier(ctx, nil, dsn, config, analyst)
 			}

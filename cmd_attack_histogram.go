@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"countwall/attacks"
@@ -35,27 +32,6 @@ func printHistogram(w io.Writer, r *attacks.Result) {
 	}
 }
 
-// terminalProgress draws "label: done/total" on w when it is a terminal
-// outside CI, and is nil (no progress) otherwise.
-func terminalProgress(w io.Writer, label string) func(done, total int) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) || runningInCI() {
-		return nil
-	}
-	var last time.Time
-	return func(done, total int) {
-		now := time.Now()
-		if done < total && now.Sub(last) < 200*time.Millisecond {
-			return
-		}
-		last = now
-		fmt.Fprintf(f, "\r%s: %d/%d", label, done, total)
-		if done == total {
-			fmt.Fprint(f, "\r\033[K")
-		}
-	}
-}
-
 func newTable3Cmd() *cobra.Command {
 	var o experiments.Table3Options
 	cmd := &cobra.Command{
@@ -71,10 +47,7 @@ asks about 1.3 million queries. It prints the mean values recovered exactly besi
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			o.Progress = terminalProgress(os.Stderr, "table 3")
+			o.Progress = progressCounter(os.Stderr, "table 3")
 			res, err := experiments.Table3(ctx, o)
 			if err != nil {
 				return err

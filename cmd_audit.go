@@ -31,8 +31,6 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
   countwall audit --mechanism laplace --mechanism idp --trials 2000 --json audit.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := interruptibleContext(cmd)
-			defer stop()
 			mechs, err := audit.StandardNamed(names, eps, dlt)
 			if err != nil {
 				return err
@@ -43,8 +41,8 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			}
 			defer cleanup()
 			o.Dir, o.Mechanisms = dir, mechs
-			o.Progress = func(m string) func(done, total int) { return terminalProgress(os.Stderr, "auditing "+m) }
-			rep, err := audit.RunSuite(ctx, o)
+			o.Progress = func(m string) func(done, total int) { return progressCounter(os.Stderr, "auditing "+m) }
+			rep, err := audit.RunSuite(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

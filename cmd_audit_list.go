@@ -43,7 +43,7 @@ SQL text is never stored), the mechanism in force and what the answer was charge
 			if _, err := os.Stat(statePath); err != nil {
 				return fmt.Errorf("no state database at %s: %w", statePath, err)
 			}
-			ctx := commandContext(cmd)
+			ctx := cmd.Context()
 			st, err := statedb.Open(ctx, statePath)
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"text/tabwriter"
 
@@ -27,9 +26,6 @@ mean absolute error of the answers against the true, unbounded counts.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
 			dir, cleanup, err := workDir(keep, "countwall-bench-bounds-")
 			if err != nil {
 				return err

@@ -75,7 +75,7 @@ lower them, never raise them. Grants add to them.`,
 cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := commandContext(cmd)
+			ctx := cmd.Context()
 			l, done, err := openLedger(ctx)
 			if err != nil {
 				return err
@@ -105,7 +105,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := commandContext(cmd)
+			ctx := cmd.Context()
 			l, done, err := openLedger(ctx)
 			if err != nil {
 				return err
@@ -139,7 +139,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 					return errors.New("reset cancelled")
 				}
 			}
-			ctx := commandContext(cmd)
+			ctx := cmd.Context()
 			l, done, err := openLedger(ctx)
 			if err != nil {
 				return err
@@ -156,13 +156,6 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 
 	budget.AddCommand(list, grant, reset)
 	rootCmd.AddCommand(budget)
-}
-
-func commandContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
 }
 
 // configCaps gives each analyst's caps as the firewall applies them: the

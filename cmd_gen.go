@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"strconv"
-	"syscall"
 	"time"
 
-	"countwall/dataset"
-
-	"github.com/mattn/go-isatty"
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+
+	"countwall/dataset"
 )
 
 func init() {
@@ -105,14 +100,12 @@ population (not in the table), and the genomes of some members: what the tracing
 	return gen
 }
 
-// runGen runs one generator with interrupt handling and progress, and says
+// runGen runs one generator with progress (Ctrl-C cancels the context), and says
 // what it wrote.
 func runGen(cmd *cobra.Command, table, out string, rows int64, generate func(context.Context, dataset.WriteOptions) error) error {
-	ctx, stop := interruptibleContext(cmd)
-	defer stop()
-	progress, done := datasetProgress(cmd.ErrOrStderr(), "generating "+table)
+	progress, done := progressBar(cmd.ErrOrStderr(), "generating "+table)
 	start := time.Now()
-	err := generate(ctx, dataset.WriteOptions{Progress: progress})
+	err := generate(cmd.Context(), dataset.WriteOptions{Progress: progress})
 	done()
 	if errors.Is(err, dataset.ErrExists) {
 		return fmt.Errorf("%w; use --force to replace it", err)
@@ -124,73 +117,6 @@ func runGen(cmd *cobra.Command, table, out string, rows int64, generate func(con
 		return fmt.Errorf("gen %s: %w", table, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s rows of table %s to %s in %s\n",
-		groupDigits(rows), table, out, time.Since(start).Round(time.Millisecond))
+		humanize.Comma(rows), table, out, time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// interruptibleContext cancels on Ctrl-C or SIGTERM, so that a long write
-// stops cleanly and removes its temporary file.
-func interruptibleContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
-
-// datasetProgress returns a progress callback that keeps one counter line
-// up to date on w when w is a terminal and CI is not set, and otherwise does
-// nothing, so logs and CI output stay clean. done ends the line.
-func datasetProgress(w io.Writer, label string) (progress dataset.Progress, done func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) || runningInCI() {
-		return nil, func() {}
-	}
-	var last time.Time
-	drawn := false
-	progress = func(n, total int64) {
-		now := time.Now()
-		if n < total && now.Sub(last) < 100*time.Millisecond {
-			return
-		}
-		last = now
-		drawn = true
-		pct := 100 * float64(n) / float64(max(total, 1))
-		fmt.Fprintf(f, "\r%s: %s / %s rows (%3.0f%%)", label, groupDigits(n), groupDigits(total), pct)
-	}
-	return progress, func() {
-		if drawn {
-			fmt.Fprint(f, "\r\033[K") // clear the counter line
-		}
-	}
-}
-
-// runningInCI reports whether the CI variable is set to something true.
-func runningInCI() bool {
-	v, ok := os.LookupEnv("CI")
-	if !ok || v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	return err != nil || b // an unrecognised non-empty value counts as CI
-}
-
-// groupDigits writes n with thousands separators: 600000 -> 600,000.
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c)
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"countwall/dataset"
-
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+
+	"countwall/dataset"
 )
 
 func init() {
@@ -33,9 +34,7 @@ func newLoadCmd() *cobra.Command {
 			"the command prints the tables: entry to add to the countwall config.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := interruptibleContext(cmd)
-			defer stop()
-			progress, done := datasetProgress(cmd.ErrOrStderr(), "loading "+o.Table)
+			progress, done := progressBar(cmd.ErrOrStderr(), "loading "+o.Table)
 			o.Progress = progress
 			if delimiter != "" {
 				d, err := parseDelimiter(delimiter)
@@ -45,7 +44,7 @@ func newLoadCmd() *cobra.Command {
 				o.Delimiter = d
 			}
 			start := time.Now()
-			res, err := dataset.LoadCSV(ctx, o)
+			res, err := dataset.LoadCSV(cmd.Context(), o)
 			done()
 			if errors.Is(err, dataset.ErrTableExists) {
 				return fmt.Errorf("load: %w; use --replace to replace it, or choose another --table", err)
@@ -65,7 +64,7 @@ func newLoadCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n\n",
-				groupDigits(res.Rows), res.Table.Name, what, o.DBPath, time.Since(start).Round(time.Millisecond))
+				humanize.Comma(res.Rows), res.Table.Name, what, o.DBPath, time.Since(start).Round(time.Millisecond))
 			warn := cmd.ErrOrStderr()
 			if len(res.Lowered) > 0 {
 				fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names: %s\n", strings.Join(res.Lowered, ", "))

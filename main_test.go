@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"countwall/attacks"
+	"countwall/attacks/demo"
 	"countwall/attacks/report"
 )
 
@@ -138,8 +139,8 @@ func TestDemo(t *testing.T) {
 		t.Errorf("attack report --html: %v\n%s", err, out)
 	}
 	html, _ := os.ReadFile(page)
-	if n := strings.Count(string(html), `<svg class="plot`); n != len(demoAttackPlan)+1 {
-		t.Errorf("the page has %d plots, want %d", n, len(demoAttackPlan)+1)
+	if n := strings.Count(string(html), `<svg class="plot`); n != len(demo.AttackPlan)+1 {
+		t.Errorf("the page has %d plots, want %d", n, len(demo.AttackPlan)+1)
 	}
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {

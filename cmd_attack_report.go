@@ -1,32 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"runtime/pprof"
-
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/report"
 )
-
-// startCPUProfile profiles the attack into the --cpuprofile file, if one was
-// named; the returned function stops it.
-func startCPUProfile(cmd *cobra.Command) (func(), error) {
-	path, _ := cmd.Flags().GetString("cpuprofile")
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
 
 // newReportCmd prints a report card saved by the demo, or the results that
 // `countwall attack --json` wrote, as one card.
@@ -49,7 +27,7 @@ func newReportCmd() *cobra.Command {
 				rows = append(rows, r...)
 			}
 			if htmlOut != "" {
-				return writeHTMLCard(cmd.OutOrStdout(), htmlOut, rows, auditPath)
+				return report.WriteHTMLCard(cmd.OutOrStdout(), htmlOut, rows, auditPath)
 			}
 			return report.Print(cmd.OutOrStdout(), rows)
 		},
