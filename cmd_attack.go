@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"countwall/attacks"
-	"countwall/config"
-	"countwall/proxy"
+	"countwall/attacks/runner"
 )
 
 func init() {
@@ -50,11 +43,8 @@ shows an attack's own flags, whose defaults work on the demo's people table.`,
 // newAttackCmd is `countwall attack NAME`: the flags every attack shares,
 // then the attack's own (Attack.Flags), all starting from its demo defaults.
 func newAttackCmd(a *attacks.Attack) *cobra.Command {
-	var (
-		dsn, configPath, analyst string
-		sqlLog, truth, jsonOut   string
-		emit                     bool
-	)
+	var ro runner.Options
+	var emit bool
 	var o attacks.Options
 	if a.Demo != nil {
 		o = a.Demo()
@@ -67,12 +57,7 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			out := cmd.OutOrStdout()
-			o.Progress = progressCounter(os.Stderr, a.Name)
-			o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
-				return openQuerier(ctx, nil, dsn, config, analyst)
-			}
 			if emit {
 				if a.Script == nil {
 					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
@@ -82,50 +67,25 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 				}
 				return nil
 			}
-			q, closeQ, err := openQuerier(ctx, cmd, dsn, configPath, analyst)
-			if err != nil {
-				return err
-			}
-			defer closeQ()
-			logged := &attacks.Logged{Querier: q}
-			if sqlLog != "" {
-				f, err := os.Create(sqlLog)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				logged.Log = f
-			}
+			o.Progress = progressCounter(os.Stderr, a.Name)
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
 			}
-			res, err := attacks.Execute(ctx, a, logged, o, truth)
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			printAttack(out, res)
-			printHistogram(out, res)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(res, "", "  ")
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
-			}
-			return nil
+			defer stopProfile()
+			ro.Flags = cmd.Flags()
+			return runner.Run(cmd.Context(), out, a, o, ro)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dsn, "dsn", "", "PostgreSQL URL of a running firewall")
-	f.StringVar(&configPath, "config", "", "run in process through this config instead of --dsn")
-	f.StringVar(&analyst, "analyst", "attacker", "analyst name for in-process runs")
+	f.StringVar(&ro.DSN, "dsn", "", "PostgreSQL URL of a running firewall")
+	f.StringVar(&ro.Config, "config", "", "run in process through this config instead of --dsn")
+	f.StringVar(&ro.Analyst, "analyst", "attacker", "analyst name for in-process runs")
 	f.StringVar(&o.Target.Table, "table", o.Target.Table, "target table")
 	f.StringVar(&o.Target.Where, "where", o.Target.Where, "target predicate")
-	f.StringVar(&sqlLog, "sql-log", "", "write every statement sent to this file")
-	f.StringVar(&truth, "truth", "", "protected database, to score the result")
-	f.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
+	f.StringVar(&ro.SQLLog, "sql-log", "", "write every statement sent to this file")
+	f.StringVar(&ro.Truth, "truth", "", "protected database, to score the result")
+	f.StringVar(&ro.JSON, "json", "", "write the result as JSON to this file")
 	if a.Script != nil {
 		f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it")
 	}
@@ -151,67 +111,5 @@ func newListCmd() *cobra.Command {
 			}
 			return tw.Flush()
 		},
-	}
-}
-
-func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analyst string) (attacks.Querier, func(), error) {
-	switch {
-	case dsn != "" && configPath != "":
-		return nil, nil, errors.New("give --dsn or --config, not both")
-	case dsn != "":
-		w, err := attacks.Dial(ctx, dsn)
-		if err != nil {
-			return nil, nil, err
-		}
-		return w, func() { w.Close() }, nil
-	case configPath != "":
-		var flags *pflag.FlagSet
-		if cmd != nil {
-			flags = cmd.Flags()
-		}
-		cfg, err := config.Load(configPath, flags)
-		if err != nil {
-			return nil, nil, err
-		}
-		e, err := proxy.Open(ctx, cfg, proxy.Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		return attacks.InProcess{Session: e.NewSession(analyst)}, func() { e.Close() }, nil
-	}
-	return nil, nil, errors.New("give --dsn (a running firewall) or --config (in process)")
-}
-
-func printAttack(w io.Writer, r *attacks.Result) {
-	fmt.Fprintf(w, "attack     %s\ntarget     %s\nestimate   %.2f (recovered %d)\nqueries    %d sent, %d refused\n",
-		r.Attack, r.Target, r.Estimate, r.Recovered, r.Queries, r.Refused)
-	var spent []string
-	for _, k := range []string{"dp", "idp", "bdp"} {
-		if v, ok := r.Spent[k]; ok && v > 0 {
-			spent = append(spent, fmt.Sprintf("%s epsilon %.4g", k, v))
-		}
-	}
-	if len(spent) == 0 {
-		spent = []string{"nothing"}
-	}
-	fmt.Fprintf(w, "charged    %s (the analyst's total, read back with SHOW budget)\ntime       %.2fs\n", strings.Join(spent, ", "), r.Seconds)
-	if v, ok := r.Details["queries_per_person"].(float64); ok {
-		fmt.Fprintf(w, "per person %.1f queries\n", v)
-	}
-	if sample, ok := r.Details["sample"].([]string); ok && len(sample) > 0 {
-		fmt.Fprintf(w, "rows       %s, ... (every row with --json)\n", strings.Join(sample, "; "))
-	}
-	if r.Undecided {
-		fmt.Fprintf(w, "verdict    none\n")
-	}
-	if r.Truth != nil {
-		verdict := "not recovered"
-		if *r.Exact {
-			verdict = "recovered exactly"
-		}
-		fmt.Fprintf(w, "truth      %d: %s\n", *r.Truth, verdict)
-	}
-	if r.Note != "" {
-		fmt.Fprintf(w, "note       %s\n", r.Note)
 	}
 }

@@ -1,36 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"countwall/attacks"
 	"countwall/attacks/experiments"
 )
-
-// printHistogram shows what a histogram attack recovered, and its score.
-func printHistogram(w io.Writer, r *attacks.Result) {
-	if len(r.Histogram) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n%-10s %10s %10s %10s\n", "value", "answer", "recovered", "truth")
-	for _, b := range r.Histogram {
-		truth, mark := "", ""
-		if b.Truth != nil {
-			truth = fmt.Sprint(*b.Truth)
-			if *b.Truth != b.Estimate {
-				mark = "  wrong"
-			}
-		}
-		fmt.Fprintf(w, "%-10s %10d %10d %10s%s\n", b.Value, b.Answer, b.Estimate, truth, mark)
-	}
-	if r.CellsExact != nil {
-		fmt.Fprintf(w, "\n%d of %d values recovered exactly (%.1f%%)\n", *r.CellsExact, r.CellsTotal, 100*float64(*r.CellsExact)/float64(r.CellsTotal))
-	}
-}
 
 func newTable3Cmd() *cobra.Command {
 	var o experiments.Table3Options

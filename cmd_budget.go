@@ -5,12 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -89,7 +85,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 			if err != nil {
 				return err
 			}
-			printBalances(cmd.OutOrStdout(), balances)
+			ledger.WriteTable(cmd.OutOrStdout(), balances)
 			if cfg == nil && len(balances) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
 			}
@@ -167,35 +163,4 @@ func configCaps(cfg *config.Config) func(string) ledger.Caps {
 		}
 		return ledger.Caps{Epsilon: cfg.Budget.EpsilonCap, Delta: cfg.Budget.DeltaCap}
 	}
-}
-
-// printBalances writes one line per analyst and kind: spent, cap (grants
-// included), remaining and granted, for epsilon and delta. A cap that is not
-// known (no config given) shows as "-".
-func printBalances(w io.Writer, balances []ledger.Balance) {
-	if len(balances) == 0 {
-		fmt.Fprintln(w, "no budget spent or granted yet")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON CAP\tEPSILON REMAINING\tEPSILON GRANTED\tDELTA SPENT\tDELTA CAP\tDELTA REMAINING\tDELTA GRANTED\tRHO SPENT")
-	for _, b := range balances {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
-			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonCap), budgetFigure(b.EpsilonRemaining()), budgetFigure(b.EpsilonGranted),
-			budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaCap), budgetFigure(b.DeltaRemaining()), budgetFigure(b.DeltaGranted), budgetFigure(b.RhoSpent))
-	}
-	tw.Flush()
-	for _, b := range balances {
-		if b.RhoSpent > 0 && b.RhoDelta == 0 {
-			fmt.Fprintln(w, "RHO SPENT is zCDP spending (gaussian), not included in EPSILON SPENT: at the analyst's delta cap d it costs epsilon rho + 2*sqrt(rho*ln(1/d)) (SHOW budget shows it converted)")
-			break
-		}
-	}
-}
-
-func budgetFigure(f float64) string {
-	if math.IsNaN(f) {
-		return "-"
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
 }

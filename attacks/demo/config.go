@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -38,11 +39,13 @@ func mechanismParams(mechanism string, params map[string]any) map[string]map[str
 
 // writeConfig writes f as YAML to path and loads it as the firewall will.
 func writeConfig(path string, f configFile) (*config.Config, error) {
-	body, err := yaml.Marshal(f)
-	if err != nil {
+	var body bytes.Buffer
+	enc := yaml.NewEncoder(&body)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
 		return nil, fmt.Errorf("writing the config %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, body, 0o600); err != nil {
+	if err := os.WriteFile(path, body.Bytes(), 0o600); err != nil {
 		return nil, err
 	}
 	return config.Load(path, nil)
