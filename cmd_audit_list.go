@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"countwall/config"
+	"countwall/proxy/admin"
 	"countwall/proxy/statedb"
 )
 
@@ -30,26 +27,12 @@ SQL text is never stored), the mechanism in force and what the answer was charge
 			if err != nil {
 				return err
 			}
-			if statePath == "" && configPath != "" {
-				cfg, err := config.Load(configPath, nil)
-				if err != nil {
-					return err
-				}
-				statePath = cfg.State
-			}
-			if statePath == "" {
-				return errors.New("--state or --config is required: which state database to read")
-			}
-			if _, err := os.Stat(statePath); err != nil {
-				return fmt.Errorf("no state database at %s: %w", statePath, err)
-			}
-			ctx := cmd.Context()
-			st, err := statedb.Open(ctx, statePath)
+			st, _, err := admin.OpenState(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			entries, err := st.ListAudit(ctx, statedb.AuditFilter{Analyst: analyst, Since: from, Last: last})
+			entries, err := st.ListAudit(cmd.Context(), statedb.AuditFilter{Analyst: analyst, Since: from, Last: last})
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,10 +10,8 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"countwall/config"
-	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
-	"countwall/proxy/statedb"
+	"countwall/proxy/admin"
 )
 
 // stdinIsTerminal reports whether a person can answer a confirmation
@@ -25,7 +22,6 @@ var stdinIsTerminal = func() bool {
 
 func init() {
 	var statePath, configPath string
-	var cfg *config.Config // loaded when --config is given: it holds the caps
 	budget := &cobra.Command{
 		Use:   "budget",
 		Short: "List, grant and reset analysts' privacy budgets in the state database",
@@ -36,34 +32,6 @@ lower them, never raise them. Grants add to them.`,
 	budget.PersistentFlags().StringVar(&statePath, "state", "", "state database (or give --config)")
 	budget.PersistentFlags().StringVar(&configPath, "config", "", "config file whose state database to use")
 
-	openLedger := func(ctx context.Context) (*ledger.Ledger, func(), error) {
-		if configPath != "" {
-			var err error
-			if cfg, err = config.Load(configPath, nil); err != nil {
-				return nil, nil, err
-			}
-			if statePath == "" {
-				statePath = cfg.State
-			}
-		}
-		if statePath == "" {
-			return nil, nil, errors.New("--state or --config is required: which state database to use")
-		}
-		if _, err := os.Stat(statePath); err != nil {
-			return nil, nil, fmt.Errorf("no state database at %s: %w", statePath, err)
-		}
-		st, err := statedb.Open(ctx, statePath)
-		if err != nil {
-			return nil, nil, err
-		}
-		l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
-		if err != nil {
-			st.Close()
-			return nil, nil, err
-		}
-		return l, func() { l.Close(context.Background()); st.Close() }, nil
-	}
-
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Show every analyst's spending, cap (with grants) and what remains",
@@ -71,22 +39,17 @@ lower them, never raise them. Grants add to them.`,
 cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			var capsFor func(string) ledger.Caps
-			if cfg != nil {
-				capsFor = configCaps(cfg)
-			}
-			balances, err := l.List(ctx, capsFor)
+			defer b.Close()
+			balances, err := b.List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			ledger.WriteTable(cmd.OutOrStdout(), balances)
-			if cfg == nil && len(balances) > 0 {
+			if !b.CapsKnown() && len(balances) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
 			}
 			return nil
@@ -101,13 +64,12 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			if err := l.Grant(ctx, args[0], mechanisms.Accounting(strings.ToLower(kind)), eps, delta); err != nil {
+			defer b.Close()
+			if err := b.Grant(cmd.Context(), args[0], kind, eps, delta); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "granted analyst %q %s epsilon %g, delta %g\n", args[0], kind, eps, delta)
@@ -135,13 +97,12 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 					return errors.New("reset cancelled")
 				}
 			}
-			ctx := cmd.Context()
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			if err := l.Reset(ctx, analyst); err != nil {
+			defer b.Close()
+			if err := b.Reset(cmd.Context(), analyst); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "reset analyst %q\n", analyst)
@@ -152,15 +113,4 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 
 	budget.AddCommand(list, grant, reset)
 	rootCmd.AddCommand(budget)
-}
-
-// configCaps gives each analyst's caps as the firewall applies them: the
-// analyst's own in the config, else the budget section's.
-func configCaps(cfg *config.Config) func(string) ledger.Caps {
-	return func(analyst string) ledger.Caps {
-		if a, ok := cfg.Analysts[analyst]; ok {
-			return ledger.Caps{Epsilon: a.EpsilonCap, Delta: a.DeltaCap}
-		}
-		return ledger.Caps{Epsilon: cfg.Budget.EpsilonCap, Delta: cfg.Budget.DeltaCap}
-	}
 }
