@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/bench"
+	"countwall/proxy/bounding"
 )
 
 func init() {
@@ -41,4 +42,43 @@ of the same run, so they hold across machines better than the times do.`,
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
 	cmd.AddCommand(benchBoundsCommand())
 	rootCmd.AddCommand(cmd)
+}
+
+// benchBoundsCommand is `countwall bench bounds`: the accuracy cost of
+// max_groups_per_unit on a long table (proxy/bounding).
+func benchBoundsCommand() *cobra.Command {
+	o := bounding.Options{Seed: 1}
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "bounds",
+		Short: "Measure laplace's error against max_groups_per_unit on a long table",
+		Long: `bounds writes a long table genomes(person, snp, allele), one row per person per snp, and
+answers the one-way marginal SELECT snp, COUNT(*) FROM genomes WHERE allele = 1 GROUP BY snp under
+laplace for each max_groups_per_unit G (max_rows_per_unit 1), --runs times. It prints the noise
+scale G/epsilon, the bias (what the bound drops: each person counts in at most G cells) and the
+mean absolute error of the answers against the true, unbounded counts.`,
+		Example: "  countwall bench bounds --people 1000 --snps 50 --epsilon 1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			dir, cleanup, err := workDir(keep, "countwall-bench-bounds-")
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			rows, err := bounding.ErrorVsG(ctx, dir, o)
+			if err != nil {
+				return err
+			}
+			return bounding.WriteTable(cmd.OutOrStdout(), o, rows)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.People, "people", 1000, "people in the long table")
+	f.IntVar(&o.Attributes, "snps", 50, "attributes (snps) per person")
+	f.Float64Var(&o.Epsilon, "epsilon", 1, "epsilon per query")
+	f.IntVar(&o.Runs, "runs", 20, "noisy answers per G")
+	f.Int64SliceVar(&o.Gs, "g", []int64{1, 2, 5, 10, 20, 25, 50}, "max_groups_per_unit values")
+	f.StringVar(&keep, "dir", "", "work in this directory and keep it (default: a temporary one)")
+	return cmd
 }

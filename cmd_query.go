@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"countwall/config"
@@ -32,7 +29,7 @@ func init() {
 			defer engine.Close()
 			res, err := engine.Query(ctx, analyst, args[0])
 			if err != nil {
-				return sqlError(err)
+				return pgerror.AsPSQL(err)
 			}
 			res.WriteTable(cmd.OutOrStdout())
 			return nil
@@ -42,16 +39,4 @@ func init() {
 	cmd.Flags().StringVar(&analyst, "analyst", "local", "analyst the query is charged to")
 	addConfigFlags(cmd)
 	rootCmd.AddCommand(cmd)
-}
-
-// sqlError renders an engine refusal the way psql would.
-func sqlError(err error) error {
-	var pe *pgerror.Error
-	if errors.As(err, &pe) && pe.Hint != "" {
-		return fmt.Errorf("ERROR %s: %s\nHINT: %s", pe.Code, pe.Message, pe.Hint)
-	}
-	if st, ok := err.(interface{ SQLState() string }); ok {
-		return fmt.Errorf("ERROR %s: %s", st.SQLState(), err.Error())
-	}
-	return err
 }
