@@ -1,24 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"os"
-	"strings"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"countwall/mechanisms/ledger"
 	"countwall/proxy/admin"
 )
-
-// stdinIsTerminal reports whether a person can answer a confirmation
-// prompt; tests replace it.
-var stdinIsTerminal = func() bool {
-	return isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd())
-}
 
 func init() {
 	var statePath, configPath string
@@ -88,13 +77,9 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			analyst := args[0]
 			if !yes {
-				if !stdinIsTerminal() {
-					return errors.New("reset needs confirmation: run it on a terminal, or pass --yes")
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Reset all privacy budget spending and grants of analyst %q? [y/N] ", analyst)
-				answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return errors.New("reset cancelled")
+				question := fmt.Sprintf("Reset all privacy budget spending and grants of analyst %q?", analyst)
+				if err := admin.Confirm(cmd.InOrStdin(), cmd.OutOrStdout(), question, "reset", "--yes"); err != nil {
+					return err
 				}
 			}
 			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
