@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -38,37 +37,21 @@ shows an attack's own flags, whose defaults work on the demo's people table.`,
 	for _, a := range attacks.All() {
 		cmd.AddCommand(newAttackCmd(a))
 	}
-	cmd.AddCommand(newListCmd(), newTable3Cmd(), newReportCmd())
+	cmd.AddCommand(&cobra.Command{Use: "list", Short: "Describe the attacks", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runner.List(cmd.OutOrStdout()) }})
+	cmd.AddCommand(newTable3Cmd(), newReportCmd())
 	rootCmd.AddCommand(cmd)
 }
 
 // newAttackCmd is `countwall attack NAME`: the flags every attack shares,
 // then the attack's own (Attack.Flags), all starting from its demo defaults.
 func newAttackCmd(a *attacks.Attack) *cobra.Command {
-	var ro runner.Options
-	var emit bool
-	var o attacks.Options
-	if a.Demo != nil {
-		o = a.Demo()
-	}
-	if o.Target.Table == "" {
-		o.Target.Table = "people"
-	}
+	o, ro := runner.Defaults(a), runner.Options{}
 	cmd := &cobra.Command{
 		Use:   a.Name,
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			if emit {
-				if a.Script == nil {
-					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
-				}
-				for _, s := range a.Script(o) {
-					fmt.Fprintln(out, s+";")
-				}
-				return nil
-			}
 			o.Progress = progressCounter(os.Stderr, a.Name)
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
@@ -76,44 +59,13 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 			}
 			defer stopProfile()
 			ro.Flags = cmd.Flags()
-			return runner.Run(cmd.Context(), out, a, o, ro)
+			return runner.Run(cmd.Context(), cmd.OutOrStdout(), a, o, ro)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&ro.DSN, "dsn", "", "PostgreSQL URL of a running firewall")
-	f.StringVar(&ro.Config, "config", "", "run in process through this config instead of --dsn")
-	f.StringVar(&ro.Analyst, "analyst", "attacker", "analyst name for in-process runs")
-	f.StringVar(&o.Target.Table, "table", o.Target.Table, "target table")
-	f.StringVar(&o.Target.Where, "where", o.Target.Where, "target predicate")
-	f.StringVar(&ro.SQLLog, "sql-log", "", "write every statement sent to this file")
-	f.StringVar(&ro.Truth, "truth", "", "protected database, to score the result")
-	f.StringVar(&ro.JSON, "json", "", "write the result as JSON to this file")
-	if a.Script != nil {
-		f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it")
-	}
-	f.IntVar(&o.MaxQueries, "max-queries", o.MaxQueries, "stop the attack after this many queries (0: no limit)")
-	f.String("cpuprofile", "", "write a CPU profile of the attack to this file")
-	if a.Flags != nil {
-		a.Flags(f, &o)
-	}
+	runner.AddFlags(cmd.Flags(), a, &o, &ro)
+	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the attack to this file")
 	addConfigFlags(cmd)
 	return cmd
-}
-
-// newListCmd describes the attacks.
-func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "Describe the attacks",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			for _, a := range attacks.All() {
-				fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
-			}
-			return tw.Flush()
-		},
-	}
 }
 
 func newTable3Cmd() *cobra.Command {

@@ -8,8 +8,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -53,12 +55,65 @@ type Options struct {
 	SQLLog      string         // file to log every statement to; "" logs none
 	Truth       string         // protected database to score against; "" scores nothing
 	JSON        string         // file to write the result to; "" writes none
+	Emit        bool           // print the attack's SQL script instead of running it
+}
+
+// Defaults are attack a's options before any flag: its demo defaults, which
+// work on the demo's people table.
+func Defaults(a *attacks.Attack) attacks.Options {
+	var o attacks.Options
+	if a.Demo != nil {
+		o = a.Demo()
+	}
+	if o.Target.Table == "" {
+		o.Target.Table = "people"
+	}
+	return o
+}
+
+// AddFlags binds the flags every attack shares to ro and o, then the
+// attack's own (Attack.Flags).
+func AddFlags(f *pflag.FlagSet, a *attacks.Attack, o *attacks.Options, ro *Options) {
+	f.StringVar(&ro.DSN, "dsn", "", "PostgreSQL URL of a running firewall")
+	f.StringVar(&ro.Config, "config", "", "run in process through this config instead of --dsn")
+	f.StringVar(&ro.Analyst, "analyst", "attacker", "analyst name for in-process runs")
+	f.StringVar(&o.Target.Table, "table", o.Target.Table, "target table")
+	f.StringVar(&o.Target.Where, "where", o.Target.Where, "target predicate")
+	f.StringVar(&ro.SQLLog, "sql-log", "", "write every statement sent to this file")
+	f.StringVar(&ro.Truth, "truth", "", "protected database, to score the result")
+	f.StringVar(&ro.JSON, "json", "", "write the result as JSON to this file")
+	if a.Script != nil {
+		f.BoolVar(&ro.Emit, "emit", false, "print the attack's SQL script instead of running it")
+	}
+	f.IntVar(&o.MaxQueries, "max-queries", o.MaxQueries, "stop the attack after this many queries (0: no limit)")
+	if a.Flags != nil {
+		a.Flags(f, o)
+	}
+}
+
+// List describes the attacks, one line each.
+func List(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, a := range attacks.All() {
+		fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
+	}
+	return tw.Flush()
 }
 
 // Run runs attack a with options o, prints its result to w and writes it
-// as JSON when asked. A second firewall the attack reaches (o.Connect) is
-// opened as the first, as the same analyst.
+// as JSON when asked; with ro.Emit it prints the attack's script instead. A
+// second firewall the attack reaches (o.Connect) is opened as the first
+// was, as the same analyst.
 func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options, ro Options) error {
+	if ro.Emit {
+		if a.Script == nil {
+			return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
+		}
+		for _, s := range a.Script(o) {
+			fmt.Fprintln(w, s+";")
+		}
+		return nil
+	}
 	o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
 		return Open(ctx, dsn, config, nil, ro.Analyst)
 	}
