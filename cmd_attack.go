@@ -10,6 +10,7 @@ import (
 	"countwall/attacks/experiments"
 	"countwall/attacks/report"
 	"countwall/attacks/runner"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -52,7 +53,7 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Progress = progressCounter(os.Stderr, a.Name)
+			o.Progress = progress.Counter(os.Stderr, a.Name)
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
@@ -83,7 +84,7 @@ asks about 1.3 million queries. It prints the mean values recovered exactly besi
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			o.Progress = progressCounter(os.Stderr, "table 3")
+			o.Progress = progress.Counter(os.Stderr, "table 3")
 			res, err := experiments.Table3(ctx, o)
 			if err != nil {
 				return err

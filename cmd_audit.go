@@ -7,13 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
+	"countwall/dataset/progress"
 	"countwall/proxy/admin"
 	"countwall/proxy/statedb"
 )
 
-var auditCmd = newAuditCmd()
-
-func init() { rootCmd.AddCommand(auditCmd) }
+func init() { rootCmd.AddCommand(newAuditCmd()) }
 
 func newAuditCmd() *cobra.Command {
 	var (
@@ -44,7 +43,7 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			}
 			defer cleanup()
 			o.Dir, o.Mechanisms = dir, mechs
-			o.Progress = func(m string) func(done, total int) { return progressCounter(os.Stderr, "auditing "+m) }
+			o.Progress = func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }
 			rep, err := audit.RunSuite(cmd.Context(), o)
 			if err != nil {
 				return err

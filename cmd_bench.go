@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/bench"
+	"countwall/dataset/progress"
 	"countwall/proxy/bounding"
 )
 
@@ -32,7 +33,7 @@ of the same run, so they hold across machines better than the times do.`,
 			}
 			defer cleanup()
 			o.Dir = dir
-			o.Progress = progressCounter(os.Stderr, "generating people")
+			o.Progress = progress.Counter(os.Stderr, "generating people")
 			return bench.Run(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}

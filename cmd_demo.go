@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/demo"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -22,7 +23,7 @@ func init() {
 			}
 			defer cleanup()
 			o.Dir, o.Attacks, o.Keep = dir, !noAttacks, keep != ""
-			o.Progress = func(label string) func(done, total int) { return progressCounter(os.Stderr, label) }
+			o.Progress = func(label string) func(done, total int) { return progress.Counter(os.Stderr, label) }
 			return demo.Run(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/dataset"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -76,9 +77,9 @@ func genCmd(name, short, table string, rows func() int64, generate func(cmd *cob
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			progress, done := progressBar(cmd.ErrOrStderr(), "generating "+table)
+			update, done := progress.Bar(cmd.ErrOrStderr(), "generating "+table)
 			start := time.Now()
-			err := generate(cmd, out, dataset.WriteOptions{Progress: progress, Force: force})
+			err := generate(cmd, out, dataset.WriteOptions{Progress: update, Force: force})
 			done()
 			if errors.Is(err, dataset.ErrExists) {
 				return fmt.Errorf("%w; use --force to replace it", err)

@@ -2,14 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"runtime/pprof"
-	"strconv"
-	"time"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
 
@@ -49,54 +44,4 @@ func workDir(keep, prefix string) (dir string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	return tmp, func() { os.RemoveAll(tmp) }, nil
-}
-
-// progressBar keeps one progress line for label up to date on w when w is a
-// terminal and CI is not set; otherwise update is nil (no progress), so logs
-// and CI output stay clean. finish clears the line.
-func progressBar(w io.Writer, label string) (update func(done, total int64), finish func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) || runningInCI() {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription(label),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	update = func(done, total int64) {
-		if bar.GetMax64() != total {
-			bar.ChangeMax64(total)
-		}
-		bar.Set64(done) //nolint:errcheck // a progress line that fails to draw is no error
-	}
-	return update, func() { bar.Clear() } //nolint:errcheck // as above
-}
-
-// progressCounter is progressBar for callers that count in int (the
-// attacks, the audit, the experiments); the line clears when done reaches
-// total.
-func progressCounter(w io.Writer, label string) func(done, total int) {
-	update, finish := progressBar(w, label)
-	if update == nil {
-		return nil
-	}
-	return func(done, total int) {
-		update(int64(done), int64(total))
-		if done >= total {
-			finish()
-		}
-	}
-}
-
-// runningInCI reports whether the CI variable is set to something true.
-func runningInCI() bool {
-	v, ok := os.LookupEnv("CI")
-	if !ok || v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	return err != nil || b // an unrecognised non-empty value counts as CI
 }

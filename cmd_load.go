@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/dataset"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -32,8 +33,8 @@ func newLoadCmd() *cobra.Command {
 			"the command prints the tables: entry to add to the countwall config.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			progress, done := progressBar(cmd.ErrOrStderr(), "loading "+o.Table)
-			o.Progress = progress
+			update, done := progress.Bar(cmd.ErrOrStderr(), "loading "+o.Table)
+			o.Progress = update
 			if delimiter != "" {
 				d, err := dataset.ParseDelimiter(delimiter)
 				if err != nil {
