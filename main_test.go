@@ -196,19 +196,10 @@ func writeFile(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-// bench prints every line it promises, each with a ratio, on a small table.
+// bench refuses sizes that measure nothing before it generates anything
+// (attacks/bench tests what it prints).
 func TestBench(t *testing.T) {
-	out, err := run(t, "", "bench", "--rows", "2000", "--queries", "8", "--rounds", "1")
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
-	}
-	for _, w := range []string{"COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)",
-		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("bench output lacks %q:\n%s", w, out)
-		}
-	}
-	if _, err := run(t, "", "bench", "--rounds", "0"); err == nil {
-		t.Error("bench --rounds 0 was accepted")
+	if out, err := run(t, "", "bench", "--rounds", "0"); err == nil || !strings.Contains(out, "at least 1") {
+		t.Errorf("bench --rounds 0: %v\n%s", err, out)
 	}
 }
