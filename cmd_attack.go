@@ -1,22 +1,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"countwall/attacks"
+	"countwall/attacks/experiments"
 	"countwall/attacks/report"
-	"countwall/config"
-	"countwall/proxy"
+	"countwall/attacks/runner"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -44,169 +38,94 @@ shows an attack's own flags, whose defaults work on the demo's people table.`,
 	for _, a := range attacks.All() {
 		cmd.AddCommand(newAttackCmd(a))
 	}
-	cmd.AddCommand(newListCmd(), newTable3Cmd(), newReportCmd())
+	cmd.AddCommand(&cobra.Command{Use: "list", Short: "Describe the attacks", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runner.List(cmd.OutOrStdout()) }})
+	cmd.AddCommand(newTable3Cmd(), newReportCmd())
 	rootCmd.AddCommand(cmd)
 }
 
 // newAttackCmd is `countwall attack NAME`: the flags every attack shares,
 // then the attack's own (Attack.Flags), all starting from its demo defaults.
 func newAttackCmd(a *attacks.Attack) *cobra.Command {
-	var (
-		dsn, configPath, analyst string
-		sqlLog, truth, jsonOut   string
-		emit                     bool
-	)
-	var o attacks.Options
-	if a.Demo != nil {
-		o = a.Demo()
-	}
-	if o.Target.Table == "" {
-		o.Target.Table = "people"
-	}
+	o, ro := runner.Defaults(a), runner.Options{}
 	cmd := &cobra.Command{
 		Use:   a.Name,
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			out := cmd.OutOrStdout()
-			o.Progress = terminalProgress(os.Stderr, a.Name)
-			o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
-				return openQuerier(ctx, nil, dsn, config, analyst)
-			}
-			if emit {
-				if a.Script == nil {
-					return fmt.Errorf("%s is adaptive: its next query depends on the answers, so it has no script to emit", a.Name)
-				}
-				for _, s := range a.Script(o) {
-					fmt.Fprintln(out, s+";")
-				}
-				return nil
-			}
-			q, closeQ, err := openQuerier(ctx, cmd, dsn, configPath, analyst)
-			if err != nil {
-				return err
-			}
-			defer closeQ()
-			logged := &attacks.Logged{Querier: q}
-			if sqlLog != "" {
-				f, err := os.Create(sqlLog)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				logged.Log = f
-			}
+			o.Progress = progress.Counter(os.Stderr, a.Name)
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
 			}
-			res, err := attacks.Execute(ctx, a, logged, o, truth)
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			printAttack(out, res)
-			printHistogram(out, res)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(res, "", "  ")
-				if err != nil {
-					return err
-				}
-				return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
-			}
-			return nil
+			defer stopProfile()
+			ro.Flags = cmd.Flags()
+			return runner.Run(cmd.Context(), cmd.OutOrStdout(), a, o, ro)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dsn, "dsn", "", "PostgreSQL URL of a running firewall")
-	f.StringVar(&configPath, "config", "", "run in process through this config instead of --dsn")
-	f.StringVar(&analyst, "analyst", "attacker", "analyst name for in-process runs")
-	f.StringVar(&o.Target.Table, "table", o.Target.Table, "target table")
-	f.StringVar(&o.Target.Where, "where", o.Target.Where, "target predicate")
-	f.StringVar(&sqlLog, "sql-log", "", "write every statement sent to this file")
-	f.StringVar(&truth, "truth", "", "protected database, to score the result")
-	f.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
-	if a.Script != nil {
-		f.BoolVar(&emit, "emit", false, "print the attack's SQL script instead of running it")
-	}
-	f.IntVar(&o.MaxQueries, "max-queries", o.MaxQueries, "stop the attack after this many queries (0: no limit)")
-	f.String("cpuprofile", "", "write a CPU profile of the attack to this file")
-	if a.Flags != nil {
-		a.Flags(f, &o)
-	}
+	runner.AddFlags(cmd.Flags(), a, &o, &ro)
+	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the attack to this file")
 	addConfigFlags(cmd)
 	return cmd
 }
 
-// newListCmd describes the attacks.
-func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "Describe the attacks",
-		Args:  cobra.NoArgs,
+func newTable3Cmd() *cobra.Command {
+	var o experiments.Table3Options
+	cmd := &cobra.Command{
+		Use:   "noise-remover-table3",
+		Short: "Reproduce Asghar-Kaafar Table 3: the noise remover on the Adult age column under cellkey D = 2, 3, 5",
+		Long: `noise-remover-table3 loads the Adult CSV into a temporary SQLite file, fronts its age column
+(ages 10..120, 111 values) with cellkey (uniform noise on -D..D, counts <= 4 published as 0)
+and runs the noise remover for each D and k, --runs times each with a new firewall secret. The
+queries are answered by the simulated firewall of attacks/columnsim, which gives the Engine's
+answers exactly for these one-column queries at a few microseconds each: one run of the table
+asks about 1.3 million queries. It prints the mean values recovered exactly beside the paper's.`,
+		Example: "  countwall attack noise-remover-table3 --adult ../shared/data/adult.csv --runs 20",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			for _, a := range attacks.All() {
-				fmt.Fprintf(tw, "%s\tagainst %s\t%s (%s)\n", a.Name, a.Against, a.Summary, a.Source)
+			ctx := cmd.Context()
+			o.Progress = progress.Counter(os.Stderr, "table 3")
+			res, err := experiments.Table3(ctx, o)
+			if err != nil {
+				return err
 			}
-			return tw.Flush()
+			res.Print(cmd.OutOrStdout())
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.AdultCSV, "adult", "../shared/data/adult.csv", "the Adult census extract (CSV with id and age columns)")
+	f.IntVar(&o.Runs, "runs", 20, "runs per (D, k); the paper averages 100")
+	f.IntSliceVar(&o.Ds, "d", []int{2, 3, 5}, "perturbation bounds D")
+	f.IntSliceVar(&o.Ks, "k", []int{50, 100, 200, 250}, "two-partitions per value")
+	f.IntVar(&o.BaseK, "base-k", 1000, "two-partitions for the base set's total")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed for secrets and two-partitions (0: random)")
+	return cmd
 }
 
-func openQuerier(ctx context.Context, cmd *cobra.Command, dsn, configPath, analyst string) (attacks.Querier, func(), error) {
-	switch {
-	case dsn != "" && configPath != "":
-		return nil, nil, errors.New("give --dsn or --config, not both")
-	case dsn != "":
-		w, err := attacks.Dial(ctx, dsn)
-		if err != nil {
-			return nil, nil, err
-		}
-		return w, func() { w.Close() }, nil
-	case configPath != "":
-		var flags *pflag.FlagSet
-		if cmd != nil {
-			flags = cmd.Flags()
-		}
-		cfg, err := config.Load(configPath, flags)
-		if err != nil {
-			return nil, nil, err
-		}
-		e, err := proxy.Open(ctx, cfg, proxy.Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		return attacks.InProcess{Session: e.NewSession(analyst)}, func() { e.Close() }, nil
+// newReportCmd prints a report card saved by the demo, or the results that
+// `countwall attack --json` wrote, as one card.
+func newReportCmd() *cobra.Command {
+	var htmlOut, auditPath string
+	cmd := &cobra.Command{
+		Use:   "report FILE...",
+		Short: "Print a report card from the demo's report.json or from attack results written with --json",
+		Example: `  countwall demo --dir demo-run && countwall attack report demo-run/report.json
+  countwall attack idp-membership --config c.yaml --json a.json && countwall attack report a.json
+  countwall audit --json audit.json && countwall attack report --html card.html --audit audit.json demo-run/report.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rows, err := report.Read(args...)
+			if err != nil {
+				return err
+			}
+			if htmlOut != "" {
+				return report.WriteHTMLCard(cmd.OutOrStdout(), htmlOut, rows, auditPath)
+			}
+			return report.Print(cmd.OutOrStdout(), rows)
+		},
 	}
-	return nil, nil, errors.New("give --dsn (a running firewall) or --config (in process)")
-}
-
-func printAttack(w io.Writer, r *attacks.Result) {
-	fmt.Fprintf(w, "attack     %s\ntarget     %s\nestimate   %.2f (recovered %d)\nqueries    %d sent, %d refused\n",
-		r.Attack, r.Target, r.Estimate, r.Recovered, r.Queries, r.Refused)
-	fmt.Fprintf(w, "charged    %s\ntime       %.2fs\n", report.ChargedLine(r), r.Seconds)
-	if v, ok := r.Details["queries_per_person"].(float64); ok {
-		fmt.Fprintf(w, "per person %.1f queries\n", v)
-	}
-	if sample, ok := r.Details["sample"].([]string); ok && len(sample) > 0 {
-		fmt.Fprintf(w, "rows       %s, ... (every row with --json)\n", strings.Join(sample, "; "))
-	}
-	if r.Undecided {
-		fmt.Fprintf(w, "verdict    none\n")
-	}
-	if r.Truth != nil {
-		verdict := "not recovered"
-		if *r.Exact {
-			verdict = "recovered exactly"
-		}
-		fmt.Fprintf(w, "truth      %d: %s\n", *r.Truth, verdict)
-	}
-	if r.Note != "" {
-		fmt.Fprintf(w, "note       %s\n", r.Note)
-	}
+	cmd.Flags().StringVar(&htmlOut, "html", "", "write the card as one self-contained HTML page with plots instead of printing it")
+	cmd.Flags().StringVar(&auditPath, "audit", "", "an audit written by 'countwall audit --json', shown beside the card in the HTML page")
+	return cmd
 }

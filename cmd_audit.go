@@ -2,15 +2,17 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
+	"countwall/dataset/progress"
+	"countwall/proxy/admin"
+	"countwall/proxy/statedb"
 )
 
-var auditCmd = newAuditCmd()
-
-func init() { rootCmd.AddCommand(auditCmd) }
+func init() { rootCmd.AddCommand(newAuditCmd()) }
 
 func newAuditCmd() *cobra.Command {
 	var (
@@ -31,8 +33,6 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
   countwall audit --mechanism laplace --mechanism idp --trials 2000 --json audit.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := interruptibleContext(cmd)
-			defer stop()
 			mechs, err := audit.StandardNamed(names, eps, dlt)
 			if err != nil {
 				return err
@@ -43,8 +43,8 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			}
 			defer cleanup()
 			o.Dir, o.Mechanisms = dir, mechs
-			o.Progress = func(m string) func(done, total int) { return terminalProgress(os.Stderr, "auditing "+m) }
-			rep, err := audit.RunSuite(ctx, o)
+			o.Progress = func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }
+			rep, err := audit.RunSuite(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -67,5 +67,44 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 	f.IntVar(&o.CellRows, "cell", 20, "people sharing the audited person's cell")
 	f.StringVar(&jsonOut, "json", "", "also write the audit as JSON (for 'attack report --html --audit')")
 	f.StringVar(&keepDir, "dir", "", "keep the neighbouring databases and configs in this directory")
+	return cmd
+}
+
+// newAuditListCmd is `countwall audit list`: the audit log, filtered.
+func newAuditListCmd() *cobra.Command {
+	var statePath, configPath, analyst, since string
+	var last int
+	cmd := &cobra.Command{
+		Use:   "list [--analyst A] [--since T]",
+		Short: "Print the audit log: time, analyst, outcome, fingerprint, mechanism, charge",
+		Long: `List prints every statement the firewall received, oldest first: when, which analyst,
+whether it was answered or refused (with the SQLSTATE), the statement's keyed fingerprint (the
+SQL text is never stored), the mechanism in force and what the answer was charged.`,
+		Example: `  countwall audit list --config examples/countwall.yaml --analyst alice --since 1h
+  countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			from, err := statedb.ParseSince(since, time.Now())
+			if err != nil {
+				return err
+			}
+			st, _, err := admin.OpenState(cmd.Context(), statePath, configPath)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			entries, err := st.ListAudit(cmd.Context(), statedb.AuditFilter{Analyst: analyst, Since: from, Last: last})
+			if err != nil {
+				return err
+			}
+			return statedb.WriteAuditTable(cmd.OutOrStdout(), entries)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&statePath, "state", "", "state database (or give --config)")
+	f.StringVar(&configPath, "config", "", "config file whose state database to read")
+	f.StringVar(&analyst, "analyst", "", "only this analyst's statements")
+	f.StringVar(&since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
+	f.IntVar(&last, "last", 0, "only the most recent N statements (0: all)")
 	return cmd
 }

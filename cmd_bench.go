@@ -1,72 +1,18 @@
 package main
 
 import (
-	"context"
-	"database/sql"
-	"fmt"
-	"io"
-	"net/url"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"countwall/attacks"
+	"countwall/attacks/bench"
+	"countwall/dataset/progress"
+	"countwall/proxy/bounding"
 )
 
-// benchQueries are the statements every bench line answers: equalities,
-// ranges, IN lists and a negation over the people table, as analysts ask.
-var benchQueries = []string{
-	"SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 AND sex = 'F'",
-	"SELECT COUNT(*) FROM people WHERE suburb = 'suburb_0007' AND age > 60",
-	"SELECT COUNT(*) FROM people WHERE education IN ('master', 'doctorate') AND income > 100000",
-	"SELECT COUNT(*) FROM people WHERE occupation = 'retired' OR hours < 10",
-	"SELECT COUNT(*) FROM people WHERE zip >= 2010 AND zip < 2020 AND marital = 'married'",
-	"SELECT COUNT(*) FROM people WHERE NOT (sex = 'M' AND age < 40)",
-	"SELECT COUNT(*) FROM people WHERE secret = 1 AND age >= 50",
-	"SELECT COUNT(*) FROM people",
-}
-
-// benchGroupQueries are GROUP BY statements over declared domains: under
-// laplace each person may count in one cell of each (max_groups_per_unit 1),
-// chosen by a keyed hash, which is what bounding costs most for.
-var benchGroupQueries = []string{
-	"SELECT age, COUNT(*) FROM people GROUP BY age",
-	"SELECT education, COUNT(*) FROM people WHERE sex = 'F' GROUP BY education",
-}
-
-// benchAttackQueries are noise-remover statements: two-partition sides over
-// the age column, the shape the histogram attacks send by the ten thousand.
-func benchAttackQueries() []string {
-	base := []string{"20", "21", "22", "23", "24", "25", "26", "27", "28", "29"}
-	var out []string
-	for mask := 1; mask < 1<<9; mask += 7 {
-		var a1, a2 []string
-		for j, v := range base {
-			if j < 9 && mask&(1<<j) != 0 {
-				a1 = append(a1, v)
-			} else {
-				a2 = append(a2, v)
-			}
-		}
-		out = append(out, "SELECT COUNT(*) FROM people WHERE age IN ("+strings.Join(a1, ", ")+")",
-			"SELECT COUNT(*) FROM people WHERE age IN ("+strings.Join(a2, ", ")+")")
-	}
-	return out
-}
-
-// benchBudget lets the accounting mechanisms answer every bench query: a
-// share of 0.001, a cap no run reaches, budget reserved 100 queries at a time.
-const benchBudget = "budget:\n  epsilon: {default: 0.001, min: 1.0e-12, max: 1}\n  epsilon_cap: 1.0e9\n  reserve: 100\n"
-
 func init() {
-	var rows, perRound, rounds int
 	var keep string
+	var o bench.Options
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure protected answers against raw SQLite, the wire against in process, and throughput, as ratios in one run",
@@ -78,219 +24,62 @@ of the same run, so they hold across machines better than the times do.`,
 		Example: "  countwall bench --rows 100000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			if rows < 1 || perRound < 1 || rounds < 1 {
-				return fmt.Errorf("--rows, --queries and --rounds must be at least 1")
+			if err := o.Check(); err != nil {
+				return err
 			}
 			dir, cleanup, err := workDir(keep, "countwall-bench-")
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			return runBench(ctx, cmd.OutOrStdout(), dir, rows, perRound, rounds)
+			o.Dir = dir
+			o.Progress = progress.Counter(os.Stderr, "generating people")
+			return bench.Run(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
-	cmd.Flags().IntVar(&rows, "rows", 100_000, "rows in the generated people table")
-	cmd.Flags().IntVar(&perRound, "queries", 200, "queries per round")
-	cmd.Flags().IntVar(&rounds, "rounds", 3, "rounds per line; the median is reported")
+	cmd.Flags().IntVar(&o.Rows, "rows", 100_000, "rows in the generated people table")
+	cmd.Flags().IntVar(&o.PerRound, "queries", 200, "queries per round")
+	cmd.Flags().IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
 	cmd.AddCommand(benchBoundsCommand())
 	rootCmd.AddCommand(cmd)
 }
 
-func runBench(ctx context.Context, w io.Writer, dir string, rows, perRound, rounds int) error {
-	dbPath := filepath.Join(dir, fmt.Sprintf("bench-%d.db", rows))
-	if _, err := os.Stat(dbPath); err != nil {
-		if err := generateDemoDB(ctx, dbPath, rows); err != nil {
-			return fmt.Errorf("generating the bench database: %w", err)
-		}
-	}
-	raw, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-
-	measure := func(q attacks.Querier, stmts []string) (time.Duration, error) {
-		var times []time.Duration
-		for r := 0; r < rounds; r++ {
-			start := time.Now()
-			for i := 0; i < perRound; i++ {
-				if _, err := q.Query(ctx, stmts[i%len(stmts)]); err != nil {
-					return 0, err
-				}
-			}
-			times = append(times, time.Since(start)/time.Duration(perRound))
-		}
-		slices.Sort(times)
-		return times[len(times)/2], nil
-	}
-
-	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds\n\n", rows, perRound, rounds)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "what\tper query\tratio")
-	rawTime, err := measure(rawSQLite{raw}, benchQueries)
-	if err != nil {
-		return fmt.Errorf("raw SQLite: %w", err)
-	}
-	fmt.Fprintf(tw, "COUNT straight to SQLite\t%s\t1.00× raw\n", rawTime.Round(time.Microsecond))
-
-	var exactInProcess, exactGroups time.Duration
-	for _, name := range []string{"exact", "cellkey", "laplace", "layered"} {
-		s := demoSettings[name]
-		s.budget = benchBudget
-		srv, err := startDemoServer(ctx, dir, dbPath, demoTableYAML(), s, []string{"bench"})
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		inProcess := attacks.InProcess{Session: srv.engine.NewSession("bench")}
-		// The first query reads the table into memory (as serve does on first
-		// use); the lines measure the answers after it.
-		if _, err := inProcess.Query(ctx, benchQueries[0]); err != nil {
-			srv.stop()
-			return fmt.Errorf("%s in process: %w", name, err)
-		}
-		d, err := measure(inProcess, benchQueries)
-		if err != nil {
-			srv.stop()
-			return fmt.Errorf("%s in process: %w", name, err)
-		}
-		fmt.Fprintf(tw, "%s, in process\t%s\t%.2f× raw\n", name, d.Round(time.Microsecond), float64(d)/float64(rawTime))
-		if name == "exact" || name == "laplace" {
-			// The cost of bounding each person's contribution: laplace
-			// against exact on the same statements.
-			g, err := measure(inProcess, benchGroupQueries)
+// benchBoundsCommand is `countwall bench bounds`: the accuracy cost of
+// max_groups_per_unit on a long table (proxy/bounding).
+func benchBoundsCommand() *cobra.Command {
+	o := bounding.Options{Seed: 1}
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "bounds",
+		Short: "Measure laplace's error against max_groups_per_unit on a long table",
+		Long: `bounds writes a long table genomes(person, snp, allele), one row per person per snp, and
+answers the one-way marginal SELECT snp, COUNT(*) FROM genomes WHERE allele = 1 GROUP BY snp under
+laplace for each max_groups_per_unit G (max_rows_per_unit 1), --runs times. It prints the noise
+scale G/epsilon, the bias (what the bound drops: each person counts in at most G cells) and the
+mean absolute error of the answers against the true, unbounded counts.`,
+		Example: "  countwall bench bounds --people 1000 --snps 50 --epsilon 1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			dir, cleanup, err := workDir(keep, "countwall-bench-bounds-")
 			if err != nil {
-				srv.stop()
-				return fmt.Errorf("%s GROUP BY in process: %w", name, err)
-			}
-			if name == "exact" {
-				exactGroups = g
-				fmt.Fprintf(tw, "exact, GROUP BY over a domain, in process\t%s\t\n", g.Round(time.Microsecond))
-			} else {
-				fmt.Fprintf(tw, "laplace, bounded per person: COUNT / exact\t\t%.2f× exact\n", float64(d)/float64(exactInProcess))
-				fmt.Fprintf(tw, "laplace, bounded per person: GROUP BY / exact\t%s\t%.2f× exact\n", g.Round(time.Microsecond), float64(g)/float64(exactGroups))
-			}
-		}
-		if name == "exact" {
-			exactInProcess = d
-			if err := benchWire(ctx, tw, srv, measure, exactInProcess); err != nil {
-				srv.stop()
 				return err
 			}
-		}
-		if name == "cellkey" {
-			if err := benchAttackRate(ctx, tw, srv, measure, inProcess); err != nil {
-				srv.stop()
+			defer cleanup()
+			rows, err := bounding.ErrorVsG(ctx, dir, o)
+			if err != nil {
 				return err
 			}
-		}
-		srv.stop()
+			return bounding.WriteTable(cmd.OutOrStdout(), o, rows)
+		},
 	}
-	return tw.Flush()
-}
-
-// benchWire measures the wire against in process, and throughput with 1,
-// 2, 4 and 8 concurrent clients.
-func benchWire(ctx context.Context, tw io.Writer, srv *demoServer, measure func(attacks.Querier, []string) (time.Duration, error), inProcess time.Duration) error {
-	wire, err := srv.dial(ctx, "bench")
-	if err != nil {
-		return err
-	}
-	d, err := measure(wire, benchQueries)
-	wire.Close()
-	if err != nil {
-		return fmt.Errorf("exact over the wire: %w", err)
-	}
-	fmt.Fprintf(tw, "exact, over the wire (simple protocol)\t%s\t%.2f× in process\n", d.Round(time.Microsecond), float64(d)/float64(inProcess))
-	var single float64
-	for _, clients := range []int{1, 2, 4, 8} {
-		qps, err := benchThroughput(ctx, srv, clients, len(benchQueries)*8)
-		if err != nil {
-			return err
-		}
-		if clients == 1 {
-			single = qps
-		}
-		fmt.Fprintf(tw, "exact, %d wire client(s) at once\t%.0f queries/s\t%.2f× one client\n", clients, qps, qps/single)
-	}
-	return nil
-}
-
-// benchThroughput runs perClient queries on each of clients connections at
-// once and returns the queries answered per second.
-func benchThroughput(ctx context.Context, srv *demoServer, clients, perClient int) (float64, error) {
-	conns := make([]*attacks.Wire, clients)
-	for i := range conns {
-		c, err := srv.dial(ctx, "bench")
-		if err != nil {
-			return 0, err
-		}
-		defer c.Close()
-		conns[i] = c
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	start := time.Now()
-	for i, c := range conns {
-		wg.Add(1)
-		go func(c *attacks.Wire, offset int) {
-			defer wg.Done()
-			for j := 0; j < perClient; j++ {
-				if _, err := c.Query(ctx, benchQueries[(offset+j)%len(benchQueries)]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(c, i)
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, fmt.Errorf("%d clients: %w", clients, err)
-	}
-	return float64(clients*perClient) / time.Since(start).Seconds(), nil
-}
-
-// benchAttackRate is the attack programs' query rate, in process and over
-// the wire, on the noise remover's statements under cellkey.
-func benchAttackRate(ctx context.Context, tw io.Writer, srv *demoServer, measure func(attacks.Querier, []string) (time.Duration, error), inProcess attacks.Querier) error {
-	stmts := benchAttackQueries()
-	in, err := measure(inProcess, stmts)
-	if err != nil {
-		return fmt.Errorf("attack statements in process: %w", err)
-	}
-	wire, err := srv.dial(ctx, "bench")
-	if err != nil {
-		return err
-	}
-	defer wire.Close()
-	over, err := measure(wire, stmts)
-	if err != nil {
-		return fmt.Errorf("attack statements over the wire: %w", err)
-	}
-	fmt.Fprintf(tw, "noise-remover statements, cellkey, in process\t%.0f queries/s\t\n", float64(time.Second)/float64(in))
-	fmt.Fprintf(tw, "noise-remover statements, cellkey, over the wire\t%.0f queries/s\t%.2f× in process (time)\n", float64(time.Second)/float64(over), float64(over)/float64(in))
-	return nil
-}
-
-// rawSQLite answers a COUNT straight from the database file, the baseline.
-type rawSQLite struct{ db *sql.DB }
-
-func (r rawSQLite) Query(ctx context.Context, stmt string) (*attacks.Rows, error) {
-	var n int64
-	if err := r.db.QueryRowContext(ctx, stmt).Scan(&n); err != nil {
-		return nil, err
-	}
-	return &attacks.Rows{Columns: []string{"count"}, Values: [][]string{{fmt.Sprint(n)}}}, nil
-}
-
-// dial connects to the demo server as analyst over SCRAM.
-func (srv *demoServer) dial(ctx context.Context, analyst string) (*attacks.Wire, error) {
-	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword(analyst, srv.passwords[analyst]), Host: srv.addr,
-		Path: "/countwall", RawQuery: "sslmode=disable"}).String()
-	return attacks.Dial(ctx, dsn)
+	f := cmd.Flags()
+	f.IntVar(&o.People, "people", 1000, "people in the long table")
+	f.IntVar(&o.Attributes, "snps", 50, "attributes (snps) per person")
+	f.Float64Var(&o.Epsilon, "epsilon", 1, "epsilon per query")
+	f.IntVar(&o.Runs, "runs", 20, "noisy answers per G")
+	f.Int64SliceVar(&o.Gs, "g", []int64{1, 2, 5, 10, 20, 25, 50}, "max_groups_per_unit values")
+	f.StringVar(&keep, "dir", "", "work in this directory and keep it (default: a temporary one)")
+	return cmd
 }

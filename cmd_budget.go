@@ -1,35 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"math"
-	"os"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"countwall/config"
-	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
-	"countwall/proxy/statedb"
+	"countwall/proxy/admin"
 )
-
-// stdinIsTerminal reports whether a person can answer a confirmation
-// prompt; tests replace it.
-var stdinIsTerminal = func() bool {
-	return isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd())
-}
 
 func init() {
 	var statePath, configPath string
-	var cfg *config.Config // loaded when --config is given: it holds the caps
 	budget := &cobra.Command{
 		Use:   "budget",
 		Short: "List, grant and reset analysts' privacy budgets in the state database",
@@ -40,34 +21,6 @@ lower them, never raise them. Grants add to them.`,
 	budget.PersistentFlags().StringVar(&statePath, "state", "", "state database (or give --config)")
 	budget.PersistentFlags().StringVar(&configPath, "config", "", "config file whose state database to use")
 
-	openLedger := func(ctx context.Context) (*ledger.Ledger, func(), error) {
-		if configPath != "" {
-			var err error
-			if cfg, err = config.Load(configPath, nil); err != nil {
-				return nil, nil, err
-			}
-			if statePath == "" {
-				statePath = cfg.State
-			}
-		}
-		if statePath == "" {
-			return nil, nil, errors.New("--state or --config is required: which state database to use")
-		}
-		if _, err := os.Stat(statePath); err != nil {
-			return nil, nil, fmt.Errorf("no state database at %s: %w", statePath, err)
-		}
-		st, err := statedb.Open(ctx, statePath)
-		if err != nil {
-			return nil, nil, err
-		}
-		l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
-		if err != nil {
-			st.Close()
-			return nil, nil, err
-		}
-		return l, func() { l.Close(context.Background()); st.Close() }, nil
-	}
-
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Show every analyst's spending, cap (with grants) and what remains",
@@ -75,22 +28,17 @@ lower them, never raise them. Grants add to them.`,
 cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := commandContext(cmd)
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			var capsFor func(string) ledger.Caps
-			if cfg != nil {
-				capsFor = ledger.CapsFrom(cfg)
-			}
-			balances, err := l.List(ctx, capsFor)
+			defer b.Close()
+			balances, err := b.List(cmd.Context())
 			if err != nil {
 				return err
 			}
-			printBalances(cmd.OutOrStdout(), balances)
-			if cfg == nil && len(balances) > 0 {
+			ledger.WriteTable(cmd.OutOrStdout(), balances)
+			if !b.CapsKnown() && len(balances) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
 			}
 			return nil
@@ -105,13 +53,12 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := commandContext(cmd)
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			if err := l.Grant(ctx, args[0], mechanisms.Accounting(strings.ToLower(kind)), eps, delta); err != nil {
+			defer b.Close()
+			if err := b.Grant(cmd.Context(), args[0], kind, eps, delta); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "granted analyst %q %s epsilon %g, delta %g\n", args[0], kind, eps, delta)
@@ -130,22 +77,17 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			analyst := args[0]
 			if !yes {
-				if !stdinIsTerminal() {
-					return errors.New("reset needs confirmation: run it on a terminal, or pass --yes")
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Reset all privacy budget spending and grants of analyst %q? [y/N] ", analyst)
-				answer, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return errors.New("reset cancelled")
+				question := fmt.Sprintf("Reset all privacy budget spending and grants of analyst %q?", analyst)
+				if err := admin.Confirm(cmd.InOrStdin(), cmd.OutOrStdout(), question, "reset", "--yes"); err != nil {
+					return err
 				}
 			}
-			ctx := commandContext(cmd)
-			l, done, err := openLedger(ctx)
+			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
 			if err != nil {
 				return err
 			}
-			defer done()
-			if err := l.Reset(ctx, analyst); err != nil {
+			defer b.Close()
+			if err := b.Reset(cmd.Context(), analyst); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "reset analyst %q\n", analyst)
@@ -156,42 +98,4 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 
 	budget.AddCommand(list, grant, reset)
 	rootCmd.AddCommand(budget)
-}
-
-func commandContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
-}
-
-// printBalances writes one line per analyst and kind: spent, cap (grants
-// included), remaining and granted, for epsilon and delta. A cap that is not
-// known (no config given) shows as "-".
-func printBalances(w io.Writer, balances []ledger.Balance) {
-	if len(balances) == 0 {
-		fmt.Fprintln(w, "no budget spent or granted yet")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ANALYST\tKIND\tEPSILON SPENT\tEPSILON CAP\tEPSILON REMAINING\tEPSILON GRANTED\tDELTA SPENT\tDELTA CAP\tDELTA REMAINING\tDELTA GRANTED\tRHO SPENT")
-	for _, b := range balances {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Analyst, b.Kind,
-			budgetFigure(b.EpsilonSpent), budgetFigure(b.EpsilonCap), budgetFigure(b.EpsilonRemaining()), budgetFigure(b.EpsilonGranted),
-			budgetFigure(b.DeltaSpent), budgetFigure(b.DeltaCap), budgetFigure(b.DeltaRemaining()), budgetFigure(b.DeltaGranted), budgetFigure(b.RhoSpent))
-	}
-	tw.Flush()
-	for _, b := range balances {
-		if b.RhoSpent > 0 && b.RhoDelta == 0 {
-			fmt.Fprintln(w, "RHO SPENT is zCDP spending (gaussian), not included in EPSILON SPENT: at the analyst's delta cap d it costs epsilon rho + 2*sqrt(rho*ln(1/d)) (SHOW budget shows it converted)")
-			break
-		}
-	}
-}
-
-func budgetFigure(f float64) string {
-	if math.IsNaN(f) {
-		return "-"
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
 }

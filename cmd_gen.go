@@ -4,24 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"strconv"
-	"syscall"
 	"time"
 
-	"countwall/dataset"
-
-	"github.com/mattn/go-isatty"
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+
+	"countwall/dataset"
+	"countwall/dataset/progress"
 )
 
 func init() {
-	rootCmd.AddCommand(newGenCmd())
-}
-
-func newGenCmd() *cobra.Command {
 	gen := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate a deterministic synthetic dataset into a new SQLite file",
@@ -31,166 +23,79 @@ func newGenCmd() *cobra.Command {
 	}
 
 	var people dataset.PeopleOptions
-	var peopleOut string
-	var peopleForce bool
-	peopleCmd := &cobra.Command{
-		Use:   "people",
-		Short: "A census-like people table: age, sex, suburb, zip, income, education, marital, occupation, hours, secret",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runGen(cmd, dataset.PeopleTableName, peopleOut, people.Rows, func(ctx context.Context, w dataset.WriteOptions) error {
-				w.Force = peopleForce
-				return dataset.GeneratePeople(ctx, peopleOut, people, w)
-			})
-		},
-	}
+	peopleCmd := genCmd("people", "A census-like people table: age, sex, suburb, zip, income, education, marital, occupation, hours, secret",
+		dataset.PeopleTableName, func() int64 { return people.Rows },
+		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
+			return dataset.GeneratePeople(cmd.Context(), out, people, w)
+		})
 	peopleCmd.Flags().Int64Var(&people.Rows, "rows", dataset.DefaultPeopleRows, "number of people")
 	peopleCmd.Flags().Uint64Var(&people.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
-	peopleCmd.Flags().StringVar(&peopleOut, "out", "people.db", "SQLite file to create")
-	peopleCmd.Flags().BoolVar(&peopleForce, "force", false, "replace the file if it exists")
 
 	var synth dataset.SyntheticOptions
-	var synthOut string
-	var synthForce bool
-	synthCmd := &cobra.Command{
-		Use:   "synthetic",
-		Short: "The Asghar-Kaafar synthetic column: N(25,5) rounded to 1..51, public domain 1..107",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runGen(cmd, dataset.SyntheticTableName, synthOut, synth.Rows, func(ctx context.Context, w dataset.WriteOptions) error {
-				w.Force = synthForce
-				return dataset.GenerateSynthetic(ctx, synthOut, synth, w)
-			})
-		},
-	}
+	synthCmd := genCmd("synthetic", "The Asghar-Kaafar synthetic column: N(25,5) rounded to 1..51, public domain 1..107",
+		dataset.SyntheticTableName, func() int64 { return synth.Rows },
+		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
+			return dataset.GenerateSynthetic(cmd.Context(), out, synth, w)
+		})
 	synthCmd.Flags().Int64Var(&synth.Rows, "rows", dataset.DefaultSyntheticRows, "number of rows")
 	synthCmd.Flags().Uint64Var(&synth.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
 	synthCmd.Flags().BoolVar(&synth.PaperCounts, "paper-counts", false,
 		"write exactly the counts of the paper's Table 4 (600,000 rows, shuffled by the seed)")
-	synthCmd.Flags().StringVar(&synthOut, "out", "synthetic.db", "SQLite file to create")
-	synthCmd.Flags().BoolVar(&synthForce, "force", false, "replace the file if it exists")
 
 	var genomes dataset.GenomesOptions
-	var genomesOut string
-	var genomesForce bool
-	genomesCmd := &cobra.Command{
-		Use:   "genomes",
-		Short: "N people x D binary attributes in long form (person, snp, allele), with the population in a side file, for the tracing attack",
-		Long: `genomes writes N people with D binary attributes each, as rows (person, snp, allele) with
+	genomesCmd := genCmd("genomes", "N people x D binary attributes in long form (person, snp, allele), with the population in a side file, for the tracing attack",
+		dataset.GenomesTableName, func() int64 { return int64(genomes.People) * int64(genomes.SNPs) },
+		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
+			if err := dataset.GenerateGenomes(cmd.Context(), out, genomes, w); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "population (marginals, %d reference samples, targets) in %s\n%s",
+				genomes.References, dataset.PopulationPath(out), dataset.GenomesTable(genomes.SNPs).ConfigSnippet())
+			return nil
+		})
+	genomesCmd.Long = `genomes writes N people with D binary attributes each, as rows (person, snp, allele) with
 person the privacy unit. The population's marginals p_j are uniform on [0.1, 0.9]; the side file
 FILE.population.json holds them, reference samples and held-out non-members drawn from the same
-population (not in the table), and the genomes of some members: what the tracing attacker knows.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runGen(cmd, dataset.GenomesTableName, genomesOut, int64(genomes.People)*int64(genomes.SNPs), func(ctx context.Context, w dataset.WriteOptions) error {
-				w.Force = genomesForce
-				if err := dataset.GenerateGenomes(ctx, genomesOut, genomes, w); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "population (marginals, %d reference samples, targets) in %s\n%s",
-					genomes.References, dataset.PopulationPath(genomesOut), dataset.GenomesTable(genomes.SNPs).ConfigSnippet())
-				return nil
-			})
-		},
-	}
+population (not in the table), and the genomes of some members: what the tracing attacker knows.`
 	genomesCmd.Flags().IntVar(&genomes.People, "people", dataset.DefaultGenomesPeople, "number of people N in the table")
 	genomesCmd.Flags().IntVar(&genomes.SNPs, "snps", dataset.DefaultGenomesSNPs, "number of binary attributes D")
 	genomesCmd.Flags().Uint64Var(&genomes.Seed, "seed", 1, "random seed: the same seed, people and snps give the same table")
 	genomesCmd.Flags().IntVar(&genomes.References, "references", 200, "reference samples in the side file")
 	genomesCmd.Flags().IntVar(&genomes.NonMembers, "non-members", 100, "held-out non-members in the side file")
-	genomesCmd.Flags().StringVar(&genomesOut, "out", "genomes.db", "SQLite file to create")
-	genomesCmd.Flags().BoolVar(&genomesForce, "force", false, "replace the file if it exists")
 
 	gen.AddCommand(peopleCmd, synthCmd, genomesCmd)
-	return gen
+	rootCmd.AddCommand(gen)
 }
 
-// runGen runs one generator with interrupt handling and progress, and says
-// what it wrote.
-func runGen(cmd *cobra.Command, table, out string, rows int64, generate func(context.Context, dataset.WriteOptions) error) error {
-	ctx, stop := interruptibleContext(cmd)
-	defer stop()
-	progress, done := datasetProgress(cmd.ErrOrStderr(), "generating "+table)
-	start := time.Now()
-	err := generate(ctx, dataset.WriteOptions{Progress: progress})
-	done()
-	if errors.Is(err, dataset.ErrExists) {
-		return fmt.Errorf("%w; use --force to replace it", err)
+// genCmd is one gen subcommand writing table to --out (default NAME.db,
+// replaced only with --force) with progress, saying what it wrote.
+func genCmd(name, short, table string, rows func() int64, generate func(cmd *cobra.Command, out string, w dataset.WriteOptions) error) *cobra.Command {
+	var out string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			update, done := progress.Bar(cmd.ErrOrStderr(), "generating "+table)
+			start := time.Now()
+			err := generate(cmd, out, dataset.WriteOptions{Progress: update, Force: force})
+			done()
+			if errors.Is(err, dataset.ErrExists) {
+				return fmt.Errorf("%w; use --force to replace it", err)
+			}
+			if errors.Is(err, context.Canceled) {
+				return fmt.Errorf("gen %s: interrupted; nothing was written", table)
+			}
+			if err != nil {
+				return fmt.Errorf("gen %s: %w", table, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s rows of table %s to %s in %s\n",
+				humanize.Comma(rows()), table, out, time.Since(start).Round(time.Millisecond))
+			return nil
+		},
 	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("gen %s: interrupted; nothing was written", table)
-	}
-	if err != nil {
-		return fmt.Errorf("gen %s: %w", table, err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s rows of table %s to %s in %s\n",
-		groupDigits(rows), table, out, time.Since(start).Round(time.Millisecond))
-	return nil
-}
-
-// interruptibleContext cancels on Ctrl-C or SIGTERM, so that a long write
-// stops cleanly and removes its temporary file.
-func interruptibleContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
-
-// datasetProgress returns a progress callback that keeps one counter line
-// up to date on w when w is a terminal and CI is not set, and otherwise does
-// nothing, so logs and CI output stay clean. done ends the line.
-func datasetProgress(w io.Writer, label string) (progress dataset.Progress, done func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) || runningInCI() {
-		return nil, func() {}
-	}
-	var last time.Time
-	drawn := false
-	progress = func(n, total int64) {
-		now := time.Now()
-		if n < total && now.Sub(last) < 100*time.Millisecond {
-			return
-		}
-		last = now
-		drawn = true
-		pct := 100 * float64(n) / float64(max(total, 1))
-		fmt.Fprintf(f, "\r%s: %s / %s rows (%3.0f%%)", label, groupDigits(n), groupDigits(total), pct)
-	}
-	return progress, func() {
-		if drawn {
-			fmt.Fprint(f, "\r\033[K") // clear the counter line
-		}
-	}
-}
-
-// runningInCI reports whether the CI variable is set to something true.
-func runningInCI() bool {
-	v, ok := os.LookupEnv("CI")
-	if !ok || v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	return err != nil || b // an unrecognised non-empty value counts as CI
-}
-
-// groupDigits writes n with thousands separators: 600000 -> 600,000.
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c)
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
+	cmd.Flags().StringVar(&out, "out", name+".db", "SQLite file to create")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the file if it exists")
+	return cmd
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"countwall/dataset"
-
 	"github.com/spf13/cobra"
+
+	"countwall/dataset"
+	"countwall/dataset/progress"
 )
 
 func init() {
@@ -33,19 +33,17 @@ func newLoadCmd() *cobra.Command {
 			"the command prints the tables: entry to add to the countwall config.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := interruptibleContext(cmd)
-			defer stop()
-			progress, done := datasetProgress(cmd.ErrOrStderr(), "loading "+o.Table)
-			o.Progress = progress
+			update, done := progress.Bar(cmd.ErrOrStderr(), "loading "+o.Table)
+			o.Progress = update
 			if delimiter != "" {
-				d, err := parseDelimiter(delimiter)
+				d, err := dataset.ParseDelimiter(delimiter)
 				if err != nil {
 					return err
 				}
 				o.Delimiter = d
 			}
 			start := time.Now()
-			res, err := dataset.LoadCSV(ctx, o)
+			res, err := dataset.LoadCSV(cmd.Context(), o)
 			done()
 			if errors.Is(err, dataset.ErrTableExists) {
 				return fmt.Errorf("load: %w; use --replace to replace it, or choose another --table", err)
@@ -56,26 +54,7 @@ func newLoadCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("load: %w", err)
 			}
-			what := "existing database"
-			if res.CreatedFile {
-				what = "new database"
-			}
-			for _, w := range res.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w)
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n\n",
-				groupDigits(res.Rows), res.Table.Name, what, o.DBPath, time.Since(start).Round(time.Millisecond))
-			warn := cmd.ErrOrStderr()
-			if len(res.Lowered) > 0 {
-				fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names: %s\n", strings.Join(res.Lowered, ", "))
-			}
-			if reserved := res.Table.ReservedColumns(); len(reserved) > 0 {
-				fmt.Fprintf(warn, "warning: reserved words in SQL, to be written in double quotes in queries (WHERE \"%s\" = ...): %s\n",
-					reserved[0], strings.Join(reserved, ", "))
-			}
-			fmt.Fprintf(out, "# Config entry for %s (add it under the countwall config):\n", res.Table.Name)
-			fmt.Fprint(out, res.Table.ConfigSnippet())
+			res.Report(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.DBPath, time.Since(start))
 			return nil
 		},
 	}
@@ -92,16 +71,4 @@ func newLoadCmd() *cobra.Command {
 		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above
 	}
 	return cmd
-}
-
-// parseDelimiter reads --delimiter: one character, or "tab".
-func parseDelimiter(s string) (rune, error) {
-	if s == "tab" || s == `\t` {
-		return '\t', nil
-	}
-	r := []rune(s)
-	if len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
-		return 0, fmt.Errorf(`--delimiter must be one character such as ";" or "tab", not %q`, s)
-	}
-	return r[0], nil
 }

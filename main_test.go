@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"countwall/attacks"
+	"countwall/attacks/demo"
 	"countwall/attacks/report"
 )
 
@@ -138,8 +139,8 @@ func TestDemo(t *testing.T) {
 		t.Errorf("attack report --html: %v\n%s", err, out)
 	}
 	html, _ := os.ReadFile(page)
-	if n := strings.Count(string(html), `<svg class="plot`); n != len(demoAttackPlan)+1 {
-		t.Errorf("the page has %d plots, want %d", n, len(demoAttackPlan)+1)
+	if n := strings.Count(string(html), `<svg class="plot`); n != len(demo.AttackPlan)+1 {
+		t.Errorf("the page has %d plots, want %d", n, len(demo.AttackPlan)+1)
 	}
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {
@@ -195,19 +196,10 @@ func writeFile(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-// bench prints every line it promises, each with a ratio, on a small table.
+// bench refuses sizes that measure nothing before it generates anything
+// (attacks/bench tests what it prints).
 func TestBench(t *testing.T) {
-	out, err := run(t, "", "bench", "--rows", "2000", "--queries", "8", "--rounds", "1")
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
-	}
-	for _, w := range []string{"COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)",
-		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("bench output lacks %q:\n%s", w, out)
-		}
-	}
-	if _, err := run(t, "", "bench", "--rounds", "0"); err == nil {
-		t.Error("bench --rounds 0 was accepted")
+	if out, err := run(t, "", "bench", "--rounds", "0"); err == nil || !strings.Contains(out, "at least 1") {
+		t.Errorf("bench --rounds 0: %v\n%s", err, out)
 	}
 }

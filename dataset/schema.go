@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"countwall/planner/pglex"
 )
 
@@ -127,31 +129,34 @@ func (t Table) ReservedColumns() []string {
 }
 
 // yamlName writes a name as a YAML plain scalar when YAML reads it back as
-// that string, and double-quoted when it would read as something else
-// (true, null, yes, on, ...; YAML 1.1 readers take yes and on as booleans).
+// that string, and quoted when it would read as something else (true,
+// null, ...). yaml.v3 follows YAML 1.2; the words YAML 1.1 readers take as
+// booleans (yes, on, ...) are quoted for them as well.
 func yamlName(name string) string {
 	switch strings.ToLower(name) {
-	case "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~", "":
-		return strconv.Quote(name)
+	case "yes", "no", "on", "off", "y", "n":
+		return yamlScalar(name, yaml.DoubleQuotedStyle)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return strconv.Quote(name)
-		}
+	return yamlScalar(name, 0)
+}
+
+// yamlScalar encodes s as one YAML string scalar in style, through yaml.v3.
+func yamlScalar(s string, style yaml.Style) string {
+	b, err := yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: style})
+	if err != nil {
+		return strconv.Quote(s) // a valid YAML double-quoted string too
 	}
-	return name
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // writeFlowList writes a YAML flow sequence of double-quoted strings, wrapped
-// so that long category lists stay readable. strconv.Quote's escapes are all
-// valid YAML double-quoted escapes.
+// so that long category lists stay readable.
 func writeFlowList(b *strings.Builder, items []string, indent string) {
 	const width = 96
 	b.WriteString("[")
 	line := 0
 	for i, item := range items {
-		q := strconv.Quote(item)
+		q := yamlScalar(item, yaml.DoubleQuotedStyle)
 		if i > 0 {
 			b.WriteString(",")
 			if line+len(q)+2 > width {

@@ -84,3 +84,17 @@ func SQLState(err error) string {
 	}
 	return ""
 }
+
+// AsPSQL renders err as psql prints a server error: "ERROR code: message",
+// with a HINT line when the error carries one. An error without a SQLSTATE
+// is returned as it is.
+func AsPSQL(err error) error {
+	var pe *Error
+	if errors.As(err, &pe) && pe.Hint != "" {
+		return fmt.Errorf("ERROR %s: %s\nHINT: %s", pe.Code, pe.Message, pe.Hint)
+	}
+	if st, ok := err.(interface{ SQLState() string }); ok {
+		return fmt.Errorf("ERROR %s: %s", st.SQLState(), err.Error())
+	}
+	return err
+}

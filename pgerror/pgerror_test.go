@@ -34,3 +34,23 @@ func TestErrorCarriesHint(t *testing.T) {
 		t.Fatalf("got %q / %q / %q", err.Error(), err.HintText(), err.SQLState())
 	}
 }
+
+func TestAsPSQL(t *testing.T) {
+	plain := errors.New("disk on fire")
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{Errorf(FeatureNotSupported, "SELECT * is not supported"), "ERROR 0A000: SELECT * is not supported"},
+		{Errorf(UndefinedColumn, "no column %q", "agee").WithHint("did you mean age?"), "ERROR 42703: no column \"agee\"\nHINT: did you mean age?"},
+		{plain, "disk on fire"},
+	}
+	for _, tt := range tests {
+		if got := AsPSQL(tt.err).Error(); got != tt.want {
+			t.Errorf("AsPSQL(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+	if AsPSQL(plain) != plain {
+		t.Error("an error without a SQLSTATE was wrapped")
+	}
+}

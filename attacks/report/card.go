@@ -140,9 +140,21 @@ func Print(w io.Writer, rows []Row) error {
 	return nil
 }
 
-// Read loads rows from a file written by Write, or a single attack result
-// as `countwall attack --json` writes it.
-func Read(path string) ([]Row, error) {
+// Read loads rows from files written by Write, or single attack results
+// as `countwall attack --json` writes them, in the order of the files.
+func Read(paths ...string) ([]Row, error) {
+	var rows []Row
+	for _, path := range paths {
+		r, err := readOne(path)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
+func readOne(path string) ([]Row, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package bounding
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +31,21 @@ func TestErrorVsG(t *testing.T) {
 	// G beyond the number of cells is lowered to it.
 	if over.G != 10 || over.NoiseScale != 10 {
 		t.Errorf("G = 50: %+v; want it lowered to 10", over)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b strings.Builder
+	o := Options{People: 1000, Attributes: 50, Epsilon: 1, Runs: 20}
+	rows := []Row{{G: 1, NoiseScale: 1, Bias: 490.25, MeanAbsError: 490.3, RelativeError: 0.98}, {G: 50, NoiseScale: 50, Bias: 0, MeanAbsError: 39.96, RelativeError: 0.08}}
+	if err := WriteTable(&b, o, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "laplace on a 1000 x 50 long table, epsilon 1 per query, 20 runs\n\n" +
+		"   G  noise scale  bias per cell  mean abs error  relative error\n" +
+		"   1          1.0          490.2           490.3           98.0%\n" +
+		"  50         50.0            0.0            40.0            8.0%\n"
+	if b.String() != want {
+		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
 	}
 }

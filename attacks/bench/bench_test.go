@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// The bench prints every line it promises, each with a ratio, on a small
+// table (times themselves are not asserted).
+func TestRunPrintsEveryLine(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(context.Background(), &out, Options{Dir: t.TempDir(), Rows: 2000, PerRound: 8, Rounds: 1}); err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	for _, w := range []string{"COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)",
+		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
+		"laplace, bounded per person: GROUP BY / exact"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("bench output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+func TestCheckRefusesEmptySizes(t *testing.T) {
+	tests := []struct {
+		o  Options
+		ok bool
+	}{
+		{Options{Rows: 1, PerRound: 1, Rounds: 1}, true},
+		{Options{Rows: 0, PerRound: 1, Rounds: 1}, false},
+		{Options{Rows: 1, PerRound: 0, Rounds: 1}, false},
+		{Options{Rows: 1, PerRound: 1, Rounds: 0}, false},
+	}
+	for _, tt := range tests {
+		if err := tt.o.Check(); (err == nil) != tt.ok {
+			t.Errorf("%+v: Check = %v", tt.o, err)
+		}
+	}
+}

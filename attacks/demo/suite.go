@@ -1,0 +1,267 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"countwall/attacks"
+	"countwall/attacks/report"
+	"countwall/dataset"
+	"countwall/proxy"
+	"countwall/proxy/pgwire"
+	"countwall/proxy/server"
+)
+
+// Setting is one firewall the demo's attack suite runs against: a
+// mechanism with its parameters and the budget rules the data owner chose.
+type Setting struct {
+	Label     string // as the report card shows it
+	Mechanism string
+	Params    map[string]any
+	Budget    map[string]any // the config's budget section
+	Genomes   bool           // fronts the genomes table (tracing) instead of people
+}
+
+// The demo's genomes table for the tracing attack: D/N = 16, where one
+// reference sample already traces some members and the Theorem 15 variant
+// most of them (README, tracing).
+const (
+	genomesPeople = 100
+	genomesSNPs   = 1600
+)
+
+// epsilonRange is a budget section's per-query epsilon: default and the
+// range an analyst may SET.
+func epsilonRange(def, lo, hi float64) map[string]any {
+	return map[string]any{"default": def, "min": lo, "max": hi}
+}
+
+// The budget sections of the demo firewalls. A DP firewall keeps shares in a
+// sane range and caps each analyst; the IDP and BDP firewalls allow the tiny
+// per-query shares their definitions reward, under a cap that looks strict.
+var (
+	budgetUncounted = map[string]any{"epsilon": epsilonRange(0.1, 1e-12, 1)}
+	budgetDP        = map[string]any{"epsilon": epsilonRange(0.1, 0.01, 1), "epsilon_cap": 1}
+	budgetRelaxed   = map[string]any{"epsilon": epsilonRange(1e-10, 1e-12, 1), "epsilon_cap": 0.001, "reserve": 1000}
+)
+
+// cellKeyD is the noise bound of the demo's cellkey firewall, which the
+// perturbation finder is scored against.
+const cellKeyD = 2
+
+// Settings are the demo's firewalls by name.
+var Settings = map[string]Setting{
+	"exact":           {"exact", "exact", nil, budgetUncounted, false},
+	"suppress":        {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted, false},
+	"bounded":         {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted, false},
+	"cellkey":         {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, budgetUncounted, false},
+	"layered":         {"layered", "layered", nil, budgetUncounted, false},
+	"laplace":         {"laplace", "laplace", nil, budgetDP, false},
+	"cellkey genomes": {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, budgetUncounted, true},
+	"laplace genomes": {"laplace", "laplace", nil, budgetDP, true},
+	"idp":             {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed, false},
+	"idp+1":           {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed, false},
+	"bdp":             {"bdp", "bdp", nil, budgetRelaxed, false},
+}
+
+// AttackPlan is which attack the report card runs against which
+// firewalls: the mechanism it was built for, a baseline where the paper has
+// one, and laplace with a budget, which every one of them should fail against.
+var AttackPlan = []struct {
+	Attack   string
+	Settings []string
+}{
+	{"differencing", []string{"suppress", "laplace"}},
+	{"averaging", []string{"bounded", "laplace"}},
+	{"perturbation-finder", []string{"cellkey", "laplace"}},
+	{"noise-remover", []string{"cellkey", "laplace"}},
+	{"idp-membership", []string{"idp", "laplace"}},
+	{"idp-uniqueness", []string{"idp", "laplace"}},
+	{"idp-attribute", []string{"idp", "laplace"}},
+	{"idp-reconstruct", []string{"idp", "exact", "laplace"}},
+	{"idp-variance", []string{"idp+1", "laplace"}},
+	{"bdp-existence", []string{"bdp", "laplace"}},
+	{"linear-reconstruction", []string{"bounded", "cellkey", "layered", "laplace"}},
+	{"prior-release", []string{"laplace"}},
+	{"split-averaging", []string{"layered", "laplace"}},
+	{"tracing", []string{"cellkey genomes", "laplace genomes"}},
+}
+
+// runAttacks runs the attack suite over the wire: for each firewall
+// setting a loopback server with SCRAM authentication, one analyst per
+// attack (so each starts with a full budget), and the attacks scored against
+// the protected database. It returns the report card's rows in plan order.
+func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, error) {
+	order := []string{}
+	bySetting := map[string][]string{}
+	for _, p := range AttackPlan {
+		if _, ok := attacks.Lookup(p.Attack); !ok {
+			continue
+		}
+		for _, s := range p.Settings {
+			if _, seen := bySetting[s]; !seen {
+				order = append(order, s)
+			}
+			bySetting[s] = append(bySetting[s], p.Attack)
+		}
+	}
+	people, err := PeopleTables()
+	if err != nil {
+		return nil, err
+	}
+	results := map[[2]string]report.Row{}
+	genomesPath := filepath.Join(o.Dir, "genomes.db")
+	for _, name := range order {
+		s := Settings[name]
+		db, tableSection := dbPath, people
+		if s.Genomes {
+			if err := writeGenomes(ctx, genomesPath); err != nil {
+				return nil, err
+			}
+			if tableSection, err = tables(dataset.GenomesTable(genomesSNPs)); err != nil {
+				return nil, err
+			}
+			db = genomesPath
+		}
+		fw, err := StartFirewall(ctx, o.Dir, db, tableSection, s, bySetting[name])
+		if err != nil {
+			return nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
+		}
+		for _, attack := range bySetting[name] {
+			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
+		}
+		fw.Stop()
+	}
+	var rows []report.Row
+	for _, p := range AttackPlan {
+		for _, s := range p.Settings {
+			if row, ok := results[[2]string{p.Attack, s}]; ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// writeGenomes writes the genomes table for tracing once per work directory.
+func writeGenomes(ctx context.Context, path string) error {
+	if _, err := os.Stat(dataset.PopulationPath(path)); err == nil {
+		return nil
+	}
+	return dataset.GenerateGenomes(ctx, path, dataset.GenomesOptions{People: genomesPeople, SNPs: genomesSNPs, Seed: 1}, dataset.WriteOptions{Force: true})
+}
+
+// Firewall is a loopback firewall for the attack suite and the bench, with
+// one analyst per name, each with a random password.
+type Firewall struct {
+	*server.Loopback
+	setting   Setting
+	passwords map[string]string
+}
+
+// StartFirewall writes the config of setting s in dir, fronting dbPath with
+// the given tables section and a fresh state database, and serves it on a
+// loopback port until Stop.
+func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[string]any, s Setting, analysts []string) (*Firewall, error) {
+	fw := &Firewall{setting: s, passwords: map[string]string{}}
+	accounts := map[string]map[string]string{}
+	for _, a := range analysts {
+		pw, err := randomPassword()
+		if err != nil {
+			return nil, err
+		}
+		v, err := pgwire.NewVerifier(pw, 4096)
+		if err != nil {
+			return nil, err
+		}
+		fw.passwords[a] = pw
+		accounts[a] = map[string]string{"password": v}
+	}
+	slug := strings.NewReplacer(" ", "-", "+", "-plus").Replace(s.Label)
+	if s.Genomes {
+		slug += "-genomes"
+	}
+	statePath := filepath.Join(dir, "state-attacks-"+slug+".db")
+	// Each demo run starts the suite with fresh budgets.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(statePath + suffix); err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{
+		Database:   dbPath,
+		State:      statePath,
+		Mechanism:  mechanismName{s.Mechanism},
+		Mechanisms: mechanismParams(s.Mechanism, s.Params),
+		Budget:     s.Budget,
+		Analysts:   accounts,
+		Tables:     tableSection,
+	})
+	if err != nil {
+		return nil, err
+	}
+	engine, err := proxy.Open(ctx, cfg, proxy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if fw.Loopback, err = server.StartLoopback(engine); err != nil {
+		engine.Close()
+		return nil, err
+	}
+	return fw, nil
+}
+
+// run connects as the attack's own analyst, runs it with its demo options
+// and scores it.
+func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress func(done, total int)) report.Row {
+	row := report.Row{Attack: name, Mechanism: fw.setting.Label}
+	a, _ := attacks.Lookup(name)
+	o, err := attacks.DemoOptions(name)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if err := attacks.PrepareDemo(ctx, &o, truthPath); err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	o.Progress = progress
+	conn, err := fw.Dial(ctx, name)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	defer conn.Close()
+	res, err := attacks.Execute(ctx, a, &attacks.Logged{Querier: conn}, o, truthPath)
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if name == attacks.PerturbationFinder.Name && fw.setting.Mechanism == "cellkey" {
+		truth, exact := int64(cellKeyD), res.Recovered == cellKeyD
+		res.Truth, res.Exact = &truth, &exact
+	}
+	row.Result = res
+	return row
+}
+
+// Dial connects to the firewall as analyst over SCRAM.
+func (fw *Firewall) Dial(ctx context.Context, analyst string) (*attacks.Wire, error) {
+	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword(analyst, fw.passwords[analyst]), Host: fw.Addr,
+		Path: "/countwall", RawQuery: "sslmode=disable"}).String()
+	return attacks.Dial(ctx, dsn)
+}
+
+func randomPassword() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}

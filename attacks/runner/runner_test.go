@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"countwall/attacks"
+	"countwall/dataset"
+)
+
+func TestOpenNeedsOneFirewall(t *testing.T) {
+	tests := []struct{ dsn, config, want string }{
+		{"", "", "give --dsn (a running firewall) or --config (in process)"},
+		{"postgres://x@127.0.0.1:1/countwall", "c.yaml", "give --dsn or --config, not both"},
+	}
+	for _, tt := range tests {
+		if _, _, err := Open(context.Background(), tt.dsn, tt.config, nil, "a"); err == nil || err.Error() != tt.want {
+			t.Errorf("Open(%q, %q) = %v, want %q", tt.dsn, tt.config, err, tt.want)
+		}
+	}
+}
+
+func TestPrint(t *testing.T) {
+	truth, exact := int64(41), true
+	cells := 2
+	r := &attacks.Result{Attack: "differencing", Target: "SELECT COUNT(*) FROM people WHERE age > 60", Estimate: 41, Recovered: 41,
+		Queries: 2, Charged: map[string]float64{"dp": 0.2}, Spent: map[string]float64{"dp": 0.5}, Seconds: 0.01, Truth: &truth, Exact: &exact, Note: "a note",
+		Histogram: []attacks.Bin{{Value: "17", Answer: 3, Estimate: 4, Truth: &truth}}, CellsTotal: 4, CellsExact: &cells}
+	var b bytes.Buffer
+	Print(&b, r)
+	want := "attack     differencing\n" +
+		"target     SELECT COUNT(*) FROM people WHERE age > 60\n" +
+		"estimate   41.00 (recovered 41)\n" +
+		"queries    2 sent, 0 refused\n" +
+		"charged    dp epsilon 0.2 (analyst's total dp epsilon 0.5)\n" +
+		"time       0.01s\n" +
+		"truth      41: recovered exactly\n" +
+		"note       a note\n" +
+		"\nvalue          answer  recovered      truth\n" +
+		"17                  3          4         41  wrong\n" +
+		"\n2 of 4 values recovered exactly (50.0%)\n"
+	if b.String() != want {
+		t.Errorf("Print:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// An attack run in process through a config logs its statements, writes its
+// result as JSON and scores it; --emit prints the same script instead.
+func TestRunInProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "people.db")
+	if err := dataset.GeneratePeople(ctx, db, dataset.PeopleOptions{Rows: 500, Seed: 1}, dataset.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "countwall.yaml")
+	body := "database: " + db + "\nstate: " + filepath.Join(dir, "state.db") + "\nmechanism:\n  name: suppress\nmechanisms:\n  suppress: {threshold: 10}\n" +
+		dataset.PeopleTable().ConfigSnippet()
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := attacks.Lookup("differencing")
+	if !ok {
+		t.Fatal("differencing is not registered")
+	}
+	o, ro := Defaults(a), Options{}
+	flags := pflag.NewFlagSet("differencing", pflag.ContinueOnError)
+	AddFlags(flags, a, &o, &ro)
+	sqlLog, jsonOut := filepath.Join(dir, "sent.sql"), filepath.Join(dir, "result.json")
+	if err := flags.Parse([]string{"--config", cfg, "--truth", db, "--sql-log", sqlLog, "--json", jsonOut, "--where", "age > 90"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Run(ctx, &out, a, o, ro); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "recovered exactly") {
+		t.Errorf("differencing against suppress did not recover the count:\n%s", out.String())
+	}
+	var res attacks.Result
+	if b, err := os.ReadFile(jsonOut); err != nil || json.Unmarshal(b, &res) != nil || res.Attack != "differencing" || res.Exact == nil || !*res.Exact {
+		t.Errorf("result JSON: %v, %+v", err, res)
+	}
+	logged, err := os.ReadFile(sqlLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro.Emit = true
+	var script bytes.Buffer
+	if err := Run(ctx, &script, a, o, ro); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range strings.Split(strings.TrimSpace(script.String()), "\n") {
+		if !strings.Contains(string(logged), strings.TrimSuffix(stmt, ";")) {
+			t.Errorf("the emitted %q was not what the run sent:\n%s", stmt, logged)
+		}
+	}
+	if res.Queries != strings.Count(script.String(), "\n") {
+		t.Errorf("the run sent %d queries, the script has %d", res.Queries, strings.Count(script.String(), "\n"))
+	}
+}
+
+// An adaptive attack has no script: --emit says so instead of running it.
+func TestEmitRefusesAdaptiveAttacks(t *testing.T) {
+	for _, a := range attacks.All() {
+		if a.Script != nil {
+			continue
+		}
+		err := Run(context.Background(), &bytes.Buffer{}, a, Defaults(a), Options{Emit: true})
+		if err == nil || !strings.Contains(err.Error(), a.Name+" is adaptive") {
+			t.Errorf("%s --emit: %v", a.Name, err)
+		}
+	}
+}

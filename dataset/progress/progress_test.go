@@ -1,0 +1,51 @@
+package progress
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+func TestInCI(t *testing.T) {
+	tests := []struct {
+		value string
+		set   bool
+		want  bool
+	}{
+		{"", false, false},
+		{"", true, false},
+		{"true", true, true},
+		{"1", true, true},
+		{"false", true, false},
+		{"0", true, false},
+		{"github-actions", true, true}, // an unrecognised non-empty value counts as CI
+	}
+	for _, tt := range tests {
+		if tt.set {
+			t.Setenv("CI", tt.value)
+		} else {
+			t.Setenv("CI", "")
+			os.Unsetenv("CI")
+		}
+		if got := InCI(); got != tt.want {
+			t.Errorf("CI=%q (set %v): InCI = %v, want %v", tt.value, tt.set, got, tt.want)
+		}
+	}
+}
+
+// Off a terminal nothing is drawn: the callbacks are nil, so callers pass
+// no progress at all, and finish is safe to call.
+func TestQuietOffTerminal(t *testing.T) {
+	var b bytes.Buffer
+	update, finish := Bar(&b, "writing")
+	if update != nil {
+		t.Error("Bar gave an update callback for a buffer")
+	}
+	finish()
+	if Counter(&b, "attacking") != nil {
+		t.Error("Counter gave a callback for a buffer")
+	}
+	if b.Len() != 0 {
+		t.Errorf("wrote %q", b.String())
+	}
+}

@@ -1,0 +1,122 @@
+package admin
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"countwall/mechanisms/ledger"
+	"countwall/proxy/statedb"
+)
+
+// newState makes a state database whose ledger knows analyst alice.
+func newState(t *testing.T, dir string) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(dir, "state.db")
+	st, err := statedb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(ctx)
+	if err := l.Grant(ctx, "alice", "dp", 0.5, 0); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestOpenStateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, state, config, want string
+	}{
+		{"neither flag", "", "", "--state or --config is required"},
+		{"no such state database", filepath.Join(dir, "missing.db"), "", "no state database at " + filepath.Join(dir, "missing.db")},
+		{"no such config", "", filepath.Join(dir, "missing.yaml"), "missing.yaml"},
+	}
+	for _, tt := range tests {
+		st, _, err := OpenState(context.Background(), tt.state, tt.config)
+		if err == nil {
+			st.Close()
+			t.Errorf("%s: opened", tt.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want it to say %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing.db")); err == nil {
+		t.Error("a missing state database was created")
+	}
+}
+
+// The caps come from the config (the analyst's own, else the budget
+// section's) plus grants; without a config they are unknown (NaN).
+func TestBudgetsListGrantReset(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	state := newState(t, dir)
+	cfgPath := filepath.Join(dir, "countwall.yaml")
+	body := "database: protected.db\nstate: " + state + "\nbudget:\n  epsilon_cap: 1\nanalysts:\n  alice: {epsilon_cap: 2}\n  bob: {}\n" +
+		"tables:\n  people:\n    privacy_unit: id\n    columns: [id]\n"
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBudgets(ctx, "", cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !b.CapsKnown() {
+		t.Error("a config was given, yet the caps are unknown")
+	}
+	if err := b.Grant(ctx, "bob", "DP", 0.25, 0); err != nil {
+		t.Fatal(err)
+	}
+	caps := func(b *Budgets) map[string]float64 {
+		t.Helper()
+		balances, err := b.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, bal := range balances {
+			out[bal.Analyst+" "+string(bal.Kind)] = bal.EpsilonCap
+		}
+		return out
+	}
+	got := caps(b)
+	if got["alice dp"] != 2.5 || got["bob dp"] != 1.25 {
+		t.Errorf("epsilon caps with grants: %v, want alice dp 2.5 and bob dp 1.25", got)
+	}
+	if err := b.Reset(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := caps(b); got["bob dp"] != 1.25 {
+		t.Errorf("resetting alice changed bob: %v", got)
+	} else if c, ok := got["alice dp"]; ok {
+		t.Errorf("after reset, alice still has a dp row (cap %v); nothing is spent or granted", c)
+	}
+
+	noConfig, err := OpenBudgets(ctx, state, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noConfig.Close()
+	if noConfig.CapsKnown() {
+		t.Error("caps known without a config")
+	}
+	for k, c := range caps(noConfig) {
+		if !math.IsNaN(c) {
+			t.Errorf("%s: cap %v without a config, want NaN", k, c)
+		}
+	}
+}

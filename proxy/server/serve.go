@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"countwall/config"
+	"countwall/proxy"
+)
+
+// ServeOptions say where the config comes from and what reloads it.
+type ServeOptions struct {
+	// Load reads the config; it is called again on every reload.
+	Load func() (*config.Config, error)
+	// Watch, when set, is the config file: writing or replacing it reloads.
+	Watch string
+	// Reload delivers a value for each reload asked from outside (serve
+	// sends SIGHUP here).
+	Reload <-chan os.Signal
+	// Logger receives the serving, reload and shutdown lines.
+	Logger *slog.Logger
+	// Ready, when set, is told the listening address once connections are
+	// accepted.
+	Ready func(addr net.Addr)
+}
+
+// Serve opens the engine of the loaded config and serves it on
+// server.listen until ctx is done, then stops accepting, lets statements in
+// flight finish (up to 30 seconds) and returns. A reload that fails leaves
+// the config in force as it was, with the reason logged.
+func Serve(ctx context.Context, o ServeOptions) error {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := o.Load()
+	if err != nil {
+		return err
+	}
+	engine, err := proxy.Open(ctx, cfg, proxy.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	srv, err := New(engine, logger)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("server.listen: %w", err)
+	}
+	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", cfg.Database)
+
+	reload := func(why string) {
+		next, err := o.Load()
+		if err == nil {
+			err = engine.Reload(ctx, next)
+		}
+		if err != nil {
+			logger.Error("config reload refused; the old config stays in force", "trigger", why, "err", err)
+			return
+		}
+		logger.Info("config reloaded", "trigger", why, "mechanism", engine.Mechanism())
+	}
+	if o.Watch != "" {
+		stopWatch, err := watchConfig(o.Watch, func() { reload("file change") })
+		if err != nil {
+			logger.Warn("not watching the config file; SIGHUP still reloads it", "err", err)
+		} else {
+			defer stopWatch()
+		}
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	if o.Ready != nil {
+		o.Ready(l.Addr())
+	}
+	for {
+		select {
+		case err := <-served:
+			return err
+		case <-ctx.Done():
+			logger.Info("shutting down: finishing statements in flight")
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return srv.Shutdown(shutdownCtx)
+		case sig := <-o.Reload:
+			reload("signal " + sig.String())
+		}
+	}
+}
+
+// watchConfig calls onChange after the config file is written or replaced.
+// It watches the directory, since editors often replace a file by renaming.
+func watchConfig(path string, onChange func()) (stop func(), err error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Add(filepath.Dir(abs)); err != nil {
+		w.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		var debounce <-chan time.Time
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Clean(ev.Name) == abs && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
+					debounce = time.After(200 * time.Millisecond)
+				}
+			case <-debounce:
+				onChange()
+			case <-w.Errors:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); w.Close() }, nil
+}
