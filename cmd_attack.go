@@ -77,7 +77,7 @@ func newTable3Cmd() *cobra.Command {
 		Long: `noise-remover-table3 loads the Adult CSV into a temporary SQLite file, fronts its age column
 (ages 10..120, 111 values) with cellkey (uniform noise on -D..D, counts <= 4 published as 0)
 and runs the noise remover for each D and k, --runs times each with a new firewall secret. The
-queries are answered by the simulated firewall of attacks/columnsim, which gives the Engine's
+queries are answered by the simulated firewall of proxy/columnsim, which gives the Engine's
 answers exactly for these one-column queries at a few microseconds each: one run of the table
 asks about 1.3 million queries. It prints the mean values recovered exactly beside the paper's.`,
 		Example: "  countwall attack noise-remover-table3 --adult ../shared/data/adult.csv --runs 20",

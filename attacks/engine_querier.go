@@ -2,7 +2,6 @@ package attacks
 
 import (
 	"context"
-	"strconv"
 
 	"countwall/proxy"
 )
@@ -21,25 +20,5 @@ func (p InProcess) Query(ctx context.Context, sql string) (*Rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := &Rows{Columns: make([]string, len(res.Columns)), Values: make([][]string, len(res.Rows))}
-	for i, c := range res.Columns {
-		rows.Columns[i] = c.Name
-	}
-	for r, row := range res.Rows {
-		vals := make([]string, len(row))
-		for i, v := range row {
-			switch {
-			case v.Null:
-				vals[i] = ""
-			case res.Columns[i].Type == proxy.ColumnInt8:
-				vals[i] = strconv.FormatInt(v.Int, 10)
-			case res.Columns[i].Type == proxy.ColumnFloat8:
-				vals[i] = strconv.FormatFloat(v.Float, 'g', -1, 64)
-			default:
-				vals[i] = v.Text
-			}
-		}
-		rows.Values[r] = vals
-	}
-	return rows, nil
+	return res.Text(), nil
 }

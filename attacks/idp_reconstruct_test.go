@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/attacks/columnsim"
+	"countwall/proxy/columnsim"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"

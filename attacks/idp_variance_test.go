@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"countwall/attacks"
-	"countwall/attacks/columnsim"
+	"countwall/proxy/columnsim"
 	"countwall/mechanisms"
 	"countwall/planner"
 )

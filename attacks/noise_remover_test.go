@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"countwall/attacks"
-	"countwall/attacks/columnsim"
+	"countwall/proxy/columnsim"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"

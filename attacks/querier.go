@@ -7,10 +7,10 @@ package attacks
 import (
 	"context"
 	"countwall/pgerror"
+	"countwall/proxy"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -21,38 +21,7 @@ type Querier interface {
 }
 
 // Rows is a result in text form, as the wire delivers it.
-type Rows struct {
-	Columns []string
-	Values  [][]string
-}
-
-// Int reads one value as an integer (a float answer is rounded).
-func (r *Rows) Int(row, col int) (int64, error) {
-	f, err := r.Float(row, col)
-	if err != nil {
-		return 0, err
-	}
-	return int64(f + 0.5*sign(f)), nil
-}
-
-// Float reads one value as a number.
-func (r *Rows) Float(row, col int) (float64, error) {
-	if row >= len(r.Values) || col >= len(r.Values[row]) {
-		return 0, fmt.Errorf("no value at row %d column %d (%d rows)", row, col, len(r.Values))
-	}
-	f, err := strconv.ParseFloat(r.Values[row][col], 64)
-	if err != nil {
-		return 0, fmt.Errorf("value at row %d column %d is not a number", row, col)
-	}
-	return f, nil
-}
-
-func sign(f float64) float64 {
-	if f < 0 {
-		return -1
-	}
-	return 1
-}
+type Rows = proxy.TextRows
 
 // Count runs a single-cell COUNT query and returns its answer.
 func Count(ctx context.Context, q Querier, sql string) (float64, error) {

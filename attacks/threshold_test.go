@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/attacks/columnsim"
+	"countwall/proxy/columnsim"
 	"countwall/mechanisms"
 	"countwall/planner"
 )

@@ -1,6 +1,6 @@
 // Package experiments reproduces the papers' tables with the attack programs.
 // An experiment may need millions of queries, so it answers them with the
-// simulated firewall of attacks/columnsim, which gives the Engine's answers
+// simulated firewall of proxy/columnsim, which gives the Engine's answers
 // exactly for one-column queries (see its tests) at a few microseconds each.
 package experiments
 
@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"countwall/attacks"
-	"countwall/attacks/columnsim"
 	"countwall/dataset"
-	"countwall/mechanisms"
+	"countwall/proxy/columnsim"
 )
 
 // Table3Options choose the Table 3 experiment.
@@ -118,7 +117,7 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed}
 	total, done := o.Runs*len(o.Ds)*len(o.Ks), 0
 	for _, d := range o.Ds {
-		mech, err := mechanisms.New("cellkey", mechanisms.Params{"ptable": "uniform", "D": d, "suppress_at": 4}, mechanisms.Env{})
+		mech, err := columnsim.Mechanism("cellkey", map[string]any{"ptable": "uniform", "D": d, "suppress_at": 4})
 		if err != nil {
 			return nil, err
 		}

@@ -30,10 +30,10 @@ import (
 
 	_ "modernc.org/sqlite" // FromSQLite reads the protected table read-only
 
-	"countwall/attacks"
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
+	"countwall/proxy"
 )
 
 // KeyModel says how the contributor key of a query's cell is formed.
@@ -130,7 +130,7 @@ func (f *Firewall) Queries() int { return f.queries }
 
 // Query answers one statement: a COUNT query (threshold queries included)
 // without GROUP BY, SET epsilon, or SHOW budget, epsilon or mechanism.
-func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, error) {
+func (f *Firewall) Query(ctx context.Context, sqlText string) (*proxy.TextRows, error) {
 	f.queries++
 	q, ok := f.parsed[sqlText]
 	if !ok {
@@ -174,7 +174,7 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*attacks.Rows, er
 	if a.IsFloat {
 		v = strconv.FormatFloat(a.Float, 'g', -1, 64)
 	}
-	return &attacks.Rows{Columns: []string{q.Alias}, Values: [][]string{{v}}}, nil
+	return &proxy.TextRows{Columns: []string{q.Alias}, Values: [][]string{{v}}}, nil
 }
 
 // maxParsed bounds the parse cache; attacks that repeat statements repeat
@@ -191,9 +191,9 @@ var budgetColumns = []string{"kind", "epsilon_spent", "epsilon_remaining", "delt
 
 // session answers SET epsilon and SHOW budget, epsilon and mechanism. The
 // stand-in keeps no cap, so nothing remains is shown as +Inf.
-func (f *Firewall) session(st planner.Statement) (*attacks.Rows, error) {
-	one := func(name, v string) *attacks.Rows {
-		return &attacks.Rows{Columns: []string{name}, Values: [][]string{{v}}}
+func (f *Firewall) session(st planner.Statement) (*proxy.TextRows, error) {
+	one := func(name, v string) *proxy.TextRows {
+		return &proxy.TextRows{Columns: []string{name}, Values: [][]string{{v}}}
 	}
 	switch s := st.(type) {
 	case *planner.Set:
@@ -205,11 +205,11 @@ func (f *Firewall) session(st planner.Statement) (*attacks.Rows, error) {
 			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET epsilon needs a positive number")
 		}
 		f.epsilon = v
-		return &attacks.Rows{}, nil
+		return &proxy.TextRows{}, nil
 	case *planner.Show:
 		switch s.Name {
 		case "budget":
-			rows := &attacks.Rows{Columns: budgetColumns}
+			rows := &proxy.TextRows{Columns: budgetColumns}
 			for _, kind := range slices.Sorted(maps.Keys(f.spent)) {
 				rows.Values = append(rows.Values, []string{string(kind), strconv.FormatFloat(f.spent[kind], 'g', -1, 64), "+Inf", "0", "+Inf"})
 			}
@@ -453,7 +453,7 @@ func splitmix64(x uint64) uint64 {
 // as the Engine would.
 func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]Column, []Group, error) {
 	for _, name := range append([]string{table, unit}, columns...) {
-		if !attacks.IsIdentifier(name) {
+		if !plainIdentifier(name) {
 			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
 		}
 	}
@@ -533,4 +533,25 @@ func quoteAll(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// plainIdentifier reports whether name is a plain SQL identifier (letters,
+// digits, _): the only names FromSQLite puts into its SQL text.
+func plainIdentifier(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// Mechanism builds a registered mechanism by name for a stand-in firewall,
+// with no seed (fresh noise from the operating system) and no secret.
+func Mechanism(name string, params map[string]any) (mechanisms.Mechanism, error) {
+	return mechanisms.New(name, mechanisms.Params(params), mechanisms.Env{})
 }
