@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/proxy/columnsim"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"
+	"countwall/proxy/columnsim"
 )
 
 // reconPeople is a small people table (all ten attributes, numeric and

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"countwall/attacks"
-	"countwall/proxy/columnsim"
 	"countwall/mechanisms"
 	"countwall/planner"
+	"countwall/proxy/columnsim"
 )
 
 // Table 1 of Protivash et al.: the variance test's accuracy at m = 10, 100,

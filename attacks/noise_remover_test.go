@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"countwall/attacks"
-	"countwall/proxy/columnsim"
 	"countwall/dataset"
 	"countwall/mechanisms"
 	"countwall/planner"
 	"countwall/proxy"
+	"countwall/proxy/columnsim"
 	"countwall/proxy/pgwire"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/proxy/columnsim"
 	"countwall/mechanisms"
 	"countwall/planner"
+	"countwall/proxy/columnsim"
 )
 
 // valueFirewall is a simulated firewall over one integer column "v" whose
