@@ -42,6 +42,11 @@ func (d *domainsValue) String() string {
 	parts := make([]string, len(*d.dst))
 	for i, dom := range *d.dst {
 		parts[i] = dom.String()
+		// --help shows this as the default: a list of a thousand suburbs
+		// would bury every other flag.
+		if n := len(dom.Categories); n > 6 {
+			parts[i] = dom.Column + "=" + strings.Join(dom.Categories[:3], ",") + ",...," + dom.Categories[n-1] + fmt.Sprintf(" (%d values)", n)
+		}
 	}
 	return strings.Join(parts, " ")
 }
