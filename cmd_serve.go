@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/config"
+	"countwall/planner"
 	"countwall/proxy"
 	"countwall/proxy/pgwire"
 )
@@ -97,7 +98,7 @@ func serve(ctx context.Context, configPath string, cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("server.listen: %w", err)
 	}
-	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", cfg.Database)
+	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", planner.StoreName(cfg.Database))
 
 	reload := func(why string) {
 		next, err := load()

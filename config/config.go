@@ -24,7 +24,7 @@ type Config struct {
 	// database paths are resolved against its directory.
 	Path string
 
-	Database  string // the protected SQLite database, opened read-only
+	Database  string // the protected database, opened read-only: a SQLite file or a postgres:// URL
 	State     string // the state database: secret, audit log, budget ledger
 	Mechanism Mechanism
 	Budget    Budget
@@ -172,7 +172,7 @@ func (c *Config) resolvePaths() {
 	}
 	dir := filepath.Dir(c.Path)
 	for _, p := range []*string{&c.Database, &c.State} {
-		if *p != "" && !filepath.IsAbs(*p) {
+		if *p != "" && !filepath.IsAbs(*p) && !isURL(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
@@ -180,6 +180,10 @@ func (c *Config) resolvePaths() {
 		c.Mechanism.Params["ptable"] = filepath.Join(dir, raw)
 	}
 }
+
+// isURL reports whether a database setting is a server URL (postgres://...)
+// rather than a file path.
+func isURL(s string) bool { return strings.Contains(s, "://") }
 
 func decode(v *viper.Viper) (*Config, error) {
 	var errs []error
