@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,8 +38,8 @@ SQL text is never stored), the mechanism in force and what the answer was charge
 			if statePath == "" {
 				return errors.New("--state or --config is required: which state database to read")
 			}
-			if _, err := os.Stat(statePath); err != nil {
-				return fmt.Errorf("no state database at %s: %w", statePath, err)
+			if err := statedb.Exists(statePath); err != nil {
+				return err
 			}
 			ctx := commandContext(cmd)
 			st, err := statedb.Open(ctx, statePath)

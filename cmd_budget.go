@@ -53,8 +53,8 @@ lower them, never raise them. Grants add to them.`,
 		if statePath == "" {
 			return nil, nil, errors.New("--state or --config is required: which state database to use")
 		}
-		if _, err := os.Stat(statePath); err != nil {
-			return nil, nil, fmt.Errorf("no state database at %s: %w", statePath, err)
+		if err := statedb.Exists(statePath); err != nil {
+			return nil, nil, err
 		}
 		st, err := statedb.Open(ctx, statePath)
 		if err != nil {

@@ -97,6 +97,19 @@ func start(ctx context.Context, db *sql.DB) (*DB, error) {
 	return s, nil
 }
 
+// Exists reports, for a command that only reads the state, whether the
+// state database at path is there: a SQLite file must exist (opening would
+// create an empty one), a PostgreSQL URL is taken as given.
+func Exists(path string) error {
+	if dialect.IsURL(path) {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no state database at %s: %w", path, err)
+	}
+	return nil
+}
+
 // SQL is the underlying handle, for the ledger's own tables.
 func (s *DB) SQL() *sql.DB { return s.sql }
 
