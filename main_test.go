@@ -11,6 +11,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/attacks/report"
+	"countwall/planner/pgtest"
 )
 
 var binary string
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 		panic("building countwall: " + err.Error())
 	}
 	code := m.Run()
+	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -36,6 +36,15 @@ const driverName = "countwall-postgres-state"
 // (an arbitrary constant: the bytes of "cwledger").
 const ledgerLockKey = 0x63776c6564676572
 
+// schemaLockKey is the advisory lock under which schema changes run ("cwschema").
+const schemaLockKey = 0x6377736368656d61
+
+// isDDL reports whether a statement creates or alters a table or an index.
+func isDDL(query string) bool {
+	q := strings.ToUpper(strings.TrimSpace(query))
+	return strings.HasPrefix(q, "CREATE") || strings.HasPrefix(q, "ALTER")
+}
+
 func init() { sql.Register(driverName, &translating{}) }
 
 // IsURL reports whether a state setting names a PostgreSQL server.
@@ -147,8 +156,7 @@ var (
 // Quoted strings and identifiers are left as they are.
 func Translate(query string) string {
 	q := query
-	trimmed := strings.ToUpper(strings.TrimSpace(q))
-	if strings.HasPrefix(trimmed, "CREATE") || strings.HasPrefix(trimmed, "ALTER") {
+	if isDDL(q) {
 		q = ddlTypes.Replace(q)
 		q = addColumn.ReplaceAllString(q, "ADD COLUMN IF NOT EXISTS")
 	}
@@ -304,7 +312,14 @@ func (c *conn_) ExecContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return driver.RowsAffected(0), nil
 	}
-	res, err := c.Conn.ExecContext(ctx, Translate(query), args)
+	translated := Translate(query)
+	if isDDL(query) && len(args) == 0 && c.Conn.Conn().PgConn().TxStatus() == 'I' {
+		// CREATE TABLE IF NOT EXISTS is not safe against itself in
+		// PostgreSQL: instances starting together would collide in the
+		// catalog. One schema change at a time, under a lock of its own.
+		translated = "BEGIN; SELECT pg_advisory_xact_lock(" + strconv.FormatInt(schemaLockKey, 10) + "); " + translated + "; COMMIT"
+	}
+	res, err := c.Conn.ExecContext(ctx, translated, args)
 	if err != nil {
 		return nil, err
 	}
