@@ -98,6 +98,7 @@ of the same run, so they hold across machines better than the times do.`,
 	cmd.Flags().IntVar(&rounds, "rounds", 3, "rounds per line; the median is reported")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
 	cmd.AddCommand(benchBoundsCommand())
+	cmd.AddCommand(benchPostgresCommand())
 	rootCmd.AddCommand(cmd)
 }
 

@@ -27,6 +27,7 @@ type demoSetting struct {
 	params    map[string]any
 	budget    string // the config's budget section
 	genomes   bool   // fronts the genomes table (tracing) instead of people
+	state     string // a state database to share (bench postgres); "" for a fresh file
 }
 
 // The demo's genomes table for the tracing attack: D/N = 16, where one
@@ -51,17 +52,17 @@ const (
 const demoCellKeyD = 2
 
 var demoSettings = map[string]demoSetting{
-	"exact":           {"exact", "exact", nil, budgetUncounted, false},
-	"suppress":        {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted, false},
-	"bounded":         {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted, false},
-	"cellkey":         {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted, false},
-	"layered":         {"layered", "layered", nil, budgetUncounted, false},
-	"laplace":         {"laplace", "laplace", nil, budgetDP, false},
-	"cellkey genomes": {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budgetUncounted, true},
-	"laplace genomes": {"laplace", "laplace", nil, budgetDP, true},
-	"idp":             {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed, false},
-	"idp+1":           {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed, false},
-	"bdp":             {"bdp", "bdp", nil, budgetRelaxed, false},
+	"exact":           {label: "exact", mechanism: "exact", budget: budgetUncounted},
+	"suppress":        {label: "suppress", mechanism: "suppress", params: map[string]any{"threshold": 10}, budget: budgetUncounted},
+	"bounded":         {label: "bounded", mechanism: "bounded", params: map[string]any{"range": 2}, budget: budgetUncounted},
+	"cellkey":         {label: "cellkey", mechanism: "cellkey", params: map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budget: budgetUncounted},
+	"layered":         {label: "layered", mechanism: "layered", budget: budgetUncounted},
+	"laplace":         {label: "laplace", mechanism: "laplace", budget: budgetDP},
+	"cellkey genomes": {label: "cellkey", mechanism: "cellkey", params: map[string]any{"ptable": "uniform", "D": demoCellKeyD, "suppress_at": 4}, budget: budgetUncounted, genomes: true},
+	"laplace genomes": {label: "laplace", mechanism: "laplace", budget: budgetDP, genomes: true},
+	"idp":             {label: "idp", mechanism: "idp", params: map[string]any{"k": 1}, budget: budgetRelaxed},
+	"idp+1":           {label: "idp plus_one", mechanism: "idp", params: map[string]any{"k": 1, "plus_one": true}, budget: budgetRelaxed},
+	"bdp":             {label: "bdp", mechanism: "bdp", budget: budgetRelaxed},
 }
 
 // demoAttackPlan is which attack the report card runs against which
@@ -178,6 +179,9 @@ func startDemoServer(ctx context.Context, dir, dbPath, tableYAML string, s demoS
 		if err := os.Remove(statePath + suffix); err != nil && !os.IsNotExist(err) {
 			return nil, err
 		}
+	}
+	if s.state != "" {
+		statePath = s.state
 	}
 	body := fmt.Sprintf("database: %s\nstate: %s\n%s%sanalysts:\n%s%s",
 		dbPath, statePath, mechanismYAML(s.mechanism, s.params), s.budget, analystYAML.String(), tableYAML)

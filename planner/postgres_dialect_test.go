@@ -67,6 +67,12 @@ func TestCompilePostgresExactSQL(t *testing.T) {
 			sql:   `SELECT "sex" COLLATE "C", COUNT(DISTINCT "id"), COUNT(DISTINCT "id") FROM "people" GROUP BY "sex" COLLATE "C"`,
 		},
 		{
+			name:  "one row per unit is a distinct count",
+			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
+			needs: Needs{Bound: true, Units: true},
+			sql:   `SELECT "sex" COLLATE "C", COUNT(DISTINCT "id"), COUNT(DISTINCT "id") FROM "people" GROUP BY "sex" COLLATE "C"`,
+		},
+		{
 			name:    "per-unit pass for bounded counts",
 			q:       &Query{Table: "people", GroupBy: []string{"age"}, Where: &Compare{Column: "sex", Op: "=", Value: textLit("F")}},
 			needs:   Needs{Bound: true},

@@ -150,7 +150,9 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 	if err != nil {
 		return nil, s.runError(ctx, t, err)
 	}
-	perUnit := needs.Key || needs.Bound
+	// A bound of one row per unit with no cells to choose is
+	// COUNT(DISTINCT unit), answered in PostgreSQL as on SQLite.
+	perUnit := needs.Key || (needs.Bound && (rank || bounds.MaxRowsPerUnit > 1))
 	text, args, err := compilePostgres(t, q, needs, perUnit, d)
 	if err != nil {
 		return nil, err
@@ -197,7 +199,8 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 // compilePostgres renders q for PostgreSQL. With perUnit the rows are one
 // per (group, unit): the group columns, the unit, and its row count; rows
 // without a unit are left out when the counts are bounded. Otherwise the rows
-// are the cells: the group columns, the count, and the units when asked.
+// are the cells: the group columns, the count (of distinct units when the
+// counts are bounded), and the units when asked.
 func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDialect) (string, []any, error) {
 	c := &compiler{t: t, dialect: d}
 	groups := make([]string, len(q.GroupBy))
@@ -205,7 +208,7 @@ func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDi
 		groups[i] = c.column(g)
 	}
 	var unit string
-	if perUnit || q.Agg == CountDistinct || needs.Units {
+	if perUnit || q.Agg == CountDistinct || needs.Units || needs.Bound {
 		unit = c.column(t.PrivacyUnit)
 	}
 	var conds []string
@@ -228,7 +231,7 @@ func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDi
 	if perUnit {
 		sb.WriteString(unit + ", COUNT(*)")
 	} else {
-		if q.Agg == CountDistinct {
+		if q.Agg == CountDistinct || needs.Bound {
 			sb.WriteString("COUNT(DISTINCT " + unit + ")")
 		} else {
 			sb.WriteString("COUNT(*)")
