@@ -176,7 +176,8 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units)
 	}
 	if err != nil {
-		if pe := (*pgerror.Error)(nil); asPgError(err, &pe) {
+		var pe *pgerror.Error
+		if errors.As(err, &pe) {
 			return nil, err
 		}
 		return nil, s.runError(ctx, t, err)
@@ -418,5 +419,3 @@ func assembleCells(shape *cellShape, cells []Cell) ([]Cell, bool, error) {
 	shape.order(out)
 	return out, shape.complete, nil
 }
-
-func asPgError(err error, target **pgerror.Error) bool { return errors.As(err, target) }
