@@ -104,3 +104,20 @@ func (postgresDialect) arith(op, left, right string, real bool) (string, error) 
 	}
 	return "(" + left + " " + op + " " + right + ")", nil
 }
+
+// hashableUnit reports whether PostgreSQL's text of t's unit values is the
+// canonical text RecordKey hashes: integers in decimal and text as it is
+// (a real's text may differ from Go's shortest form).
+func (d postgresDialect) hashableUnit(t *Table) bool {
+	col, ok := t.Columns[strings.ToLower(t.PrivacyUnit)]
+	if !ok {
+		return false
+	}
+	switch d.kinds[col.Name] {
+	case pgNumber:
+		return col.Type == TypeInt
+	case pgText:
+		return true
+	}
+	return false
+}

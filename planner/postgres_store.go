@@ -44,6 +44,9 @@ func RedactURL(s string) string {
 type pgState struct {
 	mu    sync.Mutex
 	kinds map[string]map[string]pgKind // table -> column -> kind
+	// hmac is set when pgcrypto's hmac() is callable: contributor keys are
+	// then computed in PostgreSQL, and only the cells travel.
+	hmac bool
 }
 
 // openPostgresStore connects to the protected PostgreSQL database. Every
@@ -73,7 +76,12 @@ func openPostgresStore(url string, opts StoreOptions) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("planner: opening the protected database %s: its sessions are not read-only", RedactURL(url))
 	}
-	return &Store{db: db, opts: opts, pg: &pgState{kinds: map[string]map[string]pgKind{}}}, nil
+	st := &Store{db: db, opts: opts, pg: &pgState{kinds: map[string]map[string]pgKind{}}}
+	if err := db.QueryRowContext(ctx, "SELECT to_regprocedure('hmac(bytea, bytea, text)') IS NOT NULL").Scan(&st.pg.hmac); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: opening the protected database %s: %w", RedactURL(url), err)
+	}
+	return st, nil
 }
 
 // pgColumns lists a table of the current schema (search_path) in declaration
@@ -153,7 +161,15 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 	// A bound of one row per unit with no cells to choose is
 	// COUNT(DISTINCT unit), answered in PostgreSQL as on SQLite.
 	perUnit := needs.Key || (needs.Bound && (rank || bounds.MaxRowsPerUnit > 1))
-	text, args, err := compilePostgres(t, q, needs, perUnit, d)
+	keysInSQL := needs.Key && !needs.Bound && s.pg.hmac && d.hashableUnit(t)
+	var text string
+	var args []any
+	if keysInSQL {
+		perUnit = false
+		text, args, err = compilePostgresKeys(t, q, d, secret)
+	} else {
+		text, args, err = compilePostgres(t, q, needs, perUnit, d)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +189,7 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 	if perUnit {
 		cells, err = s.pgReadUnits(ctx, rd, text, args, q, needs, shape, bounds, rank, secret)
 	} else {
-		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units)
+		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units || keysInSQL, keysInSQL)
 	}
 	if err != nil {
 		var pe *pgerror.Error
@@ -255,8 +271,58 @@ func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDi
 	return sb.String(), c.args, nil
 }
 
+// compilePostgresKeys renders q with contributor keys computed by
+// PostgreSQL: the inner query has one row per (group, unit) with the unit's
+// row count and record key, the first four bytes of
+// HMAC-SHA256(secret, the unit's text) as RecordKey computes them; the outer
+// query sums per group. The rows are cells: the group columns, the count,
+// the units and the key. The secret is the first parameter.
+func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (string, []any, error) {
+	c := &compiler{t: t, dialect: d, args: []any{secret}}
+	groups := make([]string, len(q.GroupBy))
+	inner := make([]string, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		groups[i] = c.column(g)
+		inner[i] = fmt.Sprintf("%s%d", groupAlias, i)
+	}
+	unit := c.column(t.PrivacyUnit)
+	var where string
+	if q.Where != nil {
+		c.pred(q.Where)
+		where = " WHERE " + c.sb.String()
+	}
+	if c.err != nil {
+		return "", nil, c.err
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT ")
+	for _, g := range inner {
+		sb.WriteString(g + ", ")
+	}
+	if q.Agg == CountDistinct {
+		sb.WriteString("COUNT(" + unitAlias + ")")
+	} else {
+		sb.WriteString("COALESCE(SUM(" + rowsAlias + "), 0)::int8")
+	}
+	sb.WriteString(", COUNT(" + unitAlias + "), (COALESCE(SUM(" + keyAlias + "), 0) % " + keyModulus + ")::int8 FROM (SELECT ")
+	for i, g := range groups {
+		sb.WriteString(g + " AS " + inner[i] + ", ")
+	}
+	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias +
+		", ('x' || encode(substr(hmac(convert_to((" + unit + ")::text, 'UTF8'), $1::bytea, 'sha256'), 1, 4), 'hex'))::bit(32)::int8 AS " + keyAlias)
+	sb.WriteString(" FROM " + quoteIdent(t.Name) + where + " GROUP BY ")
+	for _, g := range groups {
+		sb.WriteString(g + ", ")
+	}
+	sb.WriteString(unit + ") AS cw_units")
+	if len(inner) > 0 {
+		sb.WriteString(" GROUP BY " + strings.Join(inner, ", "))
+	}
+	return sb.String(), c.args, nil
+}
+
 // pgReadCells reads rows that are cells already.
-func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits bool) ([]Cell, error) {
+func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, error) {
 	rows, err := rd.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -268,17 +334,20 @@ func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args [
 	for i := range groupVals {
 		dest = append(dest, &groupVals[i])
 	}
-	var count, units int64
+	var count, units, key int64
 	dest = append(dest, &count)
 	if withUnits {
 		dest = append(dest, &units)
+	}
+	if withKey {
+		dest = append(dest, &key)
 	}
 	var cells []Cell
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		c := Cell{Count: count, Units: units, InDomain: true}
+		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
 		if ng > 0 {
 			c.Group = make([]GroupValue, ng)
 			for i, v := range groupVals {

@@ -17,7 +17,10 @@ func TestMain(m *testing.M) {
 
 // openPostgresDiffStore loads rows into a fresh PostgreSQL database, with
 // the column types of peopleDDL, and opens it as the store.
-func openPostgresDiffStore(t *testing.T, rows []diffRow) *Store {
+//
+// With pgcrypto the store computes contributor keys in PostgreSQL;
+// without, in Go from one row per unit.
+func openPostgresDiffStore(t *testing.T, rows []diffRow, pgcrypto bool) *Store {
 	t.Helper()
 	url := pgtest.Server(t).NewDatabase(t)
 	db, err := sql.Open("pgx", url)
@@ -27,6 +30,11 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow) *Store {
 	defer db.Close()
 	if _, err := db.Exec(`CREATE TABLE people (id integer, age integer, sex text, suburb text, income integer)`); err != nil {
 		t.Fatal(err)
+	}
+	if pgcrypto {
+		if _, err := db.Exec(`CREATE EXTENSION pgcrypto`); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tx, err := db.Begin()
 	if err != nil {
@@ -49,6 +57,9 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if s.pg.hmac != pgcrypto {
+		t.Fatalf("the store sees hmac() %v, with pgcrypto %v", s.pg.hmac, pgcrypto)
+	}
 	return s
 }
 
@@ -56,9 +67,13 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow) *Store {
 // a PostgreSQL store: counts, units, contributor keys and GROUP BY cells of
 // random predicates equal those computed in Go, row by row.
 func TestPostgresDifferentialRandomPredicates(t *testing.T) {
-	r := rand.New(rand.NewPCG(20240611, 7))
-	rows := diffRows(r, 400)
-	differentialRandomPredicates(t, openPostgresDiffStore(t, rows), r, rows, false)
+	for _, keys := range []string{"keys in Go", "keys by pgcrypto"} {
+		t.Run(keys, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(20240611, 7))
+			rows := diffRows(r, 400)
+			differentialRandomPredicates(t, openPostgresDiffStore(t, rows, keys == "keys by pgcrypto"), r, rows, false)
+		})
+	}
 }
 
 // TestPostgresDifferentialBoundedCounts is the bounded differential test
@@ -66,13 +81,13 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	differentialBoundedCounts(t, openPostgresDiffStore(t, rows), r, rows)
+	differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows)
 }
 
 // TestPostgresStoreIsReadOnly: a write reaching the store's pool is refused
 // by the server.
 func TestPostgresStoreIsReadOnly(t *testing.T) {
-	s := openPostgresDiffStore(t, nil)
+	s := openPostgresDiffStore(t, nil, false)
 	_, err := s.db.ExecContext(context.Background(), `DELETE FROM people`)
 	if err == nil {
 		t.Fatal("a DELETE through the store's pool succeeded")
