@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,9 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow, pgcrypto bool) *Store {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	if pgcrypto {
+		url += "&countwall_keys=pgcrypto"
+	}
 	s, err := OpenStore(url, StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,4 +97,29 @@ func TestPostgresStoreIsReadOnly(t *testing.T) {
 		t.Fatal("a DELETE through the store's pool succeeded")
 	}
 	t.Log(err)
+}
+
+// TestPostgresKeysOption: countwall_keys=pgcrypto without the extension is
+// refused at open, naming the fix; an unknown value is refused.
+func TestPostgresKeysOption(t *testing.T) {
+	url := pgtest.Server(t).NewDatabase(t)
+	for _, tc := range []struct{ param, want string }{
+		{"pgcrypto", "CREATE EXTENSION pgcrypto"},
+		{"sql", "use pgcrypto or firewall"},
+	} {
+		s, err := OpenStore(url+"&countwall_keys="+tc.param, StoreOptions{})
+		if err == nil {
+			s.Close()
+			t.Errorf("countwall_keys=%s: opened", tc.param)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("countwall_keys=%s: %v, want it to say %q", tc.param, err, tc.want)
+		}
+	}
+	s, err := OpenStore(url+"&countwall_keys=firewall", StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }
