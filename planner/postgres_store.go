@@ -175,7 +175,8 @@ func (s *Store) pgDialect(ctx context.Context, table string) (postgresDialect, e
 // in PostgreSQL; contributor keys and bounded counts need the firewall's
 // keyed hashes, so PostgreSQL returns one row per (cell, unit) with the
 // unit's row count and Go finishes the cells exactly as the SQLite path's
-// countwall_record_key and countwall_cell_rank do.
+// countwall_record_key and countwall_cell_rank do; with
+// countwall_keys=pgcrypto the keys are computed by PostgreSQL instead.
 func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, error) {
 	var bounds Bounds
 	var rank bool
