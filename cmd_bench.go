@@ -42,6 +42,7 @@ of the same run, so they hold across machines better than the times do.`,
 	cmd.Flags().IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
 	cmd.AddCommand(benchBoundsCommand())
+	cmd.AddCommand(benchPostgresCommand())
 	rootCmd.AddCommand(cmd)
 }
 
@@ -81,5 +82,38 @@ mean absolute error of the answers against the true, unbounded counts.`,
 	f.IntVar(&o.Runs, "runs", 20, "noisy answers per G")
 	f.Int64SliceVar(&o.Gs, "g", []int64{1, 2, 5, 10, 20, 25, 50}, "max_groups_per_unit values")
 	f.StringVar(&keep, "dir", "", "work in this directory and keep it (default: a temporary one)")
+	return cmd
+}
+
+// benchPostgresCommand is `countwall bench postgres` (attacks/bench).
+func benchPostgresCommand() *cobra.Command {
+	var o bench.PostgresOptions
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "postgres --store URL --state URL",
+		Short: "Measure the PostgreSQL store against raw PostgreSQL, and 1, 2, 4 instances on one PostgreSQL state",
+		Long: `postgres fronts the people table of --store (copied there from a generated SQLite table
+when it has none: the role needs CREATE the first time), answers the bench statements straight
+from PostgreSQL and through the Engine under exact, cellkey and laplace, then runs 8 wire clients
+over 1, 2 and 4 firewall instances in this process sharing --state, under laplace.`,
+		Example: "  countwall bench postgres --store postgres://bench@localhost/census --state postgres://bench@localhost/countwall_state",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, cleanup, err := workDir(keep, "countwall-bench-postgres-")
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			o.Dir, o.Progress = dir, progress.Counter(os.Stderr, "generating people")
+			return bench.RunPostgres(cmd.Context(), cmd.OutOrStdout(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Store, "store", "", "the protected PostgreSQL database (postgres:// URL)")
+	f.StringVar(&o.State, "state", "", "the shared PostgreSQL state database (postgres:// URL)")
+	f.IntVar(&o.Rows, "rows", 100_000, "rows of the people table when it must be created")
+	f.IntVar(&o.PerRound, "queries", 200, "queries per round")
+	f.IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
+	f.StringVar(&keep, "dir", "", "keep the generated files here")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/demo"
 	"countwall/attacks/report"
+	"countwall/planner/pgtest"
 )
 
 var binary string
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 		panic("building countwall: " + err.Error())
 	}
 	code := m.Run()
+	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

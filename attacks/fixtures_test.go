@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"countwall/config"
+	"countwall/planner/pgtest"
 	"countwall/proxy"
 	"countwall/proxy/statedb"
 )
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	fixtureRoot = dir
 	code := m.Run()
+	pgtest.Stop()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -74,6 +76,9 @@ func openSeededEngine(t testing.TB, body string, seed int64) (*proxy.Engine, *co
 	cfg, err := config.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if onPostgres != nil {
+		cfg.Database = onPostgres.copyOf(t, cfg)
 	}
 	e, err := proxy.Open(context.Background(), cfg, proxy.Options{NoiseSeed: seed})
 	if err != nil {

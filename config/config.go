@@ -25,7 +25,7 @@ type Config struct {
 	// database paths are resolved against its directory.
 	Path string
 
-	Database  string // the protected SQLite database, opened read-only
+	Database  string // the protected database, opened read-only: a SQLite file or a postgres:// URL
 	State     string // the state database: secret, audit log, budget ledger
 	Mechanism Mechanism
 	Budget    Budget
@@ -175,7 +175,7 @@ func (c *Config) resolvePaths() {
 	}
 	dir := filepath.Dir(c.Path)
 	for _, p := range []*string{&c.Database, &c.State} {
-		if *p != "" && !filepath.IsAbs(*p) {
+		if *p != "" && !filepath.IsAbs(*p) && !isURL(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
@@ -238,6 +238,10 @@ func under(prefix string) keys.Options {
 		return prefix + "." + path
 	}}
 }
+
+// isURL reports whether a database setting is a server URL (postgres://...)
+// rather than a file path.
+func isURL(s string) bool { return strings.Contains(s, "://") }
 
 func decode(v *viper.Viper) (*Config, error) {
 	var errs []error

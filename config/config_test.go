@@ -240,3 +240,18 @@ func TestTableBounds(t *testing.T) {
 		t.Errorf("bounds = %+v, want %+v", got, want)
 	}
 }
+
+// TestServerURLsAreNotPaths: a postgres:// database or state is kept as
+// written, not resolved against the config's directory.
+func TestServerURLsAreNotPaths(t *testing.T) {
+	const store = "postgres://countwall@db.example:5432/census?sslmode=require"
+	const state = "postgresql://firewall@db.example/countwall_state"
+	body := strings.Replace(strings.Replace(validYAML, "database: protected.db", "database: "+store, 1), "state: state.db", "state: "+state, 1)
+	cfg, err := Load(writeConfig(t, body), nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.Database != store || cfg.State != state {
+		t.Errorf("database %q, state %q; want the URLs unchanged", cfg.Database, cfg.State)
+	}
+}

@@ -176,6 +176,23 @@ type compiler struct {
 	sb   strings.Builder
 	args []any
 	err  error
+	// dialect renders what differs from SQLite; nil renders SQLite.
+	dialect dialect
+}
+
+// dialect is the seam through which the same IR is rendered for another
+// database: how a column is referred to, how a parameter is marked, and how a
+// function call or operator differs from SQLite's meaning.
+type dialect interface {
+	// column is the reference to a catalog column.
+	column(col *Column) string
+	// placeholder marks the n-th (1-based) bound parameter of literal l.
+	placeholder(n int, l Literal) string
+	// function renders a call of allow-listed function name over the
+	// rendered arguments, or fails when its meaning would differ.
+	function(name string, args []string) (string, error)
+	// arith renders left op right, or fails when its meaning would differ.
+	arith(op string, left, right string, real bool) (string, error)
 }
 
 func (c *compiler) fail(format string, a ...any) {
@@ -191,12 +208,19 @@ func (c *compiler) column(name string) string {
 		c.fail("column %q is not in the catalog of table %q", name, c.t.Name)
 		return quoteIdent(name)
 	}
+	if c.dialect != nil {
+		return c.dialect.column(col)
+	}
 	return quoteIdent(col.Name)
 }
 
 func (c *compiler) bind(l Literal) {
-	c.sb.WriteString("?")
 	c.args = append(c.args, l.Value())
+	if c.dialect != nil {
+		c.sb.WriteString(c.dialect.placeholder(len(c.args), l))
+		return
+	}
+	c.sb.WriteString("?")
 }
 
 func (c *compiler) pred(p Pred) {
@@ -296,6 +320,16 @@ func (c *compiler) expr(e Expr) {
 			c.fail("arithmetic operator %q is not supported", e.Op)
 			return
 		}
+		if c.dialect != nil {
+			left, right := c.sub(e.Left), c.sub(e.Right)
+			text, err := c.dialect.arith(e.Op, left, right, c.isReal(e.Left) || c.isReal(e.Right))
+			if err != nil {
+				c.refuse(err)
+				return
+			}
+			c.sb.WriteString(text)
+			return
+		}
 		c.sb.WriteString("(")
 		c.expr(e.Left)
 		c.sb.WriteString(" " + e.Op + " ")
@@ -311,6 +345,19 @@ func (c *compiler) expr(e Expr) {
 			c.fail("function %s takes %d to %d arguments, got %d", e.Name, f.minArg, f.maxArg, len(e.Args))
 			return
 		}
+		if c.dialect != nil {
+			args := make([]string, len(e.Args))
+			for i, a := range e.Args {
+				args[i] = c.sub(a)
+			}
+			text, err := c.dialect.function(e.Name, args)
+			if err != nil {
+				c.refuse(err)
+				return
+			}
+			c.sb.WriteString(text)
+			return
+		}
 		c.sb.WriteString(f.sqlite + "(")
 		for i, a := range e.Args {
 			if i > 0 {
@@ -323,5 +370,44 @@ func (c *compiler) expr(e Expr) {
 		c.fail("an expression is missing")
 	default:
 		c.fail("expression %T is not supported", e)
+	}
+}
+
+// sub renders an expression on its own, its parameters numbered after those
+// already bound, and returns the text.
+func (c *compiler) sub(e Expr) string {
+	outer := c.sb
+	c.sb = strings.Builder{}
+	c.expr(e)
+	text := c.sb.String()
+	c.sb = outer
+	return text
+}
+
+// isReal reports whether an expression may yield a real: a real column or
+// literal anywhere in it.
+func (c *compiler) isReal(e Expr) bool {
+	switch e := e.(type) {
+	case *ColumnRef:
+		col, ok := c.t.Columns[strings.ToLower(e.Column)]
+		return ok && col.Type == TypeReal
+	case *NumberLit:
+		return e.Value.Kind == LitFloat
+	case *BinaryExpr:
+		return c.isReal(e.Left) || c.isReal(e.Right)
+	case *FuncCall:
+		for _, a := range e.Args {
+			if c.isReal(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuse keeps err, a refusal the analyst should see, as the first problem.
+func (c *compiler) refuse(err error) {
+	if c.err == nil {
+		c.err = err
 	}
 }

@@ -356,7 +356,10 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 				defer func(old int64) { sparseShare = old }(sparseShare)
 				sparseShare = 0
 			}
-			differentialRandomPredicates(t, path != "sqlite")
+			r := rand.New(rand.NewPCG(20240611, 7))
+			rows := diffRows(r, 400)
+			s := openDiffStore(t, rows, StoreOptions{NoSnapshot: path == "sqlite"})
+			differentialRandomPredicates(t, s, r, rows, path != "sqlite")
 		})
 	}
 }
@@ -398,10 +401,9 @@ func runPath(t *testing.T, s *Store, snapshot bool, tbl *Table, q *Query, needs 
 	return res, err
 }
 
-func differentialRandomPredicates(t *testing.T, snapshot bool) {
-	r := rand.New(rand.NewPCG(20240611, 7))
-	rows := diffRows(r, 400)
-	s := openDiffStore(t, rows, StoreOptions{NoSnapshot: !snapshot})
+// differentialRandomPredicates checks s, which holds rows, against Go for
+// random predicates drawn from r.
+func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, snapshot bool) {
 	people := testPeopleTable()
 	gen := predGen{r: r}
 
@@ -600,7 +602,12 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 func TestDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	s := openDiffStore(t, rows, StoreOptions{})
+	differentialBoundedCounts(t, openDiffStore(t, rows, StoreOptions{}), r, rows)
+}
+
+// differentialBoundedCounts checks the bounded counts of s, which holds
+// rows, against boundedReference for random predicates drawn from r.
+func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow) {
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
 	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}

@@ -56,14 +56,20 @@ type Store struct {
 	db    *sql.DB
 	opts  StoreOptions
 	snaps *snapshots // nil when NoSnapshot
+	pg    *pgState   // set when the store is a PostgreSQL database
 }
 
-// OpenStore opens the SQLite database at path read-only. The file must exist:
+// OpenStore opens the protected database read-only: a postgres:// URL is a
+// PostgreSQL store (see openPostgresStore); anything else is the path of a
+// SQLite file. The file must exist:
 // SQLite's mode=ro never creates one, and a typo in a path should say so
 // rather than show an empty database. Every connection is also query_only, so
 // a write is refused twice over, and LIKE is case-sensitive as in PostgreSQL.
 func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	opts = opts.withDefaults()
+	if IsPostgresURL(path) {
+		return openPostgresStore(path, opts)
+	}
 	if err := ensureRecordKeyFunc(); err != nil {
 		return nil, err
 	}
@@ -136,6 +142,9 @@ type ColumnInfo struct {
 
 // Columns lists a table's columns in declaration order.
 func (s *Store) Columns(ctx context.Context, table string) ([]ColumnInfo, error) {
+	if s.pg != nil {
+		return s.pgColumns(ctx, table)
+	}
 	rows, err := s.db.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
 	if err != nil {
 		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
@@ -218,6 +227,9 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	shape, err := newCellShape(t, q)
 	if err != nil {
 		return nil, err
+	}
+	if s.pg != nil {
+		return s.runPostgres(ctx, t, q, needs, secret, shape)
 	}
 	var text string
 	var args []any

@@ -26,6 +26,9 @@ type Setting struct {
 	Params    map[string]any
 	Budget    map[string]any // the config's budget section
 	Genomes   bool           // fronts the genomes table (tracing) instead of people
+	// State, when set, is a state database several firewalls share (the
+	// PostgreSQL bench's instances); otherwise each starts a fresh file.
+	State string
 }
 
 // The demo's genomes table for the tracing attack: D/N = 16, where one
@@ -57,17 +60,17 @@ const cellKeyD = 2
 
 // Settings are the demo's firewalls by name.
 var Settings = map[string]Setting{
-	"exact":           {"exact", "exact", nil, budgetUncounted, false},
-	"suppress":        {"suppress", "suppress", map[string]any{"threshold": 10}, budgetUncounted, false},
-	"bounded":         {"bounded", "bounded", map[string]any{"range": 2}, budgetUncounted, false},
-	"cellkey":         {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, budgetUncounted, false},
-	"layered":         {"layered", "layered", nil, budgetUncounted, false},
-	"laplace":         {"laplace", "laplace", nil, budgetDP, false},
-	"cellkey genomes": {"cellkey", "cellkey", map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, budgetUncounted, true},
-	"laplace genomes": {"laplace", "laplace", nil, budgetDP, true},
-	"idp":             {"idp", "idp", map[string]any{"k": 1}, budgetRelaxed, false},
-	"idp+1":           {"idp plus_one", "idp", map[string]any{"k": 1, "plus_one": true}, budgetRelaxed, false},
-	"bdp":             {"bdp", "bdp", nil, budgetRelaxed, false},
+	"exact":           {Label: "exact", Mechanism: "exact", Budget: budgetUncounted},
+	"suppress":        {Label: "suppress", Mechanism: "suppress", Params: map[string]any{"threshold": 10}, Budget: budgetUncounted},
+	"bounded":         {Label: "bounded", Mechanism: "bounded", Params: map[string]any{"range": 2}, Budget: budgetUncounted},
+	"cellkey":         {Label: "cellkey", Mechanism: "cellkey", Params: map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, Budget: budgetUncounted},
+	"layered":         {Label: "layered", Mechanism: "layered", Budget: budgetUncounted},
+	"laplace":         {Label: "laplace", Mechanism: "laplace", Budget: budgetDP},
+	"cellkey genomes": {Label: "cellkey", Mechanism: "cellkey", Params: map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, Budget: budgetUncounted, Genomes: true},
+	"laplace genomes": {Label: "laplace", Mechanism: "laplace", Budget: budgetDP, Genomes: true},
+	"idp":             {Label: "idp", Mechanism: "idp", Params: map[string]any{"k": 1}, Budget: budgetRelaxed},
+	"idp+1":           {Label: "idp plus_one", Mechanism: "idp", Params: map[string]any{"k": 1, "plus_one": true}, Budget: budgetRelaxed},
+	"bdp":             {Label: "bdp", Mechanism: "bdp", Budget: budgetRelaxed},
 }
 
 // AttackPlan is which attack the report card runs against which
@@ -187,11 +190,14 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 	if s.Genomes {
 		slug += "-genomes"
 	}
-	statePath := filepath.Join(dir, "state-attacks-"+slug+".db")
-	// Each demo run starts the suite with fresh budgets.
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(statePath + suffix); err != nil && !os.IsNotExist(err) {
-			return nil, err
+	statePath := s.State
+	if statePath == "" {
+		statePath = filepath.Join(dir, "state-attacks-"+slug+".db")
+		// Each demo run starts the suite with fresh budgets.
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Remove(statePath + suffix); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
 		}
 	}
 	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{

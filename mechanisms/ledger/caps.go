@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger/dialect"
 )
 
 // Held caps. A config reload (or a restart with an edited config) must
@@ -52,12 +53,12 @@ func (l *Ledger) Hold(ctx context.Context, analyst string, kind mechanisms.Accou
 		delta = offered.Delta
 	}
 	var heldEps, heldDelta *float64
-	err := l.db.QueryRowContext(ctx, `INSERT INTO ledger_caps (analyst, kind, epsilon, delta, at) VALUES (?1, ?2, ?3, ?4, ?5)
+	err := l.db.QueryRowContext(ctx, `INSERT INTO ledger_caps AS c (analyst, kind, epsilon, delta, at) VALUES (?1, ?2, ?3, ?4, ?5)
 ON CONFLICT (analyst, kind) DO UPDATE SET
-	epsilon = CASE WHEN excluded.epsilon IS NULL THEN epsilon WHEN epsilon IS NULL THEN excluded.epsilon ELSE min(epsilon, excluded.epsilon) END,
-	delta   = CASE WHEN excluded.delta IS NULL THEN delta WHEN delta IS NULL THEN excluded.delta ELSE min(delta, excluded.delta) END,
-	at      = CASE WHEN (excluded.epsilon < epsilon OR (epsilon IS NULL AND excluded.epsilon IS NOT NULL))
-	                 OR (excluded.delta < delta OR (delta IS NULL AND excluded.delta IS NOT NULL)) THEN excluded.at ELSE at END
+	epsilon = CASE WHEN excluded.epsilon IS NULL THEN c.epsilon WHEN c.epsilon IS NULL THEN excluded.epsilon ELSE min(c.epsilon, excluded.epsilon) END,
+	delta   = CASE WHEN excluded.delta IS NULL THEN c.delta WHEN c.delta IS NULL THEN excluded.delta ELSE min(c.delta, excluded.delta) END,
+	at      = CASE WHEN (excluded.epsilon < c.epsilon OR (c.epsilon IS NULL AND excluded.epsilon IS NOT NULL))
+	                 OR (excluded.delta < c.delta OR (c.delta IS NULL AND excluded.delta IS NOT NULL)) THEN excluded.at ELSE c.at END
 RETURNING epsilon, delta`, analyst, string(kind), eps, delta, l.now().UTC().Format(time.RFC3339Nano)).Scan(&heldEps, &heldDelta)
 	if err != nil {
 		return Caps{}, fmt.Errorf("ledger: holding caps: %w", err)
@@ -88,15 +89,15 @@ func (l *Ledger) capsTable(ctx context.Context) error {
 // and false when none are held (or the caps table does not exist yet): a
 // reader such as `countwall budget list` must not write the ledger.
 func (l *Ledger) heldCaps(ctx context.Context, analyst string, kind mechanisms.Accounting) (Caps, bool, error) {
-	var exists int
-	if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_caps'`).Scan(&exists); err != nil {
+	exists, err := dialect.TableExists(ctx, l.db, "ledger_caps")
+	if err != nil {
 		return Caps{}, false, fmt.Errorf("ledger: reading held caps: %w", err)
 	}
-	if exists == 0 {
+	if !exists {
 		return Caps{}, false, nil
 	}
 	var eps, delta sql.NullFloat64
-	err := l.db.QueryRowContext(ctx, `SELECT epsilon, delta FROM ledger_caps WHERE analyst = ? AND kind = ?`, analyst, string(kind)).Scan(&eps, &delta)
+	err = l.db.QueryRowContext(ctx, `SELECT epsilon, delta FROM ledger_caps WHERE analyst = ? AND kind = ?`, analyst, string(kind)).Scan(&eps, &delta)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Caps{}, false, nil

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"countwall/mechanisms"
@@ -12,7 +11,7 @@ import (
 // by field, per analyst and kind, and survives reopening the ledger.
 func TestHoldNeverRaisesACap(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := newStatePath(t)
 	l := openLedger(t, path, 1)
 	idp := mechanisms.AccountingIDP
 	steps := []struct {
@@ -60,7 +59,7 @@ func TestHoldNeverRaisesACap(t *testing.T) {
 // lowered to the held ones (plus grants), and reading them holds nothing.
 func TestListShowsHeldCaps(t *testing.T) {
 	ctx := context.Background()
-	l := openLedger(t, filepath.Join(t.TempDir(), "state.db"), 1)
+	l := openLedger(t, newStatePath(t), 1)
 	if _, err := l.Charge(ctx, Entry{Analyst: "alice", Mechanism: "laplace", Kind: dp, Epsilon: 0.1}, Caps{Epsilon: 2, Delta: 0}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger/dialect"
 	"countwall/pgerror"
 )
 
@@ -159,14 +159,15 @@ type pendingEntry struct {
 }
 
 // Open creates the ledger's tables if needed. db must be a SQLite database
-// in WAL mode with synchronous=FULL (as proxy/statedb opens it), so that a
-// committed charge survives a crash or power loss.
+// in WAL mode with synchronous=FULL (as proxy/statedb opens it), or a
+// PostgreSQL database opened by package dialect, so that a committed charge
+// survives a crash or power loss.
 func Open(ctx context.Context, db *sql.DB, opts Options) (*Ledger, error) {
 	if db == nil {
 		return nil, errors.New("ledger: no state database")
 	}
-	if err := checkDurable(ctx, db); err != nil {
-		return nil, err
+	if err := dialect.CheckDurable(ctx, db); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	const schema = `
 CREATE TABLE IF NOT EXISTS ledger (
@@ -223,27 +224,6 @@ CREATE TABLE IF NOT EXISTS ledger_resets (
 		l.now = time.Now
 	}
 	return l, nil
-}
-
-// checkDurable refuses a database whose commits would not survive a crash.
-func checkDurable(ctx context.Context, db *sql.DB) error {
-	var mode string
-	var sync int
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	defer conn.Close()
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("ledger: reading journal mode: %w", err)
-	}
-	if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
-		return fmt.Errorf("ledger: reading synchronous: %w", err)
-	}
-	if !strings.EqualFold(mode, "wal") || sync < 2 {
-		return fmt.Errorf("ledger: state database must use journal_mode=WAL and synchronous=FULL (got %s and %d)", mode, sync)
-	}
-	return nil
 }
 
 func (l *Ledger) analyst(name string) *analystState {
@@ -492,7 +472,7 @@ func insertEntries(ctx context.Context, tx *sql.Conn, entries []pendingEntry) er
 
 func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, eps, delta float64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_spent (analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?)
-ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, epsilon + excluded.epsilon), delta = max(0, delta + excluded.delta)`,
+ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon + excluded.epsilon), delta = max(0, ledger_spent.delta + excluded.delta)`,
 		analyst, string(kind), eps, delta)
 	if err != nil {
 		return fmt.Errorf("ledger: updating spent total: %w", err)

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger/dialect"
 	"countwall/pgerror"
 	"countwall/planner"
 )
@@ -29,6 +30,14 @@ const dp = mechanisms.AccountingDP
 // openStateDB opens a state database the way proxy/statedb does.
 func openStateDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
+	if dialect.IsURL(path) {
+		db, err := dialect.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(20000)")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +90,7 @@ func TestLedgerCapsKindsGrantsReset(t *testing.T) {
 	ctx := context.Background()
 	for _, reserve := range []int{1, 10} {
 		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state.db")
+			path := newStatePath(t)
 			l := openLedger(t, path, reserve)
 			caps := Caps{Epsilon: 1, Delta: 1e-5}
 			charge := func(kind mechanisms.Accounting, eps, delta float64) (Balance, error) {
@@ -209,7 +218,7 @@ func TestLedgerRefusesBadInput(t *testing.T) {
 func TestLedgerRaceGoroutines(t *testing.T) {
 	for _, reserve := range []int{1, 10} {
 		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state.db")
+			path := newStatePath(t)
 			l := openLedger(t, path, reserve)
 			ok := raceCharges(t, l, "dave", 8)
 			if err := l.Close(context.Background()); err != nil {
@@ -270,7 +279,7 @@ func checkRaceTotals(t *testing.T, path, analyst string, ok int) {
 func TestLedgerRaceProcesses(t *testing.T) {
 	for _, reserve := range []int{1, 10} {
 		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state.db")
+			path := newStatePath(t)
 			openLedger(t, path, 1) // create the tables before the race
 			var cmds []*exec.Cmd
 			var outs []*strings.Builder
@@ -309,7 +318,7 @@ func TestLedgerRaceProcesses(t *testing.T) {
 func TestLedgerCrash(t *testing.T) {
 	for _, reserve := range []int{1, 10} {
 		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state.db")
+			path := newStatePath(t)
 			openLedger(t, path, 1)
 			rng := rand.New(rand.NewPCG(42, uint64(reserve)))
 			answered := 0.0

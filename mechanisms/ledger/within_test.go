@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -23,7 +22,7 @@ func TestWithinRunsInTheChargesTransaction(t *testing.T) {
 		{3, []bool{true, false, false, true}},
 	} {
 		t.Run(fmt.Sprintf("reserve=%d", tc.reserve), func(t *testing.T) {
-			l := openLedger(t, filepath.Join(t.TempDir(), "state.db"), tc.reserve)
+			l := openLedger(t, newStatePath(t), tc.reserve)
 			for i, want := range tc.ran {
 				ran := false
 				e := Entry{Analyst: "dora", Mechanism: "laplace", Kind: dp, Epsilon: 0.1, Fingerprint: "f",
@@ -42,7 +41,7 @@ func TestWithinRunsInTheChargesTransaction(t *testing.T) {
 			}
 		})
 	}
-	l := openLedger(t, filepath.Join(t.TempDir(), "state.db"), 1)
+	l := openLedger(t, newStatePath(t), 1)
 	boom := errors.New("boom")
 	_, err := l.Charge(ctx, Entry{Analyst: "erin", Mechanism: "laplace", Kind: dp, Epsilon: 0.1, Fingerprint: "f",
 		Within: func(context.Context, *sql.Conn) error { return boom }}, Unlimited())

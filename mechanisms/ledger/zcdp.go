@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"countwall/mechanisms"
+	"countwall/mechanisms/ledger/dialect"
 )
 
 // foldRho turns a raw balance (pure and zCDP spending apart) into one held
@@ -89,11 +90,11 @@ func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps 
 // addRhoColumn adds the rho column to a table written before zCDP charges
 // existed; existing rows hold no rho.
 func addRhoColumn(ctx context.Context, db *sql.DB, table string) error {
-	var n int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = 'rho'`, table).Scan(&n); err != nil {
+	has, err := dialect.ColumnExists(ctx, db, table, "rho")
+	if err != nil {
 		return fmt.Errorf("ledger: reading the columns of %s: %w", table, err)
 	}
-	if n > 0 {
+	if has {
 		return nil
 	}
 	if _, err := db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN rho REAL NOT NULL DEFAULT 0`); err != nil {

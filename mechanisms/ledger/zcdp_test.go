@@ -15,7 +15,7 @@ import (
 // reservation open when a rho charge arrives is settled first.
 func TestLedgerComposesRhoUnderZCDP(t *testing.T) {
 	for _, reserve := range []int{1, 10} {
-		path := filepath.Join(t.TempDir(), "state.db")
+		path := newStatePath(t)
 		l := openLedger(t, path, reserve)
 		ctx := context.Background()
 		caps := Caps{Epsilon: 5, Delta: 1e-5}

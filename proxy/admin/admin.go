@@ -7,8 +7,6 @@ package admin
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 
 	"countwall/config"
@@ -34,8 +32,8 @@ func OpenState(ctx context.Context, statePath, configPath string) (*statedb.DB, 
 	if statePath == "" {
 		return nil, nil, errors.New("--state or --config is required: which state database to use")
 	}
-	if _, err := os.Stat(statePath); err != nil {
-		return nil, nil, fmt.Errorf("no state database at %s: %w", statePath, err)
+	if err := statedb.Exists(statePath); err != nil {
+		return nil, nil, err
 	}
 	st, err := statedb.Open(ctx, statePath)
 	if err != nil {

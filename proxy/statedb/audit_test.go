@@ -74,7 +74,7 @@ func TestAuditDurableIsCommittedOnReturn(t *testing.T) {
 
 func TestListAuditFiltersAndPrints(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	db, err := Open(ctx, newStatePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}

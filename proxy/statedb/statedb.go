@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"countwall/mechanisms/ledger/dialect"
+
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -52,6 +54,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("state database path is empty")
 	}
+	if dialect.IsURL(path) {
+		// A PostgreSQL state is shared by every instance that names it;
+		// commits are durable with the server's default synchronous_commit.
+		db, err := dialect.Open(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("opening state database: %w", err)
+		}
+		return start(ctx, db)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
@@ -67,6 +78,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
+	return start(ctx, db)
+}
+
+// start creates the tables if needed, reads the secret and starts the audit
+// writer.
+func start(ctx context.Context, db *sql.DB) (*DB, error) {
 	s := &DB{sql: db, auditQueue: make(chan AuditEntry, 4096), auditDone: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -78,6 +95,19 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	go s.auditWriter()
 	return s, nil
+}
+
+// Exists reports, for a command that only reads the state, whether the
+// state database at path is there: a SQLite file must exist (opening would
+// create an empty one), a PostgreSQL URL is taken as given.
+func Exists(path string) error {
+	if dialect.IsURL(path) {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no state database at %s: %w", path, err)
+	}
+	return nil
 }
 
 // SQL is the underlying handle, for the ledger's own tables.
@@ -347,20 +377,20 @@ type AuditFilter struct {
 
 // ListAudit returns the entries the filter selects, oldest first.
 func (s *DB) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	where, args := []string{"1"}, []any{}
+	where, args := []string{"1 = 1"}, []any{}
 	if f.Analyst != "" {
 		where, args = append(where, "analyst = ?"), append(args, f.Analyst)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "at >= ?"), append(args, f.Since.UTC().Format(auditTime))
 	}
-	limit := -1
+	limit := ""
 	if f.Last > 0 {
-		limit = f.Last
+		limit = " LIMIT ?"
+		args = append(args, f.Last)
 	}
-	args = append(args, limit)
 	rows, err := s.sql.QueryContext(ctx, `SELECT at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta
-FROM (SELECT * FROM audit WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?) ORDER BY id`, args...)
+FROM (SELECT * FROM audit WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC`+limit+`) AS recent ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading audit log: %w", err)
 	}

@@ -53,7 +53,7 @@ func TestSecretIsPrivateAndStable(t *testing.T) {
 
 func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
+	path := newStatePath(t)
 	db, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"countwall/pgerror"
+	"strconv"
+	"strings"
+)
+
+// pgKind is how a PostgreSQL column is referred to so that it behaves as the
+// same data does in SQLite.
+type pgKind int
+
+const (
+	pgNumber  pgKind = iota // integer and floating-point types: as they are
+	pgNumeric               // numeric: read as double precision, SQLite's REAL
+	pgText                  // text, varchar, char: compared bytewise
+	pgOther                 // dates, booleans, uuids...: compared as their text
+)
+
+// pgKindOf classifies information_schema's data_type, and gives the
+// ColumnType the catalog declares for it.
+func pgKindOf(dataType string) (pgKind, ColumnType) {
+	switch strings.ToLower(dataType) {
+	case "smallint", "integer", "bigint":
+		return pgNumber, TypeInt
+	case "real", "double precision":
+		return pgNumber, TypeReal
+	case "numeric":
+		return pgNumeric, TypeReal
+	case "text", "character varying", "character":
+		return pgText, TypeText
+	default:
+		return pgOther, TypeText
+	}
+}
+
+// postgresDialect renders the IR for PostgreSQL: $n parameters cast to the
+// literal's type (so that an integer column compared with a real literal is
+// compared as a real, as SQLite does), text compared under the "C" collation
+// (bytewise, as SQLite's BINARY), and the arithmetic and functions whose
+// meaning differs from SQLite's made to agree or refused.
+type postgresDialect struct {
+	kinds map[string]pgKind // by catalog column name
+}
+
+func (d postgresDialect) column(col *Column) string {
+	name := quoteIdent(col.Name)
+	switch d.kinds[col.Name] {
+	case pgNumeric:
+		return "(" + name + ")::float8"
+	case pgText:
+		return name + ` COLLATE "C"`
+	case pgOther:
+		return "(" + name + `)::text COLLATE "C"`
+	}
+	return name
+}
+
+func (postgresDialect) placeholder(n int, l Literal) string {
+	p := "$" + strconv.Itoa(n)
+	switch l.Kind {
+	case LitInt:
+		return p + "::int8"
+	case LitFloat:
+		return p + "::float8"
+	}
+	return p + "::text"
+}
+
+// function: SQLite's round returns a real and takes a precision on any
+// number, length and the case functions read a number's text, and floor and
+// ceil keep an integer an integer.
+func (postgresDialect) function(name string, args []string) (string, error) {
+	switch name {
+	case "abs":
+		return "abs(" + args[0] + ")", nil
+	case "round":
+		if len(args) == 2 {
+			return "round((" + args[0] + ")::numeric, (" + args[1] + ")::int4)::float8", nil
+		}
+		return "round((" + args[0] + ")::float8)", nil
+	case "floor", "ceil":
+		return name + "(" + args[0] + ")", nil
+	case "length":
+		return "length((" + args[0] + ")::text)", nil
+	case "lower", "upper":
+		// The "C" collation maps ASCII letters only, as SQLite does.
+		return name + "((" + args[0] + `)::text COLLATE "C")`, nil
+	}
+	return "", pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not supported on a PostgreSQL store", name)
+}
+
+// arith: SQLite answers NULL for a division by zero where PostgreSQL fails,
+// and its % works on integers only.
+func (postgresDialect) arith(op, left, right string, real bool) (string, error) {
+	switch op {
+	case "/":
+		return "(" + left + " / NULLIF(" + right + ", 0))", nil
+	case "%":
+		if real {
+			return "", pgerror.Errorf(pgerror.FeatureNotSupported, "%% on a real value is not supported on a PostgreSQL store")
+		}
+		return "(" + left + " % NULLIF(" + right + ", 0))", nil
+	}
+	return "(" + left + " " + op + " " + right + ")", nil
+}
+
+// hashableUnit reports whether PostgreSQL's text of t's unit values is the
+// canonical text RecordKey hashes: integers in decimal and text as it is
+// (a real's text may differ from Go's shortest form).
+func (d postgresDialect) hashableUnit(t *Table) bool {
+	col, ok := t.Columns[strings.ToLower(t.PrivacyUnit)]
+	if !ok {
+		return false
+	}
+	switch d.kinds[col.Name] {
+	case pgNumber:
+		return col.Type == TypeInt
+	case pgText:
+		return true
+	}
+	return false
+}

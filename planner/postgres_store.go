@@ -1,0 +1,530 @@
+package planner
+
+import (
+	"context"
+	"countwall/pgerror"
+	"database/sql"
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// IsPostgresURL reports whether a database setting names a PostgreSQL
+// server (postgres:// or postgresql://) rather than a SQLite file.
+func IsPostgresURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// StoreName is a database setting as messages and logs may show it: a file
+// path as it is, a PostgreSQL URL without its password or parameters.
+func StoreName(s string) string {
+	if !IsPostgresURL(s) {
+		return s
+	}
+	return RedactURL(s)
+}
+
+// RedactURL is a PostgreSQL URL without its password or parameters.
+func RedactURL(s string) string {
+	cfg, err := pgx.ParseConfig(s)
+	if err != nil {
+		return "the PostgreSQL URL"
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+// pgState is what a Store on PostgreSQL knows beyond the pool: how each
+// table's columns are referred to, learnt when Columns reads them.
+type pgState struct {
+	mu    sync.Mutex
+	kinds map[string]map[string]pgKind // table -> column -> kind
+	// hmac is set when the URL asks for keys by pgcrypto and its hmac() is
+	// callable: contributor keys are then computed in PostgreSQL, and only
+	// the cells travel.
+	hmac bool
+}
+
+// openPostgresStore connects to the protected PostgreSQL database. Every
+// session of the pool is read-only (default_transaction_read_only), so a
+// write is refused by the server whatever SQL reaches it; the README says how
+// to give the firewall a role that may only SELECT besides.
+//
+// The URL parameter countwall_keys=pgcrypto computes contributor keys in
+// PostgreSQL with pgcrypto's hmac() (the firewall secret is then sent as a
+// bound parameter); by default they are computed in the firewall from one
+// row per contributing unit, which measured faster on one machine (bench
+// postgres: cellkey 6.7x the raw COUNT against 10.9x).
+func openPostgresStore(rawURL string, opts StoreOptions) (*Store, error) {
+	url, keysInDB, err := keysOption(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("planner: the protected database URL is not a PostgreSQL URL: %w", err)
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "countwall"
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(opts.MaxOpenConns)
+	db.SetMaxIdleConns(opts.MaxOpenConns)
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, defaultQueryTimeout))
+	defer cancel()
+	var readOnly string
+	if err := db.QueryRowContext(ctx, "SHOW transaction_read_only").Scan(&readOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("planner: opening the protected database %s: %w", RedactURL(url), err)
+	}
+	if readOnly != "on" {
+		db.Close()
+		return nil, fmt.Errorf("planner: opening the protected database %s: its sessions are not read-only", RedactURL(url))
+	}
+	st := &Store{db: db, opts: opts, pg: &pgState{kinds: map[string]map[string]pgKind{}}}
+	if keysInDB {
+		if err := db.QueryRowContext(ctx, "SELECT to_regprocedure('hmac(bytea, bytea, text)') IS NOT NULL").Scan(&st.pg.hmac); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("planner: opening the protected database %s: %w", RedactURL(url), err)
+		}
+		if !st.pg.hmac {
+			db.Close()
+			return nil, fmt.Errorf("planner: countwall_keys=pgcrypto, but pgcrypto's hmac() is not callable in %s: its owner must CREATE EXTENSION pgcrypto", RedactURL(url))
+		}
+	}
+	return st, nil
+}
+
+// keysOption takes the countwall_keys parameter out of a store URL (it is
+// the firewall's, not a PostgreSQL setting) and reports whether it asks for
+// keys computed by pgcrypto.
+func keysOption(rawURL string) (string, bool, error) {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return "", false, fmt.Errorf("planner: the protected database URL is not a PostgreSQL URL: %w", err)
+	}
+	q := u.Query()
+	mode := q.Get("countwall_keys")
+	q.Del("countwall_keys")
+	u.RawQuery = q.Encode()
+	switch mode {
+	case "", "firewall":
+		return u.String(), false, nil
+	case "pgcrypto":
+		return u.String(), true, nil
+	}
+	return "", false, fmt.Errorf("planner: countwall_keys=%q in the protected database URL: use pgcrypto or firewall", mode)
+}
+
+// pgColumns lists a table of the current schema (search_path) in declaration
+// order. PostgreSQL's names are case-sensitive: the configured table name
+// must be the stored one.
+func (s *Store) pgColumns(ctx context.Context, table string) ([]ColumnInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
+	if err != nil {
+		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+	}
+	defer rows.Close()
+	var cols []ColumnInfo
+	kinds := map[string]pgKind{}
+	for rows.Next() {
+		var name, dataType string
+		if err := rows.Scan(&name, &dataType); err != nil {
+			return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+		}
+		kind, typ := pgKindOf(dataType)
+		kinds[name] = kind
+		cols = append(cols, ColumnInfo{Name: name, Type: typ})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("planner: table %q is not in the protected database (PostgreSQL names are case-sensitive)", table)
+	}
+	s.pg.mu.Lock()
+	s.pg.kinds[table] = kinds
+	s.pg.mu.Unlock()
+	return cols, nil
+}
+
+// pgDialect is the dialect of a table's columns, read from the catalog when
+// Columns has not read them yet.
+func (s *Store) pgDialect(ctx context.Context, table string) (postgresDialect, error) {
+	s.pg.mu.Lock()
+	kinds, ok := s.pg.kinds[table]
+	s.pg.mu.Unlock()
+	if !ok {
+		if _, err := s.pgColumns(ctx, table); err != nil {
+			return postgresDialect{}, err
+		}
+		return s.pgDialect(ctx, table)
+	}
+	return postgresDialect{kinds: kinds}, nil
+}
+
+// runPostgres is Run on PostgreSQL. Plain counts and units are one aggregate
+// in PostgreSQL; contributor keys and bounded counts need the firewall's
+// keyed hashes, so PostgreSQL returns one row per (cell, unit) with the
+// unit's row count and Go finishes the cells exactly as the SQLite path's
+// countwall_record_key and countwall_cell_rank do; with
+// countwall_keys=pgcrypto the keys are computed by PostgreSQL instead.
+func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, error) {
+	var bounds Bounds
+	var rank bool
+	if needs.Bound {
+		if needs.Key {
+			return nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
+		}
+		bounds, rank = effectiveBounds(t, q, needs, shape)
+		if bounds.MaxRowsPerUnit < 1 || bounds.MaxGroupsPerUnit < 1 {
+			return nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", bounds.MaxRowsPerUnit, bounds.MaxGroupsPerUnit)
+		}
+		if rank && len(secret) == 0 {
+			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	d, err := s.pgDialect(ctx, t.Name)
+	if err != nil {
+		return nil, s.runError(ctx, t, err)
+	}
+	// A bound of one row per unit with no cells to choose is
+	// COUNT(DISTINCT unit), answered in PostgreSQL as on SQLite.
+	perUnit := needs.Key || (needs.Bound && (rank || bounds.MaxRowsPerUnit > 1))
+	keysInSQL := needs.Key && !needs.Bound && s.pg.hmac && d.hashableUnit(t)
+	var text string
+	var args []any
+	if keysInSQL {
+		perUnit = false
+		text, args, err = compilePostgresKeys(t, q, d, secret)
+	} else {
+		text, args, err = compilePostgres(t, q, needs, perUnit, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rd querier = s.db
+	if needs.TableSize {
+		// The cells and the table size are read in one snapshot.
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+		if err != nil {
+			return nil, s.runError(ctx, t, err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
+		rd = tx
+	}
+
+	res := &Result{Bounds: bounds}
+	var cells []Cell
+	if perUnit {
+		cells, err = s.pgReadUnits(ctx, rd, text, args, q, needs, shape, bounds, rank, secret)
+	} else {
+		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units || keysInSQL, keysInSQL)
+	}
+	if err != nil {
+		var pe *pgerror.Error
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, s.runError(ctx, t, err)
+	}
+	res.Cells, res.DomainComplete, err = assembleCells(shape, cells)
+	if err != nil {
+		return nil, err
+	}
+	if needs.TableSize {
+		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
+			return nil, s.runError(ctx, t, err)
+		}
+	}
+	if needs.Conditions {
+		res.Conditions = Conditions(q)
+	}
+	return res, nil
+}
+
+// compilePostgres renders q for PostgreSQL. With perUnit the rows are one
+// per (group, unit): the group columns, the unit, and its row count; rows
+// without a unit are left out when the counts are bounded. Otherwise the rows
+// are the cells: the group columns, the count (of distinct units when the
+// counts are bounded), and the units when asked.
+func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDialect) (string, []any, error) {
+	c := &compiler{t: t, dialect: d}
+	groups := make([]string, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		groups[i] = c.column(g)
+	}
+	var unit string
+	if perUnit || q.Agg == CountDistinct || needs.Units || needs.Bound {
+		unit = c.column(t.PrivacyUnit)
+	}
+	var conds []string
+	if perUnit && needs.Bound {
+		conds = append(conds, unit+" IS NOT NULL")
+	}
+	if q.Where != nil {
+		c.pred(q.Where)
+		conds = append(conds, "("+c.sb.String()+")")
+	}
+	if c.err != nil {
+		return "", nil, c.err
+	}
+
+	var sb strings.Builder
+	sb.WriteString("SELECT ")
+	for _, g := range groups {
+		sb.WriteString(g + ", ")
+	}
+	if perUnit {
+		sb.WriteString(unit + ", COUNT(*)")
+	} else {
+		if q.Agg == CountDistinct || needs.Bound {
+			sb.WriteString("COUNT(DISTINCT " + unit + ")")
+		} else {
+			sb.WriteString("COUNT(*)")
+		}
+		if needs.Units {
+			sb.WriteString(", COUNT(DISTINCT " + unit + ")")
+		}
+	}
+	sb.WriteString(" FROM " + quoteIdent(t.Name))
+	if len(conds) > 0 {
+		sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
+	}
+	keys := slices.Clone(groups)
+	if perUnit {
+		keys = append(keys, unit)
+	}
+	if len(keys) > 0 {
+		sb.WriteString(" GROUP BY " + strings.Join(keys, ", "))
+	}
+	return sb.String(), c.args, nil
+}
+
+// compilePostgresKeys renders q with contributor keys computed by
+// PostgreSQL: the inner query has one row per (group, unit) with the unit's
+// row count and record key, the first four bytes of
+// HMAC-SHA256(secret, the unit's text) as RecordKey computes them; the outer
+// query sums per group. The rows are cells: the group columns, the count,
+// the units and the key. The secret is the first parameter.
+func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (string, []any, error) {
+	c := &compiler{t: t, dialect: d, args: []any{secret}}
+	groups := make([]string, len(q.GroupBy))
+	inner := make([]string, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		groups[i] = c.column(g)
+		inner[i] = fmt.Sprintf("%s%d", groupAlias, i)
+	}
+	unit := c.column(t.PrivacyUnit)
+	var where string
+	if q.Where != nil {
+		c.pred(q.Where)
+		where = " WHERE " + c.sb.String()
+	}
+	if c.err != nil {
+		return "", nil, c.err
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT ")
+	for _, g := range inner {
+		sb.WriteString(g + ", ")
+	}
+	if q.Agg == CountDistinct {
+		sb.WriteString("COUNT(" + unitAlias + ")")
+	} else {
+		sb.WriteString("COALESCE(SUM(" + rowsAlias + "), 0)::int8")
+	}
+	sb.WriteString(", COUNT(" + unitAlias + "), (COALESCE(SUM(" + keyAlias + "), 0) % " + keyModulus + ")::int8 FROM (SELECT ")
+	for i, g := range groups {
+		sb.WriteString(g + " AS " + inner[i] + ", ")
+	}
+	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias +
+		", ('x' || encode(substr(hmac(convert_to((" + unit + ")::text, 'UTF8'), $1::bytea, 'sha256'), 1, 4), 'hex'))::bit(32)::int8 AS " + keyAlias)
+	sb.WriteString(" FROM " + quoteIdent(t.Name) + where + " GROUP BY ")
+	for _, g := range groups {
+		sb.WriteString(g + ", ")
+	}
+	sb.WriteString(unit + ") AS cw_units")
+	if len(inner) > 0 {
+		sb.WriteString(" GROUP BY " + strings.Join(inner, ", "))
+	}
+	return sb.String(), c.args, nil
+}
+
+// pgReadCells reads rows that are cells already.
+func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, error) {
+	rows, err := rd.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ng := len(shape.columns)
+	groupVals := make([]any, ng)
+	dest := make([]any, 0, ng+2)
+	for i := range groupVals {
+		dest = append(dest, &groupVals[i])
+	}
+	var count, units, key int64
+	dest = append(dest, &count)
+	if withUnits {
+		dest = append(dest, &units)
+	}
+	if withKey {
+		dest = append(dest, &key)
+	}
+	var cells []Cell
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
+		if ng > 0 {
+			c.Group = make([]GroupValue, ng)
+			for i, v := range groupVals {
+				c.Group[i] = groupValue(v)
+			}
+		}
+		cells = append(cells, c)
+		if shape.product == nil && len(cells) > shape.maxGroups {
+			break // the accumulator refuses the query
+		}
+	}
+	return cells, rows.Err()
+}
+
+// rankedPair is one unit's rows in one cell, with the cell's keyed rank.
+type rankedPair struct {
+	cell int // index into the cells being built
+	rows int64
+	rank int64
+}
+
+// pgReadUnits reads one row per (group, unit) and computes each cell's count,
+// units and contributor key, or its bounded count, in Go.
+func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args []any, q *Query, needs Needs, shape *cellShape, b Bounds, rank bool, secret []byte) ([]Cell, error) {
+	rows, err := rd.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ng := len(shape.columns)
+	vals := make([]any, ng+1)
+	var n int64
+	dest := make([]any, 0, ng+2)
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	dest = append(dest, &n)
+
+	var cells []Cell
+	index := map[string]int{}
+	byUnit := map[string][]rankedPair{} // ranked: each unit's cells
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		group := make([]GroupValue, ng)
+		for i := range ng {
+			group[i] = groupValue(vals[i])
+		}
+		gk := groupKey(group)
+		ci, ok := index[gk]
+		if !ok {
+			ci = len(cells)
+			index[gk] = ci
+			cells = append(cells, Cell{Group: group, InDomain: true})
+			if shape.product == nil && len(cells) > shape.maxGroups {
+				return cells, nil // the accumulator refuses the query
+			}
+		}
+		unit := vals[ng]
+		c := &cells[ci]
+		switch {
+		case !needs.Bound:
+			if unit != nil {
+				c.Units++
+				c.Key += RecordKey(secret, unit)
+			}
+			if q.Agg != CountDistinct {
+				c.Count += n
+			} else if unit != nil {
+				c.Count++
+			}
+		case rank:
+			uk := groupKey([]GroupValue{groupValue(unit)})
+			byUnit[uk] = append(byUnit[uk], rankedPair{cell: ci, rows: n, rank: CellRank(secret, unit, vals[:ng]...)})
+		default:
+			// Bounded: rows without a unit were left out by the SQL.
+			c.Count += min(n, b.MaxRowsPerUnit)
+			c.Units++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Each unit keeps the G cells of smallest rank; the group values break
+	// the (improbable) ties, as the SQLite rendering's ORDER BY does.
+	for _, pairs := range byUnit {
+		slices.SortFunc(pairs, func(x, y rankedPair) int {
+			if x.rank != y.rank {
+				return cmpInt64(x.rank, y.rank)
+			}
+			for i, col := range shape.columns {
+				if c := compareGroupValues(cells[x.cell].Group[i], cells[y.cell].Group[i], col.Type); c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+		for _, p := range pairs[:min(int64(len(pairs)), b.MaxGroupsPerUnit)] {
+			cells[p.cell].Count += min(p.rows, b.MaxRowsPerUnit)
+			cells[p.cell].Units++
+		}
+	}
+	return cells, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// assembleCells puts cells read in any order into the answer's shape: the
+// domain product when every group column has a domain, else the groups in
+// SQLite's order (NULL first, numbers, text bytewise), then ORDER BY.
+func assembleCells(shape *cellShape, cells []Cell) ([]Cell, bool, error) {
+	if shape.product == nil {
+		slices.SortFunc(cells, func(a, b Cell) int {
+			for i, col := range shape.columns {
+				if c := compareGroupValues(a.Group[i], b.Group[i], col.Type); c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	acc := shape.newAccumulator()
+	for _, c := range cells {
+		if err := acc.add(c); err != nil {
+			return nil, false, err
+		}
+	}
+	out := acc.result()
+	shape.order(out)
+	return out, shape.complete, nil
+}

@@ -1,0 +1,55 @@
+package statedb
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"countwall/planner/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// onPostgres, when set, gives each test a fresh PostgreSQL state database.
+var onPostgres *pgtest.Srv
+
+// newStatePath is a SQLite file in the test's directory, or a PostgreSQL
+// database's URL under onPostgres.
+func newStatePath(t *testing.T) string {
+	t.Helper()
+	if onPostgres != nil {
+		return onPostgres.NewDatabase(t)
+	}
+	return filepath.Join(t.TempDir(), "state.db")
+}
+
+// TestPostgresState runs the audit log's tests against a PostgreSQL state
+// database, and checks that instances sharing it share one secret.
+func TestPostgresState(t *testing.T) {
+	onPostgres = pgtest.Server(t)
+	defer func() { onPostgres = nil }()
+	t.Run("audit log in order, flushed on close", TestAuditLogIsWrittenInOrderAndFlushedOnClose)
+	t.Run("audit list filters", TestListAuditFiltersAndPrints)
+	t.Run("instances share one secret", func(t *testing.T) {
+		ctx := context.Background()
+		url := newStatePath(t)
+		var secrets [][]byte
+		for range 3 {
+			db, err := Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			secrets = append(secrets, db.Secret())
+		}
+		if len(secrets[0]) != SecretBytes || !bytes.Equal(secrets[0], secrets[1]) || !bytes.Equal(secrets[0], secrets[2]) {
+			t.Errorf("three instances of one state hold different secrets (or a short one)")
+		}
+	})
+}
