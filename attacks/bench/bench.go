@@ -209,7 +209,7 @@ func benchWire(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure fu
 	fmt.Fprintf(tw, "exact, over the wire (simple protocol)\t%s\t%.2f× in process\n", d.Round(time.Microsecond), float64(d)/float64(inProcess))
 	var single float64
 	for _, clients := range []int{1, 2, 4, 8} {
-		qps, err := benchThroughput(ctx, srv, clients, len(benchQueries)*8)
+		qps, err := benchThroughput(ctx, []*demo.Firewall{srv}, clients, len(benchQueries)*8)
 		if err != nil {
 			return err
 		}
@@ -222,11 +222,12 @@ func benchWire(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure fu
 }
 
 // benchThroughput runs perClient queries on each of clients connections at
-// once and returns the queries answered per second.
-func benchThroughput(ctx context.Context, srv *demo.Firewall, clients, perClient int) (float64, error) {
+// once, spread over the firewalls, and returns the queries answered per
+// second.
+func benchThroughput(ctx context.Context, srvs []*demo.Firewall, clients, perClient int) (float64, error) {
 	conns := make([]*attacks.Wire, clients)
 	for i := range conns {
-		c, err := srv.Dial(ctx, "bench")
+		c, err := srvs[i%len(srvs)].Dial(ctx, "bench")
 		if err != nil {
 			return 0, err
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,22 @@ func TestCheckRefusesEmptySizes(t *testing.T) {
 		if err := tt.o.Check(); (err == nil) != tt.ok {
 			t.Errorf("%+v: Check = %v", tt.o, err)
 		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"postgres://bench:s3cret@localhost:5432/census?sslmode=disable", "postgres://bench@localhost:5432/census"},
+		{"postgresql://localhost/census", "postgresql://localhost/census"},
+	} {
+		if got := redactURL(tc.in); got != tc.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if !isPostgresURL(tc.in) {
+			t.Errorf("isPostgresURL(%q) = false", tc.in)
+		}
+	}
+	if err := RunPostgres(context.Background(), io.Discard, PostgresOptions{Store: "people.db", State: "postgres://x/y"}); err == nil || !strings.Contains(err.Error(), "postgres:// URLs") {
+		t.Errorf("RunPostgres with a file store: %v", err)
 	}
 }

@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"slices"
-	"sync"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"countwall/attacks"
 	"countwall/attacks/demo"
 	"countwall/dataset/pgcopy"
-	"countwall/planner"
 )
 
 // PostgresOptions size `countwall bench postgres`.
@@ -33,7 +33,7 @@ type PostgresOptions struct {
 // 8 wire clients spread over them under laplace, every answer charged to
 // one analyst's shared budget.
 func RunPostgres(ctx context.Context, w io.Writer, o PostgresOptions) error {
-	if !planner.IsPostgresURL(o.Store) || !planner.IsPostgresURL(o.State) {
+	if !isPostgresURL(o.Store) || !isPostgresURL(o.State) {
 		return errors.New("--store and --state must both be postgres:// URLs")
 	}
 	if err := o.Check(); err != nil {
@@ -81,7 +81,7 @@ func RunPostgres(ctx context.Context, w io.Writer, o PostgresOptions) error {
 	}
 
 	fmt.Fprintf(w, "countwall bench postgres: %d-row people table in %s, %d queries a round, median of %d rounds\n\n",
-		have, planner.StoreName(o.Store), o.PerRound, o.Rounds)
+		have, redactURL(o.Store), o.PerRound, o.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "what\tper query\tratio")
 	rawTime, err := measure(rawSQLite{raw}, benchQueries)
@@ -137,34 +137,23 @@ func instancesThroughput(ctx context.Context, o PostgresOptions, people map[stri
 		}
 		srvs = append(srvs, srv)
 	}
-	conns := make([]*attacks.Wire, clients)
-	for i := range conns {
-		c, err := srvs[i%n].Dial(ctx, "bench")
-		if err != nil {
-			return 0, err
-		}
-		defer c.Close()
-		conns[i] = c
+	return benchThroughput(ctx, srvs, clients, perClient)
+}
+
+func isPostgresURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// redactURL is a URL as the bench prints it: no password, no parameters.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "the --store database"
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	start := time.Now()
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range perClient {
-				if _, err := c.Query(ctx, benchQueries[(i+j)%len(benchQueries)]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, fmt.Errorf("%d instances: %w", n, err)
-	}
-	return float64(clients*perClient) / time.Since(start).Seconds(), nil
+	u.RawQuery = ""
+	return u.String()
 }
