@@ -361,46 +361,25 @@ func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (
 	return sb.String(), c.args, nil
 }
 
-// pgReadCells reads rows that are cells already.
+// pgReadCells reads rows that are cells already, stopping past the group
+// limit (the accumulator then refuses the query).
 func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, error) {
-	rows, err := rd.QueryContext(ctx, text, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ng := len(shape.columns)
-	groupVals := make([]any, ng)
-	dest := make([]any, 0, ng+2)
-	for i := range groupVals {
-		dest = append(dest, &groupVals[i])
-	}
-	var count, units, key int64
-	dest = append(dest, &count)
-	if withUnits {
-		dest = append(dest, &units)
-	}
-	if withKey {
-		dest = append(dest, &key)
-	}
 	var cells []Cell
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
-		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
-		if ng > 0 {
-			c.Group = make([]GroupValue, ng)
-			for i, v := range groupVals {
-				c.Group[i] = groupValue(v)
-			}
-		}
+	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, func(c Cell) error {
 		cells = append(cells, c)
 		if shape.product == nil && len(cells) > shape.maxGroups {
-			break // the accumulator refuses the query
+			return errEnoughCells
 		}
+		return nil
+	})
+	if errors.Is(err, errEnoughCells) {
+		err = nil
 	}
-	return cells, rows.Err()
+	return cells, err
 }
+
+// errEnoughCells stops a scan that has read more cells than a query may have.
+var errEnoughCells = errors.New("more cells than the group limit")
 
 // rankedPair is one unit's rows in one cell, with the cell's keyed rank.
 type rankedPair struct {

@@ -314,13 +314,25 @@ func (s *Store) runError(ctx context.Context, t *Table, err error) error {
 
 // readCells runs the compiled SQL and assembles the output cells.
 func (s *Store) readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, bool, error) {
-	rows, err := rd.QueryContext(ctx, text, args...)
+	acc := shape.newAccumulator()
+	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, acc.add)
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
+	cells := acc.result()
+	shape.order(cells)
+	return cells, shape.complete, nil
+}
 
-	ng := len(shape.columns)
+// scanCells runs SQL whose rows are cells (ng group columns, the count, then
+// the units and the contributor key when asked for) and hands each cell to
+// add, stopping at the first error add returns.
+func scanCells(ctx context.Context, rd querier, text string, args []any, ng int, withUnits, withKey bool, add func(Cell) error) error {
+	rows, err := rd.QueryContext(ctx, text, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	groupVals := make([]any, ng)
 	dest := make([]any, 0, ng+3)
 	for i := range groupVals {
@@ -334,11 +346,9 @@ func (s *Store) readCells(ctx context.Context, rd querier, text string, args []a
 	if withKey {
 		dest = append(dest, &key)
 	}
-
-	acc := shape.newAccumulator()
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return nil, false, err
+			return err
 		}
 		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
 		if ng > 0 {
@@ -347,16 +357,11 @@ func (s *Store) readCells(ctx context.Context, rd querier, text string, args []a
 				c.Group[i] = groupValue(v)
 			}
 		}
-		if err := acc.add(c); err != nil {
-			return nil, false, err
+		if err := add(c); err != nil {
+			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	cells := acc.result()
-	shape.order(cells)
-	return cells, shape.complete, nil
+	return rows.Err()
 }
 
 // groupValue renders one group column value as text: integers in decimal,
