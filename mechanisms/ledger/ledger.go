@@ -370,10 +370,8 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 	var next *chunk
 	var refusal error
 	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		if old != nil {
-			if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
-				return err
-			}
+		if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
+			return err
 		}
 		b, err := l.read(ctx, tx, e.Analyst, e.Kind, caps)
 		if err != nil {
@@ -438,6 +436,9 @@ func reservation(cost float64, reserve int, available float64) float64 {
 // the entries are charged afresh instead: counting them twice is the safe
 // side.
 func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, c *chunk) error {
+	if c == nil { // no reservation open
+		return nil
+	}
 	if err := insertEntries(ctx, tx, c.pending); err != nil {
 		return err
 	}

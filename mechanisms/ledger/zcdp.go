@@ -39,10 +39,8 @@ func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps 
 	var bal Balance
 	var refusal error
 	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		if old != nil {
-			if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
-				return err
-			}
+		if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
+			return err
 		}
 		raw, err := l.readRaw(ctx, tx, e.Analyst, e.Kind, caps)
 		if err != nil {
