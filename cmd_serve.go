@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,7 +15,7 @@ import (
 )
 
 func init() {
-	var configPath string
+	var configPath, logLevel string
 	cmd := &cobra.Command{
 		Use:   "serve --config FILE",
 		Short: "Serve analysts over the PostgreSQL wire protocol",
@@ -38,6 +39,10 @@ statements in flight finish, and exits.`,
 				return err
 			}
 			defer stopProfile()
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+			}
 			hangups := make(chan os.Signal, 1)
 			signal.Notify(hangups, syscall.SIGHUP)
 			defer signal.Stop(hangups)
@@ -45,12 +50,13 @@ statements in flight finish, and exits.`,
 				Load:   func() (*config.Config, error) { return config.Load(configPath, cmd.Flags()) },
 				Watch:  configPath,
 				Reload: hangups,
-				Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+				Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 			})
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
 	cmd.Flags().String("server.listen", "", "listen address (overrides server.listen)")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "least level logged: debug, info (one line per statement), warn or error")
 	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	addConfigFlags(cmd)
 	rootCmd.AddCommand(cmd)
