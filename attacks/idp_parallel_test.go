@@ -191,13 +191,22 @@ func TestIDPReconstructParallelStops(t *testing.T) {
 	}
 }
 
-// Without a way to reconnect, --parallel is refused before any query.
-func TestIDPReconstructParallelNeedsReconnect(t *testing.T) {
-	o := allPeople()
-	o.Parallel = 2
-	q := &attacks.Logged{Querier: attacks.InProcess{Session: parallelEngine(t, "idp", 1).NewSession("mallory")}}
-	_, err := attacks.IDPReconstruct.Run(context.Background(), q, o)
-	if err == nil || !strings.Contains(err.Error(), "--parallel 2") || q.Sent() != 0 {
-		t.Fatalf("err %v after %d queries", err, q.Sent())
+// --parallel is refused before any query when it is negative, or above 1
+// without a way to reconnect.
+func TestIDPReconstructParallelRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		parallel int
+		want     string
+	}{
+		{2, "--parallel 2 needs further connections to the firewall"},
+		{-1, "--parallel -1: give at least 1 connection"},
+	} {
+		o := allPeople()
+		o.Parallel = tc.parallel
+		q := &attacks.Logged{Querier: attacks.InProcess{Session: parallelEngine(t, "idp", 1).NewSession("mallory")}}
+		_, err := attacks.IDPReconstruct.Run(context.Background(), q, o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || q.Sent() != 0 {
+			t.Errorf("--parallel %d: err %v after %d queries, want %q", tc.parallel, err, q.Sent(), tc.want)
+		}
 	}
 }

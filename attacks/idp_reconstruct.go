@@ -381,6 +381,9 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 		seen[strings.ToLower(d.Column)] = true
 	}
+	if o.Parallel < 0 {
+		return nil, fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
+	}
 	if o.Parallel > 1 && o.Reconnect == nil {
 		return nil, fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
 	}
