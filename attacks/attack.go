@@ -43,6 +43,14 @@ type Options struct {
 	// Connect, when set, reaches a second firewall (a PostgreSQL URL, or a
 	// config run in process): prior-release's earlier exact release.
 	Connect func(ctx context.Context, dsn, config string) (Querier, func(), error)
+	// Reconnect, when set, opens one more connection to the firewall q
+	// reaches, as the same analyst (a new wire connection, or a new session
+	// of the same in-process Engine); the closer releases it. Execute routes
+	// what it returns through its logging Querier.
+	Reconnect func(ctx context.Context) (Querier, func(), error)
+	// Parallel is how many connections an attack that can split its work
+	// may use (idp-reconstruct); 0 or 1 is one, the connection it was given.
+	Parallel int
 	// Params are the attack's own parameters, a pointer to a struct declared
 	// in its file, filled by its Demo and bound to its Flags.
 	Params any
@@ -211,6 +219,16 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	// A firewall without SHOW budget charges nothing to read: before stays
 	// nil and so does Charged.
 	before, beforeErr := Spent(ctx, q)
+	if open := o.Reconnect; open != nil {
+		// Every further connection is counted, limited and logged with q.
+		o.Reconnect = func(ctx context.Context) (Querier, func(), error) {
+			c, closeC, err := open(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return q.Through(c), closeC, nil
+		}
+	}
 	var progress []ProgressPoint
 	recordProgress(&o, q, &progress)
 	res, err := a.Run(ctx, q, o)

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
 
 	"countwall/dataset"
 	"countwall/pgerror"
@@ -42,7 +45,10 @@ var IDPReconstruct = &Attack{
 	Summary: "the whole table, row for row, from threshold range-count queries and binary search, at a claimed epsilon of queries x 1e-10",
 	Run:     runIDPReconstruct,
 	Score:   scoreReconstruction,
-	Flags:   thresholdFlags,
+	Flags: func(f *pflag.FlagSet, o *Options) {
+		thresholdFlags(f, o)
+		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
+	},
 	Demo: func() Options {
 		// One zip code's people (30 of the demo's 20,000 at seed 1), every
 		// column, small domains first: 1,746 queries (10 of them the
@@ -120,20 +126,79 @@ type reconstruction struct {
 
 // reconQuerier counts what the attack sends and turns the stop of the
 // logging querier below (a spent budget, the query limit) into errStopped.
+// Under --parallel each connection has its own reconQuerier, all sharing one
+// tally.
 type reconQuerier struct {
-	q    Querier
-	sent int
-	stop error // the refusal or limit that ended the attack
+	q Querier
+	t *reconTally
 }
 
+// reconTally is what the connections of one reconstruction share: the
+// queries sent, the stop that ended the attack, and whether a worker halted
+// the others. It is safe for concurrent use.
+type reconTally struct {
+	mu     sync.Mutex
+	n      int
+	stop   error // the refusal or limit that ended the attack
+	halted bool  // a worker failed: the others send nothing more
+}
+
+func newReconQuerier(q Querier) *reconQuerier { return &reconQuerier{q: q, t: &reconTally{}} }
+
+// through is a reconQuerier over another connection, sharing c's tally.
+func (c *reconQuerier) through(q Querier) *reconQuerier { return &reconQuerier{q: q, t: c.t} }
+
 func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
-	rows, err := c.q.Query(ctx, sql)
-	if err != nil && Stopped(err) {
-		c.stop = err
+	t := c.t
+	t.mu.Lock()
+	halted := t.halted
+	t.mu.Unlock()
+	if halted {
 		return nil, errStopped
 	}
-	c.sent++
+	rows, err := c.q.Query(ctx, sql)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil && Stopped(err) {
+		if t.stop == nil {
+			t.stop = err
+		}
+		t.halted = true
+		return nil, errStopped
+	}
+	t.n++
 	return rows, err
+}
+
+// halt stops every connection sharing c's tally before its next query: one
+// worker's failure ends the others' searches.
+func (c *reconQuerier) halt() {
+	c.t.mu.Lock()
+	c.t.halted = true
+	c.t.mu.Unlock()
+}
+
+// sent is how many queries the connections sharing c's tally sent.
+func (c *reconQuerier) sent() int {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	return c.t.n
+}
+
+// stopped is what ended the attack, nil while it runs.
+func (c *reconQuerier) stopped() error {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	return c.t.stop
+}
+
+// setStop records err as what ended the attack, unless a stop came first.
+func (c *reconQuerier) setStop(err error) {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	if c.t.stop == nil {
+		c.t.stop = err
+	}
 }
 
 // Unwrap is the Querier below the count.
@@ -175,9 +240,9 @@ func reconAnd(a, b string) string {
 }
 
 // split is Algorithm 2 with binary search over the value indexes [i, j) of
-// d, known to hold s of the rows where selects: it appends each value's
-// index and count to out.
-func (r *reconstruction) split(ctx context.Context, where string, d Domain, i, j, s int64, out []recGroup) ([]recGroup, error) {
+// d, known to hold s of the rows where selects, asked through oracle: it
+// appends each value's index and count to out.
+func split(ctx context.Context, oracle *ThresholdOracle, where string, d Domain, i, j, s int64, out []recGroup) ([]recGroup, error) {
 	if s <= 0 {
 		return out, nil
 	}
@@ -185,14 +250,121 @@ func (r *reconstruction) split(ctx context.Context, where string, d Domain, i, j
 		return append(out, recGroup{vals: []int64{i}, count: s}), nil
 	}
 	m := i + (j-i)/2
-	left, err := r.oracle.Count(ctx, reconAnd(where, d.Range(i, m)), 0, s)
+	left, err := oracle.Count(ctx, reconAnd(where, d.Range(i, m)), 0, s)
 	if err != nil {
 		return out, err
 	}
-	if out, err = r.split(ctx, where, d, i, m, left, out); err != nil {
+	if out, err = split(ctx, oracle, where, d, i, m, left, out); err != nil {
 		return out, err
 	}
-	return r.split(ctx, where, d, m, j, s-left, out)
+	return split(ctx, oracle, where, d, m, j, s-left, out)
+}
+
+// splitGroups splits every group by d, the ci-th column, with one worker
+// per oracle (the first is r.oracle, the others views of it over further
+// connections), and returns the groups split, in the order the groups and
+// the values come, which is the sequential order whatever the workers'
+// timing. Progress is reported group by group in that order too, as
+// progress(gi, groups so far). The first worker to fail halts the others
+// before their next query; the error returned is the first that was not
+// a halt (errStopped when a stop came first).
+func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOracle, d Domain, groups []recGroup, progress func(gi, next int)) ([]recGroup, error) {
+	parts := make([][]recGroup, len(groups))
+	finished := make([]bool, len(groups))
+	var (
+		mu       sync.Mutex
+		taken    int // groups handed to workers
+		reported int // groups whose progress was reported
+		nextLen  int // groups split so far, over the groups reported
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr != nil || taken == len(groups) {
+			return 0, false
+		}
+		taken++
+		return taken - 1, true
+	}
+	work := func(oracle *ThresholdOracle) {
+		defer wg.Done()
+		for {
+			gi, ok := take()
+			if !ok {
+				return
+			}
+			g := groups[gi]
+			p, err := split(ctx, oracle, r.where(g), d, 0, d.Size(), g.count, nil)
+			mu.Lock()
+			if err != nil {
+				if firstErr == nil || errors.Is(firstErr, errStopped) && !errors.Is(err, errStopped) {
+					firstErr = err
+				}
+				r.q.halt()
+				mu.Unlock()
+				return
+			}
+			parts[gi], finished[gi] = p, true
+			for reported < len(groups) && finished[reported] && firstErr == nil {
+				nextLen += len(parts[reported])
+				if progress != nil {
+					progress(reported, nextLen)
+				}
+				reported++
+			}
+			mu.Unlock()
+		}
+	}
+	wg.Add(len(oracles))
+	for _, o := range oracles[1:] {
+		go work(o)
+	}
+	work(oracles[0])
+	wg.Wait()
+	for _, o := range oracles[1:] {
+		r.oracle.Inconsistent += o.Inconsistent
+		o.Inconsistent = 0
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	var next []recGroup
+	for gi, g := range groups {
+		for _, p := range parts[gi] {
+			next = append(next, recGroup{vals: append(slices.Clip(g.vals), p.vals[0]), count: p.count})
+		}
+	}
+	return next, nil
+}
+
+// workers are the oracles of a run over o.Parallel connections: r.oracle,
+// then a view of it over each further connection o.Reconnect opens. closeAll
+// releases those connections.
+func (r *reconstruction) workers(ctx context.Context) (oracles []*ThresholdOracle, closeAll func(), err error) {
+	oracles = []*ThresholdOracle{r.oracle}
+	var closers []func()
+	closeAll = func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for i := 1; i < r.o.Parallel; i++ {
+		c, closeC, err := r.o.Reconnect(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("opening connection %d of %d: %w", i+1, r.o.Parallel, err)
+		}
+		closers = append(closers, closeC)
+		v, err := r.oracle.Through(ctx, r.q.through(c))
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("setting up connection %d of %d: %w", i+1, r.o.Parallel, err)
+		}
+		oracles = append(oracles, v)
+	}
+	return oracles, closeAll, nil
 }
 
 func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, error) {
@@ -209,12 +381,18 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 		seen[strings.ToLower(d.Column)] = true
 	}
-	cq := &reconQuerier{q: q}
+	if o.Parallel < 0 {
+		return nil, fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
+	}
+	if o.Parallel > 1 && o.Reconnect == nil {
+		return nil, fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
+	}
+	cq := newReconQuerier(q)
 	res := &Result{Details: map[string]any{"columns": []string{}}}
 	oracle, err := NewThresholdOracle(ctx, cq, o.Target.Table, o.Threshold)
 	if err != nil {
 		if errors.Is(err, errStopped) {
-			res.Note += fmt.Sprintf("stopped before the table size was known: %v", cq.stop)
+			res.Note += fmt.Sprintf("stopped before the table size was known: %v", cq.stopped())
 			return res, nil
 		}
 		return nil, err
@@ -224,6 +402,11 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		res.Note = oracle.Note + ". "
 	}
 	r := &reconstruction{o: o, oracle: oracle, q: cq}
+	oracles, closeAll, err := r.workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
 
 	order := make([]string, len(o.Domains))
 	for i, d := range o.Domains {
@@ -236,12 +419,15 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	details["queries_per_column"], details["groups_per_column"] = perColumn, groupsAfter
 
 	// The starting group: the target's rows.
-	details["setup_queries"] = cq.sent
+	details["setup_queries"] = cq.sent()
+	if len(oracles) > 1 {
+		details["connections"] = len(oracles)
+	}
 	n0 := oracle.N
 	if o.Target.Where != "" {
-		before := cq.sent
+		before := cq.sent()
 		n0, err = oracle.Count(ctx, o.Target.Where, 0, oracle.N)
-		details["target_size_queries"] = cq.sent - before
+		details["target_size_queries"] = cq.sent() - before
 		if err != nil {
 			return r.finish(res, nil, 0, 0, err)
 		}
@@ -253,22 +439,18 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	// split (every group now known splits at least once per column left).
 	done := 0
 	for ci, d := range o.Domains {
-		before := cq.sent
-		var next []recGroup
-		for gi, g := range groups {
-			parts, err := r.split(ctx, r.where(g), d, 0, d.Size(), g.count, nil)
-			if err != nil {
-				perColumn[d.Column] = cq.sent - before
-				return r.finish(res, groups, ci, n0, err)
-			}
-			for _, p := range parts {
-				next = append(next, recGroup{vals: append(slices.Clip(g.vals), p.vals[0]), count: p.count})
-			}
+		before := cq.sent()
+		progress := func(gi, next int) {
 			done++
 			if o.Progress != nil {
 				left := len(groups) - gi - 1
-				o.Progress(done, done+left+(len(next)+left)*(len(o.Domains)-ci-1))
+				o.Progress(done, done+left+(next+left)*(len(o.Domains)-ci-1))
 			}
+		}
+		next, err := r.splitGroups(ctx, oracles, d, groups, progress)
+		if err != nil {
+			perColumn[d.Column] = cq.sent() - before
+			return r.finish(res, groups, ci, n0, err)
 		}
 		groupsAfter[d.Column] = len(next)
 		groups = next
@@ -277,7 +459,7 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		// there: count them where those values hold rows.
 		folded, err := r.checkDomain(ctx, d, ci, groups)
 		r.outside = append(r.outside, folded...)
-		perColumn[d.Column] = cq.sent - before
+		perColumn[d.Column] = cq.sent() - before
 		if err != nil {
 			return r.finish(res, groups, ci+1, n0, err)
 		}
@@ -326,9 +508,9 @@ func (r *reconstruction) checkDomain(ctx context.Context, d Domain, ci int, grou
 			continue
 		}
 		where := reconAnd(r.where(recGroup{}), QuoteIdent(d.Column)+end.op+d.Literal(end.index))
-		before := r.q.sent
+		before := r.q.sent()
 		n, err := r.countAtMost(ctx, where, end.rows)
-		r.checkQueries += r.q.sent - before
+		r.checkQueries += r.q.sent() - before
 		if err != nil {
 			return out, err
 		}
@@ -368,7 +550,7 @@ func (r *reconstruction) countAtMost(ctx context.Context, where string, hi int64
 // error alone.
 func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int64, err error) (*Result, error) {
 	if err != nil && !errors.Is(err, errStopped) {
-		r.q.stop = err
+		r.q.setStop(err)
 	}
 	d := res.Details
 	names := make([]string, cols)
@@ -393,12 +575,12 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	d["rows"] = rows
 	d["groups"] = len(rows) // distinct rows
 	d["inconsistent_searches"] = r.oracle.Inconsistent
-	d["queries"] = r.q.sent
+	d["queries"] = r.q.sent()
 	if n0 > 0 {
-		d["queries_per_person"] = float64(r.q.sent) / float64(n0)
+		d["queries_per_person"] = float64(r.q.sent()) / float64(n0)
 	}
 	if cells := total * int64(cols); cells > 0 {
-		d["queries_per_data_element"] = float64(r.q.sent) / float64(cells)
+		d["queries_per_data_element"] = float64(r.q.sent()) / float64(cells)
 	}
 	sample := min(len(rows), 5)
 	show := make([]string, sample)
@@ -407,11 +589,12 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	}
 	d["sample"] = show
 	if err != nil {
-		why := fmt.Sprint(r.q.stop)
-		if code := pgerror.SQLState(r.q.stop); code != "" && !strings.Contains(why, code) {
+		stop := r.q.stopped()
+		why := fmt.Sprint(stop)
+		if code := pgerror.SQLState(stop); code != "" && !strings.Contains(why, code) {
 			why += " (SQLSTATE " + code + ")"
 		}
-		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent, why, cols)
+		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent(), why, cols)
 	}
 	d["domain_check_queries"] = r.checkQueries
 	if len(r.outside) > 0 {

@@ -59,6 +59,14 @@ var ErrQueryLimit = errors.New("query limit reached (--max-queries)")
 
 // Query sends sql through the wrapped Querier.
 func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
+	return l.send(ctx, l.Querier, sql)
+}
+
+// send counts, logs and sends sql through q, which is l's own Querier or
+// another connection to the same firewall (Through). It is safe for
+// concurrent use: the count, the limit and the stop on a spent budget are
+// kept under l.mu, so that several connections share one exact count.
+func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error) {
 	l.mu.Lock()
 	if l.spent != nil {
 		l.mu.Unlock()
@@ -71,7 +79,7 @@ func (l *Logged) Query(ctx context.Context, sql string) (*Rows, error) {
 	l.sent++
 	l.write(sql)
 	l.mu.Unlock()
-	rows, err := l.Querier.Query(ctx, sql)
+	rows, err := q.Query(ctx, sql)
 	if err != nil {
 		l.mu.Lock()
 		l.refused++
@@ -92,6 +100,34 @@ func (l *Logged) Setup(ctx context.Context, sql string) (*Rows, error) {
 	l.mu.Unlock()
 	return l.Querier.Query(ctx, sql)
 }
+
+// Through is q, another connection to the firewall l wraps, counted,
+// limited and logged by l as l's own statements are: an attack that spreads
+// its queries over several connections (idp-reconstruct --parallel) keeps
+// one exact query count, one --max-queries and one stop on a spent budget.
+// The log holds every connection's statements in the order they were sent.
+func (l *Logged) Through(q Querier) Querier { return &loggedVia{l: l, q: q} }
+
+// loggedVia is a connection sending through a Logged it does not own.
+type loggedVia struct {
+	l *Logged
+	q Querier
+}
+
+func (v *loggedVia) Query(ctx context.Context, sql string) (*Rows, error) {
+	return v.l.send(ctx, v.q, sql)
+}
+
+// Setup sends a session statement on this connection, logged, not counted.
+func (v *loggedVia) Setup(ctx context.Context, sql string) (*Rows, error) {
+	v.l.mu.Lock()
+	v.l.write(sql)
+	v.l.mu.Unlock()
+	return v.q.Query(ctx, sql)
+}
+
+// Unwrap is the connection below the log.
+func (v *loggedVia) Unwrap() Querier { return v.q }
 
 // write logs one statement, ended with a semicolon; l.mu is held.
 func (l *Logged) write(sql string) {

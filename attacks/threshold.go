@@ -72,6 +72,24 @@ type ThresholdOracle struct {
 	// Mechanism is what the firewall says it runs (SHOW mechanism), "" when
 	// it will not say.
 	Mechanism string
+
+	// askedShare is the setup's epsilon share, asked again on every further
+	// connection (Through).
+	askedShare float64
+}
+
+// Through is a view of o over another connection q to the same firewall, for
+// a worker searching beside o: K, N, the share and the mechanism are o's,
+// the session's epsilon share is asked for on q as it was on o's, and
+// Inconsistent starts at 0 (the caller adds it to o's). A view is used by
+// one goroutine at a time.
+func (o *ThresholdOracle) Through(ctx context.Context, q Querier) (*ThresholdOracle, error) {
+	v := *o
+	v.q, v.Inconsistent = q, 0
+	if _, _, err := askShare(ctx, q, o.askedShare); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // ThresholdSetup says how a threshold attack meets the firewall.
@@ -93,7 +111,7 @@ func NewThresholdOracle(ctx context.Context, q Querier, table string, s Threshol
 	if !IsIdentifier(table) {
 		return nil, fmt.Errorf("table %q is not a plain SQL identifier", table)
 	}
-	o := &ThresholdOracle{q: q, table: table, K: s.GroupK}
+	o := &ThresholdOracle{q: q, table: table, K: s.GroupK, askedShare: s.Epsilon}
 	share, note, err := askShare(ctx, q, s.Epsilon)
 	if err != nil {
 		return nil, err

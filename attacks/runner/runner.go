@@ -24,27 +24,48 @@ import (
 // config at configPath (with flags overriding its keys, when given) as
 // analyst. Exactly one of dsn and configPath is given; closeQ releases it.
 func Open(ctx context.Context, dsn, configPath string, flags *pflag.FlagSet, analyst string) (q attacks.Querier, closeQ func(), err error) {
+	q, _, closeQ, err = openFirewall(ctx, dsn, configPath, flags, analyst)
+	return q, closeQ, err
+}
+
+// openFirewall is Open, with reconnect, which opens one more connection to
+// the same firewall: another wire connection to dsn, or another session of
+// the same in-process Engine, as the same analyst. closeQ releases the
+// firewall; close every further connection before it.
+func openFirewall(ctx context.Context, dsn, configPath string, flags *pflag.FlagSet, analyst string) (q attacks.Querier, reconnect func(context.Context) (attacks.Querier, func(), error), closeQ func(), err error) {
 	switch {
 	case dsn != "" && configPath != "":
-		return nil, nil, errors.New("give --dsn or --config, not both")
+		return nil, nil, nil, errors.New("give --dsn or --config, not both")
 	case dsn != "":
-		w, err := attacks.Dial(ctx, dsn)
-		if err != nil {
-			return nil, nil, err
+		dial := func(ctx context.Context) (attacks.Querier, func(), error) {
+			w, err := attacks.Dial(ctx, dsn)
+			if err != nil {
+				return nil, nil, err
+			}
+			return w, func() { w.Close() }, nil
 		}
-		return w, func() { w.Close() }, nil
+		q, closeQ, err := dial(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return q, dial, closeQ, nil
 	case configPath != "":
 		cfg, err := config.Load(configPath, flags)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		e, err := proxy.Open(ctx, cfg, proxy.Options{})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return attacks.InProcess{Session: e.NewSession(analyst)}, func() { e.Close() }, nil
+		session := func(context.Context) (attacks.Querier, func(), error) {
+			s := e.NewSession(analyst)
+			return attacks.InProcess{Session: s}, s.Close, nil
+		}
+		q, _, _ := session(ctx)
+		return q, session, func() { e.Close() }, nil
 	}
-	return nil, nil, errors.New("give --dsn (a running firewall) or --config (in process)")
+	return nil, nil, nil, errors.New("give --dsn (a running firewall) or --config (in process)")
 }
 
 // Options say where an attack runs and what is kept of it.
@@ -103,7 +124,8 @@ func List(w io.Writer) error {
 // Run runs attack a with options o, prints its result to w and writes it
 // as JSON when asked; with ro.Emit it prints the attack's script instead. A
 // second firewall the attack reaches (o.Connect) is opened as the first
-// was, as the same analyst.
+// was, as the same analyst; further connections to the same firewall
+// (o.Reconnect, for --parallel) are too.
 func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options, ro Options) error {
 	if ro.Emit {
 		if a.Script == nil {
@@ -117,11 +139,12 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 	o.Connect = func(ctx context.Context, dsn, config string) (attacks.Querier, func(), error) {
 		return Open(ctx, dsn, config, nil, ro.Analyst)
 	}
-	q, closeQ, err := Open(ctx, ro.DSN, ro.Config, ro.Flags, ro.Analyst)
+	q, reconnect, closeQ, err := openFirewall(ctx, ro.DSN, ro.Config, ro.Flags, ro.Analyst)
 	if err != nil {
 		return err
 	}
 	defer closeQ()
+	o.Reconnect = reconnect
 	logged := &attacks.Logged{Querier: q}
 	if ro.SQLLog != "" {
 		f, err := os.Create(ro.SQLLog)

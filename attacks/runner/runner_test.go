@@ -120,3 +120,62 @@ func TestEmitRefusesAdaptiveAttacks(t *testing.T) {
 		}
 	}
 }
+
+// idp-reconstruct --parallel 3 in process runs over three sessions of the
+// one Engine the config opened: the same rows and queries as --parallel 1,
+// every query in the one SQL log, the connections in the result.
+func TestRunParallelInProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "people.db")
+	if err := dataset.GeneratePeople(ctx, db, dataset.PeopleOptions{Rows: 300, Seed: 1}, dataset.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "countwall.yaml")
+	body := "database: " + db + "\nstate: " + filepath.Join(dir, "state.db") + "\nmechanism:\n  name: idp\n" +
+		"budget:\n  epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}\n" + dataset.PeopleTable().ConfigSnippet()
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := attacks.Lookup("idp-reconstruct")
+	if !ok {
+		t.Fatal("idp-reconstruct is not registered")
+	}
+	results := map[string]attacks.Result{}
+	for _, parallel := range []string{"1", "3"} {
+		o, ro := Defaults(a), Options{}
+		flags := pflag.NewFlagSet("idp-reconstruct", pflag.ContinueOnError)
+		AddFlags(flags, a, &o, &ro)
+		sqlLog, jsonOut := filepath.Join(dir, "sent"+parallel+".sql"), filepath.Join(dir, "result"+parallel+".json")
+		if err := flags.Parse([]string{"--config", cfg, "--truth", db, "--sql-log", sqlLog, "--json", jsonOut, "--parallel", parallel,
+			"--where", "age < 30", "--domain", "sex=F,M", "--domain", "age=0..29", "--domain", "secret=0..1", "--domain", "marital=divorced,married,never_married,separated,widowed"}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := Run(ctx, &out, a, o, ro); err != nil {
+			t.Fatalf("--parallel %s: %v\n%s", parallel, err, out.String())
+		}
+		var res attacks.Result
+		if b, err := os.ReadFile(jsonOut); err != nil || json.Unmarshal(b, &res) != nil {
+			t.Fatalf("--parallel %s: result JSON: %v", parallel, err)
+		}
+		if res.Exact == nil || !*res.Exact || res.Recovered < 10 || res.Note != "" {
+			t.Fatalf("--parallel %s: recovered %d rows, exact %v, note %q", parallel, res.Recovered, res.Exact, res.Note)
+		}
+		logged, err := os.ReadFile(sqlLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(logged), "SELECT COUNT(*) >"); n != res.Queries {
+			t.Errorf("--parallel %s: the log holds %d queries of %d", parallel, n, res.Queries)
+		}
+		results[parallel] = res
+	}
+	one, three := results["1"], results["3"]
+	if three.Queries != one.Queries || three.Recovered != one.Recovered {
+		t.Errorf("--parallel 3: %d queries, %d rows; --parallel 1: %d queries, %d rows", three.Queries, three.Recovered, one.Queries, one.Recovered)
+	}
+	if got := three.Details["connections"]; got != float64(3) {
+		t.Errorf("--parallel 3 reports connections %v", got)
+	}
+}
