@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // NoiseRemover recovers the exact histogram of a column behind sticky
@@ -128,14 +129,7 @@ func (nr *noiseRemover) total(ctx context.Context, set []string, extra string, k
 	masks := sampleMasks(nr.rng, len(set), k)
 	var sum int64
 	for _, mask := range masks {
-		var a1, a2 []string
-		for j, v := range set {
-			if j < len(set)-1 && mask&(1<<j) != 0 {
-				a1 = append(a1, v)
-			} else {
-				a2 = append(a2, v)
-			}
-		}
+		a1, a2 := twoPartition(set, mask)
 		if extra != "" {
 			a2 = append(a2, extra)
 		}
@@ -166,6 +160,27 @@ func TotalByTwoPartitions(ctx context.Context, q Querier, o Options, values []st
 		return 0, nr.stop
 	}
 	return n, err
+}
+
+// twoPartition splits set by mask: the values whose bit is set go to A1,
+// the rest to A2, which always holds the last value (see sampleMasks).
+func twoPartition(set []string, mask uint64) (a1, a2 []string) {
+	for j, v := range set {
+		if j < len(set)-1 && mask&(1<<j) != 0 {
+			a1 = append(a1, v)
+		} else {
+			a2 = append(a2, v)
+		}
+	}
+	return a1, a2
+}
+
+// TwoPartitionSQL is the pair of statements the noise remover sends for one
+// two-partition of set (mask as in twoPartition): COUNT(*) of the target's
+// rows whose column is in A1, then in A2.
+func TwoPartitionSQL(o Options, set []string, mask uint64) (string, string) {
+	a1, a2 := twoPartition(set, mask)
+	return inQuery(o, a1), inQuery(o, a2)
 }
 
 // twoPartitions is the number of two-partitions of a set of n elements.

@@ -302,19 +302,12 @@ func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
 // benchStatements are noise-remover statements over the small synthetic
 // table: two-partition sides of a base set of small values.
 func benchStatements() []string {
+	o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value"}
 	base := []string{"3", "4", "5", "6", "7", "8", "40", "41", "42", "43", "44", "45"}
 	var out []string
-	for mask := 1; mask < 1<<11; mask++ {
-		var a1, a2 []string
-		for j, v := range base {
-			if j < 11 && mask&(1<<j) != 0 {
-				a1 = append(a1, v)
-			} else {
-				a2 = append(a2, v)
-			}
-		}
-		out = append(out, "SELECT COUNT(*) FROM synthetic WHERE value IN ("+strings.Join(a1, ", ")+")",
-			"SELECT COUNT(*) FROM synthetic WHERE value IN ("+strings.Join(a2, ", ")+")")
+	for mask := uint64(1); mask < 1<<11; mask++ {
+		a1, a2 := attacks.TwoPartitionSQL(o, base, mask)
+		out = append(out, a1, a2)
 	}
 	return out
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -46,19 +45,12 @@ var benchGroupQueries = []string{
 // benchAttackQueries are noise-remover statements: two-partition sides over
 // the age column, the shape the histogram attacks send by the ten thousand.
 func benchAttackQueries() []string {
+	o := attacks.Options{Target: attacks.Target{Table: "people"}, Column: "age"}
 	base := []string{"20", "21", "22", "23", "24", "25", "26", "27", "28", "29"}
 	var out []string
-	for mask := 1; mask < 1<<9; mask += 7 {
-		var a1, a2 []string
-		for j, v := range base {
-			if j < 9 && mask&(1<<j) != 0 {
-				a1 = append(a1, v)
-			} else {
-				a2 = append(a2, v)
-			}
-		}
-		out = append(out, "SELECT COUNT(*) FROM people WHERE age IN ("+strings.Join(a1, ", ")+")",
-			"SELECT COUNT(*) FROM people WHERE age IN ("+strings.Join(a2, ", ")+")")
+	for mask := uint64(1); mask < 1<<9; mask += 7 {
+		a1, a2 := attacks.TwoPartitionSQL(o, base, mask)
+		out = append(out, a1, a2)
 	}
 	return out
 }
