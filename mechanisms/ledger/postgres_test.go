@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"countwall/planner/pgtest"
@@ -18,15 +17,8 @@ func TestMain(m *testing.M) {
 // instead of a SQLite file: the same tests, the other backend.
 var onPostgres *pgtest.Srv
 
-// newStatePath is where a test keeps its state: a SQLite file in the test's
-// directory, or a PostgreSQL database's URL under onPostgres.
-func newStatePath(t *testing.T) string {
-	t.Helper()
-	if onPostgres != nil {
-		return onPostgres.NewDatabase(t)
-	}
-	return filepath.Join(t.TempDir(), "state.db")
-}
+// newStatePath is where a test keeps its state (pgtest.StatePath).
+func newStatePath(t *testing.T) string { return pgtest.StatePath(t, onPostgres) }
 
 // TestPostgresLedger runs the ledger's tests against a PostgreSQL state
 // database: caps, kinds, grants and resets; eight goroutines and two

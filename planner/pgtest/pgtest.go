@@ -234,3 +234,15 @@ func ExecURL(url string, stmts ...string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// StatePath is where a test keeps a state database: a fresh PostgreSQL
+// database's URL on srv, or, with a nil srv, a SQLite file in the test's
+// directory. Packages that run their tests against both backends set srv
+// for the PostgreSQL run.
+func StatePath(t testing.TB, srv *Srv) string {
+	t.Helper()
+	if srv != nil {
+		return srv.NewDatabase(t)
+	}
+	return filepath.Join(t.TempDir(), "state.db")
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"countwall/planner/pgtest"
@@ -19,15 +18,8 @@ func TestMain(m *testing.M) {
 // onPostgres, when set, gives each test a fresh PostgreSQL state database.
 var onPostgres *pgtest.Srv
 
-// newStatePath is a SQLite file in the test's directory, or a PostgreSQL
-// database's URL under onPostgres.
-func newStatePath(t *testing.T) string {
-	t.Helper()
-	if onPostgres != nil {
-		return onPostgres.NewDatabase(t)
-	}
-	return filepath.Join(t.TempDir(), "state.db")
-}
+// newStatePath is where a test keeps its state (pgtest.StatePath).
+func newStatePath(t *testing.T) string { return pgtest.StatePath(t, onPostgres) }
 
 // TestPostgresState runs the audit log's tests against a PostgreSQL state
 // database, and checks that instances sharing it share one secret.
