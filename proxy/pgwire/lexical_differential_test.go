@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,19 +126,7 @@ tables:
 		QueryTimeout: 10 * time.Second,
 		IdleTimeout:  time.Minute,
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
-	ts := &testServer{engine: engine, srv: srv, addr: l.Addr().String(), cfg: cfg}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
-		engine.Close()
-	})
-	return ts
+	return listenForTest(t, engine, srv, cfg)
 }
 
 // TestLexicalDifferential sends every case three ways and wants the same

@@ -129,19 +129,7 @@ func startServer(t testing.TB, mechanism string, opts map[string]string, tweak f
 	for _, hook := range hooks {
 		hook(srv)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
-	ts := &testServer{engine: engine, srv: srv, addr: l.Addr().String(), cfg: cfg}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
-		engine.Close()
-	})
-	return ts
+	return listenForTest(t, engine, srv, cfg)
 }
 
 func (ts *testServer) dsn(user, password string) string {
@@ -582,4 +570,23 @@ func TestCancelRequestStopsTheRunningStatement(t *testing.T) {
 	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
 		t.Fatalf("error %v, want 57014 from the cancel", err)
 	}
+}
+
+// listenForTest serves srv on a loopback port until the test ends, then
+// shuts it down and closes its engine.
+func listenForTest(t testing.TB, engine *proxy.Engine, srv *Server, cfg *config.Config) *testServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
+	ts := &testServer{engine: engine, srv: srv, addr: l.Addr().String(), cfg: cfg}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
+		engine.Close()
+	})
+	return ts
 }
