@@ -18,9 +18,8 @@ func init() {
 		Short: "Measure protected answers against raw SQLite, the wire against in process, and throughput, as ratios in one run",
 		Long: `bench generates a people table and answers the same COUNT queries straight from SQLite,
 through the Engine in process under several mechanisms, and over the PostgreSQL wire protocol
-(SCRAM on loopback), then runs 1, 2, 4 and 8 concurrent wire clients and the noise remover's
-statements. Each line is the median of --rounds rounds of --queries queries; ratios compare lines
-of the same run, so they hold across machines better than the times do.`,
+(SCRAM on loopback), then 1, 2, 4 and 8 concurrent wire clients and the noise remover's statements.
+Each line is the median of --rounds rounds of --queries queries; ratios compare lines of one run.`,
 		Example: "  countwall bench --rows 100000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,6 +40,7 @@ of the same run, so they hold across machines better than the times do.`,
 	cmd.Flags().IntVar(&o.PerRound, "queries", 200, "queries per round")
 	cmd.Flags().IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
+	cmd.Flags().StringVar(&o.AuditSync, "audit-sync", "full", "the firewalls' audit.sync: full (on disk before an answer leaves) or normal")
 	cmd.AddCommand(benchBoundsCommand())
 	cmd.AddCommand(benchPostgresCommand())
 	rootCmd.AddCommand(cmd)

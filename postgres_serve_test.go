@@ -146,7 +146,7 @@ func TestPostgresServeInstancesShareOneBudget(t *testing.T) {
 	}
 
 	// The ledger as any instance now reads it.
-	st, err := statedb.Open(ctx, stateURL)
+	st, err := statedb.Open(ctx, stateURL, statedb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

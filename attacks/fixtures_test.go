@@ -93,7 +93,7 @@ func openSeededEngine(t testing.TB, body string, seed int64) (*proxy.Engine, *co
 // the same on every run; it returns the secret.
 func fixedSecret(t testing.TB, path, seed string) []byte {
 	t.Helper()
-	st, err := statedb.Open(context.Background(), path)
+	st, err := statedb.Open(context.Background(), path, statedb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,16 @@ func syntheticEngine(t testing.TB, d int) (*attacks.Logged, []byte) {
 }
 
 func syntheticEngineWith(t testing.TB, mechanism, params string) (*attacks.Logged, []byte) {
+	return syntheticEngineSync(t, mechanism, params, "full")
+}
+
+// syntheticEngineSync is syntheticEngineWith with the given audit.sync.
+func syntheticEngineSync(t testing.TB, mechanism, params, auditSync string) (*attacks.Logged, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
 state: %s
+audit: {sync: %s}
 mechanism: {name: %s}
 mechanisms:
   %s: {%s}
@@ -49,7 +55,7 @@ tables:
   synthetic:
     privacy_unit: id
     domains: {value: {min: 1, max: 107}}
-`, smallSynthetic(t), filepath.Join(dir, "state.db"), mechanism, mechanism, params)
+`, smallSynthetic(t), filepath.Join(dir, "state.db"), auditSync, mechanism, mechanism, params)
 	secret := fixedSecret(t, filepath.Join(dir, "state.db"), "noise remover tests")
 	e, _ := openEngine(t, body)
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}, secret
@@ -325,10 +331,16 @@ func benchQuerier(b *testing.B, q attacks.Querier) {
 }
 
 // BenchmarkQuerierInProcess is the attack query rate through an Engine
-// session in process (cellkey, the 4,000-row synthetic table).
+// session in process (cellkey, the 4,000-row synthetic table), with each
+// answer's audit row on disk before it leaves (audit.sync: full) and only
+// in the state's log (normal).
 func BenchmarkQuerierInProcess(b *testing.B) {
-	q, _ := syntheticEngine(b, 2)
-	benchQuerier(b, q)
+	for _, auditSync := range []string{"full", "normal"} {
+		b.Run("audit-"+auditSync, func(b *testing.B) {
+			q, _ := syntheticEngineSync(b, "cellkey", "ptable: uniform, D: 2, suppress_at: 4", auditSync)
+			benchQuerier(b, q)
+		})
+	}
 }
 
 // BenchmarkQuerierWire is the same statements over the PostgreSQL protocol

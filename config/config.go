@@ -27,6 +27,7 @@ type Config struct {
 
 	Database  string // the protected database, opened read-only: a SQLite file or a postgres:// URL
 	State     string // the state database: secret, audit log, budget ledger
+	Audit     Audit
 	Mechanism Mechanism
 	Budget    Budget
 	Analysts  map[string]Analyst
@@ -38,6 +39,15 @@ type Config struct {
 type Mechanism struct {
 	Name   string
 	Params map[string]any
+}
+
+// Audit configures the audit log.
+type Audit struct {
+	// Sync is how far an answer's audit row has gone when the answer
+	// leaves: "full" (on disk; survives a power loss) or "normal" (in the
+	// state database's log; survives a crash of countwall, not of the
+	// machine). Budget charges are always written as "full".
+	Sync string `mapstructure:"sync"`
 }
 
 // Range is a default per-query value and the range an analyst may SET.
@@ -150,6 +160,7 @@ func isConfigFlag(name string) bool { return configFlags[strings.ReplaceAll(name
 
 func setDefaults(v *viper.Viper) {
 	v.SetDefault("state", "countwall-state.db")
+	v.SetDefault("audit.sync", "full")
 	v.SetDefault("mechanism.name", "exact")
 	v.SetDefault("budget.epsilon.default", 0.1)
 	v.SetDefault("budget.epsilon.min", 0.001)
@@ -191,6 +202,7 @@ func (c *Config) resolvePaths() {
 type file struct {
 	Database  string `mapstructure:"database"`
 	State     string `mapstructure:"state"`
+	Audit     Audit  `mapstructure:"audit"`
 	Seed      any    `mapstructure:"seed" keys:"hidden"` // refused below; named here so it is not also "unknown"
 	Mechanism struct {
 		Name   string         `mapstructure:"name"`
@@ -261,6 +273,7 @@ func decode(v *viper.Viper) (*Config, error) {
 	cfg := &Config{
 		Database:  f.Database,
 		State:     f.State,
+		Audit:     f.Audit,
 		Mechanism: Mechanism{Name: f.Mechanism.Name, Params: map[string]any{}},
 		Budget:    f.Budget,
 		Server:    f.Server,
@@ -281,6 +294,10 @@ func decode(v *viper.Viper) (*Config, error) {
 	}
 	if cfg.Mechanism.Name == "" {
 		fail("mechanism.name", "is required")
+	}
+	cfg.Audit.Sync = strings.ToLower(cfg.Audit.Sync)
+	if cfg.Audit.Sync != "full" && cfg.Audit.Sync != "normal" {
+		fail("audit.sync", "must be full (on disk before an answer leaves) or normal (in the state's log: survives a crash of countwall, not a power loss), got %q", cfg.Audit.Sync)
 	}
 
 	checkRange("budget.epsilon", cfg.Budget.Epsilon, fail)

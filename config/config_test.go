@@ -71,6 +71,9 @@ func TestLoadValid(t *testing.T) {
 	if cfg.Analysts["alice"].EpsilonCap != 0.5 || cfg.Analysts["bob"].EpsilonCap != 2 {
 		t.Errorf("analyst caps = %+v", cfg.Analysts)
 	}
+	if cfg.Audit.Sync != "full" {
+		t.Errorf("audit.sync = %q, want the default full", cfg.Audit.Sync)
+	}
 	if cfg.Server.QueryTimeout != 3*time.Second || cfg.Server.Listen != "127.0.0.1:5433" ||
 		cfg.Server.AuthTimeout != 10*time.Second || cfg.Server.MaxPendingAuth != 32 {
 		t.Errorf("server = %+v", cfg.Server)
@@ -112,13 +115,15 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"zero groups per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_groups_per_unit: 0"}, "tables.people.max_groups_per_unit: must be a whole number >= 1"},
 		{"fractional rows per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_rows_per_unit: 1.5"}, "tables.people.max_rows_per_unit"},
 		{"negative cap", [2]string{"epsilon_cap: 0.5", "epsilon_cap: -1"}, "analysts.alice"},
-		{"unknown top-level key", [2]string{"state: state.db", "state: state.db\ndatabse: x.db"}, "databse: unknown key (known: analysts, budget, database, "},
+		{"unknown top-level key", [2]string{"state: state.db", "state: state.db\ndatabse: x.db"}, "databse: unknown key (known: analysts, audit, budget, database, "},
 		{"unknown server key", [2]string{"query_timeout: 3s", "query_timout: 3s"}, "server.query_timout: unknown key (known: auth_timeout, idle_timeout, listen, "},
 		{"unknown analyst key", [2]string{"epsilon_cap: 0.5", "epsilon_capp: 0.5"}, "analysts.alice.epsilon_capp: unknown key (known: delta_cap, epsilon_cap, password)"},
 		{"unknown table key", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    colums: [age]"}, "tables.people.colums: unknown key (known: columns, domains, "},
 		{"unknown budget range key", [2]string{"max: 0.5}", "max: 0.5, maximum: 1}"}, "budget.epsilon.maximum: unknown key (known: default, max, min)"},
 		{"duration not a duration", [2]string{"query_timeout: 3s", "query_timeout: soon"}, `server.query_timeout: must be a duration such as 10s, got "soon"`},
 		{"cap not a number", [2]string{"epsilon_cap: 2", "epsilon_cap: lots"}, `budget.epsilon_cap: must be a finite number, got "lots"`},
+		{"audit sync unknown", [2]string{"state: state.db", "state: state.db\naudit: {sync: off}"}, `audit.sync: must be full (on disk before an answer leaves) or normal`},
+		{"unknown audit key", [2]string{"state: state.db", "state: state.db\naudit: {synch: normal}"}, "audit.synch: unknown key (known: sync)"},
 		{"policy value of the wrong type", [2]string{"max_in_list: 7", "max_in_list: [7]"}, "policy.max_in_list: must be an integer, got a list"},
 	}
 	for _, tc := range tests {

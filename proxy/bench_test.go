@@ -103,9 +103,11 @@ func BenchmarkLaplaceOneAnalyst(b *testing.B) {
 }
 
 // BenchmarkAnswerAudit measures what a durable audit row per answer costs:
-// "durable" commits each answer's row before the answer leaves (group
-// commit: the answers waiting at that moment share one), "queued" is the
-// audit as it was, written in batches after the answers left. On a
+// "full" commits each answer's row to disk before the answer leaves (group
+// commit: the answers waiting at that moment share one), "normal" writes it
+// to the state's log without waiting for the disk (audit.sync: normal),
+// "queued" is the audit as it was, written in batches after the answers
+// left. On a
 // 1,000-row table, so that the audit is a visible share; with one session
 // and with 8 at once:
 //
@@ -113,12 +115,15 @@ func BenchmarkLaplaceOneAnalyst(b *testing.B) {
 func BenchmarkAnswerAudit(b *testing.B) {
 	f := newFixture(b, 1000)
 	for _, mech := range []string{"exact", "laplace"} {
-		for _, audit := range []string{"queued", "durable"} {
+		for _, audit := range []string{"queued", "full", "normal"} {
 			for _, sessions := range []int{1, 8} {
 				b.Run(fmt.Sprintf("%s/%s/sessions-%d", mech, audit, sessions), func(b *testing.B) {
 					cfg := f.config(b, mech, nil)
 					cfg.State = filepath.Join(b.TempDir(), "state.db")
 					cfg.Budget.EpsilonCap = 1e12
+					if audit == "normal" {
+						cfg.Audit.Sync = audit
+					}
 					e, err := Open(context.Background(), cfg, Options{})
 					if err != nil {
 						b.Fatal(err)

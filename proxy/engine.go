@@ -86,7 +86,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
-	state, err := statedb.Open(ctx, cfg.State)
+	state, err := statedb.Open(ctx, cfg.State, statedb.Options{AuditSync: statedb.AuditSync(cfg.Audit.Sync)})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -130,6 +130,9 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	old := e.live.Load().cfg
 	if cfg.Database != old.Database || cfg.State != old.State {
 		return errors.New("database and state paths cannot change while running; restart countwall")
+	}
+	if cfg.Audit.Sync != old.Audit.Sync {
+		return errors.New("audit.sync cannot change while running; restart countwall")
 	}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {

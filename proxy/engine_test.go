@@ -388,3 +388,28 @@ func rowsOf(res *Result) [][]Value {
 	}
 	return res.Rows
 }
+
+// The databases and how the audit is written are fixed for the life of an
+// Engine: a reload that changes them is refused and the old config stays.
+func TestReloadRefusesStartOnlySettings(t *testing.T) {
+	f := newFixture(t, 20)
+	e := f.open(t, "exact", nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		change func(*config.Config)
+		want   string
+	}{
+		{"state", func(c *config.Config) { c.State += ".other" }, "database and state paths cannot change"},
+		{"audit.sync", func(c *config.Config) { c.Audit.Sync = "normal" }, "audit.sync cannot change"},
+	} {
+		changed := *e.Config()
+		tc.change(&changed)
+		if err := e.Reload(ctx, &changed); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Reload = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if e.Config().Audit.Sync == "normal" {
+		t.Error("a refused reload changed the config in force")
+	}
+}

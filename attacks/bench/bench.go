@@ -19,6 +19,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/attacks/demo"
+	"countwall/proxy/statedb"
 )
 
 // benchQueries are the statements every bench line answers: equalities,
@@ -65,17 +66,22 @@ var benchBudget = map[string]any{
 
 // Options size a bench run.
 type Options struct {
-	Dir      string                // work directory; a database of the same size there is reused
-	Rows     int                   // rows in the generated people table
-	PerRound int                   // queries per round
-	Rounds   int                   // rounds per line; the median is reported
-	Progress func(done, total int) // generating the table; nil shows none
+	Dir      string // work directory; a database of the same size there is reused
+	Rows     int    // rows in the generated people table
+	PerRound int    // queries per round
+	Rounds   int    // rounds per line; the median is reported
+	// AuditSync is the firewalls' audit.sync: full (the default) or normal.
+	AuditSync string
+	Progress  func(done, total int) // generating the table; nil shows none
 }
 
 // Check refuses sizes that measure nothing.
 func (o Options) Check() error {
 	if o.Rows < 1 || o.PerRound < 1 || o.Rounds < 1 {
 		return fmt.Errorf("--rows, --queries and --rounds must be at least 1")
+	}
+	if _, err := statedb.ParseAuditSync(o.AuditSync); err != nil {
+		return fmt.Errorf("--audit-sync: %w", err)
 	}
 	return nil
 }
@@ -87,10 +93,11 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if err := o.Check(); err != nil {
 		return err
 	}
-	return run(ctx, w, o.Dir, o.Rows, o.PerRound, o.Rounds, o.Progress)
+	return run(ctx, w, o)
 }
 
-func run(ctx context.Context, w io.Writer, dir string, rows, perRound, rounds int, progress func(done, total int)) error {
+func run(ctx context.Context, w io.Writer, o Options) error {
+	dir, rows, perRound, rounds, progress := o.Dir, o.Rows, o.PerRound, o.Rounds, o.Progress
 	dbPath := filepath.Join(dir, fmt.Sprintf("bench-%d.db", rows))
 	if _, err := os.Stat(dbPath); err != nil {
 		if err := demo.GeneratePeople(ctx, dbPath, rows, progress); err != nil {
@@ -118,7 +125,8 @@ func run(ctx context.Context, w io.Writer, dir string, rows, perRound, rounds in
 		return times[len(times)/2], nil
 	}
 
-	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds\n\n", rows, perRound, rounds)
+	auditSync, _ := statedb.ParseAuditSync(o.AuditSync)
+	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds, audit.sync %s\n\n", rows, perRound, rounds, auditSync)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "what\tper query\tratio")
 	rawTime, err := measure(rawSQLite{raw}, benchQueries)
@@ -135,6 +143,7 @@ func run(ctx context.Context, w io.Writer, dir string, rows, perRound, rounds in
 	for _, name := range []string{"exact", "cellkey", "laplace", "layered"} {
 		s := demo.Settings[name]
 		s.Budget = benchBudget
+		s.AuditSync = string(auditSync)
 		srv, err := demo.StartFirewall(ctx, dir, dbPath, people, s, []string{"bench"})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -152,6 +161,10 @@ func run(ctx context.Context, w io.Writer, dir string, rows, perRound, rounds in
 			return fmt.Errorf("%s in process: %w", name, err)
 		}
 		fmt.Fprintf(tw, "%s, in process\t%s\t%.2f× raw\n", name, d.Round(time.Microsecond), float64(d)/float64(rawTime))
+		if name == "cellkey" {
+			// What contributor keys cost: cellkey needs each cell's key sum.
+			fmt.Fprintf(tw, "cellkey / exact, in process\t\t%.2f× exact\n", float64(d)/float64(exactInProcess))
+		}
 		if name == "exact" || name == "laplace" {
 			// The cost of bounding each person's contribution: laplace
 			// against exact on the same statements.

@@ -12,10 +12,10 @@ import (
 // table (times themselves are not asserted).
 func TestRunPrintsEveryLine(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(context.Background(), &out, Options{Dir: t.TempDir(), Rows: 2000, PerRound: 8, Rounds: 1}); err != nil {
+	if err := Run(context.Background(), &out, Options{Dir: t.TempDir(), Rows: 2000, PerRound: 8, Rounds: 1, AuditSync: "normal"}); err != nil {
 		t.Fatalf("bench: %v\n%s", err, out.String())
 	}
-	for _, w := range []string{"COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)",
+	for _, w := range []string{"audit.sync normal", "COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)", "cellkey / exact, in process",
 		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
 		"laplace, bounded per person: GROUP BY / exact"} {
 		if !strings.Contains(out.String(), w) {
@@ -33,6 +33,9 @@ func TestCheckRefusesEmptySizes(t *testing.T) {
 		{Options{Rows: 0, PerRound: 1, Rounds: 1}, false},
 		{Options{Rows: 1, PerRound: 0, Rounds: 1}, false},
 		{Options{Rows: 1, PerRound: 1, Rounds: 0}, false},
+		{Options{Rows: 1, PerRound: 1, Rounds: 1, AuditSync: "normal"}, true},
+		{Options{Rows: 1, PerRound: 1, Rounds: 1, AuditSync: "FULL"}, true},
+		{Options{Rows: 1, PerRound: 1, Rounds: 1, AuditSync: "off"}, false},
 	}
 	for _, tt := range tests {
 		if err := tt.o.Check(); (err == nil) != tt.ok {

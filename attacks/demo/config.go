@@ -17,11 +17,16 @@ import (
 type configFile struct {
 	Database   string                       `yaml:"database"`
 	State      string                       `yaml:"state"`
+	Audit      auditSection                 `yaml:"audit,omitempty"`
 	Mechanism  mechanismName                `yaml:"mechanism"`
 	Mechanisms map[string]map[string]any    `yaml:"mechanisms,omitempty"`
 	Budget     map[string]any               `yaml:"budget"`
 	Analysts   map[string]map[string]string `yaml:"analysts"`
 	Tables     map[string]any               `yaml:"tables"`
+}
+
+type auditSection struct {
+	Sync string `yaml:"sync,omitempty"`
 }
 
 type mechanismName struct {

@@ -29,6 +29,8 @@ type Setting struct {
 	// State, when set, is a state database several firewalls share (the
 	// PostgreSQL bench's instances); otherwise each starts a fresh file.
 	State string
+	// AuditSync is the config's audit.sync ("" is its default, full).
+	AuditSync string
 }
 
 // The demo's genomes table for the tracing attack: D/N = 16, where one
@@ -203,6 +205,7 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{
 		Database:   dbPath,
 		State:      statePath,
+		Audit:      auditSection{Sync: s.AuditSync},
 		Mechanism:  mechanismName{s.Mechanism},
 		Mechanisms: mechanismParams(s.Mechanism, s.Params),
 		Budget:     s.Budget,

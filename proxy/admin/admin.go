@@ -35,7 +35,7 @@ func OpenState(ctx context.Context, statePath, configPath string) (*statedb.DB, 
 	if err := statedb.Exists(statePath); err != nil {
 		return nil, nil, err
 	}
-	st, err := statedb.Open(ctx, statePath)
+	st, err := statedb.Open(ctx, statePath, statedb.Options{})
 	if err != nil {
 		return nil, nil, err
 	}

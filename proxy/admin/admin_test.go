@@ -17,7 +17,7 @@ func newState(t *testing.T, dir string) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(dir, "state.db")
-	st, err := statedb.Open(ctx, path)
+	st, err := statedb.Open(ctx, path, statedb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

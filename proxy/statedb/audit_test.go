@@ -42,7 +42,7 @@ func TestFingerprintIsKeyed(t *testing.T) {
 func TestAuditDurableIsCommittedOnReturn(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := Open(ctx, path)
+	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAuditDurableIsCommittedOnReturn(t *testing.T) {
 
 func TestListAuditFiltersAndPrints(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, newStatePath(t))
+	db, err := Open(ctx, newStatePath(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate,
 		t.Fatal(err)
 	}
 	old.Close()
-	db, err := Open(ctx, path)
+	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

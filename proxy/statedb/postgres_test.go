@@ -33,7 +33,7 @@ func TestPostgresState(t *testing.T) {
 		url := newStatePath(t)
 		var secrets [][]byte
 		for range 3 {
-			db, err := Open(ctx, url)
+			db, err := Open(ctx, url, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

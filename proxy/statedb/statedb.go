@@ -30,6 +30,15 @@ type DB struct {
 	sql    *sql.DB
 	secret []byte
 
+	// audit is the audit writer's own handle: one connection, with the
+	// insert prepared once, synchronous as Options.AuditSync says. The
+	// ledger's transactions (and the audit rows written inside them) use
+	// sql, which is always synchronous=FULL.
+	audit       *sql.DB
+	auditInsert *sql.Stmt
+	auditSync   AuditSync
+	postgres    bool
+
 	// The audit log is written by one goroutine with group commit: every
 	// entry waiting when a transaction starts goes into it, so concurrent
 	// answers share one fsync. An answer waits for its entry's commit
@@ -47,12 +56,53 @@ var ErrClosed = errors.New("state database is closed")
 // auditBatch bounds how many entries one audit transaction writes.
 const auditBatch = 1024
 
+// AuditSync is how far an answer's audit row has gone when the answer
+// leaves.
+type AuditSync string
+
+const (
+	// AuditSyncFull commits the row to disk (fsync, or PostgreSQL's
+	// synchronous commit) before the answer leaves: it survives a power
+	// loss. The default.
+	AuditSyncFull AuditSync = "full"
+	// AuditSyncNormal writes the row to the state database's write-ahead
+	// log before the answer leaves but does not wait for the disk: SQLite's
+	// synchronous=NORMAL in WAL mode (the log is fsynced at checkpoints and
+	// by every budget charge), PostgreSQL's synchronous_commit=off for the
+	// audit transaction. The row survives a crash or kill of countwall; a
+	// power loss or operating-system crash (for PostgreSQL, a crash of its
+	// server) may lose the last rows. Budget charges stay fully durable.
+	AuditSyncNormal AuditSync = "normal"
+)
+
+// ParseAuditSync reads the audit.sync setting; "" is AuditSyncFull.
+func ParseAuditSync(s string) (AuditSync, error) {
+	switch AuditSync(strings.ToLower(s)) {
+	case "", AuditSyncFull:
+		return AuditSyncFull, nil
+	case AuditSyncNormal:
+		return AuditSyncNormal, nil
+	}
+	return "", fmt.Errorf("audit sync must be %q or %q, got %q", AuditSyncFull, AuditSyncNormal, s)
+}
+
+// Options tune a state database.
+type Options struct {
+	// AuditSync is how durable an answer's audit row is before the answer
+	// leaves; the zero value is AuditSyncFull.
+	AuditSync AuditSync
+}
+
 // Open opens (creating if needed) the state database at path. The file is
 // created readable by its owner only; on first start a fresh secret is drawn
 // from crypto/rand and stored, so record keys stay stable across restarts.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("state database path is empty")
+	}
+	sync, err := ParseAuditSync(string(opts.AuditSync))
+	if err != nil {
+		return nil, err
 	}
 	if dialect.IsURL(path) {
 		// A PostgreSQL state is shared by every instance that names it;
@@ -61,7 +111,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening state database: %w", err)
 		}
-		return start(ctx, db)
+		return start(ctx, db, db, sync)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -73,26 +123,52 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		return nil, fmt.Errorf("restricting state database permissions: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sql.Open("sqlite", sqliteDSN(path, AuditSyncFull))
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
-	return start(ctx, db)
+	audit, err := sql.Open("sqlite", sqliteDSN(path, sync))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening state database: %w", err)
+	}
+	// One writer connection: the audit's transactions are serial anyway,
+	// and its prepared insert is then compiled once.
+	audit.SetMaxOpenConns(1)
+	return start(ctx, db, audit, sync)
+}
+
+// sqliteDSN opens a state file in WAL mode with the given synchronous
+// setting; transactions take the write lock at BEGIN, so that two writers
+// wait for each other rather than fail.
+func sqliteDSN(path string, sync AuditSync) string {
+	return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(" + strings.ToUpper(string(sync)) +
+		")&_pragma=busy_timeout(10000)&_txlock=immediate"
 }
 
 // start creates the tables if needed, reads the secret and starts the audit
-// writer.
-func start(ctx context.Context, db *sql.DB) (*DB, error) {
-	s := &DB{sql: db, auditQueue: make(chan AuditEntry, 4096), auditDone: make(chan struct{})}
-	if err := s.migrate(ctx); err != nil {
+// writer on its own handle (audit may be db itself).
+func start(ctx context.Context, db, audit *sql.DB, sync AuditSync) (*DB, error) {
+	s := &DB{sql: db, audit: audit, auditSync: sync, postgres: dialect.IsPostgres(db),
+		auditQueue: make(chan AuditEntry, 4096), auditDone: make(chan struct{})}
+	fail := func(err error) (*DB, error) {
+		if audit != db {
+			audit.Close()
+		}
 		db.Close()
 		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		return fail(err)
 	}
 	if err := s.loadSecret(ctx); err != nil {
-		db.Close()
-		return nil, err
+		return fail(err)
 	}
+	insert, err := audit.PrepareContext(ctx, insertAudit)
+	if err != nil {
+		return fail(fmt.Errorf("preparing the audit log insert: %w", err))
+	}
+	s.auditInsert = insert
 	go s.auditWriter()
 	return s, nil
 }
@@ -144,7 +220,11 @@ func (s *DB) Close() error {
 	} else {
 		s.queueMu.Unlock()
 	}
-	return s.sql.Close()
+	err := s.auditInsert.Close()
+	if s.audit != s.sql {
+		err = errors.Join(err, s.audit.Close())
+	}
+	return errors.Join(err, s.sql.Close())
 }
 
 func (s *DB) migrate(ctx context.Context) error {
@@ -235,8 +315,8 @@ func (s *DB) Audit(e AuditEntry) {
 }
 
 // AuditDurable writes an entry and returns once its transaction is
-// committed (synchronous=FULL): call it before an answer leaves, so that the
-// audit never shows fewer answers than clients received. Entries offered
+// committed (as durably as Options.AuditSync says): call it before an answer
+// leaves, so that the audit never shows fewer answers than clients received. Entries offered
 // while a commit is in progress share the next one (group commit).
 func (s *DB) AuditDurable(ctx context.Context, e AuditEntry) error {
 	e.done = make(chan error, 1)
@@ -335,15 +415,17 @@ func InsertAudit(ctx context.Context, tx Execer, e AuditEntry) error {
 
 func (s *DB) writeAudit(batch []AuditEntry) error {
 	ctx := context.Background()
-	tx, err := s.sql.BeginTx(ctx, nil)
+	tx, err := s.audit.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("writing audit log: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, insertAudit)
-	if err != nil {
-		return fmt.Errorf("writing audit log: %w", err)
+	if s.postgres && s.auditSync == AuditSyncNormal {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			return fmt.Errorf("writing audit log: %w", err)
+		}
 	}
+	stmt := tx.StmtContext(ctx, s.auditInsert)
 	defer stmt.Close()
 	for _, e := range batch {
 		if e.Kind == flushMarker {

@@ -3,6 +3,7 @@ package statedb
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ func TestSecretIsPrivateAndStable(t *testing.T) {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(ctx, path)
+	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestSecretIsPrivateAndStable(t *testing.T) {
 	if perm := info.Mode().Perm(); perm != 0o600 {
 		t.Errorf("state database permissions = %o, want 600", perm)
 	}
-	db, err = Open(ctx, path)
+	db, err = Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestSecretIsPrivateAndStable(t *testing.T) {
 	if !bytes.Equal(db.Secret(), first) {
 		t.Error("secret changed across a restart")
 	}
-	other, err := Open(ctx, filepath.Join(t.TempDir(), "other.db"))
+	other, err := Open(ctx, filepath.Join(t.TempDir(), "other.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestSecretIsPrivateAndStable(t *testing.T) {
 func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
 	ctx := context.Background()
 	path := newStatePath(t)
-	db, err := Open(ctx, path)
+	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(ctx, path)
+	db, err = Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +84,74 @@ func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
 	}
 	if log[0].Outcome != "answered" || log[n-1].Outcome != "refused" || log[0].At.IsZero() {
 		t.Errorf("audit order or time wrong: first %+v last %+v", log[0], log[n-1])
+	}
+}
+
+func TestParseAuditSync(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want AuditSync
+		ok   bool
+	}{
+		{"", AuditSyncFull, true},
+		{"full", AuditSyncFull, true},
+		{"NORMAL", AuditSyncNormal, true},
+		{"off", "", false},
+		{"extra", "", false},
+	} {
+		got, err := ParseAuditSync(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseAuditSync(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+	if _, err := Open(context.Background(), newStatePath(t), Options{AuditSync: "off"}); err == nil {
+		t.Error("Open accepted audit sync \"off\"")
+	}
+}
+
+// With audit.sync normal only the audit writer's connection runs
+// synchronous=NORMAL: the handle the ledger charges through stays FULL, and
+// the rows written in normal mode are there after a reopen.
+func TestAuditSyncNormalLeavesTheLedgerFull(t *testing.T) {
+	ctx := context.Background()
+	path := newStatePath(t)
+	db, err := Open(ctx, path, Options{AuditSync: AuditSyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	synchronous := func(h interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) int {
+		var n int
+		if err := h.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := synchronous(db.SQL()); got != 2 {
+		t.Errorf("ledger handle synchronous = %d, want 2 (FULL)", got)
+	}
+	if got := synchronous(db.audit); got != 1 {
+		t.Errorf("audit handle synchronous = %d, want 1 (NORMAL)", got)
+	}
+	for i := 0; i < 3; i++ {
+		if err := db.AuditDurable(ctx, AuditEntry{Analyst: "alice", Fingerprint: "f", Kind: "query", Mechanism: "exact", Outcome: OutcomeAnswered}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	log, err := db.AuditLog(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 {
+		t.Errorf("audit log has %d entries after reopening, want 3", len(log))
 	}
 }
