@@ -39,22 +39,28 @@ type DB struct {
 	auditSync   AuditSync
 	postgres    bool
 
-	// The audit log is written by one goroutine with group commit: every
-	// entry waiting when a transaction starts goes into it, so concurrent
-	// answers share one fsync. An answer waits for its entry's commit
-	// (AuditDurable); a refusal does not wait (Audit).
-	auditQueue chan AuditEntry
-	auditDone  chan struct{}
-	// queueMu guards closed: an entry is never sent on a closed queue.
-	queueMu sync.RWMutex
-	closed  bool
+	// The audit log is written with group commit: whoever holds the
+	// writing turn writes every entry pending at that moment in one
+	// transaction, so concurrent answers share one commit. An answer's
+	// goroutine takes the turn itself when no one else has it
+	// (AuditDurable), so one session's answers cost no hand-off to another
+	// goroutine; a refusal only joins the pending entries and wakes the
+	// background flusher (Audit).
+	pendingMu sync.Mutex
+	pending   []AuditEntry
+	closed    bool
+	writing   chan struct{} // the writing turn: capacity 1, held by sending
+	kick      chan struct{} // wakes the flusher; capacity 1
+	flusherOK chan struct{} // closed when the flusher has stopped
 }
 
 // ErrClosed is returned for an audit entry offered after Close.
 var ErrClosed = errors.New("state database is closed")
 
-// auditBatch bounds how many entries one audit transaction writes.
-const auditBatch = 1024
+// maxPending is how many entries may wait for a commit before a refusal
+// writes them itself rather than leave them to the flusher: a flood of
+// refusals slows its sender instead of growing memory.
+const maxPending = 4096
 
 // AuditSync is how far an answer's audit row has gone when the answer
 // leaves.
@@ -150,7 +156,7 @@ func sqliteDSN(path string, sync AuditSync) string {
 // writer on its own handle (audit may be db itself).
 func start(ctx context.Context, db, audit *sql.DB, sync AuditSync) (*DB, error) {
 	s := &DB{sql: db, audit: audit, auditSync: sync, postgres: dialect.IsPostgres(db),
-		auditQueue: make(chan AuditEntry, 4096), auditDone: make(chan struct{})}
+		writing: make(chan struct{}, 1), kick: make(chan struct{}, 1), flusherOK: make(chan struct{})}
 	fail := func(err error) (*DB, error) {
 		if audit != db {
 			audit.Close()
@@ -169,7 +175,7 @@ func start(ctx context.Context, db, audit *sql.DB, sync AuditSync) (*DB, error) 
 		return fail(fmt.Errorf("preparing the audit log insert: %w", err))
 	}
 	s.auditInsert = insert
-	go s.auditWriter()
+	go s.flusher()
 	return s, nil
 }
 
@@ -211,15 +217,18 @@ func Fingerprint(secret []byte, sql string) string {
 
 // Close flushes the audit log and closes the database.
 func (s *DB) Close() error {
-	s.queueMu.Lock()
-	if !s.closed {
+	s.pendingMu.Lock()
+	already := s.closed
+	if !already {
 		s.closed = true
-		close(s.auditQueue)
-		s.queueMu.Unlock()
-		<-s.auditDone
-	} else {
-		s.queueMu.Unlock()
+		close(s.kick)
 	}
+	s.pendingMu.Unlock()
+	if already {
+		return nil
+	}
+	<-s.flusherOK
+	s.commitPending() // what arrived after the flusher's last batch
 	err := s.auditInsert.Close()
 	if s.audit != s.sql {
 		err = errors.Join(err, s.audit.Close())
@@ -308,84 +317,108 @@ const (
 )
 
 // Audit queues an entry for the audit log without waiting for it to be
-// written; it blocks only when the writer is far behind, so entries are
-// never dropped. Use it for refusals, which send nothing out.
+// written; it writes the pending entries itself only when many are waiting,
+// so entries are never dropped. Use it for refusals, which send nothing out.
 func (s *DB) Audit(e AuditEntry) {
-	s.enqueue(e) //nolint:errcheck // after Close there is nowhere to write; nothing was answered
+	n, err := s.enqueue(e, true)
+	if err != nil {
+		return // after Close there is nowhere to write; nothing was answered
+	}
+	if n >= maxPending {
+		s.commitPending()
+	}
 }
 
 // AuditDurable writes an entry and returns once its transaction is
 // committed (as durably as Options.AuditSync says): call it before an answer
-// leaves, so that the audit never shows fewer answers than clients received. Entries offered
-// while a commit is in progress share the next one (group commit).
+// leaves, so that the audit never shows fewer answers than clients received.
+// Entries offered while a commit is in progress share the next one (group
+// commit).
 func (s *DB) AuditDurable(ctx context.Context, e AuditEntry) error {
 	e.done = make(chan error, 1)
-	if err := s.enqueue(e); err != nil {
+	if _, err := s.enqueue(e, false); err != nil {
 		return err
 	}
+	// Either an earlier writer commits this entry with its batch, or this
+	// goroutine becomes the writer and commits every pending entry.
 	select {
 	case err := <-e.done:
 		return err
+	case s.writing <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	select {
+	case err := <-e.done: // written while this goroutine took its turn
+		<-s.writing
+		return err
+	default:
+	}
+	s.commitLocked()
+	<-s.writing
+	return <-e.done
 }
 
-func (s *DB) enqueue(e AuditEntry) error {
+// enqueue adds an entry to the pending ones and says how many are pending;
+// wake asks the flusher to write them soon. The flusher is woken under
+// pendingMu, so never after Close has closed its channel.
+func (s *DB) enqueue(e AuditEntry, wake bool) (int, error) {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
-	s.queueMu.RLock()
-	defer s.queueMu.RUnlock()
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	s.auditQueue <- e
-	return nil
+	s.pending = append(s.pending, e)
+	if wake && len(s.pending) < maxPending {
+		select {
+		case s.kick <- struct{}{}:
+		default: // the flusher is already awake
+		}
+	}
+	return len(s.pending), nil
 }
 
 // Flush waits until every entry queued so far is written.
 func (s *DB) Flush() {
-	done := make(chan error, 1)
-	s.queueMu.RLock()
-	if s.closed {
-		s.queueMu.RUnlock()
-		return
-	}
-	s.auditQueue <- AuditEntry{done: done, Kind: flushMarker}
-	s.queueMu.RUnlock()
-	<-done
+	s.commitPending()
 }
 
-// flushMarker is the Kind of a queue entry that only asks to be told when
-// everything before it is written.
-const flushMarker = "\x00flush"
+// commitPending writes every pending entry in one transaction and tells
+// those who wait how it went.
+func (s *DB) commitPending() {
+	s.writing <- struct{}{}
+	defer func() { <-s.writing }()
+	s.commitLocked()
+}
 
-func (s *DB) auditWriter() {
-	defer close(s.auditDone)
-	for first := range s.auditQueue {
-		batch := []AuditEntry{first}
-	fill:
-		for len(batch) < auditBatch {
-			select {
-			case e, ok := <-s.auditQueue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, e)
-			default:
-				break fill
-			}
+// commitLocked is commitPending for the holder of the writing turn.
+func (s *DB) commitLocked() {
+	s.pendingMu.Lock()
+	batch := s.pending
+	s.pending = nil
+	s.pendingMu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	err := s.writeAudit(batch)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "countwall: audit log write failed:", err)
+	}
+	for _, e := range batch {
+		if e.done != nil {
+			e.done <- err
 		}
-		err := s.writeAudit(batch)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "countwall: audit log write failed:", err)
-		}
-		for _, e := range batch {
-			if e.done != nil {
-				e.done <- err
-			}
-		}
+	}
+}
+
+// flusher writes refusals' entries soon after they are queued, until Close.
+func (s *DB) flusher() {
+	defer close(s.flusherOK)
+	for range s.kick {
+		s.commitPending()
 	}
 }
 
@@ -428,9 +461,6 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 	stmt := tx.StmtContext(ctx, s.auditInsert)
 	defer stmt.Close()
 	for _, e := range batch {
-		if e.Kind == flushMarker {
-			continue
-		}
 		if _, err := stmt.ExecContext(ctx, auditArgs(e)...); err != nil {
 			return fmt.Errorf("writing audit log: %w", err)
 		}
