@@ -40,13 +40,27 @@ type mysqlText struct {
 // :vn value argument. Operators the COUNT language does not use are refused
 // here, before MySQL could give them its own meaning (|| is OR there).
 func render(toks []pglex.Token) (mysqlText, error) {
+	return renderSlots(toks, nil)
+}
+
+// renderSlots is render, except that when slot is not nil each literal it
+// accepts (it returns true) is written as the value argument :lN, N
+// counting the accepted literals from 1.
+func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysqlText, error) {
 	var b strings.Builder
 	out := mysqlText{toks: toks, starts: make([]int, len(toks))}
+	slots := 0
 	for i, t := range toks {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		out.starts[i] = b.Len()
+		if slot != nil && (t.Kind == pglex.String || t.Kind == pglex.Number) && slot(i, t) {
+			slots++
+			b.WriteString(literalSlotPrefix)
+			b.WriteString(strconv.Itoa(slots))
+			continue
+		}
 		switch t.Kind {
 		case pglex.Word:
 			nextIsParen := i+1 < len(toks) && toks[i+1].Kind == pglex.Op && toks[i+1].Text == "("

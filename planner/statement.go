@@ -44,7 +44,8 @@ type parser struct {
 	table      *Table
 	leaves     int
 	paramTypes []*ColumnType
-	depth      int // nesting of the condition being read
+	depth      int  // nesting of the condition being read
+	ownText    bool // parse the statement's own text, not its shape's tree (tests)
 }
 
 func (p *parser) statement(sql string) (st Statement, err error) {
@@ -106,6 +107,11 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", t.N, len(p.args))
 		}
 	}
+	if !p.ownText {
+		if st, ok, err := p.parseShaped(toks); ok {
+			return st, err
+		}
+	}
 	text, err := render(toks)
 	if err != nil {
 		return nil, err
@@ -114,6 +120,11 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	if perr != nil {
 		return nil, text.syntaxError(perr)
 	}
+	return p.fromTree(ast)
+}
+
+// fromTree reads a parse tree into a statement.
+func (p *parser) fromTree(ast sqlparser.Statement) (Statement, error) {
 	switch s := ast.(type) {
 	case *sqlparser.Select:
 		return p.selectStmt(s)

@@ -1,0 +1,161 @@
+package planner
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/xwb1989/sqlparser"
+
+	"countwall/planner/pglex"
+)
+
+// Attack programs send hundreds of thousands of statements that differ only
+// in their constants (two-partition IN lists, threshold ranges), and the
+// MySQL-grammar parser is the largest part of reading one. So a statement's
+// shape, its text for the parser with each string and unsigned number
+// replaced by a value argument :lN, is parsed once; the parse tree is kept
+// with its value-argument nodes, and each statement of that shape fills
+// them with its own constants, as the parser would have read them, before
+// the tree is read into the IR. The tree is then exactly the one parsing
+// the statement's own text gives (the shape test checks this on every
+// statement of the planner's tests).
+//
+// A number right after + or - stays in the shape: the parser folds a sign
+// into an integer constant but not into a value argument. A shape the
+// parser refuses (a constant where the grammar takes no value argument,
+// such as a string used as an alias) is remembered as such, and statements
+// of that shape are parsed from their own text.
+
+// literalSlotPrefix names the value arguments standing for constants; $n
+// parameters are :vN, so the two never meet.
+const literalSlotPrefix = ":l"
+
+// maxShapes bounds the cache: a client sending ever new shapes empties it
+// rather than grows it (each entry is at most one statement's size).
+const maxShapes = 1024
+
+// shape is one parsed statement shape.
+type shape struct {
+	// mu is held while slots carry one statement's constants and the tree
+	// is read: the tree is shared by every statement of the shape.
+	mu    sync.Mutex
+	tree  sqlparser.Statement // nil: the parser refused the shape
+	slots []*sqlparser.SQLVal // the :lN nodes, in N order
+}
+
+type shapeCache struct {
+	mu     sync.Mutex
+	shapes map[string]*shape
+}
+
+var shapes = &shapeCache{shapes: map[string]*shape{}}
+
+// lookup returns the shape for key, parsing it on first use.
+func (c *shapeCache) lookup(key string, constants int) *shape {
+	c.mu.Lock()
+	sh, ok := c.shapes[key]
+	c.mu.Unlock()
+	if ok {
+		return sh
+	}
+	sh = &shape{}
+	if tree, err := sqlparser.Parse(key); err == nil {
+		if slots := literalSlots(tree); len(slots) == constants {
+			sh.tree, sh.slots = tree, slots
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.shapes) >= maxShapes {
+		clear(c.shapes)
+	}
+	if prior, ok := c.shapes[key]; ok {
+		return prior // parsed at the same time by another statement
+	}
+	c.shapes[key] = sh
+	return sh
+}
+
+// literalSlots finds the :lN nodes of a tree, in N order; nil when they
+// are not exactly :l1..:lN, each once.
+func literalSlots(tree sqlparser.Statement) []*sqlparser.SQLVal {
+	var found []*sqlparser.SQLVal
+	sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) { //nolint:errcheck // the visitor returns no error
+		if v, ok := node.(*sqlparser.SQLVal); ok && v.Type == sqlparser.ValArg && bytes.HasPrefix(v.Val, []byte(literalSlotPrefix)) {
+			found = append(found, v)
+		}
+		return true, nil
+	}, tree)
+	out := make([]*sqlparser.SQLVal, len(found))
+	for _, v := range found {
+		n, err := strconv.Atoi(string(v.Val[len(literalSlotPrefix):]))
+		if err != nil || n < 1 || n > len(out) || out[n-1] != nil {
+			return nil
+		}
+		out[n-1] = v
+	}
+	return out
+}
+
+// constantOf is the parse-tree value the parser gives a string or number
+// token; false for a number its tokenizer would not read as one constant.
+func constantOf(t pglex.Token) (sqlparser.SQLVal, bool) {
+	if t.Kind == pglex.String {
+		// render escapes only backslash and quote, which the parser
+		// unescapes, so the value is the token's own; a zero byte, which
+		// render refuses, stays in the text for it to refuse.
+		return sqlparser.SQLVal{Type: sqlparser.StrVal, Val: []byte(t.Text)}, strings.IndexByte(t.Text, 0) < 0
+	}
+	tkn := sqlparser.NewStringTokenizer(t.Text)
+	typ, val := tkn.Scan()
+	if next, _ := tkn.Scan(); next != 0 {
+		return sqlparser.SQLVal{}, false
+	}
+	switch typ {
+	case sqlparser.INTEGRAL:
+		return sqlparser.SQLVal{Type: sqlparser.IntVal, Val: val}, true
+	case sqlparser.FLOAT:
+		return sqlparser.SQLVal{Type: sqlparser.FloatVal, Val: val}, true
+	case sqlparser.HEXNUM:
+		return sqlparser.SQLVal{Type: sqlparser.HexNum, Val: val}, true
+	}
+	return sqlparser.SQLVal{}, false
+}
+
+// parseShaped reads toks through their shape's cached tree. ok is false
+// when the statement has no usable shape; the caller then parses its text.
+func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err error) {
+	var constants []sqlparser.SQLVal
+	text, err := renderSlots(toks, func(i int, t pglex.Token) bool {
+		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {
+			return false
+		}
+		v, ok := constantOf(t)
+		if ok {
+			constants = append(constants, v)
+		}
+		return ok
+	})
+	if err != nil || len(constants) == 0 {
+		return nil, false, nil // no constants: nothing to share; errors come from render again
+	}
+	sh := shapes.lookup(text.text, len(constants))
+	if sh.tree == nil {
+		return nil, false, nil
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for i, slot := range sh.slots {
+		*slot = constants[i]
+	}
+	defer func() {
+		// The tree keeps no statement's constants once it is read.
+		for i, slot := range sh.slots {
+			*slot = sqlparser.SQLVal{Type: sqlparser.ValArg, Val: []byte(literalSlotPrefix + strconv.Itoa(i+1))}
+		}
+	}()
+	st, err = p.fromTree(sh.tree)
+	return st, true, err
+}
