@@ -170,7 +170,7 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 
 	// Combined in job order whatever order the jobs finished in, so that a
 	// parallel run adds the same floats in the same order as a serial one.
-	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed, Simulated: o.Simulated, Parallel: o.Parallel}
+	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed, Simulated: o.Simulated, Parallel: min(o.Parallel, len(jobs))}
 	for di, d := range o.Ds {
 		cells := make([]Table3Cell, len(o.Ks))
 		for i, k := range o.Ks {
@@ -227,7 +227,7 @@ func runTable3Job(ctx context.Context, o Table3Options, dep deployment, j table3
 		if err != nil {
 			return out, err
 		}
-		logged := &attacks.Logged{Querier: q}
+		logged := &attacks.Logged{Querier: untilCancelled{q}}
 		r, err := attacks.NoiseRemover.Run(ctx, logged, attacks.Options{
 			Target: attacks.Target{Table: dep.table}, Column: dep.column, Values: values,
 			K: k, BaseK: o.BaseK, Seed: splitmix(seed ^ uint64(j.run)<<16 ^ uint64(k)<<4 ^ uint64(j.d)),
@@ -252,6 +252,18 @@ func runTable3Job(ctx context.Context, o Table3Options, dep deployment, j table3
 		attacked()
 	}
 	return out, nil
+}
+
+// untilCancelled refuses every statement once ctx is done: neither the
+// noise remover nor an in-process Engine answering from memory looks at the
+// context, and a table of millions of queries must stop on an interrupt.
+type untilCancelled struct{ q attacks.Querier }
+
+func (u untilCancelled) Query(ctx context.Context, sql string) (*attacks.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return u.q.Query(ctx, sql)
 }
 
 // Print writes the table beside the paper's.

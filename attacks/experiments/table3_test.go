@@ -179,3 +179,20 @@ func TestRunJobsKeepsJobOrderAndStopsAtAnError(t *testing.T) {
 		t.Errorf("%d jobs started after the first failed, want at most 2", started)
 	}
 }
+
+// An interrupt stops the table at the next statement, not at the end of
+// the runs: cancelled after the first of two attacks, Table3 returns the
+// cancellation and never finishes the second.
+func TestTable3StopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := 0
+	_, err := Table3(ctx, Table3Options{AdultCSV: writeAdultLike(t), Runs: 1, Ds: []int{2}, Ks: []int{20, 20}, BaseK: 100, Seed: 1, Simulated: true,
+		Progress: func(d, _ int) { done = d; cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if done != 1 {
+		t.Errorf("%d attacks finished, want 1", done)
+	}
+}
