@@ -76,10 +76,11 @@ func newTable3Cmd() *cobra.Command {
 		Short: "Reproduce Asghar-Kaafar Table 3: the noise remover on the Adult age column under cellkey D = 2, 3, 5",
 		Long: `noise-remover-table3 loads the Adult CSV into a temporary SQLite file, fronts its age column
 (ages 10..120, 111 values) with cellkey (uniform noise on -D..D, counts <= 4 published as 0)
-and runs the noise remover for each D and k, --runs times each with a new firewall secret. The
-queries are answered by the simulated firewall of proxy/columnsim, which gives the Engine's
-answers exactly for these one-column queries at a few microseconds each: one run of the table
-asks about 1.3 million queries. It prints the mean values recovered exactly beside the paper's.`,
+and runs the noise remover for each D and k, --runs times each with a new firewall secret: one
+in-process Engine per (D, run), --parallel of them at once, every query SQL text through the
+front door (one run of the table asks 424,932). --simulated answers with the stand-in
+of proxy/columnsim instead, the same answers at a few microseconds each. It prints the mean
+values recovered exactly beside the paper's.`,
 		Example: "  countwall attack noise-remover-table3 --adult ../shared/data/adult.csv --runs 20",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -93,13 +94,7 @@ asks about 1.3 million queries. It prints the mean values recovered exactly besi
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.AdultCSV, "adult", "../shared/data/adult.csv", "the Adult census extract (CSV with id and age columns)")
-	f.IntVar(&o.Runs, "runs", 20, "runs per (D, k); the paper averages 100")
-	f.IntSliceVar(&o.Ds, "d", []int{2, 3, 5}, "perturbation bounds D")
-	f.IntSliceVar(&o.Ks, "k", []int{50, 100, 200, 250}, "two-partitions per value")
-	f.IntVar(&o.BaseK, "base-k", 1000, "two-partitions for the base set's total")
-	f.Uint64Var(&o.Seed, "seed", 0, "seed for secrets and two-partitions (0: random)")
+	o.AddFlags(cmd.Flags())
 	return cmd
 }
 

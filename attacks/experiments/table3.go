@@ -1,7 +1,10 @@
 // Package experiments reproduces the papers' tables with the attack programs.
-// An experiment may need millions of queries, so it answers them with the
-// simulated firewall of proxy/columnsim, which gives the Engine's answers
-// exactly for one-column queries (see its tests) at a few microseconds each.
+// An experiment answers its queries through a real Engine in process, SQL
+// text and all, one Engine per firewall the paper deploys (a new secret per
+// run), running independent deployments side by side. The simulated
+// firewall of proxy/columnsim, which gives the Engine's answers exactly for
+// one-column queries at a few microseconds each, stays behind an option so
+// that the two can be compared (a test holds them to the same table).
 package experiments
 
 import (
@@ -12,12 +15,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"countwall/attacks"
 	"countwall/dataset"
-	"countwall/proxy/columnsim"
 )
 
 // Table3Options choose the Table 3 experiment.
@@ -30,8 +34,13 @@ type Table3Options struct {
 	// Seed makes the run reproducible: it chooses the firewall secrets and
 	// the two-partitions. Zero draws it at random.
 	Seed uint64
+	// Simulated answers with proxy/columnsim instead of an Engine.
+	Simulated bool
+	// Parallel is how many (D, run) firewalls are attacked at once, each
+	// with its own Engine (0: one per CPU). The result does not depend on it.
+	Parallel int
 	// Progress, when set, is told how many of the Runs*len(Ds)*len(Ks)
-	// attacks are done.
+	// attacks are done. It is never called concurrently.
 	Progress func(done, total int)
 }
 
@@ -50,11 +59,14 @@ type Table3Cell struct {
 
 // Table3Result is the reproduced table.
 type Table3Result struct {
-	Values  int // 111: ages 10..120
-	Runs    int
-	Seed    uint64
-	Cells   []Table3Cell
-	Elapsed time.Duration
+	Values    int // 111: ages 10..120
+	Runs      int
+	Seed      uint64
+	Cells     []Table3Cell
+	Simulated bool  // answered by proxy/columnsim rather than an Engine
+	Parallel  int   // firewalls attacked at once
+	Queries   int64 // in all
+	Elapsed   time.Duration
 }
 
 // Adult age domain of the paper: the ages present (17..88 and 90) padded
@@ -72,6 +84,17 @@ var paperTable3 = map[int]map[int]float64{
 	5: {50: 70.2, 100: 88.0, 200: 98.2, 250: 103.6},
 }
 
+// table3Job is one firewall of the experiment: bound d, run number run,
+// attacked once per k. Jobs share nothing, so they run side by side.
+type table3Job struct {
+	d, run int
+}
+
+// table3Outcome is what one job found, per k in Ks order.
+type table3Outcome struct {
+	exact, suppressed, queries []int
+}
+
 // Table3 loads the Adult CSV into a temporary SQLite file, fronts its age
 // column with cellkey (uniform noise on -D..D, counts <= 4 published as 0)
 // and runs the noise remover over ages 10..120 for each D and k, Runs times
@@ -79,6 +102,12 @@ var paperTable3 = map[int]map[int]float64{
 func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 	if o.Runs < 1 {
 		return nil, errors.New("runs must be at least 1")
+	}
+	if o.Parallel < 0 {
+		return nil, errors.New("parallel must be at least 1 (or 0 for one per CPU)")
+	}
+	if o.Parallel == 0 {
+		o.Parallel = runtime.NumCPU()
 	}
 	if len(o.Ds) == 0 {
 		o.Ds = []int{2, 3, 5}
@@ -105,69 +134,58 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	dbPath := filepath.Join(dir, "adult.db")
-	if _, err := dataset.LoadCSV(ctx, dataset.LoadOptions{CSVPath: o.AdultCSV, DBPath: dbPath, Table: "adult", Unit: "id"}); err != nil {
+	dep := deployment{dbPath: filepath.Join(dir, "adult.db"), table: "adult", unit: "id", column: "age", dir: dir}
+	if _, err := dataset.LoadCSV(ctx, dataset.LoadOptions{CSVPath: o.AdultCSV, DBPath: dep.dbPath, Table: dep.table, Unit: dep.unit}); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", o.AdultCSV, err)
 	}
-	truth, err := attacks.TrueHistogram(ctx, dbPath, attacks.Target{Table: "adult"}, "age")
+	truth, err := attacks.TrueHistogram(ctx, dep.dbPath, attacks.Target{Table: dep.table}, dep.column)
 	if err != nil {
 		return nil, err
 	}
 	values := attacks.IntRange(adultAgeMin, adultAgeMax)
-	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed}
-	total, done := o.Runs*len(o.Ds)*len(o.Ks), 0
+
+	jobs := make([]table3Job, 0, len(o.Ds)*o.Runs)
 	for _, d := range o.Ds {
-		mech, err := columnsim.Mechanism("cellkey", map[string]any{"ptable": "uniform", "D": d, "suppress_at": 4})
-		if err != nil {
-			return nil, err
+		for run := 0; run < o.Runs; run++ {
+			jobs = append(jobs, table3Job{d: d, run: run})
 		}
+	}
+	var progressMu sync.Mutex
+	total, done := o.Runs*len(o.Ds)*len(o.Ks), 0
+	attacked := func() {
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		done++
+		if o.Progress != nil {
+			o.Progress(done, total)
+		}
+	}
+	run := func(ctx context.Context, j table3Job) (table3Outcome, error) {
+		return runTable3Job(ctx, o, dep, j, seed, values, truth, attacked)
+	}
+	outcomes, err := runJobs(ctx, jobs, o.Parallel, run)
+	if err != nil {
+		return nil, err
+	}
+
+	// Combined in job order whatever order the jobs finished in, so that a
+	// parallel run adds the same floats in the same order as a serial one.
+	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed, Simulated: o.Simulated, Parallel: min(o.Parallel, len(jobs))}
+	for di, d := range o.Ds {
 		cells := make([]Table3Cell, len(o.Ks))
 		for i, k := range o.Ks {
 			cells[i] = Table3Cell{D: d, K: k, MinExact: len(values), PaperExact: paperTable3[d][k]}
 			cells[i].PaperPercent = 100 * cells[i].PaperExact / float64(len(values))
 		}
 		for run := 0; run < o.Runs; run++ {
-			// A fresh secret per run: new record keys, so new noise for
-			// every contributor set, as a new firewall would give.
-			secret := make([]byte, 32)
-			for j := range secret {
-				secret[j] = byte(splitmix(seed^uint64(d)<<40^uint64(run)<<8^uint64(j)) >> 56)
-			}
-			cols, groups, err := columnsim.FromSQLite(ctx, dbPath, "adult", "id", []string{"age"}, secret)
-			if err != nil {
-				return nil, err
-			}
-			for i, k := range o.Ks {
-				sim, err := columnsim.New("adult", cols, groups, mech, columnsim.Additive, 0)
-				if err != nil {
-					return nil, err
-				}
-				r, err := attacks.NoiseRemover.Run(ctx, sim, attacks.Options{
-					Target: attacks.Target{Table: "adult"}, Column: "age", Values: values,
-					K: k, BaseK: o.BaseK, Seed: splitmix(seed ^ uint64(run)<<16 ^ uint64(k)<<4 ^ uint64(d)),
-				})
-				if err != nil {
-					return nil, fmt.Errorf("D=%d k=%d run %d: %w", d, k, run+1, err)
-				}
-				exact, suppressed := 0, 0
-				for _, b := range r.Histogram {
-					t := truth[b.Value]
-					if b.Estimate == t {
-						exact++
-						if t >= 1 && t <= 4 {
-							suppressed++
-						}
-					}
-				}
+			out := outcomes[di*o.Runs+run]
+			for i := range o.Ks {
 				c := &cells[i]
-				c.MeanExact += float64(exact) / float64(o.Runs)
-				c.SuppressedHit += float64(suppressed) / float64(o.Runs)
-				c.MinExact = min(c.MinExact, exact)
-				c.Queries = sim.Queries()
-				done++
-				if o.Progress != nil {
-					o.Progress(done, total)
-				}
+				c.MeanExact += float64(out.exact[i]) / float64(o.Runs)
+				c.SuppressedHit += float64(out.suppressed[i]) / float64(o.Runs)
+				c.MinExact = min(c.MinExact, out.exact[i])
+				c.Queries = out.queries[i]
+				res.Queries += int64(out.queries[i])
 			}
 		}
 		for i := range cells {
@@ -177,6 +195,75 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// table3Secret is the firewall secret of run run at bound d: derived from
+// the seed, so that a seeded table is the same through either firewall.
+func table3Secret(seed uint64, d, run int) []byte {
+	secret := make([]byte, 32)
+	for j := range secret {
+		secret[j] = byte(splitmix(seed^uint64(d)<<40^uint64(run)<<8^uint64(j)) >> 56)
+	}
+	return secret
+}
+
+// runTable3Job deploys one firewall with a fresh secret (new record keys,
+// so new noise for every contributor set, as a new installation would give)
+// and runs the noise remover against it once per k.
+func runTable3Job(ctx context.Context, o Table3Options, dep deployment, j table3Job, seed uint64, values []string, truth map[string]int64, attacked func()) (out table3Outcome, err error) {
+	secret := table3Secret(seed, j.d, j.run)
+	var fw firewall
+	if o.Simulated {
+		fw, err = dep.openSimulated(ctx, j.d, secret)
+	} else {
+		fw, err = dep.openEngine(ctx, j.d, fmt.Sprintf("D%d-run%d", j.d, j.run+1), secret)
+	}
+	if err != nil {
+		return out, fmt.Errorf("D=%d run %d: %w", j.d, j.run+1, err)
+	}
+	defer func() { err = errors.Join(err, fw.Close()) }()
+	for _, k := range o.Ks {
+		q, closeConn, err := fw.connect()
+		if err != nil {
+			return out, err
+		}
+		logged := &attacks.Logged{Querier: untilCancelled{q}}
+		r, err := attacks.NoiseRemover.Run(ctx, logged, attacks.Options{
+			Target: attacks.Target{Table: dep.table}, Column: dep.column, Values: values,
+			K: k, BaseK: o.BaseK, Seed: splitmix(seed ^ uint64(j.run)<<16 ^ uint64(k)<<4 ^ uint64(j.d)),
+		})
+		closeConn()
+		if err != nil {
+			return out, fmt.Errorf("D=%d k=%d run %d: %w", j.d, k, j.run+1, err)
+		}
+		exact, suppressed := 0, 0
+		for _, b := range r.Histogram {
+			t := truth[b.Value]
+			if b.Estimate == t {
+				exact++
+				if t >= 1 && t <= 4 {
+					suppressed++
+				}
+			}
+		}
+		out.exact = append(out.exact, exact)
+		out.suppressed = append(out.suppressed, suppressed)
+		out.queries = append(out.queries, logged.Sent())
+		attacked()
+	}
+	return out, nil
+}
+
+// untilCancelled refuses every statement once ctx is done: neither the
+// noise remover nor an in-process Engine answering from memory looks at the
+// context, and a table of millions of queries must stop on an interrupt.
+type untilCancelled struct{ q attacks.Querier }
+
+func (u untilCancelled) Query(ctx context.Context, sql string) (*attacks.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return u.q.Query(ctx, sql)
 }
 
 // Print writes the table beside the paper's.
@@ -216,7 +303,13 @@ func (r *Table3Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-10s  %s\n", "  paper", joinPadded(paper))
 		fmt.Fprintf(w, "%-10s  %s\n", "", joinPadded(worst))
 	}
-	fmt.Fprintf(w, "\n%s in all.\n", r.Elapsed.Round(time.Second))
+	through := "the Engine in process (SQL text through parse, plan, SQLite, cellkey, ledger)"
+	if r.Simulated {
+		through = "the simulated firewall of proxy/columnsim"
+	}
+	rate := float64(r.Queries) / max(r.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "\nAnswered by %s, %d firewalls at once:\n%d queries in %s (%.0f a second).\n",
+		through, r.Parallel, r.Queries, r.Elapsed.Round(time.Second), rate)
 }
 
 func joinPadded(cols []string) string {
