@@ -350,11 +350,15 @@ func (c *goCell) key() uint32 {
 // of the store: SQLite, and the in-memory snapshot, which must answer every
 // predicate it is given except math (left to SQLite).
 func TestDifferentialRandomPredicates(t *testing.T) {
-	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning"} {
+	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning", "snapshot-rows-only"} {
 		t.Run(path, func(t *testing.T) {
 			if path == "snapshot-never-scanning" { // every leaf reads listed or masked rows one by one
 				defer func(old int64) { sparseShare = old }(sparseShare)
 				sparseShare = 0
+			}
+			if path == "snapshot-rows-only" { // one-condition counts visit rows too
+				defer func(old bool) { oneConditionTallies = old }(oneConditionTallies)
+				oneConditionTallies = false
 			}
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := diffRows(r, 400)

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -164,6 +165,9 @@ type tableSnapshot struct {
 	bytes   int64                  // estimated memory held
 
 	keys atomic.Pointer[unitKeys] // record keys of the unit column, per secret
+	// tallies holds, by column and unit column, *valueTallies: the per-value
+	// figures that answer a one-condition COUNT without visiting rows.
+	tallies sync.Map
 }
 
 // onePerUnit reports whether every row has a unit and no two rows share one

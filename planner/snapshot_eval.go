@@ -198,20 +198,24 @@ func (c *snapColumn) codesWhere(p Pred) (codeSet, bool) {
 
 // rowsIn is how many rows hold a code of the set (NULL rows never do).
 func (c *snapColumn) rowsIn(set codeSet) int64 {
-	if set.lut != nil {
-		var n int64
-		for code, in := range set.lut {
-			if in != 0 {
-				n += int64(c.prefix[code+1] - c.prefix[code])
-			}
-		}
-		return n
-	}
 	var n int64
-	for _, r := range set.ranges {
-		n += int64(c.prefix[r.hi] - c.prefix[r.lo])
-	}
+	set.eachRun(func(lo, hi uint32) { n += int64(c.prefix[hi] - c.prefix[lo]) })
 	return n
+}
+
+// eachRun calls f with each run of codes lo..hi-1 in the set.
+func (s codeSet) eachRun(f func(lo, hi uint32)) {
+	if s.lut == nil {
+		for _, r := range s.ranges {
+			f(r.lo, r.hi)
+		}
+		return
+	}
+	for code, in := range s.lut {
+		if in != 0 {
+			f(uint32(code), uint32(code)+1)
+		}
+	}
 }
 
 // conjunction evaluates a chain of ANDs for its true rows only, most

@@ -398,3 +398,80 @@ func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
 	t.Cleanup(func() { fast.Close() })
 	return raw, fast
 }
+
+// TestSnapshotOneConditionTallies checks the per-value path (a COUNT whose
+// WHERE is one leaf condition) against SQLite, and that it was taken: 300
+// seeded random leaves, negated ones included, under every need, on a table
+// keyed by its unit (with a few NULL units) and on one where units repeat
+// (where only plain counts take it). The secret changes halfway, so the
+// per-value keys are recomputed.
+func TestSnapshotOneConditionTallies(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 26))
+	_, keyed := oneRowPerUnit(r, 300, 41)
+	repeated := make([][]any, 0, 300)
+	for _, row := range diffRows(r, 300) {
+		var vals []any
+		for _, c := range diffColumns {
+			vals = append(vals, row[c])
+		}
+		repeated = append(repeated, vals)
+	}
+	people := testPeopleTable()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		rows    [][]any
+		atLeast int // queries expected to take the path (about 190 and 45 seen)
+	}{{"keyed by unit", keyed, 150}, {"units repeat", repeated, 30}} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, fast := openBothPaths(t, tc.rows)
+			snap, err := fast.snaps.current(ctx, "people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := predGen{r: r}
+			taken := 0
+			for i := range 300 {
+				where := gen.leaf()
+				if _, math := where.(*MathCompare); math {
+					continue
+				}
+				secret := testSecret
+				if i >= 150 {
+					secret = []byte("another secret for the second half")
+				}
+				q := &Query{Table: "people", Where: where}
+				needs := []Needs{{}, {Units: true}, {Key: true}}[i%3]
+				if i%4 == 3 {
+					q.Agg = CountDistinct
+				}
+				want, err := raw.Run(ctx, people, q, needs, secret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := runPath(t, fast, true, people, q, needs, secret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(want, got) {
+					t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(people, q), needs, want.Cells, got.Cells)
+				}
+				unit := (*snapColumn)(nil)
+				if needs.Units || needs.Key || q.Agg == CountDistinct {
+					unit = snap.columns["id"]
+				}
+				var keys []uint32
+				if needs.Key {
+					keys = snap.unitKeys(snap.columns["id"], secret)
+				}
+				if _, ok := snap.oneConditionTally(newSnapEval(snap), q, unit, keys, needs); ok {
+					taken++
+				}
+			}
+			t.Logf("%d of 300 queries took the per-value path", taken)
+			if taken < tc.atLeast {
+				t.Errorf("only %d queries took the per-value path, want %d", taken, tc.atLeast)
+			}
+		})
+	}
+}
