@@ -344,9 +344,10 @@ func BenchmarkQuerierInProcess(b *testing.B) {
 }
 
 // BenchmarkQuerierWire is the same statements over the PostgreSQL protocol
-// to a loopback server in front of the same kind of Engine.
+// to a loopback server in front of the same kind of Engine (audit.sync
+// normal, to compare with BenchmarkQuerierInProcess/audit-normal).
 func BenchmarkQuerierWire(b *testing.B) {
-	q, _ := syntheticEngine(b, 2)
+	q, _ := syntheticEngineSync(b, "cellkey", "ptable: uniform, D: 2, suppress_at: 4", "normal")
 	engineSession := q.Querier.(attacks.InProcess).Session.(*proxy.Session)
 	srv := pgwire.New(func(analyst string) pgwire.Session { return engineSession }, pgwire.Options{Trust: true})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
