@@ -303,7 +303,7 @@ func (r *Table3Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "%-10s  %s\n", "  paper", joinPadded(paper))
 		fmt.Fprintf(w, "%-10s  %s\n", "", joinPadded(worst))
 	}
-	through := "the Engine in process (SQL text through parse, plan, SQLite, cellkey, ledger)"
+	through := "the Engine in process (SQL text through parse, plan, the table, cellkey, ledger, audit)"
 	if r.Simulated {
 		through = "the simulated firewall of proxy/columnsim"
 	}
