@@ -69,7 +69,10 @@ const MaxParam = 1000
 // are *pgerror.Error values that name the construct and never echo more of
 // the statement than the token they stopped at.
 func Lex(sql string) ([]Token, error) {
-	l := &lexer{src: sql}
+	// About one token for every three bytes of SQL (IN lists of small
+	// numbers are that dense), so that the slice is rarely grown: attack
+	// streams lex hundreds of thousands of statements.
+	l := &lexer{src: sql, toks: make([]Token, 0, len(sql)/3+8)}
 	for {
 		tok, ok, err := l.next()
 		if err != nil {
@@ -217,9 +220,13 @@ func (l *lexer) op(start int) Token {
 // foldASCII lower-cases ASCII letters only, as PostgreSQL does for
 // unquoted identifiers in a multibyte encoding.
 func foldASCII(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' })
+	if i < 0 {
+		return s // already folded: most words are, and this is every word of every statement
+	}
 	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
+	for ; i < len(b); i++ {
+		if c := b[i]; c >= 'A' && c <= 'Z' {
 			b[i] = c + 'a' - 'A'
 		}
 	}
