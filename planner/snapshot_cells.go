@@ -33,19 +33,19 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 	}
 
 	var cells []Cell
-	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs); ok && len(groups) == 0 {
+	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs); ok {
 		cells = []Cell{cell}
 	} else {
 		matched := ev.all
 		if q.Where != nil {
-			tr, _, ok := ev.pred(q.Where, ev.all, false)
-			if !ok {
+			tr, _, evaluated := ev.pred(q.Where, ev.all, false)
+			if !evaluated {
 				return nil, false, nil
 			}
 			matched = tr
 		}
-		cells, ok = answerRows(matched, groups, unit, keys, needs, q.Agg)
-		if !ok {
+		var answered bool
+		if cells, answered = answerRows(matched, groups, unit, keys, needs, q.Agg); !answered {
 			return nil, false, nil
 		}
 	}

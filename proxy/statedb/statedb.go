@@ -106,7 +106,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("state database path is empty")
 	}
-	sync, err := ParseAuditSync(string(opts.AuditSync))
+	auditSync, err := ParseAuditSync(string(opts.AuditSync))
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening state database: %w", err)
 		}
-		return start(ctx, db, db, sync)
+		return start(ctx, db, db, auditSync)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -133,7 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening state database: %w", err)
 	}
-	audit, err := sql.Open("sqlite", sqliteDSN(path, sync))
+	audit, err := sql.Open("sqlite", sqliteDSN(path, auditSync))
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening state database: %w", err)
@@ -141,21 +141,21 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// One writer connection: the audit's transactions are serial anyway,
 	// and its prepared insert is then compiled once.
 	audit.SetMaxOpenConns(1)
-	return start(ctx, db, audit, sync)
+	return start(ctx, db, audit, auditSync)
 }
 
 // sqliteDSN opens a state file in WAL mode with the given synchronous
 // setting; transactions take the write lock at BEGIN, so that two writers
 // wait for each other rather than fail.
-func sqliteDSN(path string, sync AuditSync) string {
-	return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(" + strings.ToUpper(string(sync)) +
+func sqliteDSN(path string, synchronous AuditSync) string {
+	return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(" + strings.ToUpper(string(synchronous)) +
 		")&_pragma=busy_timeout(10000)&_txlock=immediate"
 }
 
 // start creates the tables if needed, reads the secret and starts the audit
 // writer on its own handle (audit may be db itself).
-func start(ctx context.Context, db, audit *sql.DB, sync AuditSync) (*DB, error) {
-	s := &DB{sql: db, audit: audit, auditSync: sync, postgres: dialect.IsPostgres(db),
+func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync) (*DB, error) {
+	s := &DB{sql: db, audit: audit, auditSync: auditSync, postgres: dialect.IsPostgres(db),
 		writing: make(chan struct{}, 1), kick: make(chan struct{}, 1), flusherOK: make(chan struct{})}
 	fail := func(err error) (*DB, error) {
 		if audit != db {
