@@ -260,6 +260,12 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		// several rows; those the snapshot leaves to the SQL that bounds them.
 		if snap != nil && (!needs.Bound || snap.onePerUnit(t.PrivacyUnit)) {
 			if res, ok, err := snap.answer(t, q, needs, secret, shape); ok {
+				// The snapshot does not stop midway; an answer it finished
+				// after a cancel or past the deadline is withheld, as
+				// SQLite's would be.
+				if ctx.Err() != nil {
+					return nil, s.runError(ctx, t, ctx.Err())
+				}
 				if res != nil {
 					res.Bounds = bounds
 				}
