@@ -69,6 +69,12 @@ func openEngine(t testing.TB, body string) (*proxy.Engine, *config.Config) {
 // noise), which only a Go caller can ask for.
 func openSeededEngine(t testing.TB, body string, seed int64) (*proxy.Engine, *config.Config) {
 	t.Helper()
+	return openEngineWith(t, body, proxy.Options{NoiseSeed: seed})
+}
+
+// openEngineWith is openEngine with the Engine's options.
+func openEngineWith(t testing.TB, body string, opts proxy.Options) (*proxy.Engine, *config.Config) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "countwall.yaml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -80,7 +86,7 @@ func openSeededEngine(t testing.TB, body string, seed int64) (*proxy.Engine, *co
 	if onPostgres != nil {
 		cfg.Database = onPostgres.copyOf(t, cfg)
 	}
-	e, err := proxy.Open(context.Background(), cfg, proxy.Options{NoiseSeed: seed})
+	e, err := proxy.Open(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

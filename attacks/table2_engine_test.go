@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"countwall/attacks"
-	"countwall/config"
 	"countwall/dataset"
 	"countwall/proxy"
 )
@@ -44,7 +42,6 @@ func TestNoiseRemoverTable2ThroughTheEngine(t *testing.T) {
 	const runs = 2
 	exact, cells := 0, 0
 	for run := range runs {
-		dir := t.TempDir()
 		body := fmt.Sprintf(`database: %s
 state: %s
 audit: {sync: normal}
@@ -53,24 +50,12 @@ mechanisms:
   cellkey: {ptable: uniform, D: 2, suppress_at: 4}
 tables:
   synthetic: {privacy_unit: id}
-`, db, filepath.Join(dir, "state.db"))
-		path := filepath.Join(dir, "countwall.yaml")
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+`, db, filepath.Join(t.TempDir(), "state.db"))
 		secret := sha256.Sum256(fmt.Appendf(nil, "table 2 run %d", run))
-		e, err := proxy.Open(ctx, cfg, proxy.Options{Secret: secret[:]})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, _ := openEngineWith(t, body, proxy.Options{Secret: secret[:]})
 		q := &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
 		o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value", Values: attacks.IntRange(1, 107), K: 200, Seed: uint64(run)}
 		res, err := attacks.NoiseRemover.Run(ctx, q, o)
-		e.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,6 +43,7 @@ type shape struct {
 	mu    sync.Mutex
 	tree  sqlparser.Statement // nil: the parser refused the shape
 	slots []*sqlparser.SQLVal // the :lN nodes, in N order
+	blank []sqlparser.SQLVal  // what each slot holds between statements
 }
 
 type shapeCache struct {
@@ -64,6 +65,9 @@ func (c *shapeCache) lookup(key string, constants int) *shape {
 	if tree, err := sqlparser.Parse(key); err == nil {
 		if slots := literalSlots(tree); len(slots) == constants {
 			sh.tree, sh.slots = tree, slots
+			for _, slot := range slots {
+				sh.blank = append(sh.blank, *slot)
+			}
 		}
 	}
 	c.mu.Lock()
@@ -153,7 +157,7 @@ func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err err
 	defer func() {
 		// The tree keeps no statement's constants once it is read.
 		for i, slot := range sh.slots {
-			*slot = sqlparser.SQLVal{Type: sqlparser.ValArg, Val: []byte(literalSlotPrefix + strconv.Itoa(i+1))}
+			*slot = sh.blank[i]
 		}
 	}()
 	st, err = p.fromTree(sh.tree)

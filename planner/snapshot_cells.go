@@ -121,10 +121,13 @@ type valueTallies struct {
 	keys  []uint32
 }
 
+// talliesKey names one column's tallies under one unit column.
+type talliesKey struct{ column, unit string }
+
 // valueTallies returns the column's tallies, computing them on first use
 // for this unit column and these keys (one pass over the rows).
 func (snap *tableSnapshot) valueTallies(c, unit *snapColumn, keys []uint32) *valueTallies {
-	name := c.name + "\x00" + unit.name
+	name := talliesKey{column: c.name, unit: unit.name}
 	if v, ok := snap.tallies.Load(name); ok {
 		// Keys are one slice per secret (unitKeys), so the same slice means
 		// the same secret.

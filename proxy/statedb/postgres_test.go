@@ -31,28 +31,12 @@ func TestPostgresState(t *testing.T) {
 	t.Run("audit.sync normal", func(t *testing.T) {
 		// The audit transaction sets synchronous_commit off for itself; its
 		// rows are there after the instance closes.
-		ctx := context.Background()
 		url := newStatePath(t)
-		db, err := Open(ctx, url, Options{AuditSync: AuditSyncNormal})
+		db, err := Open(context.Background(), url, Options{AuditSync: AuditSyncNormal})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 3 {
-			if err := db.AuditDurable(ctx, AuditEntry{Analyst: "alice", Fingerprint: "f", Kind: "query", Mechanism: "exact", Outcome: OutcomeAnswered}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		db, err = Open(ctx, url, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if log, err := db.AuditLog(ctx, 10); err != nil || len(log) != 3 {
-			t.Errorf("audit log after reopening: %d entries, %v; want 3", len(log), err)
-		}
+		answeredAfterReopen(t, db, url, 3)
 	})
 	t.Run("instances share one secret", func(t *testing.T) {
 		ctx := context.Background()
