@@ -93,7 +93,17 @@ var bdpSensitivity = localSensitivity{
 		return 0
 	},
 	count: bdpCountSensitivity,
+	max:   2,
 }
+
+// Price refuses what bdp cannot answer and charges epsilon*, before the
+// data is read.
+func (m *bdp) Price(req *Request) (Charge, error) {
+	return priceLocal(req, m.Name(), AccountingBDP, bdpSensitivity)
+}
+
+// CheckShare refuses an epsilon the noise cannot use.
+func (m *bdp) CheckShare(epsilon, _ float64) error { return checkLocalShare(epsilon, bdpSensitivity) }
 
 func (m *bdp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	return answerLocal(req, m.Name(), AccountingBDP, m.noise, bdpSensitivity)

@@ -3,6 +3,7 @@ package mechanisms
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"countwall/pgerror"
 	"countwall/planner"
@@ -85,13 +86,44 @@ func (m *dpCount) ContributionBounds() planner.Bounds { return m.bounds }
 
 // sensitivity is (l0, lInf) = (G, C) for the bounds the cells were counted
 // under; a result counted without bounds is refused rather than noised as
-// if it had been.
+// if it had been, and so is one counted under other bounds than were priced.
 func sensitivity(req *Request) (l0, lInf int64, err error) {
 	b := req.Result.Bounds
+	if req.Bounds != (planner.Bounds{}) && b != req.Bounds {
+		return 0, 0, pgerror.Errorf(pgerror.InternalError, "the counts were bounded otherwise than was planned")
+	}
+	return boundsSensitivity(b)
+}
+
+// boundsSensitivity is (l0, lInf) = (G, C).
+func boundsSensitivity(b planner.Bounds) (l0, lInf int64, err error) {
 	if b.MaxRowsPerUnit < 1 || b.MaxGroupsPerUnit < 1 {
 		return 0, 0, pgerror.Errorf(pgerror.InternalError, "the counts were not bounded per privacy unit")
 	}
 	return b.MaxGroupsPerUnit, b.MaxRowsPerUnit, nil
+}
+
+// price is the check laplace and gaussian make before the data is read: a
+// well-formed query, GROUP BY only over declared domains, a share the noise
+// can use, and bounds planned for the store. It returns the planned
+// sensitivities.
+func (m *dpCount) price(req *Request, withDelta bool) (l0, lInf int64, err error) {
+	if req == nil || req.Query == nil {
+		return 0, 0, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query")
+	}
+	if err := requireDeclaredDomain(req, m.name); err != nil {
+		return 0, 0, err
+	}
+	if err := checkShare(req, withDelta); err != nil {
+		return 0, 0, err
+	}
+	return boundsSensitivity(req.Bounds)
+}
+
+// CheckShare refuses an epsilon (and, for gaussian, a delta) the noise
+// cannot use.
+func (m *dpCount) checkShare(epsilon, delta float64, withDelta bool) error {
+	return checkShare(&Request{Epsilon: epsilon, Delta: delta}, withDelta)
 }
 
 // answer is the answer loop of laplace and gaussian.
@@ -138,11 +170,33 @@ func requireDomain(req *Request, mechanism string) error {
 	if len(req.Query.GroupBy) == 0 || req.Result.DomainComplete {
 		return nil
 	}
+	return domainRequired(mechanism)
+}
+
+func domainRequired(mechanism string) error {
 	return &pgerror.Error{
 		Code:    pgerror.FeatureNotSupported,
 		Message: fmt.Sprintf("the %s mechanism answers GROUP BY only over columns with a declared public domain", mechanism),
 		Hint:    "Declare the domain (a list of categories or an integer range) of each GROUP BY column in the table's config.",
 	}
+}
+
+// requireDeclaredDomain is requireDomain before the data is read: every
+// GROUP BY column must have a declared public domain in the catalog.
+func requireDeclaredDomain(req *Request, mechanism string) error {
+	if len(req.Query.GroupBy) == 0 {
+		return nil
+	}
+	for _, g := range req.Query.GroupBy {
+		if req.Table == nil {
+			return domainRequired(mechanism)
+		}
+		col, ok := req.Table.Columns[strings.ToLower(g)]
+		if !ok || col.Domain == nil {
+			return domainRequired(mechanism)
+		}
+	}
+	return nil
 }
 
 // checkShare refuses a per-query budget share the noise cannot honour, as

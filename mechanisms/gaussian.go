@@ -1,6 +1,10 @@
 package mechanisms
 
-import "context"
+import (
+	"context"
+
+	"countwall/pgerror"
+)
 
 func init() {
 	Register("gaussian", func(p Params, env Env) (Mechanism, error) { return newGaussian(p, env) })
@@ -38,6 +42,23 @@ func (m *gaussian) Describe() string {
 	return "gaussian: (epsilon, delta)-differential privacy " + m.boundsClaim() +
 		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged rho = Delta2^2/(2 sigma^2) per query to the analyst's dp budget (zCDP, the rho sum converted to epsilon at the delta cap); GROUP BY only over declared domains"
 }
+
+// Price refuses what gaussian cannot answer and charges rho, before the
+// data is read.
+func (m *gaussian) Price(req *Request) (Charge, error) {
+	l0, lInf, err := m.price(req, true)
+	if err != nil {
+		return Charge{}, err
+	}
+	sigma, err := GaussianSigma(l0, lInf, req.Epsilon, req.Delta)
+	if err != nil {
+		return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "gaussian: " + err.Error(), Hint: "Choose another epsilon or delta with SET."}
+	}
+	return Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
+}
+
+// CheckShare refuses an epsilon or a delta the noise cannot use.
+func (m *gaussian) CheckShare(epsilon, delta float64) error { return m.checkShare(epsilon, delta, true) }
 
 func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
 	answers, err := m.answer(ctx, req, true)

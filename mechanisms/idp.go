@@ -94,8 +94,18 @@ func (m *idp) sensitivity() localSensitivity {
 		histogram: func([]planner.Cell, int64) float64 { return float64(2*m.k) + extra },
 		threshold: func(c, n, b int64) float64 { return idpThresholdSensitivity(c, n, b, m.k) + extra },
 		count:     func(c, n int64) float64 { return idpCountSensitivity(c, n, m.k) + extra },
+		max:       float64(2*m.k) + extra,
 	}
 }
+
+// Price refuses what idp cannot answer and charges epsilon*, before the
+// data is read.
+func (m *idp) Price(req *Request) (Charge, error) {
+	return priceLocal(req, m.Name(), AccountingIDP, m.sensitivity())
+}
+
+// CheckShare refuses an epsilon the noise cannot use.
+func (m *idp) CheckShare(epsilon, _ float64) error { return checkLocalShare(epsilon, m.sensitivity()) }
 
 func (m *idp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	return answerLocal(req, m.Name(), AccountingIDP, m.noise, m.sensitivity())

@@ -1,6 +1,10 @@
 package mechanisms
 
-import "context"
+import (
+	"context"
+
+	"countwall/pgerror"
+)
 
 func init() {
 	Register("laplace", func(p Params, env Env) (Mechanism, error) { return newLaplace(p, env) })
@@ -28,6 +32,22 @@ func (m *laplace) Describe() string {
 	return "laplace: epsilon-differential privacy " + m.boundsClaim() +
 		"; secure Laplace noise of scale G*C/epsilon rounded to integers, charged epsilon per query to the analyst's dp budget; GROUP BY only over declared domains"
 }
+
+// Price refuses what laplace cannot answer and charges epsilon, before the
+// data is read.
+func (m *laplace) Price(req *Request) (Charge, error) {
+	l0, lInf, err := m.price(req, false)
+	if err != nil {
+		return Charge{}, err
+	}
+	if err := checkLaplace(l0, lInf, req.Epsilon); err != nil {
+		return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "laplace: " + err.Error(), Hint: "Choose a larger epsilon with SET epsilon."}
+	}
+	return Charge{Kind: AccountingDP, Epsilon: req.Epsilon}, nil
+}
+
+// CheckShare refuses an epsilon the noise cannot use.
+func (m *laplace) CheckShare(epsilon, delta float64) error { return m.checkShare(epsilon, delta, false) }
 
 func (m *laplace) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
 	answers, err := m.answer(ctx, req, false)

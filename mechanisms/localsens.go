@@ -14,6 +14,41 @@ type localSensitivity struct {
 	threshold func(c, n, b int64) float64
 	// count is the sensitivity of a plain COUNT.
 	count func(c, n int64) float64
+	// max bounds all three whatever the data: the noise scale is checked
+	// against it before the data is read, so that no refusal depends on a
+	// count.
+	max float64
+}
+
+// priceLocal is the check idp and bdp make before the data is read: a
+// well-formed query, GROUP BY only over declared domains, an epsilon the
+// noise can use at the largest sensitivity the rule can give. The charge is
+// epsilon of the given kind.
+func priceLocal(req *Request, name string, kind Accounting, rule localSensitivity) (Charge, error) {
+	if req == nil || req.Query == nil {
+		return Charge{}, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query")
+	}
+	if err := requireDeclaredDomain(req, name); err != nil {
+		return Charge{}, err
+	}
+	if err := checkShare(req, false); err != nil {
+		return Charge{}, err
+	}
+	if err := checkLaplaceFloat(0, rule.max, req.Epsilon); err != nil {
+		return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: name + ": " + err.Error(), Hint: "Choose a larger epsilon with SET epsilon."}
+	}
+	return Charge{Kind: kind, Epsilon: req.Epsilon}, nil
+}
+
+// checkLocalShare refuses an epsilon the noise of idp or bdp cannot use.
+func checkLocalShare(epsilon float64, rule localSensitivity) error {
+	if err := checkShare(&Request{Epsilon: epsilon}, false); err != nil {
+		return err
+	}
+	if err := checkLaplaceFloat(0, rule.max, epsilon); err != nil {
+		return &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: err.Error(), Hint: "Choose a larger epsilon with SET epsilon."}
+	}
+	return nil
 }
 
 // answerLocal is the answer loop of the mechanisms whose Laplace noise has a

@@ -25,9 +25,16 @@ const (
 	AccountingBDP  Accounting = "bdp"
 )
 
-// Request is one query to answer.
+// Request is one query to answer. Before the protected data is read (Price)
+// it has no Result; Answer gets the same request with its Result.
 type Request struct {
-	Query  *planner.Query
+	Query *planner.Query
+	// Table is the queried table's catalog entry: its columns, public
+	// domains and policy, never its rows.
+	Table *planner.Table
+	// Bounds are the contribution bounds the store will enforce, planned from
+	// the schema before the read (zero when the mechanism asks for none).
+	Bounds planner.Bounds
 	Result *planner.Result
 	// Epsilon and Delta are the analyst's per-query budget share (SET epsilon,
 	// SET delta), already checked against the configured range.
@@ -74,6 +81,27 @@ type Mechanism interface {
 // The optional capabilities of a mechanism, each a small interface the
 // firewall asks for where it needs it.
 
+// Pricer is implemented by every mechanism that can refuse a request or
+// charge for it. Price runs before the protected data is read, from the
+// query, the schema and the budget share alone, so that no refusal and no
+// charge can depend on one person's rows; the firewall charges the returned
+// Charge durably, and only then reads the data and calls Answer. Answer must
+// then neither refuse what Price accepted nor charge differently: only an
+// internal failure may still stop it.
+//
+// A mechanism that charges a budget (Accounter) must implement Pricer: the
+// Engine refuses to run one that does not.
+type Pricer interface {
+	Price(req *Request) (Charge, error)
+}
+
+// ShareChecker is implemented by mechanisms that use the analyst's budget
+// share: CheckShare refuses a share the mechanism cannot honour, so that SET
+// epsilon and SET delta refuse it at once rather than at the next query.
+type ShareChecker interface {
+	CheckShare(epsilon, delta float64) error
+}
+
 // Describer is implemented by mechanisms that can state their claim and,
 // where the config's publish_parameters allows, their parameters. SHOW
 // mechanism shows it.
@@ -106,6 +134,29 @@ type GroupDropper interface {
 // mechanism's overrides of the tables' bounds (zero fields keep the table's).
 type ContributionBounder interface {
 	ContributionBounds() planner.Bounds
+}
+
+// Price is what a request will cost under m, checked before the data is
+// read: the zero Charge for a mechanism that neither refuses nor charges.
+func Price(m Mechanism, req *Request) (Charge, error) {
+	if p, ok := m.(Pricer); ok {
+		return p.Price(req)
+	}
+	return Charge{}, nil
+}
+
+// CheckShare refuses a per-query budget share that m cannot use.
+func CheckShare(m Mechanism, epsilon, delta float64) error {
+	if c, ok := m.(ShareChecker); ok {
+		return c.CheckShare(epsilon, delta)
+	}
+	return nil
+}
+
+// Accounts reports whether m charges a budget.
+func Accounts(m Mechanism) bool {
+	a, ok := m.(Accounter)
+	return ok && a.Accounting() != AccountingNone
 }
 
 // DropsLowCounts reports whether a mechanism drops low-count groups.

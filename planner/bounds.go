@@ -57,3 +57,14 @@ func effectiveBounds(t *Table, q *Query, needs Needs, shape *cellShape) (b Bound
 	}
 	return b, true
 }
+
+// PlanBounds are the bounds a bounded Run of q will enforce, known from the
+// schema alone: a mechanism prices a query with them before any row is read.
+func PlanBounds(t *Table, q *Query, needs Needs) (Bounds, error) {
+	shape, err := newCellShape(t, q)
+	if err != nil {
+		return Bounds{}, err
+	}
+	b, _ := effectiveBounds(t, q, needs, shape)
+	return b, nil
+}

@@ -28,6 +28,9 @@ import (
 // is safe for concurrent use.
 type Engine struct {
 	store  *planner.Store
+	// backend is what queries read the protected data through: the store,
+	// or in tests a stand-in that proves a refused statement never reads.
+	backend backend
 	state  *statedb.DB
 	secret []byte
 	budget *ledger.Budget
@@ -49,6 +52,11 @@ type Engine struct {
 	sessions   map[*Session]struct{}
 
 	closeOnce sync.Once
+}
+
+// backend computes a validated query's cells from the protected data.
+type backend interface {
+	Run(ctx context.Context, t *planner.Table, q *planner.Query, needs planner.Needs, secret []byte) (*planner.Result, error)
 }
 
 // runtime is everything a reload may change.
@@ -108,7 +116,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		}
 		secret = opts.Secret
 	}
-	e := &Engine{store: store, state: state, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
+	e := &Engine{store: store, backend: store, state: state, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -195,7 +203,25 @@ func (e *Engine) build(ctx context.Context, cfg *config.Config) (*runtime, error
 	if err != nil {
 		return nil, fmt.Errorf("mechanism %q: %w", cfg.Mechanism.Name, err)
 	}
+	if err := checkPricedBeforeRead(mech, cfg); err != nil {
+		return nil, err
+	}
 	return &runtime{cfg: cfg, catalog: catalog, mech: mech, float: mechanisms.FloatOutput(mech)}, nil
+}
+
+// checkPricedBeforeRead refuses a mechanism that charges a budget but cannot
+// price a query before the data is read (it would refuse or charge after
+// reading, which one person's rows could then decide), and a default budget
+// share the mechanism cannot use (every query would be refused).
+func checkPricedBeforeRead(m mechanisms.Mechanism, cfg *config.Config) error {
+	if _, ok := m.(mechanisms.Pricer); !ok && mechanisms.Accounts(m) {
+		return fmt.Errorf("mechanism %q charges a budget but does not price a query before reading the data (mechanisms.Pricer)", m.Name())
+	}
+	if err := mechanisms.CheckShare(m, cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default); err != nil {
+		return fmt.Errorf("budget: the default share (epsilon %g, delta %g) cannot be used by the %s mechanism: %s",
+			cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default, m.Name(), err)
+	}
+	return nil
 }
 
 // buildCatalog reads each configured table's columns from the store and

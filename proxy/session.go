@@ -238,8 +238,13 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 	return append(cols, Column{Name: q.Alias, Type: typ})
 }
 
-// query answers a COUNT query: run it, let the mechanism answer, charge the
-// ledger durably, and only then build the result.
+// query answers a COUNT query. Everything that can refuse it runs before the
+// protected data is read: the policy (already, in Parse), the GROUP BY
+// domains, and the mechanism's price, which the ledger then charges durably.
+// Only then does the backend read the data and the mechanism answer; a read
+// that fails after the charge (a cancel, a timeout, an internal error) keeps
+// its charge, which errs on the safe side. So no refusal, no charge and no
+// refusal's timing depends on the rows.
 //
 // audited reports that the answer's audit row was committed in the same
 // transaction as its charge, so it need not be written again.
@@ -250,35 +255,62 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, none, false, err
 	}
 	needs := rt.mech.Needs()
-	cells, err := s.engine.store.Run(ctx, table, q, needs, s.engine.secret)
-	if err != nil {
-		return nil, none, false, err
-	}
 	eps, delta := s.share(rt)
-	answers, charge, err := rt.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: cells, Epsilon: eps, Delta: delta})
+	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
+	if needs.Bound {
+		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
+			return nil, none, false, err
+		}
+	}
+	charge, err = mechanisms.Price(rt.mech, req)
 	if err != nil {
 		return nil, none, false, err
-	}
-	if len(answers) != len(cells.Cells) {
-		return nil, none, false, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
-		if !s.engine.queueAnswerAudit {
-			entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
-			req.Within = func(ctx context.Context, tx *sql.Conn) error {
-				audited = true
-				return statedb.InsertAudit(ctx, tx, entry)
-			}
-		}
-		bal, err := s.engine.budget.Charge(ctx, req)
-		if err != nil {
+		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
 			return nil, none, false, err
 		}
-		notice = bal.Notice(charge)
 	}
-	res = &Result{Columns: queryColumns(rt, q), Notice: notice}
+	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
+	if err != nil {
+		return nil, charge, audited, err
+	}
+	req.Result = cells
+	answers, answered, err := rt.mech.Answer(ctx, req)
+	if err != nil {
+		return nil, charge, audited, err
+	}
+	if answered != charge {
+		return nil, charge, audited, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+	}
+	if len(answers) != len(cells.Cells) {
+		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+	}
+	return s.rows(rt, q, cells, answers, notice), charge, audited, nil
+}
+
+// charge records a priced statement's charge durably, with the answer's
+// audit row in the same transaction where the ledger writes one.
+func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, audited bool, err error) {
+	req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
+	if !s.engine.queueAnswerAudit {
+		entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
+		req.Within = func(ctx context.Context, tx *sql.Conn) error {
+			audited = true
+			return statedb.InsertAudit(ctx, tx, entry)
+		}
+	}
+	bal, err := s.engine.budget.Charge(ctx, req)
+	if err != nil {
+		return "", false, err
+	}
+	return bal.Notice(charge), audited, nil
+}
+
+// rows builds the result of an answered query: a row per answered cell.
+func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, answers []mechanisms.Answer, notice string) *Result {
+	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {
 		if a.Dropped {
@@ -293,7 +325,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		res.Suppressed = append(res.Suppressed, a.Suppressed)
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
-	return res, charge, audited, nil
+	return res
 }
 
 // checkGroupDomains refuses a GROUP BY over a column without a declared
@@ -355,6 +387,19 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 		if v < r.Min || v > r.Max {
 			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
 				Message: fmt.Sprintf("%s %g is outside the allowed range [%g, %g]", st.Name, v, r.Min, r.Max)}
+		}
+		// A share the mechanism cannot use is refused here, not at every
+		// query that would then be refused.
+		eps, delta := s.share(rt)
+		if st.Name == "epsilon" {
+			eps = v
+		} else {
+			delta = v
+		}
+		if err := mechanisms.CheckShare(rt.mech, eps, delta); err != nil {
+			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
+				Message: fmt.Sprintf("SET %s = %g: %s", st.Name, v, err.Error()),
+				Hint:    fmt.Sprintf("The %s mechanism cannot use this share; the allowed range is [%g, %g].", rt.mech.Name(), r.Min, r.Max)}
 		}
 		s.mu.Lock()
 		if st.Name == "epsilon" {
