@@ -58,7 +58,9 @@ func (m *gaussian) Price(req *Request) (Charge, error) {
 }
 
 // CheckShare refuses an epsilon or a delta the noise cannot use.
-func (m *gaussian) CheckShare(epsilon, delta float64) error { return m.checkShare(epsilon, delta, true) }
+func (m *gaussian) CheckShare(epsilon, delta float64) error {
+	return m.checkShare(epsilon, delta, true)
+}
 
 func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
 	answers, err := m.answer(ctx, req, true)

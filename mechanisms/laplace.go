@@ -47,7 +47,9 @@ func (m *laplace) Price(req *Request) (Charge, error) {
 }
 
 // CheckShare refuses an epsilon the noise cannot use.
-func (m *laplace) CheckShare(epsilon, delta float64) error { return m.checkShare(epsilon, delta, false) }
+func (m *laplace) CheckShare(epsilon, delta float64) error {
+	return m.checkShare(epsilon, delta, false)
+}
 
 func (m *laplace) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
 	answers, err := m.answer(ctx, req, false)

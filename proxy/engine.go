@@ -27,14 +27,14 @@ import (
 // Engine answers analysts' statements. One Engine serves every session and
 // is safe for concurrent use.
 type Engine struct {
-	store  *planner.Store
+	store *planner.Store
 	// backend is what queries read the protected data through: the store,
 	// or in tests a stand-in that proves a refused statement never reads.
 	backend backend
-	state  *statedb.DB
-	secret []byte
-	budget *ledger.Budget
-	logger *slog.Logger
+	state   *statedb.DB
+	secret  []byte
+	budget  *ledger.Budget
+	logger  *slog.Logger
 	// noiseSeed is Options.NoiseSeed: tests only.
 	noiseSeed int64
 	// queueAnswerAudit makes answers' audit entries queued rather than
