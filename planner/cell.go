@@ -12,6 +12,12 @@ type Needs struct {
 	// bounds, with the non-zero fields of Bounds in their place.
 	Bound  bool
 	Bounds Bounds
+	// GroupLimit, when positive, replaces the table's max_groups as the most
+	// groups a GROUP BY without declared domains may find. A mechanism that
+	// drops low counts needs every group before it drops, so that no refusal
+	// depends on a group it would drop; the firewall then shows at most
+	// max_groups of the groups it releases.
+	GroupLimit int
 }
 
 // Cell is one output cell of a query.

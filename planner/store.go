@@ -228,6 +228,9 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	if err != nil {
 		return nil, err
 	}
+	if needs.GroupLimit > 0 {
+		shape.maxGroups = needs.GroupLimit
+	}
 	if s.pg != nil {
 		return s.runPostgres(ctx, t, q, needs, secret, shape)
 	}

@@ -255,6 +255,9 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, none, false, err
 	}
 	needs := rt.mech.Needs()
+	if mechanisms.DropsLowCounts(rt.mech) {
+		needs.GroupLimit = foundGroupsLimit
+	}
 	eps, delta := s.share(rt)
 	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
 	if needs.Bound {
@@ -287,7 +290,37 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	if len(answers) != len(cells.Cells) {
 		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
-	return s.rows(rt, q, cells, answers, notice), charge, audited, nil
+	res = s.rows(rt, q, cells, answers, notice)
+	maxGroups := table.Policy.MaxGroups
+	if maxGroups <= 0 {
+		maxGroups = planner.DefaultPolicy().MaxGroups
+	}
+	truncateGroups(res, maxGroups)
+	return res, charge, audited, nil
+}
+
+// foundGroupsLimit bounds the groups a GROUP BY without declared domains may
+// find under a mechanism that drops low counts, before it drops them: the
+// memory and time of one statement. Reaching it is the one refusal that
+// depends on groups the answer would not show (see the README).
+const foundGroupsLimit = 1_000_000
+
+// truncateGroups keeps the first max rows of a released GROUP BY in the
+// answer's order (ORDER BY, else the group values'), saying so in a notice.
+// Which rows are kept depends only on the rows the mechanism released, never
+// on the groups it dropped.
+func truncateGroups(res *Result, max int) {
+	if max <= 0 || len(res.Rows) <= max {
+		return
+	}
+	released := len(res.Rows)
+	res.Rows, res.Suppressed = res.Rows[:max], res.Suppressed[:max]
+	res.Tag = "SELECT " + strconv.Itoa(max)
+	note := fmt.Sprintf("%d groups were released; the first %d in the answer's order are shown (max_groups)", released, max)
+	if res.Notice != "" {
+		note = res.Notice + "\n" + note
+	}
+	res.Notice = note
 }
 
 // charge records a priced statement's charge durably, with the answer's
