@@ -79,11 +79,11 @@ func TestCompileBoundedSQL(t *testing.T) {
 		{"one row per unit", &Query{Table: "people", Where: sexF}, Bounds{1, 1}, false,
 			`SELECT COUNT(DISTINCT "id") FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?)`, 1},
 		{"clamped", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{4, 1}, false,
-			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 4)), 0) FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", "age") GROUP BY cw_g0 ORDER BY cw_g0`, 0},
+			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 4)), 0) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_g0 ORDER BY cw_g0`, 0},
 		{"ranked", &Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, Bounds{1, 2}, true,
-			`SELECT cw_g0, COUNT(*) FROM (SELECT * FROM (SELECT cw_g0, cw_n, ROW_NUMBER() OVER (PARTITION BY cw_u ORDER BY cw_r, cw_g0) AS cw_rank FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", "age") AS cw_r FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?) GROUP BY "id", "age")) WHERE cw_rank <= 2) GROUP BY cw_g0 ORDER BY cw_g0`, 2},
+			`SELECT cw_g0, COUNT(*) FROM (SELECT * FROM (SELECT cw_g0, cw_n, ROW_NUMBER() OVER (PARTITION BY cw_u ORDER BY cw_r, cw_g0) AS cw_rank FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?) GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END)) WHERE cw_rank <= 2) GROUP BY cw_g0 ORDER BY cw_g0`, 2},
 		{"one cell per unit", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{3, 1}, true,
-			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT "age" AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", "age") AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", "age") GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
+			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
 	}
 	for _, tc := range cases {
 		sql, args, err := compileBounded(people, tc.q, Needs{Bound: true}, tc.b, tc.rank, testSecret)

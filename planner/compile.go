@@ -63,7 +63,7 @@ func compile(t *Table, q *Query, needs Needs, secret []byte) (string, []any, err
 	table := quoteIdent(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
-		groups[i] = c.column(g)
+		groups[i] = c.group(g)
 	}
 	// The unit column is resolved only when the SQL uses it, so a table
 	// without one still answers plain counts.

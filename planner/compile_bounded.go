@@ -36,7 +36,7 @@ func compileBounded(t *Table, q *Query, needs Needs, b Bounds, rank bool, secret
 	table := quoteIdent(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
-		groups[i] = c.column(g)
+		groups[i] = c.group(g)
 	}
 	unit := c.column(t.PrivacyUnit)
 	where := " WHERE " + unit + " IS NOT NULL"

@@ -123,13 +123,13 @@ func TestCompileExactSQL(t *testing.T) {
 		{
 			name: "group by two columns",
 			q:    &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: age30},
-			sql:  `SELECT "sex", "suburb", COUNT(*) FROM "people" WHERE "age" = ? GROUP BY "sex", "suburb" ORDER BY "sex", "suburb"`,
+			sql:  `SELECT countwall_group_text("sex"), countwall_group_text("suburb"), COUNT(*) FROM "people" WHERE "age" = ? GROUP BY countwall_group_text("sex"), countwall_group_text("suburb") ORDER BY countwall_group_text("sex"), countwall_group_text("suburb")`,
 			args: []any{int64(30)},
 		},
 		{
 			name: "count distinct units",
 			q:    &Query{Table: "people", Agg: CountDistinct, GroupBy: []string{"sex"}},
-			sql:  `SELECT "sex", COUNT(DISTINCT "id") FROM "people" GROUP BY "sex" ORDER BY "sex"`,
+			sql:  `SELECT countwall_group_text("sex"), COUNT(DISTINCT "id") FROM "people" GROUP BY countwall_group_text("sex") ORDER BY countwall_group_text("sex")`,
 		},
 		{
 			name:  "table size and conditions need no extra SQL",
@@ -142,7 +142,7 @@ func TestCompileExactSQL(t *testing.T) {
 			name:  "units without keys: one pass with COUNT(DISTINCT)",
 			q:     &Query{Table: "people", GroupBy: []string{"sex"}, Where: age30},
 			needs: Needs{Units: true},
-			sql:   `SELECT "sex", COUNT(*), COUNT(DISTINCT "id") FROM "people" WHERE "age" = ? GROUP BY "sex" ORDER BY "sex"`,
+			sql:   `SELECT countwall_group_text("sex"), COUNT(*), COUNT(DISTINCT "id") FROM "people" WHERE "age" = ? GROUP BY countwall_group_text("sex") ORDER BY countwall_group_text("sex")`,
 			args:  []any{int64(30)},
 		},
 		{
@@ -156,8 +156,10 @@ func TestCompileExactSQL(t *testing.T) {
 			q:     &Query{Table: "people", GroupBy: []string{"sex", "age"}, Where: &Compare{Column: "income", Op: ">", Value: intLit(100)}},
 			needs: Needs{Key: true},
 			sql: `SELECT cw_g0, cw_g1, COALESCE(SUM(cw_n), 0), COUNT(cw_u), COALESCE(SUM(cw_k), 0) % 4294967296 ` +
-				`FROM (SELECT "sex" AS cw_g0, "age" AS cw_g1, "id" AS cw_u, COUNT(*) AS cw_n, countwall_record_key(?, "id") AS cw_k ` +
-				`FROM "people" WHERE "income" > ? GROUP BY "sex", "age", "id") GROUP BY cw_g0, cw_g1 ORDER BY cw_g0, cw_g1`,
+				`FROM (SELECT countwall_group_text("sex") AS cw_g0, CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g1, ` +
+				`"id" AS cw_u, COUNT(*) AS cw_n, countwall_record_key(?, "id") AS cw_k ` +
+				`FROM "people" WHERE "income" > ? GROUP BY countwall_group_text("sex"), CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END, "id") ` +
+				`GROUP BY cw_g0, cw_g1 ORDER BY cw_g0, cw_g1`,
 			args: []any{[]byte(nil), int64(100)},
 		},
 		{
@@ -196,7 +198,7 @@ func TestCompileQuotesCatalogIdentifiers(t *testing.T) {
 	}
 	q := &Query{Table: tbl.Name, GroupBy: []string{`we"ird`}, Where: &IsNull{Column: `WE"IRD`, Negate: true}}
 	sql, args := Compile(tbl, q, Needs{})
-	want := `SELECT "We""ird", COUNT(*) FROM "my ""table""" WHERE "We""ird" IS NOT NULL GROUP BY "We""ird" ORDER BY "We""ird"`
+	want := `SELECT countwall_group_text("We""ird"), COUNT(*) FROM "my ""table""" WHERE "We""ird" IS NOT NULL GROUP BY countwall_group_text("We""ird") ORDER BY countwall_group_text("We""ird")`
 	if sql != want || args != nil {
 		t.Errorf("got %s %v, want %s []", sql, args, want)
 	}

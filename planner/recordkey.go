@@ -124,6 +124,11 @@ func ensureRecordKeyFunc() error {
 		registerErr = sqlite.RegisterDeterministicScalarFunction(cellRankFunc, -1, sqlCellRank)
 		if registerErr != nil {
 			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", cellRankFunc, registerErr)
+			return
+		}
+		registerErr = sqlite.RegisterDeterministicScalarFunction(groupTextFunc, 1, sqlGroupText)
+		if registerErr != nil {
+			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", groupTextFunc, registerErr)
 		}
 	})
 	return registerErr

@@ -150,6 +150,10 @@ type snapColumn struct {
 	// is selected (declared DATE, DATETIME or TIMESTAMP): its groups are
 	// rendered by SQLite's path so that they read the same.
 	driverTime bool
+	// groupings are how a GROUP BY reads the column as text (index 1) or as
+	// a number (index 0), built at the first GROUP BY that needs each.
+	groupingOnce [2]sync.Once
+	groupings    [2]*grouping
 }
 
 // driverTimeTypes are the declared types whose values modernc.org/sqlite

@@ -25,11 +25,14 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 			keys = snap.unitKeys(unit, secret)
 		}
 	}
-	groups := make([]*snapColumn, len(q.GroupBy))
+	groups := make([]groupColumn, len(q.GroupBy))
 	for i, g := range q.GroupBy {
-		if groups[i] = snap.columns[strings.ToLower(g)]; groups[i] == nil || !groups[i].groupable() || groups[i].driverTime {
+		col := snap.columns[strings.ToLower(g)]
+		cat := t.Columns[strings.ToLower(g)]
+		if col == nil || cat == nil {
 			return nil, false, nil
 		}
+		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
 	}
 
 	var cells []Cell
@@ -67,7 +70,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 }
 
 // answerRows computes the cells of the matched rows.
-func answerRows(matched bitset, groups []*snapColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
+func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
 	if len(groups) == 0 {
 		return []Cell{tallyRows(matched, unit, keys, needs, agg)}, true
 	}
@@ -292,10 +295,10 @@ func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell
 // groupCells splits the matching rows by the group columns' value codes. The
 // dictionaries are in SQLite's sort order, so ascending codes give the cells
 // in the order of the compiled SQL's ORDER BY.
-func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
+func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
 	radix := uint64(1)
 	for _, g := range groups {
-		radix *= uint64(len(g.values))
+		radix *= uint64(len(g.grouping.values))
 		if radix >= 1<<32 {
 			return nil, false
 		}
@@ -305,7 +308,7 @@ func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []u
 	matched.each(func(r int) {
 		gid := uint64(0)
 		for _, g := range groups {
-			gid = gid*uint64(len(g.values)) + uint64(g.code(r))
+			gid = gid*uint64(len(g.grouping.values)) + uint64(g.grouping.group[g.code(r)])
 		}
 		pairs = append(pairs, gid<<32|uint64(r))
 	})
@@ -336,12 +339,19 @@ func groupCells(matched bitset, groups []*snapColumn, unit *snapColumn, keys []u
 		r := int(uint32(run[0]))
 		c.Group = make([]GroupValue, len(groups))
 		for i, g := range groups {
-			c.Group[i] = g.values[g.code(r)].groupValue()
+			c.Group[i] = g.grouping.values[g.grouping.group[g.code(r)]]
 		}
 		cells = append(cells, c)
 		start = end
 	}
 	return cells, true
+}
+
+// groupColumn is a GROUP BY column of the snapshot with the grouping its
+// catalog type reads it by.
+type groupColumn struct {
+	*snapColumn
+	grouping *grouping
 }
 
 // groupValue renders a value as readCells renders what SQLite returns.

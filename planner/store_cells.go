@@ -154,8 +154,13 @@ func (s *cellShape) newAccumulator() *cellAccumulator {
 func (a *cellAccumulator) add(c Cell) error {
 	s := a.shape
 	if s.product != nil {
+		// Every backend groups by the value as the column's type reads it,
+		// so one cell is found at most once; adding keeps a cell the sum of
+		// what maps to it even if that ever failed.
 		if i, ok := s.index[groupKey(c.Group)]; ok {
-			a.cells[i].Count, a.cells[i].Units, a.cells[i].Key = c.Count, c.Units, c.Key
+			a.cells[i].Count += c.Count
+			a.cells[i].Units += c.Units
+			a.cells[i].Key += c.Key
 		}
 		return nil
 	}

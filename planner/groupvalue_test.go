@@ -1,0 +1,187 @@
+package planner
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// writeStorageClasses writes a table whose grp column has no declared type,
+// so that SQLite keeps what it is given: 100 people with the integer 1, one
+// each with the text '1', the real 1.0 and the blob x'31', one with the text
+// '2', one with the real 2.5 and one with NULL. Person 1 also has a second
+// row with the text '1', so a unit spans two storage classes of one group.
+// num is an integer column holding the same kinds of values.
+func writeStorageClasses(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "classes.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE classes (id INTEGER, grp, num INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(id int, grp, num any) {
+		if _, err := db.Exec(`INSERT INTO classes VALUES (?, ?, ?)`, id, grp, num); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := 1; id <= 100; id++ {
+		insert(id, int64(1), int64(1))
+	}
+	insert(1, "1", "1")
+	insert(101, "1", []byte("1"))
+	insert(102, 1.0, 1.0)
+	insert(103, []byte("1"), "one")
+	insert(104, "2", int64(2))
+	insert(105, 2.5, 2.5)
+	insert(106, nil, nil)
+	return path
+}
+
+func storageClassesTable(withDomains bool) *Table {
+	t := &Table{Name: "classes", PrivacyUnit: "id", Policy: DefaultPolicy(), Columns: map[string]*Column{
+		"id":  {Name: "id", Type: TypeInt},
+		"grp": {Name: "grp", Type: TypeText},
+		"num": {Name: "num", Type: TypeInt},
+	}}
+	if withDomains {
+		t.Columns["grp"].Domain = &Domain{Categories: []string{"1", "2"}}
+		t.Columns["num"].Domain = &Domain{IsRange: true, Min: 1, Max: 2}
+	}
+	return t
+}
+
+// TestGroupCellIsTheSumOfWhatMapsToIt checks, on the SQLite SQL and on the
+// snapshot, that a cell counts every stored value its column's type reads
+// as the cell's value, with distinct units and contributor keys over the
+// merged group and contribution bounds applied to a unit's rows together.
+func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
+	path := writeStorageClasses(t)
+	g := func(s string) []GroupValue { return []GroupValue{{Text: s}} }
+	null := []GroupValue{{Null: true}}
+	tests := []struct {
+		name    string
+		domains bool
+		q       *Query
+		needs   Needs
+		want    []Cell
+	}{
+		{
+			name: "text column without a domain: one group per text, NULL first",
+			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, needs: Needs{Units: true},
+			want: []Cell{
+				{Group: null, Count: 1, Units: 1, InDomain: true},
+				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
+				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
+				{Group: g("2.5"), Count: 1, Units: 1, InDomain: true},
+			},
+		},
+		{
+			name: "text column over a declared domain",
+			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true, needs: Needs{Units: true},
+			want: []Cell{
+				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
+				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
+			},
+		},
+		{
+			name: "integer column: numbers by value, text and blobs read as NULL",
+			q:    &Query{Table: "classes", GroupBy: []string{"num"}}, needs: Needs{Units: true},
+			want: []Cell{
+				{Group: null, Count: 3, Units: 3, InDomain: true},
+				{Group: g("1"), Count: 102, Units: 101, InDomain: true},
+				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
+				{Group: g("2.5"), Count: 1, Units: 1, InDomain: true},
+			},
+		},
+		{
+			name: "count distinct units over a domain",
+			q:    &Query{Table: "classes", GroupBy: []string{"grp"}, Agg: CountDistinct}, domains: true,
+			want: []Cell{
+				{Group: g("1"), Count: 103, InDomain: true},
+				{Group: g("2"), Count: 1, InDomain: true},
+			},
+		},
+		{
+			name: "bounded: person 1's two rows in group 1 are clamped together",
+			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true,
+			needs: Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}},
+			want: []Cell{
+				{Group: g("1"), Count: 103, InDomain: true},
+				{Group: g("2"), Count: 1, InDomain: true},
+			},
+		},
+	}
+	for _, backend := range []struct {
+		name string
+		opts StoreOptions
+	}{{"sqlite", StoreOptions{NoSnapshot: true}}, {"snapshot", StoreOptions{}}} {
+		store, err := OpenStore(path, backend.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		for _, tc := range tests {
+			t.Run(backend.name+"/"+tc.name, func(t *testing.T) {
+				res, err := store.Run(context.Background(), storageClassesTable(tc.domains), tc.q, tc.needs, testSecret)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(res.Cells, tc.want) {
+					t.Fatalf("cells\n got %+v\nwant %+v", res.Cells, tc.want)
+				}
+				if backend.name != "snapshot" || tc.needs.Bound {
+					return
+				}
+				// The snapshot itself must answer, not decline to SQLite.
+				snap, err := store.snaps.current(context.Background(), "classes")
+				if err != nil || snap == nil {
+					t.Fatalf("no snapshot: %v", err)
+				}
+				tbl := storageClassesTable(tc.domains)
+				shape, err := newCellShape(tbl, tc.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				direct, ok, err := snap.answer(tbl, tc.q, tc.needs, testSecret, shape)
+				if err != nil || !ok {
+					t.Fatalf("the snapshot declined (%v, %v)", ok, err)
+				}
+				if !reflect.DeepEqual(direct.Cells, tc.want) {
+					t.Fatalf("snapshot cells\n got %+v\nwant %+v", direct.Cells, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestGroupCellKeysMatchAcrossBackends compares the contributor keys of
+// merged groups between the SQLite SQL and the snapshot.
+func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
+	path := writeStorageClasses(t)
+	q := &Query{Table: "classes", GroupBy: []string{"grp"}}
+	var got [2][]Cell
+	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
+		store, err := OpenStore(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := store.Run(context.Background(), storageClassesTable(true), q, Needs{Key: true}, testSecret)
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = res.Cells
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("SQLite %+v\nsnapshot %+v", got[0], got[1])
+	}
+	if got[0][0].Units != 103 {
+		t.Fatalf("units of cell 1: %d, want 103", got[0][0].Units)
+	}
+}
