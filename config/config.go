@@ -105,6 +105,11 @@ type Table struct {
 	// privacy unit may contribute to a query answered by laplace or gaussian.
 	// Zero fields take planner.DefaultBounds (1 and 1).
 	Bounds planner.Bounds
+	// UnitKeyed declares that every row has its own privacy unit (a unit
+	// never has two rows or none). It is checked when the firewall starts,
+	// and lets the in-memory path answer bounded counts: which path answers
+	// is decided by this declaration and the schema, never by the rows.
+	UnitKeyed bool
 }
 
 // Load reads the configuration. path may be empty (then only environment
@@ -224,6 +229,7 @@ type tableKeys struct {
 	Policy           map[string]any `mapstructure:"policy"`
 	MaxRowsPerUnit   *int64         `mapstructure:"max_rows_per_unit"`
 	MaxGroupsPerUnit *int64         `mapstructure:"max_groups_per_unit"`
+	UnitKeyed        bool           `mapstructure:"unit_keyed"`
 }
 
 // policyKeys is planner.Policy with its config keys: the two convert into
@@ -405,6 +411,7 @@ func readTable(key string, tk tableKeys, defaultPolicy planner.Policy) (Table, e
 			return t, fmt.Errorf("%s.%s: must be a whole number >= 1, got %d", key, name, *n)
 		}
 	}
+	t.UnitKeyed = tk.UnitKeyed
 	if tk.MaxRowsPerUnit != nil {
 		t.Bounds.MaxRowsPerUnit = *tk.MaxRowsPerUnit
 	}

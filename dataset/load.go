@@ -120,6 +120,10 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 			defs[i] += " NOT NULL"
 		}
 	}
+	// A unit column whose values were all counted and all distinct (or one
+	// the load numbered) keys the table; the firewall checks it again when
+	// it starts.
+	t.UnitKeyed = scan.addedID || (len(scan.units) < maxDistinctTracked && int64(len(scan.units)) == scan.rows)
 	res := LoadResult{Table: t, Rows: scan.rows, Lowered: lowered, Delimiter: o.Delimiter, Warnings: scan.unitWarnings()}
 
 	fill := func(ctx context.Context, tx *sql.Tx) error {

@@ -68,6 +68,7 @@ func PeopleTable() Table {
 	return Table{
 		Name:        PeopleTableName,
 		PrivacyUnit: "id",
+		UnitKeyed:   true,
 		Columns: []Column{
 			{Name: "id", Type: TypeInteger, Doc: "person number 1..rows: the privacy unit"},
 			{Name: "age", Type: TypeInteger, HasRange: true, Min: 0, Max: peopleAgeMax, Doc: "age in years"},

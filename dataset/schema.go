@@ -41,6 +41,9 @@ type Table struct {
 	Name        string
 	PrivacyUnit string // column identifying the contributor
 	Columns     []Column
+	// UnitKeyed says each row has a unit of its own (the config's
+	// unit_keyed, which the firewall checks when it starts).
+	UnitKeyed bool
 }
 
 // Column returns the named column (case-insensitively) and whether it exists.
@@ -73,7 +76,12 @@ func (t Table) ConfigSnippet() string {
 	for i, c := range t.Columns {
 		names[i] = yamlName(c.Name)
 	}
-	fmt.Fprintf(&b, "tables:\n  %s:\n    privacy_unit: %s\n    columns: [%s]\n", yamlName(t.Name), yamlName(t.PrivacyUnit), strings.Join(names, ", "))
+	fmt.Fprintf(&b, "tables:\n  %s:\n    privacy_unit: %s\n", yamlName(t.Name), yamlName(t.PrivacyUnit))
+	if t.UnitKeyed {
+		b.WriteString("    # Each row is one person: checked when the firewall starts; lets the\n" +
+			"    # in-memory path answer counts bounded per person.\n    unit_keyed: true\n")
+	}
+	fmt.Fprintf(&b, "    columns: [%s]\n", strings.Join(names, ", "))
 	if reserved := t.ReservedColumns(); len(reserved) > 0 {
 		quoted := make([]string, len(reserved))
 		for i, r := range reserved {

@@ -50,6 +50,7 @@ func SyntheticTable() Table {
 	return Table{
 		Name:        SyntheticTableName,
 		PrivacyUnit: "id",
+		UnitKeyed:   true,
 		Columns: []Column{
 			{Name: "id", Type: TypeInteger, Doc: "row number 1..rows: the privacy unit"},
 			{Name: "value", Type: TypeInteger, HasRange: true, Min: SyntheticDomainMin, Max: SyntheticDomainMax,

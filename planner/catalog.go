@@ -53,6 +53,10 @@ type Table struct {
 	// Bounds are the contribution bounds of the table's privacy units, for
 	// mechanisms that ask for bounded counts; zero fields take DefaultBounds.
 	Bounds Bounds
+	// UnitKeyed is the config's declaration that each row has its own unit
+	// (checked by CheckUnitKeyed): bounds then change no count, and the
+	// snapshot may answer bounded queries and count units without a set.
+	UnitKeyed bool
 }
 
 // Policy is the set of knobs that decide which queries a table accepts.

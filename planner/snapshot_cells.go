@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -36,7 +37,14 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 	}
 
 	var cells []Cell
-	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs); ok {
+	// A table declared keyed by its unit has one row per unit (checked at
+	// start, and here against the snapshot): its units are counted without
+	// a set. The declaration, never the rows, picks that path.
+	keyed := t.UnitKeyed
+	if keyed && !snap.onePerUnit(t.PrivacyUnit) {
+		return nil, true, fmt.Errorf("planner: table %q: %w", t.Name, ErrNotUnitKeyed)
+	}
+	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs, keyed); ok {
 		cells = []Cell{cell}
 	} else {
 		matched := ev.all
@@ -48,7 +56,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 			matched = tr
 		}
 		var answered bool
-		if cells, answered = answerRows(matched, groups, unit, keys, needs, q.Agg); !answered {
+		if cells, answered = answerRows(matched, groups, unit, keys, needs, q.Agg, keyed); !answered {
 			return nil, false, nil
 		}
 	}
@@ -70,9 +78,9 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 }
 
 // answerRows computes the cells of the matched rows.
-func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
+func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind, keyed bool) ([]Cell, bool) {
 	if len(groups) == 0 {
-		return []Cell{tallyRows(matched, unit, keys, needs, agg)}, true
+		return []Cell{tallyRows(matched, unit, keys, needs, agg, keyed)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg)
 }
@@ -88,8 +96,8 @@ var oneConditionTallies = true
 // statements cost a few sums over the matching values, however long the
 // table. Units and keys need a table keyed by its unit (each unit one row),
 // where the units of a set of values are the sum of each value's.
-func (snap *tableSnapshot) oneConditionTally(ev *snapEval, q *Query, unit *snapColumn, keys []uint32, needs Needs) (Cell, bool) {
-	if !oneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !unit.unique) {
+func (snap *tableSnapshot) oneConditionTally(ev *snapEval, q *Query, unit *snapColumn, keys []uint32, needs Needs, keyed bool) (Cell, bool) {
+	if !oneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
 		return Cell{}, false
 	}
 	c, set, negate, ok := ev.leafSet(q.Where)
@@ -210,14 +218,14 @@ func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, n
 // tallyRows is tally over a row set, without a call per row: the path of
 // every plain COUNT. When each unit value occupies one row (a table keyed by
 // its unit), no set of seen units is needed.
-func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) Cell {
+func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg AggKind, keyed bool) Cell {
 	c := Cell{InDomain: true, Count: rows.count()}
 	if unit == nil {
 		return c
 	}
 	var units int64
 	var key uint32
-	if unit.unique {
+	if keyed {
 		for wi, w := range rows {
 			units += int64(bits.OnesCount64(w &^ unit.nulls[wi]))
 		}

@@ -402,12 +402,12 @@ func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
 // TestSnapshotOneConditionTallies checks the per-value path (a COUNT whose
 // WHERE is one leaf condition) against SQLite, and that it was taken: 300
 // seeded random leaves, negated ones included, under every need, on a table
-// keyed by its unit (with a few NULL units) and on one where units repeat
-// (where only plain counts take it). The secret changes halfway, so the
-// per-value keys are recomputed.
+// declared keyed by its unit and on one where units repeat (where only
+// plain counts take it). The secret changes halfway, so the per-value keys
+// are recomputed.
 func TestSnapshotOneConditionTallies(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 26))
-	_, keyed := oneRowPerUnit(r, 300, 41)
+	_, keyed := oneRowPerUnit(r, 300, 0)
 	repeated := make([][]any, 0, 300)
 	for _, row := range diffRows(r, 300) {
 		var vals []any
@@ -424,6 +424,9 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 		atLeast int // queries expected to take the path (about 190 and 45 seen)
 	}{{"keyed by unit", keyed, 150}, {"units repeat", repeated, 30}} {
 		t.Run(tc.name, func(t *testing.T) {
+			declared := *people
+			declared.UnitKeyed = tc.name == "keyed by unit"
+			people := &declared
 			raw, fast := openBothPaths(t, tc.rows)
 			snap, err := fast.snaps.current(ctx, "people")
 			if err != nil {
@@ -464,7 +467,7 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 				if needs.Key {
 					keys = snap.unitKeys(snap.columns["id"], secret)
 				}
-				if _, ok := snap.oneConditionTally(newSnapEval(snap), q, unit, keys, needs); ok {
+				if _, ok := snap.oneConditionTally(newSnapEval(snap), q, unit, keys, needs, people.UnitKeyed); ok {
 					taken++
 				}
 			}

@@ -260,8 +260,10 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 			return nil, s.runError(ctx, t, err)
 		}
 		// Bounded counts differ from plain ones only where a unit has
-		// several rows; those the snapshot leaves to the SQL that bounds them.
-		if snap != nil && (!needs.Bound || snap.onePerUnit(t.PrivacyUnit)) {
+		// several rows. The snapshot answers them on tables declared keyed by
+		// their unit, and the SQL that bounds them answers every other: the
+		// choice follows the config, never the rows.
+		if snap != nil && (!needs.Bound || t.UnitKeyed) {
 			if res, ok, err := snap.answer(t, q, needs, secret, shape); ok {
 				// The snapshot does not stop midway; an answer it finished
 				// after a cancel or past the deadline is withheld, as

@@ -245,7 +245,7 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 		if len(queryable) == 0 {
 			queryable = sortedNames(byName)
 		}
-		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds}
+		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds, UnitKeyed: tc.UnitKeyed}
 		for _, c := range queryable {
 			typ, ok := byName[c]
 			if !ok {
@@ -268,6 +268,11 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 				return nil, fmt.Errorf("%s.domains.%s: an integer range needs an integer column, but %q is %s", key, col, col, c.Type)
 			}
 			c.Domain = d
+		}
+		if t.UnitKeyed {
+			if err := store.CheckUnitKeyed(ctx, t); err != nil {
+				return nil, fmt.Errorf("%s.unit_keyed: %w", key, err)
+			}
 		}
 		cat.Tables[t.Name] = t
 	}
