@@ -49,4 +49,15 @@ type Result struct {
 	// (when Needs.Bound): C rows per unit per cell, G cells per unit, G
 	// lowered to the number of cells where that is smaller.
 	Bounds Bounds
+	// Path names what computed the cells (PathSnapshot, PathSQLite or
+	// PathPostgres), so that tests can check that it follows the config and
+	// the schema, never the rows.
+	Path string
 }
+
+// The paths that compute cells.
+const (
+	PathSnapshot = "snapshot"
+	PathSQLite   = "sqlite"
+	PathPostgres = "postgres"
+)

@@ -224,7 +224,7 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 		rd = tx
 	}
 
-	res := &Result{Bounds: bounds}
+	res := &Result{Bounds: bounds, Path: PathPostgres}
 	var cells []Cell
 	if perUnit {
 		cells, err = s.pgReadUnits(ctx, rd, text, args, q, needs, shape, bounds, rank, secret)

@@ -272,7 +272,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 					return nil, s.runError(ctx, t, ctx.Err())
 				}
 				if res != nil {
-					res.Bounds = bounds
+					res.Bounds, res.Path = bounds, PathSnapshot
 				}
 				return res, err
 			}
@@ -289,7 +289,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		rd = tx
 	}
 
-	res := &Result{Bounds: bounds}
+	res := &Result{Bounds: bounds, Path: PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
 		var pe *pgerror.Error
