@@ -44,6 +44,12 @@ const (
 	IdleSessionTimeout          = "57P05"
 	ProtocolViolation           = "08P01"
 	InternalError               = "XX000"
+	UndefinedFunction           = "42883"
+	DivisionByZero              = "22012"
+	InvalidEscapeSequence       = "22025"
+	CharacterNotInRepertoire    = "22021"
+	NumericValueOutOfRange      = "22003"
+	InvalidTextRepresentation   = "22P02"
 )
 
 // Error is a refusal the analyst can act on. Message names the construct or

@@ -2,6 +2,9 @@ package planner
 
 import (
 	"countwall/pgerror"
+	"errors"
+	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -169,6 +172,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 			}
 			in.Values = append(in.Values, lit)
 		}
+		if p.table.Columns[col].Type == TypeInt {
+			return exactIn(in), nil
+		}
 		return in, nil
 	case sqlparser.LikeStr, sqlparser.NotLikeStr:
 		if pol.Strict || !pol.AllowLike {
@@ -190,6 +196,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		lit, err := p.literal(x.Right, col)
 		if err != nil {
 			return nil, err
+		}
+		if trailingEscape(lit.Text) {
+			return nil, pgerror.Errorf(pgerror.InvalidEscapeSequence, "LIKE pattern must not end with escape character")
 		}
 		return &Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
 	case "=", "<>", "<", "<=", ">", ">=":
@@ -227,6 +236,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		lit, err := p.literal(right, col)
 		if err != nil {
 			return nil, err
+		}
+		if r, ok := exactDecimal(lit); ok && p.table.Columns[col].Type == TypeInt {
+			return exactCompare(col, op, r), nil
 		}
 		return &Compare{Column: col, Op: op, Value: lit}, nil
 	}
@@ -281,6 +293,9 @@ func (p *parser) between(x *sqlparser.RangeCond) (Pred, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.table.Columns[col].Type == TypeInt {
+		return exactBetween(&Between{Column: col, Lo: lo, Hi: hi, Negate: negate}), nil
+	}
 	return &Between{Column: col, Lo: lo, Hi: hi, Negate: negate}, nil
 }
 
@@ -325,6 +340,9 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
+		if err := p.checkArithmetic(x.Operator, l, r); err != nil {
+			return nil, 0, err
+		}
 		return &BinaryExpr{Op: x.Operator, Left: l, Right: r}, lc + rc, nil
 	case *sqlparser.FuncExpr:
 		name := x.Name.Lowered()
@@ -342,6 +360,9 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		arg, n, err := p.expr(ae.Expr)
 		if err != nil {
 			return nil, 0, err
+		}
+		if want := funcArgType(name); p.exprType(arg) != want && !(want == TypeReal && p.exprType(arg) == TypeInt) {
+			return nil, 0, pgerror.Errorf(pgerror.UndefinedFunction, "function %s(%s) does not exist", name, pgTypeName(p.exprType(arg)))
 		}
 		return &FuncCall{Name: name, Args: []Expr{arg}}, n, nil
 	}
@@ -385,10 +406,14 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 			if neg {
 				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text")
 			}
-			if want != TypeText {
+			if want == TypeInt {
 				// As in PostgreSQL, a quoted literal takes the column's type
-				// when it reads as one ('40' for an integer column); drivers
-				// that interpolate parameters client-side send numbers so.
+				// ('40' for an integer column; drivers that interpolate
+				// parameters client-side send numbers so), and one that does
+				// not read as an integer is invalid input for it.
+				return integerInput(strings.TrimSpace(string(v.Val)), col, "")
+			}
+			if want != TypeText {
 				if lit, err := numberFromText(strings.TrimSpace(string(v.Val)), want, col); err == nil {
 					return lit, nil
 				}
@@ -423,6 +448,14 @@ func numberFromText(s string, want ColumnType, col string) (Literal, error) {
 			return Literal{Kind: LitFloat, Float: float64(n)}, nil
 		}
 		return Literal{Kind: LitInt, Int: n}, nil
+	}
+	if want == TypeInt {
+		// Kept exact (see exact.go): the comparison is rewritten into an
+		// integer one, so the float64 below is never compared.
+		if _, ok := new(big.Rat).SetString(s); ok {
+			f, _ := strconv.ParseFloat(s, 64)
+			return Literal{Kind: LitFloat, Float: f, Text: s}, nil
+		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -462,6 +495,11 @@ func (p *parser) param(name string, want ColumnType, col string, neg bool) (Lite
 	if neg {
 		s = "-" + s
 	}
+	if want == TypeInt {
+		// PostgreSQL types the parameter as the column (bigint) and reads
+		// it with the integer input function.
+		return integerInput(s, col, fmt.Sprintf("parameter $%d", n))
+	}
 	if nonFinite(s) {
 		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is not a finite number, but column %q is %s", n, col, want)
 	}
@@ -480,4 +518,31 @@ func nonFinite(s string) bool {
 		return true
 	}
 	return false
+}
+
+// trailingEscape reports whether a LIKE pattern ends with an escape
+// character that escapes nothing (an odd run of backslashes at its end).
+func trailingEscape(pattern string) bool {
+	n := 0
+	for i := len(pattern) - 1; i >= 0 && pattern[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// integerInput reads a quoted value or a parameter compared with an integer
+// column as PostgreSQL's bigint input does: an optional sign and digits,
+// 22003 beyond the int64 range, 22P02 for anything else.
+func integerInput(s, col, what string) (Literal, error) {
+	if what == "" {
+		what = "the value"
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
+	switch {
+	case err == nil && !strings.HasPrefix(s, "+-") && !strings.HasPrefix(s, "+ "):
+		return Literal{Kind: LitInt, Int: n}, nil
+	case errors.Is(err, strconv.ErrRange):
+		return Literal{}, pgerror.Errorf(pgerror.NumericValueOutOfRange, "%s compared with column %q is out of range for type bigint", what, col)
+	}
+	return Literal{}, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type bigint: %s compared with column %q", what, col)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xwb1989/sqlparser"
 )
@@ -37,6 +38,10 @@ func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
 	return out, nil
 }
 
+// errInvalidUTF8 is PostgreSQL's refusal of bytes that are not UTF-8 in a
+// statement or a parameter, whatever they are compared with.
+var errInvalidUTF8 = pgerror.Errorf(pgerror.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
+
 type parser struct {
 	cat        *Catalog
 	args       []*string
@@ -58,6 +63,14 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	}()
 	if limit := p.maxBytes(); len(sql) > limit {
 		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
+	}
+	if !utf8.ValidString(sql) {
+		return nil, errInvalidUTF8
+	}
+	for _, a := range p.args {
+		if a != nil && !utf8.ValidString(*a) {
+			return nil, errInvalidUTF8
+		}
 	}
 	toks, err := pglex.Lex(sql)
 	if err != nil {

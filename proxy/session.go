@@ -443,6 +443,13 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 		s.mu.Unlock()
 		return done, nil
 	}
+	if st.Name == "standard_conforming_strings" && !settingIsOn(st.Value) {
+		// The lexer always reads strings with it on; accepting off would let
+		// a client that escapes a quote as \' believe it is safe.
+		return nil, &pgerror.Error{Code: pgerror.FeatureNotSupported,
+			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
+			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
+	}
 	if _, ok := clientSettings[st.Name]; ok {
 		s.mu.Lock()
 		s.settings[st.Name] = st.Value
@@ -452,6 +459,15 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 	return nil, &pgerror.Error{Code: pgerror.UndefinedObject,
 		Message: fmt.Sprintf("unrecognized configuration parameter %q", st.Name),
 		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
+}
+
+// settingIsOn reads a boolean setting's value as PostgreSQL does.
+func settingIsOn(v string) bool {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(v), `'"`)) {
+	case "on", "true", "yes", "1", "t", "y":
+		return true
+	}
+	return false
 }
 
 func showColumns(name string) []Column {

@@ -108,7 +108,8 @@ const opChars = "~!@#^&|`?+-*/%<>="
 
 func isOpChar(c byte) bool { return strings.IndexByte(opChars, c) >= 0 }
 
-// skipSpace skips whitespace and comments; -- runs to the end of the line and
+// skipSpace skips whitespace and comments; -- runs to the end of the line (a
+// \n or a \r, as PostgreSQL's scanner reads non_newline) and
 // /* */ nests, as in PostgreSQL (so /*! ... */ is a comment like any other).
 func (l *lexer) skipSpace() error {
 	for l.pos < len(l.src) {
@@ -117,7 +118,7 @@ func (l *lexer) skipSpace() error {
 		case isSpace(c):
 			l.pos++
 		case strings.HasPrefix(l.src[l.pos:], "--"):
-			nl := strings.IndexByte(l.src[l.pos:], '\n')
+			nl := strings.IndexAny(l.src[l.pos:], "\n\r")
 			if nl < 0 {
 				l.pos = len(l.src)
 			} else {
@@ -292,7 +293,7 @@ func (l *lexer) continuation() bool {
 		case isSpace(c):
 			i++
 		case newline && strings.HasPrefix(l.src[i:], "--"):
-			nl := strings.IndexByte(l.src[i:], '\n')
+			nl := strings.IndexAny(l.src[i:], "\n\r")
 			if nl < 0 {
 				return false
 			}

@@ -144,29 +144,29 @@ var battery = []badInput{
 	{sql: "SELECT COUNT(*) FROM people WHERE NOT nosuch = 1", code: "42703"},
 
 	// Literals of the wrong type.
-	{sql: "SELECT COUNT(*) FROM people WHERE age = 'x'", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age = 'x'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: "42804"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age = NULL", code: "42804"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb = NULL", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE age IN ('a', 'b')", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN 'a' AND 'b'", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age IN ('a', 'b')", code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN 'a' AND 'b'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb > 3", code: "42804"},
 	{sql: "SELECT COUNT(*) FROM people WHERE sex IN (1, 2)", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE income = 'rich'", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE hours >= 'many'", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE zip = 'abc'", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE secret = 'yes'", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE income = 'rich'", code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE hours >= 'many'", code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE zip = 'abc'", code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE secret = 'yes'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE education = 12", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE 'x' < age", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM visits WHERE visits = 'often'", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE 'x' < age", code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM visits WHERE visits = 'often'", code: "22P02"},
 
 	// Bound parameters that do not fit; interpolated by pgx in the simple
 	// protocol, they become literals of the wrong type.
-	{sql: "SELECT COUNT(*) FROM people WHERE age > $1", args: []any{pgtypeText("forty-two")}, code: "22023", simpleCode: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE zip = $1", args: []any{pgtypeText("abc")}, code: "22023", simpleCode: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN $1 AND $2", args: []any{pgtypeText("young"), pgtypeText("old")}, code: "22023", simpleCode: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE income IN ($1, $2)", args: []any{pgtypeText("1"), pgtypeText("lots")}, code: "22023", simpleCode: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE hours < $1 AND sex = $2", args: []any{pgtypeText("x"), "F"}, code: "22023", simpleCode: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age > $1", args: []any{pgtypeText("forty-two")}, code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE zip = $1", args: []any{pgtypeText("abc")}, code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN $1 AND $2", args: []any{pgtypeText("young"), pgtypeText("old")}, code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE income IN ($1, $2)", args: []any{pgtypeText("1"), pgtypeText("lots")}, code: "22P02"},
+	{sql: "SELECT COUNT(*) FROM people WHERE hours < $1 AND sex = $2", args: []any{pgtypeText("x"), "F"}, code: "22P02"},
 
 	// Grouping.
 	{sql: "SELECT COUNT(*) FROM people GROUP BY sex", code: "42803"},

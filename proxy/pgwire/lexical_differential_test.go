@@ -266,11 +266,11 @@ func TestLexicalDifferential(t *testing.T) {
 		{"NaN for an integer column",
 			`SELECT COUNT(*) FROM survey WHERE age < 'NaN'`,
 			`SELECT COUNT(*) FROM survey WHERE age < $1`, []any{"NaN"},
-			nil, pgerror.DatatypeMismatch},
+			nil, pgerror.InvalidTextRepresentation},
 		{"Infinity for an integer column",
 			`SELECT COUNT(*) FROM survey WHERE age < 'Infinity'`,
 			`SELECT COUNT(*) FROM survey WHERE age < $1`, []any{"Infinity"},
-			nil, pgerror.DatatypeMismatch},
+			nil, pgerror.InvalidTextRepresentation},
 	}
 	ts := startLexServer(t)
 	ctx := context.Background()
@@ -314,16 +314,16 @@ func TestLexicalDifferential(t *testing.T) {
 }
 
 // TestFloatNaNParameter: a NaN or infinite float8 bound over the extended
-// protocol to an integer comparison is refused as PostgreSQL refuses 'x'
-// there.
+// protocol to an integer comparison is refused as PostgreSQL's bigint input
+// refuses 'x' there (22P02).
 func TestFloatNaNParameter(t *testing.T) {
 	ts := startLexServer(t)
 	conn := ts.connect(t, pgx.QueryExecModeExec)
 	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		var n int64
 		err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM survey WHERE age < $1", v).Scan(&n)
-		if got := pgerror.SQLState(err); got != pgerror.DatatypeMismatch {
-			t.Errorf("float8 %v bound: %v (SQLSTATE %q), want 42804", v, err, got)
+		if got := pgerror.SQLState(err); got != pgerror.InvalidTextRepresentation {
+			t.Errorf("float8 %v bound: %v (SQLSTATE %q), want 22P02", v, err, got)
 		}
 	}
 }

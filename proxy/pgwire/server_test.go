@@ -241,14 +241,15 @@ func TestErrorClassesOverTheWire(t *testing.T) {
 		{"SELECT * FROM people", nil, "0A000"},
 		{"SELECT COUNT(*) FROM nosuch", nil, "42P01"},
 		{"SELECT COUNT(*) FROM people WHERE height = 1", nil, "42703"},
-		{"SELECT COUNT(*) FROM people WHERE age = 'old'", nil, "42804"},
+		{"SELECT COUNT(*) FROM people WHERE age = 'old'", nil, "22P02"},
+		{"SELECT COUNT(*) FROM people WHERE suburb = 3", nil, "42804"},
 		{"SELECT COUNT(*) FROM people WHERE id = 3", nil, "42501"},
 		{"SELECT age, COUNT(*) FROM people", nil, "42803"},
 		{"DELETE FROM people", nil, "25006"},
 		{"SELECT COUNT(*) FROM people WHERE suburb = '" + strings.Repeat("y", 9000) + "'", nil, "54000"},
 		{"SET epsilon = 99", nil, "22023"},
 		{"SET nosuch = 1", nil, "42704"},
-		{"SELECT COUNT(*) FROM people WHERE age > $1", []any{"old"}, "22023"},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", []any{"old"}, "22P02"},
 	}
 	for _, m := range modes {
 		conn := ts.connect(t, m.mode)
@@ -262,7 +263,7 @@ func TestErrorClassesOverTheWire(t *testing.T) {
 			if tc.args != nil && m.mode == pgx.QueryExecModeSimpleProtocol {
 				// pgx interpolates the value client-side: the server sees the
 				// literal 'old' compared with an integer column.
-				code = "42804"
+				code = "22P02"
 			}
 			_, err := conn.Exec(context.Background(), tc.sql, tc.args...)
 			var pgErr *pgconn.PgError
