@@ -252,6 +252,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	if cols != 1 {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "an expression in a condition must use exactly one column")
 	}
+	if p.exprType(expr) == TypeText {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition may compare a number computed from a column, not text (lower and upper go inside length)")
+	}
 	p.leaves++
 	lit, err := p.numberLiteral(right)
 	if err != nil {
