@@ -57,6 +57,9 @@ func (m *gaussian) Price(req *Request) (Charge, error) {
 	return Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
 }
 
+// ChargesRho: gaussian's answers are charged as zCDP rho.
+func (*gaussian) ChargesRho() bool { return true }
+
 // CheckShare refuses an epsilon or a delta the noise cannot use.
 func (m *gaussian) CheckShare(epsilon, delta float64) error {
 	return m.checkShare(epsilon, delta, true)

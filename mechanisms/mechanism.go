@@ -153,6 +153,18 @@ func CheckShare(m Mechanism, epsilon, delta float64) error {
 	return nil
 }
 
+// RhoCharger is implemented by mechanisms whose charges are zCDP rho, which
+// the ledger converts to epsilon at the delta cap (gaussian).
+type RhoCharger interface {
+	ChargesRho() bool
+}
+
+// ChargesRho reports whether m charges zCDP rho.
+func ChargesRho(m Mechanism) bool {
+	r, ok := m.(RhoCharger)
+	return ok && r.ChargesRho()
+}
+
 // Accounts reports whether m charges a budget.
 func Accounts(m Mechanism) bool {
 	a, ok := m.(Accounter)

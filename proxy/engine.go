@@ -217,9 +217,42 @@ func checkPricedBeforeRead(m mechanisms.Mechanism, cfg *config.Config) error {
 	if _, ok := m.(mechanisms.Pricer); !ok && mechanisms.Accounts(m) {
 		return fmt.Errorf("mechanism %q charges a budget but does not price a query before reading the data (mechanisms.Pricer)", m.Name())
 	}
+	if mechanisms.ChargesRho(m) {
+		if err := checkRhoDeltaCaps(m, cfg); err != nil {
+			return err
+		}
+	}
 	if err := mechanisms.CheckShare(m, cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default); err != nil {
 		return fmt.Errorf("budget: the default share (epsilon %g, delta %g) cannot be used by the %s mechanism: %s",
 			cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default, m.Name(), err)
+	}
+	return nil
+}
+
+// maxRhoDeltaCap bounds the delta cap of a mechanism charged in zCDP rho:
+// the ledger converts rho to epsilon at the delta cap, and at a delta of 0.5
+// or more that epsilon promises nothing (the Gaussian's 25 answers came to
+// epsilon 2.47 at delta 0.5, and are 5.4 at 1e-5).
+const maxRhoDeltaCap = 0.5
+
+// checkRhoDeltaCaps refuses a delta cap of 0.5 or more, or none, under a
+// mechanism charged in rho.
+func checkRhoDeltaCaps(m mechanisms.Mechanism, cfg *config.Config) error {
+	check := func(key string, c float64) error {
+		if c <= 0 || c >= maxRhoDeltaCap {
+			return fmt.Errorf("%s: %g: under %s, spending is converted from zCDP to epsilon at the delta cap, and a cap of %g or more (or none) makes that epsilon meaningless; set a delta cap such as 1e-5", key, c, m.Name(), maxRhoDeltaCap)
+		}
+		return nil
+	}
+	if err := check("budget.delta_cap", cfg.Budget.DeltaCap); err != nil {
+		return err
+	}
+	for name, a := range cfg.Analysts {
+		if a.DeltaCap != 0 {
+			if err := check("analysts."+name+".delta_cap", a.DeltaCap); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -84,6 +84,11 @@ type Measurement struct {
 	// EpsilonLB is the demonstrated privacy loss: at least this much, at the
 	// report's confidence.
 	EpsilonLB float64 `json:"epsilon_lb"`
+	// Event is the split estimator's event, chosen on the first half of the
+	// trials (Trials, FalsePos and FalseNeg are then the second half's: the
+	// event's occurrences in the world it is unlikelier in, and its absences
+	// in the other).
+	Event string `json:"event,omitempty"`
 }
 
 // Result is the audit of one mechanism.
@@ -123,6 +128,7 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	start := time.Now()
 	type tally struct {
 		wrong   [2]int
+		scores  [2][]float64
 		eps, dl float64
 	}
 	tallies := make([]tally, len(tests))
@@ -162,14 +168,16 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 				}
 			}
 			for i, test := range tests {
-				eps, delta, guess, err := runOnce(ctx, test, qs[i])
+				eps, delta, guess, score, err := runOnce(ctx, test, qs[i])
 				if err != nil {
 					if dep != nil {
 						dep.Close()
 					}
 					return nil, fmt.Errorf("%s, trial %d, %s the person: %w", test.Name, trial+1, w, err)
 				}
-				if guess != w {
+				if test.Score != nil {
+					tallies[i].scores[w] = append(tallies[i].scores[w], score)
+				} else if guess != w {
 					tallies[i].wrong[w]++
 				}
 				tallies[i].eps, tallies[i].dl = math.Max(tallies[i].eps, eps), math.Max(tallies[i].dl, delta)
@@ -197,6 +205,12 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 			ClaimedEpsilon: t.eps, ClaimedDelta: t.dl,
 		}
 		m.EpsilonLB = EpsilonLowerBound(m.FPRUpper, m.FNRUpper, m.ClaimedDelta)
+		if test.Score != nil {
+			var likely, other, n int
+			m.EpsilonLB, m.Event, likely, other, n = SplitBound(t.scores[With], t.scores[Without], m.ClaimedDelta, alpha)
+			m.Trials, m.FalsePos, m.FalseNeg = n, other, n-likely
+			m.FPRUpper, m.FNRUpper = ClopperPearsonUpper(other, n, alpha), ClopperPearsonUpper(n-likely, n, alpha)
+		}
 		res.Measurements = append(res.Measurements, m)
 	}
 	res.Seconds = time.Since(start).Seconds()
@@ -204,19 +218,24 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 }
 
 // runOnce runs one test and reads back what the firewall charged for it.
-func runOnce(ctx context.Context, test Distinguisher, q attacks.Querier) (eps, delta float64, guess World, err error) {
+func runOnce(ctx context.Context, test Distinguisher, q attacks.Querier) (eps, delta float64, guess World, score float64, err error) {
 	eps0, delta0, err := charged(ctx, q)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("reading the budget: %w", err)
+		return 0, 0, 0, 0, fmt.Errorf("reading the budget: %w", err)
 	}
-	if guess, err = test.Guess(ctx, q); err != nil {
-		return 0, 0, 0, err
+	if test.Score != nil {
+		score, err = test.Score(ctx, q)
+	} else {
+		guess, err = test.Guess(ctx, q)
+	}
+	if err != nil {
+		return 0, 0, 0, 0, err
 	}
 	eps1, delta1, err := charged(ctx, q)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("reading the budget: %w", err)
+		return 0, 0, 0, 0, fmt.Errorf("reading the budget: %w", err)
 	}
-	return eps1 - eps0, delta1 - delta0, guess, nil
+	return eps1 - eps0, delta1 - delta0, guess, score, nil
 }
 
 func closeAll(deps []Deployment) {

@@ -10,11 +10,16 @@ import (
 // Distinguisher is a test that guesses which world the firewall fronts. Its
 // decision rule is fixed before any answer is seen: choosing a threshold
 // from the answers would need a held-out split to keep the confidence.
+//
+// A test with a Score instead of a Guess leaves the decision to the split
+// estimator (split.go): its event is chosen on half the trials and bounded
+// on the other half.
 type Distinguisher struct {
 	Name        string
 	Description string
 	Queries     int
 	Guess       func(ctx context.Context, q attacks.Querier) (World, error)
+	Score       func(ctx context.Context, q attacks.Querier) (float64, error)
 }
 
 // The audited table, as dataset.WriteNeighbours writes it: people(id, grp,
@@ -56,6 +61,14 @@ func Default(cellRows int) []Distinguisher {
 					sum += v
 				}
 				return above(sum/AveragedQueries, mid), nil
+			},
+		},
+		{
+			Name:        "count-split",
+			Description: "one count of the person's cell; the event (a count at least or at most t) chosen on half the trials, bounded on the other half",
+			Queries:     1,
+			Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+				return attacks.Count(ctx, q, cellSQL)
 			},
 		},
 		{

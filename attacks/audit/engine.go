@@ -92,10 +92,12 @@ func (d *EngineDeployer) load(w World) (*config.Config, error) {
 	if eps == 0 {
 		eps = 0.1
 	}
-	// A cap no audit reaches: the audit measures a test's loss, not how a
-	// cap limits it.
-	fmt.Fprintf(&b, "budget:\n  epsilon: {default: %g, min: %g, max: %g}\n  delta: {default: %g, min: 0, max: %g}\n  epsilon_cap: 1.0e+12\n  delta_cap: 1\n  reserve: 1000\n",
-		eps, eps, eps, delta, max(delta, 1e-3))
+	// An epsilon cap no audit reaches: the audit measures a test's loss,
+	// not how a cap limits it. The delta cap is a real one: gaussian's zCDP
+	// spending is converted to epsilon at it, and the claim is measured at
+	// that delta.
+	fmt.Fprintf(&b, "budget:\n  epsilon: {default: %g, min: %g, max: %g}\n  delta: {default: %g, min: 0, max: %g}\n  epsilon_cap: 1.0e+12\n  delta_cap: %g\n  reserve: 1000\n",
+		eps, eps, eps, delta, max(delta, 1e-3), auditDeltaCap)
 	b.WriteString(dataset.NeighboursTable().ConfigSnippet())
 	path := filepath.Join(d.Dir, fmt.Sprintf("countwall-%s-%s.yaml", m.label(), w))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -103,6 +105,10 @@ func (d *EngineDeployer) load(w World) (*config.Config, error) {
 	}
 	return config.Load(path, nil)
 }
+
+// auditDeltaCap is the delta cap of the audit's deployments: gaussian's
+// claims are epsilon at this delta.
+const auditDeltaCap = 1e-5
 
 type engineDeployment struct{ engine *proxy.Engine }
 
