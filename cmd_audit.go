@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
+	"countwall/config"
 	"countwall/dataset/progress"
 	"countwall/proxy/admin"
 	"countwall/proxy/statedb"
@@ -21,6 +22,9 @@ func newAuditCmd() *cobra.Command {
 		eps, dlt float64
 		jsonOut  string
 		keepDir  string
+		// --config: the firewall as deployed
+		configPath, table string
+		unitIndex         int64
 	)
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -33,6 +37,9 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
   countwall audit --mechanism laplace --mechanism idp --trials 2000 --json audit.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath != "" {
+				return runDeployedAudit(cmd, configPath, table, names, unitIndex, o.Trials, o.Confidence, jsonOut, keepDir)
+			}
 			mechs, err := audit.StandardNamed(names, eps, dlt)
 			if err != nil {
 				return err
@@ -67,7 +74,36 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 	f.IntVar(&o.CellRows, "cell", 20, "people sharing the audited person's cell")
 	f.StringVar(&jsonOut, "json", "", "also write the audit as JSON (for 'attack report --html --audit')")
 	f.StringVar(&keepDir, "dir", "", "keep the neighbouring databases and configs in this directory")
+	f.StringVar(&configPath, "config", "", "audit the firewall this config deploys, on neighbours of its own table (its mechanism, parameters, shares, delta cap and bounds)")
+	f.StringVar(&table, "table", "", "with --config: the table to audit (the config's only one by default)")
+	f.Int64Var(&unitIndex, "unit-index", 0, "with --config: audit the n-th privacy unit in the unit column's order")
 	return cmd
+}
+
+// runDeployedAudit is `countwall audit --config C`.
+func runDeployedAudit(cmd *cobra.Command, configPath, table string, names []string, unitIndex int64, trials int, confidence float64, jsonOut, keepDir string) error {
+	cfg, err := config.Load(configPath, nil)
+	if err != nil {
+		return err
+	}
+	dir, cleanup, err := workDir(keepDir, "countwall-audit-")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	rep, err := audit.RunDeployed(cmd.Context(), audit.DeployedOptions{
+		Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
+		Progress: func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) },
+	})
+	if err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		if err := audit.WriteJSON(jsonOut, rep); err != nil {
+			return err
+		}
+	}
+	return audit.Print(cmd.OutOrStdout(), rep)
 }
 
 // newAuditListCmd is `countwall audit list`: the audit log, filtered.

@@ -33,6 +33,10 @@ type Config struct {
 	Analysts  map[string]Analyst
 	Server    Server
 	Tables    map[string]Table
+	// MechanismSections are the mechanisms.NAME sections as written, so that
+	// a tool may deploy another mechanism with its configured parameters
+	// (countwall audit --config).
+	MechanismSections map[string]map[string]any
 }
 
 // Mechanism selects the disclosure-control mechanism by name.
@@ -287,6 +291,10 @@ func decode(v *viper.Viper) (*Config, error) {
 	// Parameters come from the mechanisms.NAME section, so that switching
 	// mechanism (with --mechanism.name or COUNTWALL_MECHANISM_NAME) picks up
 	// that mechanism's own parameters; mechanism.params, if given, overrides.
+	cfg.MechanismSections = map[string]map[string]any{}
+	for name, section := range f.Mechanisms {
+		cfg.MechanismSections[strings.ToLower(name)] = section
+	}
 	for _, section := range []map[string]any{f.Mechanisms[strings.ToLower(cfg.Mechanism.Name)], f.Mechanism.Params} {
 		for k, val := range section {
 			cfg.Mechanism.Params[k] = val

@@ -35,6 +35,29 @@ type Report struct {
 	CellRows   int       `json:"cell_rows"`
 	Seconds    float64   `json:"seconds"`
 	Results    []*Result `json:"results"`
+	// Config says what `audit --config` audited (the mechanism and table);
+	// Tests are its distinguishers (the default ones when empty).
+	Config string     `json:"config,omitempty"`
+	Tests  []TestInfo `json:"tests,omitempty"`
+	Notes  []string   `json:"notes,omitempty"`
+}
+
+// TestInfo names a distinguisher in a report.
+type TestInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// tests are the report's distinguishers.
+func (r *Report) tests() []TestInfo {
+	if len(r.Tests) > 0 {
+		return r.Tests
+	}
+	var out []TestInfo
+	for _, d := range Default(r.CellRows) {
+		out = append(out, TestInfo{Name: d.Name, Description: d.Description})
+	}
+	return out
 }
 
 // RunSuite writes the neighbouring databases into o.Dir and audits each
@@ -65,7 +88,10 @@ func RunSuite(ctx context.Context, o SuiteOptions) (*Report, error) {
 // Print writes the audit as a table: per mechanism, what one query claims,
 // the best test with what it was charged and the loss it demonstrates.
 func Print(w io.Writer, r *Report) error {
-	fmt.Fprintf(w, "Privacy loss per person demonstrated by the best of %d distinguishing tests, %d trials per\n", len(Default(r.CellRows)), r.Trials)
+	if r.Config != "" {
+		fmt.Fprintf(w, "The firewall as deployed: %s, on neighbours of its own table.\n", r.Config)
+	}
+	fmt.Fprintf(w, "Privacy loss per person demonstrated by the best of %d distinguishing tests, %d trials per\n", len(r.tests()), r.Trials)
 	fmt.Fprintf(w, "database and test, lower bounds at %g%% confidence jointly (Clopper-Pearson, Bonferroni):\n\n", 100*r.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mechanism\tclaimed per query\tbest test\tqueries\tclaimed for the test\terrors (fp/fn)\taudited epsilon\tseconds")
@@ -78,10 +104,13 @@ func Print(w io.Writer, r *Report) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nThe tests (every one run against every mechanism, %g s in all):\n", math.Round(r.Seconds))
-	for _, d := range Default(r.CellRows) {
-		fmt.Fprintf(w, "  %-10s %s\n", d.Name, d.Description)
+	for _, d := range r.tests() {
+		fmt.Fprintf(w, "  %-17s %s\n", d.Name, d.Description)
 	}
-	fmt.Fprintf(w, "A perfect test over %d trials can show at most %.2f: more trials raise that ceiling.\n", r.Trials, Ceiling(r.Trials, r.Confidence, len(Default(r.CellRows))))
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "Note:", n)
+	}
+	fmt.Fprintf(w, "A perfect test over %d trials can show at most %.2f (half of them, for a test whose event is\nchosen on the other half): more trials raise that ceiling.\n", r.Trials, Ceiling(r.Trials, r.Confidence, len(r.tests())))
 	return nil
 }
 

@@ -1,0 +1,329 @@
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"countwall/attacks"
+	"countwall/config"
+	"countwall/dataset"
+	"countwall/proxy"
+	"countwall/proxy/statedb"
+)
+
+// The audit of the firewall as deployed (`countwall audit --config C`): the
+// config's mechanism with its parameters, budget shares, delta cap and
+// per-person bounds, on neighbours of the config's own table (a real unit
+// removed; a unit with several rows; a unit's value stored with another
+// storage class), over the query shapes an analyst sends about that
+// person, and with two distinguishers beside the answers: whether the
+// statement was refused (its SQLSTATE) and how long its answer took.
+
+// DeployedOptions say how the deployed firewall is audited.
+type DeployedOptions struct {
+	Config     *config.Config
+	Table      string // the audited table; the config's only one when empty
+	UnitIndex  int64  // which unit to audit: the n-th in the unit column's order
+	Dir        string // scratch: the neighbours, configs and state files
+	Trials     int
+	Confidence float64
+	Kinds      []dataset.NeighbourKind // all three when nil
+	// Mechanisms are audited one after the other, each with the config's
+	// parameters for it (mechanisms.NAME); every standard one when nil.
+	Mechanisms []string
+	Progress   func(label string) func(done, total int)
+}
+
+// RunDeployed audits the configured firewall on each kind of neighbour.
+func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
+	start := time.Now()
+	cfg := o.Config
+	if strings.Contains(cfg.Database, "://") {
+		return nil, errors.New("audit --config reads the protected table from a SQLite file; a PostgreSQL store cannot be audited this way")
+	}
+	table, tc, err := auditedTable(cfg, o.Table)
+	if err != nil {
+		return nil, err
+	}
+	unit, person, err := dataset.PersonOf(ctx, cfg.Database, table, tc.PrivacyUnit, o.UnitIndex)
+	if err != nil {
+		return nil, err
+	}
+	tests, storageColumn := deployedTests(table, tc, person)
+	kinds := o.Kinds
+	if kinds == nil {
+		kinds = []dataset.NeighbourKind{dataset.RemovedUnit, dataset.SeveralRows, dataset.OtherStorage}
+	}
+	names := o.Mechanisms
+	if names == nil {
+		for _, m := range Standard(0, 0) {
+			names = append(names, m.Name)
+		}
+	}
+	rep := &Report{Trials: o.Trials, Confidence: o.Confidence,
+		Config: fmt.Sprintf("table %s, unit %v, the config's shares (epsilon %g, delta %g) and delta cap %g", table, unit, cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default, cfg.Budget.DeltaCap)}
+	for _, t := range tests {
+		rep.Tests = append(rep.Tests, TestInfo{Name: t.Name, Description: t.Description})
+	}
+	worlds := map[dataset.NeighbourKind][2]string{}
+	for _, kind := range kinds {
+		spec := dataset.NeighbourSpec{Table: table, Unit: tc.PrivacyUnit, Value: unit, Column: storageColumn}
+		if kind == dataset.OtherStorage && storageColumn == "" {
+			rep.Notes = append(rep.Notes, "other-storage: skipped: the audited person has no text value in the queried columns")
+			continue
+		}
+		if kind == dataset.SeveralRows && tc.UnitKeyed {
+			rep.Notes = append(rep.Notes, "several-rows: skipped: the table is declared unit_keyed, so the firewall refuses to start on a table where a unit has several rows")
+			continue
+		}
+		var dbs [2]string
+		for _, w := range []World{Without, With} {
+			dbs[w] = filepath.Join(o.Dir, fmt.Sprintf("%s-%s.db", kind, w))
+			if err := dataset.WriteNeighbourOf(ctx, cfg.Database, dbs[w], kind, spec, w == With); err != nil {
+				return nil, err
+			}
+		}
+		worlds[kind] = dbs
+	}
+	for _, name := range names {
+		mcfg := *cfg
+		mcfg.Mechanism = config.Mechanism{Name: name, Params: cfg.MechanismSections[name]}
+		if name == cfg.Mechanism.Name {
+			mcfg.Mechanism.Params = cfg.Mechanism.Params
+		}
+		for _, kind := range kinds {
+			dbs, ok := worlds[kind]
+			if !ok {
+				continue
+			}
+			d := &configDeployer{base: &mcfg, table: table, dir: o.Dir, kind: name + "-" + string(kind), databases: dbs}
+			label := fmt.Sprintf("%s (%s)", name, kind)
+			opts := Options{Trials: o.Trials, Confidence: o.Confidence, Sticky: stickyMechanisms[name], Distinguishers: tests}
+			if o.Progress != nil {
+				opts.Progress = o.Progress(label)
+			}
+			res, err := Run(ctx, label, d, opts)
+			if err != nil {
+				return nil, fmt.Errorf("auditing %s: %w", label, err)
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// stickyMechanisms key their noise with the firewall secret: each trial
+// deploys anew, with a new secret.
+var stickyMechanisms = map[string]bool{"cellkey": true, "layered": true}
+
+func auditedTable(cfg *config.Config, name string) (string, config.Table, error) {
+	if name != "" {
+		tc, ok := cfg.Tables[strings.ToLower(name)]
+		if !ok {
+			return "", config.Table{}, fmt.Errorf("table %q is not in the config", name)
+		}
+		return strings.ToLower(name), tc, nil
+	}
+	if len(cfg.Tables) != 1 {
+		names := make([]string, 0, len(cfg.Tables))
+		for n := range cfg.Tables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return "", config.Table{}, fmt.Errorf("the config has %d tables (%s): name one with --table", len(names), strings.Join(names, ", "))
+	}
+	for n, tc := range cfg.Tables {
+		return n, tc, nil
+	}
+	return "", config.Table{}, nil
+}
+
+// deployedTests are the distinguishers aimed at one person: a COUNT, a
+// threshold and a GROUP BY over the person's cell (two columns with
+// declared domains where the config has them), each scored by its answer
+// and by whether it was refused, and the COUNT also by its answer time. It
+// also returns the text column whose storage the other-storage neighbour
+// changes ("" when there is none).
+func deployedTests(table string, tc config.Table, person map[string]any) ([]Distinguisher, string) {
+	var cols []string
+	for c := range tc.Domains {
+		if c != tc.PrivacyUnit && person[c] != nil {
+			cols = append(cols, c)
+		}
+	}
+	sort.Strings(cols)
+	if len(cols) == 0 {
+		for c, v := range person {
+			if c != tc.PrivacyUnit && v != nil {
+				cols = append(cols, c)
+			}
+		}
+		sort.Strings(cols)
+	}
+	cols = cols[:min(2, len(cols))]
+	var conds []string
+	storage := ""
+	for _, c := range cols {
+		conds = append(conds, quoteIdent(c)+" = "+literal(person[c]))
+		if _, isText := person[c].(string); isText && storage == "" {
+			storage = c
+		}
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	from := " FROM " + quoteIdent(table)
+	countSQL := "SELECT COUNT(*)" + from + where
+	tests := []Distinguisher{
+		answerScore("count", "one count of the person's cell: "+countSQL, countSQL),
+		refusalScore("count-refused", "whether that count is refused (its SQLSTATE)", countSQL),
+		timeScore("count-time", "how long that count takes to answer, in microseconds", countSQL),
+	}
+	thresholdSQL := "SELECT COUNT(*) > 0" + from + where
+	tests = append(tests, answerScore("threshold", "the threshold "+thresholdSQL, thresholdSQL),
+		refusalScore("threshold-refused", "whether that threshold is refused", thresholdSQL))
+	if len(cols) > 0 {
+		g := cols[0]
+		groupSQL := "SELECT " + quoteIdent(g) + ", COUNT(*)" + from
+		if len(conds) > 1 {
+			groupSQL += " WHERE " + strings.Join(conds[1:], " AND ")
+		}
+		groupSQL += " GROUP BY " + quoteIdent(g)
+		tests = append(tests,
+			groupScore("group", "the person's row of "+groupSQL+" (0 when absent)", groupSQL, groupText(person[g])),
+			keysScore("group-keys", "how many rows that GROUP BY returns", groupSQL),
+			refusalScore("group-refused", "whether that GROUP BY is refused", groupSQL))
+	}
+	return tests, storage
+}
+
+func answerScore(name, desc, sql string) Distinguisher {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+		v, err := attacks.Count(ctx, q, sql)
+		if attacks.SQLState(err) != "" {
+			return math.Inf(-1), nil // refused: scored apart from every answer
+		}
+		return v, err
+	}}
+}
+
+func refusalScore(name, desc, sql string) Distinguisher {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+		_, err := q.Query(ctx, sql)
+		if attacks.SQLState(err) != "" {
+			return 1, nil
+		}
+		return 0, err
+	}}
+}
+
+func timeScore(name, desc, sql string) Distinguisher {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+		start := time.Now()
+		_, err := q.Query(ctx, sql)
+		if err != nil && attacks.SQLState(err) == "" {
+			return 0, err
+		}
+		return float64(time.Since(start).Microseconds()), nil
+	}}
+}
+
+func groupScore(name, desc, sql, key string) Distinguisher {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+		rows, err := q.Query(ctx, sql)
+		if attacks.SQLState(err) != "" {
+			return math.Inf(-1), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for i, r := range rows.Values {
+			if len(r) > 0 && r[0] == key {
+				return rows.Float(i, len(rows.Columns)-1)
+			}
+		}
+		return 0, nil
+	}}
+}
+
+func keysScore(name, desc, sql string) Distinguisher {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+		rows, err := q.Query(ctx, sql)
+		if attacks.SQLState(err) != "" {
+			return -1, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		return float64(len(rows.Values)), nil
+	}}
+}
+
+// groupText is a value as a GROUP BY row shows it.
+func groupText(v any) string {
+	switch v := v.(type) {
+	case []byte:
+		return string(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// literal renders a value the person holds as an SQL literal.
+func literal(v any) string {
+	switch v := v.(type) {
+	case int64:
+		return fmt.Sprint(v)
+	case float64:
+		return fmt.Sprint(v)
+	case []byte:
+		return "'" + strings.ReplaceAll(string(v), "'", "''") + "'"
+	default:
+		return "'" + strings.ReplaceAll(fmt.Sprint(v), "'", "''") + "'"
+	}
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// configDeployer deploys the config's firewall on one world: the same
+// mechanism, parameters, shares, delta cap and table settings, with the
+// world's file as the protected database, a scratch state, and an epsilon
+// cap no audit reaches (a cap limits how much an analyst composes, not what
+// one test shows).
+type configDeployer struct {
+	base      *config.Config
+	table     string
+	dir, kind string
+	databases [2]string
+}
+
+func (d *configDeployer) Deploy(ctx context.Context, w World) (Deployment, error) {
+	cfg := *d.base
+	cfg.Database = d.databases[w]
+	cfg.State = filepath.Join(d.dir, fmt.Sprintf("state-%s-%s.db", d.kind, w))
+	cfg.Tables = map[string]config.Table{d.table: d.base.Tables[d.table]}
+	cfg.Analysts = nil
+	cfg.Budget.EpsilonCap = 1e12
+	cfg.Budget.Reserve = 1000
+	cfg.Audit.Sync = "normal"
+	secret := make([]byte, statedb.SecretBytes)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	e, err := proxy.Open(ctx, &cfg, proxy.Options{Secret: secret})
+	if err != nil {
+		return nil, fmt.Errorf("deploying the config on the table %s the person: %w", w, err)
+	}
+	return &engineDeployment{engine: e}, nil
+}

@@ -1,0 +1,170 @@
+package dataset
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// Neighbours of a real table, for `countwall audit --config`: the protected
+// file is only read (attached read-only), and each neighbour is written to a
+// new file beside the audit's other scratch files.
+
+// NeighbourKind is how the audited person differs between the two worlds.
+type NeighbourKind string
+
+const (
+	// RemovedUnit: without the unit's rows, and the table as it is.
+	RemovedUnit NeighbourKind = "removed"
+	// SeveralRows: without the unit, and with the unit's first row five
+	// times (a person with several rows).
+	SeveralRows NeighbourKind = "several-rows"
+	// OtherStorage: the table as it is, and the table with the unit's value
+	// of one column stored as a blob of the same bytes (a storage class
+	// SQLite keeps apart).
+	OtherStorage NeighbourKind = "other-storage"
+)
+
+// severalRows is how many rows the SeveralRows person has.
+const severalRows = 5
+
+// NeighbourSpec names the table, its unit column, the audited unit and, for
+// OtherStorage, the column whose storage changes.
+type NeighbourSpec struct {
+	Table, Unit string
+	Value       any
+	Column      string
+}
+
+// WriteNeighbourOf writes one world of a neighbouring pair built from the
+// table in src: with says which of the two. The file at dst is created anew.
+func WriteNeighbourOf(ctx context.Context, src, dst string, kind NeighbourKind, spec NeighbourSpec, with bool) error {
+	srcDSN, err := sqliteDSN(src)
+	if err != nil {
+		return err
+	}
+	return buildNewFile(ctx, dst, true, generatedFileMode, func(ctx context.Context, db *sql.DB) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS src", srcDSN+"?mode=ro"); err != nil {
+			return fmt.Errorf("reading %s: %w", src, err)
+		}
+		ddl, err := columnsDDL(ctx, conn, spec.Table)
+		if err != nil {
+			return fmt.Errorf("table %q in %s: %w", spec.Table, src, err)
+		}
+		if _, err := conn.ExecContext(ctx, ddl); err != nil {
+			return fmt.Errorf("creating table %q: %w", spec.Table, err)
+		}
+		t, u := "main."+quoteIdent(spec.Table), quoteIdent(spec.Unit)
+		from := "src." + quoteIdent(spec.Table)
+		var stmts []string
+		var args [][]any
+		keepAll := kind == OtherStorage || (kind == RemovedUnit && with)
+		if keepAll {
+			stmts, args = append(stmts, "INSERT INTO "+t+" SELECT * FROM "+from), append(args, nil)
+		} else {
+			stmts, args = append(stmts, "INSERT INTO "+t+" SELECT * FROM "+from+" WHERE "+u+" IS NOT ?"), append(args, []any{spec.Value})
+		}
+		switch {
+		case kind == SeveralRows && with:
+			for range severalRows {
+				stmts = append(stmts, "INSERT INTO "+t+" SELECT * FROM "+from+" WHERE "+u+" IS ? LIMIT 1")
+				args = append(args, []any{spec.Value})
+			}
+		case kind == OtherStorage && with:
+			c := quoteIdent(spec.Column)
+			stmts = append(stmts, "UPDATE "+t+" SET "+c+" = CAST("+c+" AS BLOB) WHERE "+u+" IS ?")
+			args = append(args, []any{spec.Value})
+		}
+		for i, s := range stmts {
+			if _, err := conn.ExecContext(ctx, s, args[i]...); err != nil {
+				return fmt.Errorf("writing the %s neighbour: %w", kind, err)
+			}
+		}
+		_, err = conn.ExecContext(ctx, "DETACH DATABASE src")
+		return err
+	})
+}
+
+// PersonOf reads one unit's first row: the values the audit's queries
+// target, by lower-case column name. The unit is the n-th distinct unit in
+// the unit column's order (n taken modulo their number), so that a seed
+// picks one without reading them all into memory.
+func PersonOf(ctx context.Context, src, table, unit string, n int64) (value any, row map[string]any, err error) {
+	dsn, err := sqliteDSN(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := sql.Open("sqlite", dsn+"?mode=ro")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	t, u := quoteIdent(table), quoteIdent(unit)
+	var units int64
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT "+u+") FROM "+t).Scan(&units); err != nil {
+		return nil, nil, fmt.Errorf("counting the units of %q: %w", table, err)
+	}
+	if units == 0 {
+		return nil, nil, fmt.Errorf("table %q has no privacy unit to audit", table)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT DISTINCT "+u+" FROM "+t+" WHERE "+u+" IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET ?", ((n%units)+units)%units).Scan(&value); err != nil {
+		return nil, nil, fmt.Errorf("choosing a unit of %q: %w", table, err)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT * FROM "+t+" WHERE "+u+" IS ? LIMIT 1", value)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rows.Next() {
+		return nil, nil, fmt.Errorf("unit of %q vanished while it was read", table)
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, nil, err
+	}
+	row = map[string]any{}
+	for i, c := range cols {
+		row[strings.ToLower(c)] = vals[i]
+	}
+	return value, row, rows.Err()
+}
+
+// columnsDDL creates the attached table's columns with their declared types
+// and no constraints: a neighbour may give a unit several rows where the
+// original declares the unit a primary key.
+func columnsDDL(ctx context.Context, conn *sql.Conn, table string) (string, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT name, type FROM src.pragma_table_info(?)", table)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var defs []string
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return "", err
+		}
+		defs = append(defs, strings.TrimSpace(quoteIdent(name)+" "+typ))
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	if len(defs) == 0 {
+		return "", fmt.Errorf("no such table")
+	}
+	return "CREATE TABLE " + quoteIdent(table) + " (" + strings.Join(defs, ", ") + ")", nil
+}
