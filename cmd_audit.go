@@ -52,15 +52,7 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			o.Dir, o.Mechanisms = dir, mechs
 			o.Progress = func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }
 			rep, err := audit.RunSuite(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			if jsonOut != "" {
-				if err := audit.WriteJSON(jsonOut, rep); err != nil {
-					return err
-				}
-			}
-			return audit.Print(cmd.OutOrStdout(), rep)
+			return reportAudit(cmd, rep, err, jsonOut)
 		},
 	}
 	cmd.AddCommand(newAuditListCmd())
@@ -95,6 +87,11 @@ func runDeployedAudit(cmd *cobra.Command, configPath, table string, names []stri
 		Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
 		Progress: func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) },
 	})
+	return reportAudit(cmd, rep, err, jsonOut)
+}
+
+// reportAudit prints an audit, and saves it as JSON when asked.
+func reportAudit(cmd *cobra.Command, rep *audit.Report, err error, jsonOut string) error {
 	if err != nil {
 		return err
 	}

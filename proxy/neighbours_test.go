@@ -227,14 +227,7 @@ tables:
       sex: [F, M]
       grp: ["0", "1", "2", "3", "4"]
 `, database, filepath.Join(dir, name+"-state.db"), mechanism, unitKeyed)
-	path := filepath.Join(dir, name+".yaml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfigText(t, filepath.Join(dir, name+".yaml"), body)
 	cfg.Mechanism.Params = params
 	e, err := Open(context.Background(), cfg, Options{NoiseSeed: 7})
 	if err != nil {
@@ -319,14 +312,7 @@ func TestUnitKeyedIsCheckedAtStart(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".db")
 			writeNeighbourTable(t, path, tc.rows)
 			body := fmt.Sprintf("database: %s\nstate: %s\ntables:\n  people:\n    privacy_unit: id\n    unit_keyed: true\n", path, filepath.Join(dir, tc.name+"-state.db"))
-			cfgPath := filepath.Join(dir, tc.name+".yaml")
-			if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := config.Load(cfgPath, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := loadConfigText(t, filepath.Join(dir, tc.name+".yaml"), body)
 			e, err := Open(context.Background(), cfg, Options{})
 			if err == nil {
 				e.Close()
@@ -341,4 +327,17 @@ func TestUnitKeyedIsCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadConfigText writes a config's text to path and loads it.
+func loadConfigText(t *testing.T, path, body string) *config.Config {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

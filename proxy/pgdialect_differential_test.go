@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"countwall/config"
 	"countwall/pgerror"
 	"countwall/planner/pgtest"
 )
@@ -244,14 +242,7 @@ tables:
     unit_keyed: true
     policy: {allow_like: true, allow_math: true}
 `, path, filepath.Join(dir, "state.db"))
-	cfgPath := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadConfigText(t, filepath.Join(dir, "countwall.yaml"), body)
 	e, err := Open(ctx, cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

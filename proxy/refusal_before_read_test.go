@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"countwall/config"
+	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
 )
@@ -179,4 +181,34 @@ func TestUnusableShareIsRefusedAtSet(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "default share") {
 		t.Fatalf("error %q does not name the default share", err)
 	}
+}
+
+// TestShowBudgetConvertsRhoAtTheDeltaCap: SHOW budget shows gaussian's zCDP
+// spending converted to epsilon at the delta cap the charges are held to
+// (1e-5 in the fixture's config), as the charge's notice does, never at an
+// unlimited delta.
+func TestShowBudgetConvertsRhoAtTheDeltaCap(t *testing.T) {
+	f := newFixture(t, 100)
+	e := f.open(t, "gaussian", nil)
+	s := e.NewSession("alice")
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Exec(ctx, "SELECT COUNT(*) FROM people WHERE age > 30", nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(ctx, "SHOW budget", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range res.Rows {
+		if row[0].Text != "dp" {
+			continue
+		}
+		rho, eps, delta := row[5].Float, row[1].Float, row[3].Float
+		if want := mechanisms.ZCDPEpsilon(rho, 1e-5); rho <= 0 || math.Abs(eps-want) > 1e-12 || delta != 1e-5 {
+			t.Fatalf("dp row: epsilon %g delta %g for rho %g; want epsilon %g at delta 1e-5", eps, delta, rho, want)
+		}
+		return
+	}
+	t.Fatal("no dp row")
 }

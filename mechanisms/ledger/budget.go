@@ -95,17 +95,22 @@ func (b *Budget) Charge(ctx context.Context, e Entry) (Balance, error) {
 
 // Balances lists the analyst's standing in every accounting kind, against
 // the caps in force plus grants.
+//
+// Each kind is read against its own caps, so that zCDP spending is shown
+// converted at the delta cap the charges are held to (not at an unlimited
+// one).
 func (b *Budget) Balances(ctx context.Context, analyst string) ([]Balance, error) {
-	bals, err := b.ledger.Balances(ctx, analyst, Unlimited())
-	if err != nil {
-		return nil, err
-	}
-	for i, bal := range bals {
-		caps, err := b.caps(ctx, analyst, bal.Kind)
+	bals := make([]Balance, 0, len(Kinds))
+	for _, kind := range Kinds {
+		caps, err := b.caps(ctx, analyst, kind)
 		if err != nil {
 			return nil, err
 		}
-		bals[i].EpsilonCap, bals[i].DeltaCap = caps.Epsilon+bal.EpsilonGranted, caps.Delta+bal.DeltaGranted
+		bal, err := b.ledger.BalanceOf(ctx, analyst, kind, caps)
+		if err != nil {
+			return nil, err
+		}
+		bals = append(bals, bal)
 	}
 	return bals, nil
 }

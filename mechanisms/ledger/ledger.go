@@ -551,18 +551,35 @@ func (l *Ledger) Balances(ctx context.Context, analyst string, caps Caps) ([]Bal
 	defer st.mu.Unlock()
 	out := make([]Balance, 0, len(Kinds))
 	for _, k := range Kinds {
-		b, err := l.read(ctx, l.db, analyst, k, caps)
+		b, err := l.balanceLocked(ctx, st, analyst, k, caps)
 		if err != nil {
 			return nil, err
-		}
-		if c := st.chunks[k]; c != nil {
-			b.EpsilonSpent -= c.remainingEps
-			b.DeltaSpent -= c.remainingDelta
-			b.EpsilonReserved, b.DeltaReserved = c.remainingEps, c.remainingDelta
 		}
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// BalanceOf returns the analyst's balance in one kind against its caps
+// plus grants: a zCDP balance is converted to epsilon at these caps' delta.
+func (l *Ledger) BalanceOf(ctx context.Context, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+	st := l.analyst(analyst)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return l.balanceLocked(ctx, st, analyst, kind, caps)
+}
+
+func (l *Ledger) balanceLocked(ctx context.Context, st *analystState, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+	b, err := l.read(ctx, l.db, analyst, kind, caps)
+	if err != nil {
+		return Balance{}, err
+	}
+	if c := st.chunks[kind]; c != nil {
+		b.EpsilonSpent -= c.remainingEps
+		b.DeltaSpent -= c.remainingDelta
+		b.EpsilonReserved, b.DeltaReserved = c.remainingEps, c.remainingDelta
+	}
+	return b, nil
 }
 
 // List returns every analyst's balance in every kind with spending or
