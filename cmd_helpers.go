@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -35,9 +36,17 @@ func startCPUProfile(cmd *cobra.Command) (func(), error) {
 
 // workDir is the directory a command works in: keep when given (made if
 // need be, left in place), else a temporary one that cleanup removes.
+//
+// A kept directory is made absolute: the configs written into it name their
+// databases by path, and a config resolves a relative path against its own
+// directory, so "demo-run/demo.db" would become demo-run/demo-run/demo.db.
 func workDir(keep, prefix string) (dir string, cleanup func(), err error) {
 	if keep != "" {
-		return keep, func() {}, os.MkdirAll(keep, 0o755)
+		abs, err := filepath.Abs(keep)
+		if err != nil {
+			return "", nil, err
+		}
+		return abs, func() {}, os.MkdirAll(abs, 0o755)
 	}
 	tmp, err := os.MkdirTemp("", prefix)
 	if err != nil {

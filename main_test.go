@@ -205,3 +205,21 @@ func TestBench(t *testing.T) {
 		t.Errorf("bench --rounds 0: %v\n%s", err, out)
 	}
 }
+
+// TestKeptWorkDirIsAbsolute: `demo --dir demo-run` writes configs that name
+// their databases by the directory's path; a relative one would be resolved
+// again against the config's own directory.
+func TestKeptWorkDirIsAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir, cleanup, err := workDir("demo-run", "x-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if !filepath.IsAbs(dir) || filepath.Base(dir) != "demo-run" {
+		t.Fatalf("workDir(\"demo-run\") = %q, want an absolute path ending in demo-run", dir)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("%s was not made: %v", dir, err)
+	}
+}
