@@ -1,7 +1,11 @@
 package planner
 
 import (
+	"errors"
+	"strings"
+
 	"context"
+	"countwall/pgerror"
 	"database/sql"
 	"math/big"
 	"path/filepath"
@@ -112,5 +116,17 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 				t.Errorf("%s (snapshot %v): %d, want %d", tc.where, !backend.NoSnapshot, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestUnitInWhereSaysHowToAllowIt: the refusal of a condition on the
+// privacy unit names the policy key that allows it.
+func TestUnitInWhereSaysHowToAllowIt(t *testing.T) {
+	cat := &Catalog{Tables: map[string]*Table{"people": {Name: "people", PrivacyUnit: "id", Policy: DefaultPolicy(),
+		Columns: map[string]*Column{"id": {Name: "id", Type: TypeInt}}}}}
+	_, err := Parse("SELECT COUNT(*) FROM people WHERE id <= 20000", nil, cat)
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) || pe.Code != pgerror.InsufficientPrivilege || !strings.Contains(pe.Hint, "tables.people.policy.unit_in_where: true") {
+		t.Fatalf("error %#v: want 42501 with a hint naming tables.people.policy.unit_in_where", err)
 	}
 }

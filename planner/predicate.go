@@ -116,7 +116,7 @@ func (p *parser) leafColumn(e sqlparser.Expr) (string, error) {
 		return "", err
 	}
 	if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
-		return "", pgerror.Errorf(pgerror.InsufficientPrivilege, "column %q is the privacy unit and may not be filtered on", name)
+		return "", p.unitInWhere(name)
 	}
 	p.leaves++
 	return name, nil
@@ -320,7 +320,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 			return nil, 0, err
 		}
 		if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
-			return nil, 0, pgerror.Errorf(pgerror.InsufficientPrivilege, "column %q is the privacy unit and may not be filtered on", name)
+			return nil, 0, p.unitInWhere(name)
 		}
 		return &ColumnRef{Column: name}, 1, nil
 	case *sqlparser.SQLVal, *sqlparser.UnaryExpr:
@@ -548,4 +548,11 @@ func integerInput(s, col, what string) (Literal, error) {
 		return Literal{}, pgerror.Errorf(pgerror.NumericValueOutOfRange, "%s compared with column %q is out of range for type bigint", what, col)
 	}
 	return Literal{}, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type bigint: %s compared with column %q", what, col)
+}
+
+// unitInWhere refuses a condition on the privacy unit, saying how the owner
+// may allow it.
+func (p *parser) unitInWhere(name string) error {
+	return pgerror.Errorf(pgerror.InsufficientPrivilege, "column %q is the privacy unit and may not be filtered on", name).
+		WithHint(fmt.Sprintf("The data owner can allow it with tables.%s.policy.unit_in_where: true (or policy.unit_in_where for every table).", p.table.Name))
 }
