@@ -168,3 +168,31 @@ func columnsDDL(ctx context.Context, conn *sql.Conn, table string) (string, erro
 	}
 	return "CREATE TABLE " + quoteIdent(table) + " (" + strings.Join(defs, ", ") + ")", nil
 }
+
+// CountMatching counts the rows of a table holding the given values (a
+// person's cell), read-only: the truth an audit aims its threshold at.
+func CountMatching(ctx context.Context, src, table string, values map[string]any) (int64, error) {
+	dsn, err := sqliteDSN(src)
+	if err != nil {
+		return 0, err
+	}
+	db, err := sql.Open("sqlite", dsn+"?mode=ro")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	q := "SELECT COUNT(*) FROM " + quoteIdent(table)
+	var conds []string
+	var args []any
+	for c, v := range values {
+		conds, args = append(conds, quoteIdent(c)+" IS ?"), append(args, v)
+	}
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	var n int64
+	if err := db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the audited person's cell in %q: %w", table, err)
+	}
+	return n, nil
+}

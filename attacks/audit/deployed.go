@@ -57,7 +57,16 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tests, storageColumn := deployedTests(table, tc, person)
+	cols := targetColumns(tc, person)
+	cell := map[string]any{}
+	for _, c := range cols {
+		cell[c] = person[c]
+	}
+	cellCount, err := dataset.CountMatching(ctx, cfg.Database, table, cell)
+	if err != nil {
+		return nil, err
+	}
+	tests, storageColumn := deployedTests(table, tc, person, cols, cellCount)
 	kinds := o.Kinds
 	if kinds == nil {
 		kinds = []dataset.NeighbourKind{dataset.RemovedUnit, dataset.SeveralRows, dataset.OtherStorage}
@@ -153,23 +162,11 @@ func auditedTable(cfg *config.Config, name string) (string, config.Table, error)
 // and by whether it was refused, and the COUNT also by its answer time. It
 // also returns the text column whose storage the other-storage neighbour
 // changes ("" when there is none).
-func deployedTests(table string, tc config.Table, person map[string]any) ([]Distinguisher, string) {
-	var cols []string
-	for c := range tc.Domains {
-		if c != tc.PrivacyUnit && person[c] != nil {
-			cols = append(cols, c)
-		}
-	}
-	sort.Strings(cols)
-	if len(cols) == 0 {
-		for c, v := range person {
-			if c != tc.PrivacyUnit && v != nil {
-				cols = append(cols, c)
-			}
-		}
-		sort.Strings(cols)
-	}
-	cols = cols[:min(2, len(cols))]
+//
+// The threshold is set at the cell's count with the person (cellCount): a
+// mechanism whose noise depends on how close a count is to its threshold
+// (idp) answers it exactly without the person.
+func deployedTests(table string, tc config.Table, person map[string]any, cols []string, cellCount int64) ([]Distinguisher, string) {
 	var conds []string
 	storage := ""
 	for _, c := range cols {
@@ -189,7 +186,7 @@ func deployedTests(table string, tc config.Table, person map[string]any) ([]Dist
 		refusalScore("count-refused", "whether that count is refused (its SQLSTATE)", countSQL),
 		timeScore("count-time", "how long that count takes to answer, in microseconds", countSQL),
 	}
-	thresholdSQL := "SELECT COUNT(*) > 0" + from + where
+	thresholdSQL := fmt.Sprintf("SELECT COUNT(*) > %d", cellCount) + from + where
 	tests = append(tests, answerScore("threshold", "the threshold "+thresholdSQL, thresholdSQL),
 		refusalScore("threshold-refused", "whether that threshold is refused", thresholdSQL))
 	if len(cols) > 0 {
@@ -205,6 +202,28 @@ func deployedTests(table string, tc config.Table, person map[string]any) ([]Dist
 			refusalScore("group-refused", "whether that GROUP BY is refused", groupSQL))
 	}
 	return tests, storage
+}
+
+// targetColumns are the columns the tests aim at the person with: two with
+// declared domains where the config has them, else two others, never the
+// unit and never one the person holds NULL in.
+func targetColumns(tc config.Table, person map[string]any) []string {
+	var cols []string
+	for c := range tc.Domains {
+		if c != tc.PrivacyUnit && person[c] != nil {
+			cols = append(cols, c)
+		}
+	}
+	sort.Strings(cols)
+	if len(cols) == 0 {
+		for c, v := range person {
+			if c != tc.PrivacyUnit && v != nil {
+				cols = append(cols, c)
+			}
+		}
+		sort.Strings(cols)
+	}
+	return cols[:min(2, len(cols))]
 }
 
 func answerScore(name, desc, sql string) Distinguisher {

@@ -79,7 +79,7 @@ func (d defectiveDeployment) Close() error                   { return nil }
 func TestDeployedAuditCatchesTheClaimsDefects(t *testing.T) {
 	tc := config.Table{PrivacyUnit: "id", Domains: nil}
 	person := map[string]any{"id": int64(1), "grp": "t"}
-	tests, _ := deployedTests("people", tc, person)
+	tests, _ := deployedTests("people", tc, person, targetColumns(tc, person), 100)
 	for _, tt := range []struct {
 		defect, test string
 	}{
