@@ -231,8 +231,8 @@ func checkPricedBeforeRead(m mechanisms.Mechanism, cfg *config.Config) error {
 
 // maxRhoDeltaCap bounds the delta cap of a mechanism charged in zCDP rho:
 // the ledger converts rho to epsilon at the delta cap, and at a delta of 0.5
-// or more that epsilon promises nothing (the Gaussian's 25 answers came to
-// epsilon 2.47 at delta 0.5, and are 5.4 at 1e-5).
+// or more that epsilon promises nothing (the audit's 25 Gaussian answers
+// came to epsilon 2.47 at delta 0.5; at a cap of 1e-5 they are 6.64).
 const maxRhoDeltaCap = 0.5
 
 // checkRhoDeltaCaps refuses a delta cap of 0.5 or more, or none, under a
