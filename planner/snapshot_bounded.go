@@ -220,7 +220,7 @@ type rankKey struct {
 
 // maxRankShapes bounds how many GROUP BY shapes keep their ranks (8 bytes a
 // row each); past it the cache is emptied and refilled as shapes recur.
-const maxRankShapes = 16
+const maxRankShapes = 4
 
 // cellRanks returns, for every row with a unit, the CellRank of its (unit,
 // cell) pair under secret, as the compiled SQL passes them to

@@ -125,6 +125,19 @@ func storeDSN(path string, opts StoreOptions) string {
 	return u.String() + "?" + q.Encode()
 }
 
+// Preload reads table into memory now, as its first query would, and
+// returns when it is ready (or left to SQLite, which is not an error: the
+// reason goes to OnSnapshot). serve calls it before accepting analysts, so
+// that no analyst's first query waits for the read. A store without
+// snapshots, or on PostgreSQL, has nothing to preload.
+func (s *Store) Preload(ctx context.Context, table string) error {
+	if s.snaps == nil || s.pg != nil {
+		return nil
+	}
+	_, err := s.snaps.current(ctx, table)
+	return err
+}
+
 // Close closes the pool and drops the snapshots.
 func (s *Store) Close() error {
 	var err error
