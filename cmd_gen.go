@@ -30,6 +30,8 @@ func init() {
 		})
 	peopleCmd.Flags().Int64Var(&people.Rows, "rows", dataset.DefaultPeopleRows, "number of people")
 	peopleCmd.Flags().Uint64Var(&people.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
+	peopleCmd.Flags().Int64Var(&people.MaxRowsPerPerson, "max-rows-per-person", 1,
+		"above 1, a long table: each person gets 1 to this many rows (id is then not a key)")
 
 	var synth dataset.SyntheticOptions
 	synthCmd := genCmd("synthetic", "The Asghar-Kaafar synthetic column: N(25,5) rounded to 1..51, public domain 1..107",
@@ -78,8 +80,17 @@ func genCmd(name, short, table string, rows func() int64, generate func(cmd *cob
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			update, done := progress.Bar(cmd.ErrOrStderr(), "generating "+table)
+			// The rows written, where the generator knows them only as it
+			// starts (a long table's rows per person are drawn).
+			written := rows()
+			counted := func(n, total int64) {
+				written = total
+				if update != nil {
+					update(n, total)
+				}
+			}
 			start := time.Now()
-			err := generate(cmd, out, dataset.WriteOptions{Progress: update, Force: force})
+			err := generate(cmd, out, dataset.WriteOptions{Progress: counted, Force: force})
 			done()
 			if errors.Is(err, dataset.ErrExists) {
 				return fmt.Errorf("%w; use --force to replace it", err)
@@ -91,7 +102,7 @@ func genCmd(name, short, table string, rows func() int64, generate func(cmd *cob
 				return fmt.Errorf("gen %s: %w", table, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s rows of table %s to %s in %s\n",
-				humanize.Comma(rows()), table, out, time.Since(start).Round(time.Millisecond))
+				humanize.Comma(written), table, out, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}

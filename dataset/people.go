@@ -115,7 +115,18 @@ var peopleColumnDefs = []string{
 type PeopleOptions struct {
 	Rows int64  // number of people, at least 1
 	Seed uint64 // the same seed and Rows give the same table
+	// MaxRowsPerPerson, above 1, makes a long table: person i has 1 to
+	// MaxRowsPerPerson rows (uniformly, from the seed), each with the
+	// person's attributes and hours drawn afresh, as a table of visits or
+	// transactions has. id is then not a key of the table.
+	MaxRowsPerPerson int64
 }
+
+// maxRowsPerPerson bounds a long table's rows per person.
+const maxRowsPerPerson = 1000
+
+// longStream separates the rows-per-person draws from the people's.
+const longStream = 0x6c6f6e67 // "long"
 
 // GeneratePeople writes a new SQLite file at path holding the people table
 // (see PeopleTable). The contents depend only on o: the same seed and row
@@ -124,11 +135,39 @@ func GeneratePeople(ctx context.Context, path string, o PeopleOptions, w WriteOp
 	if o.Rows < 1 {
 		return fmt.Errorf("people: rows must be at least 1, got %d", o.Rows)
 	}
+	if o.MaxRowsPerPerson < 0 || o.MaxRowsPerPerson > maxRowsPerPerson {
+		return fmt.Errorf("people: rows per person must be between 1 and %d, got %d", maxRowsPerPerson, o.MaxRowsPerPerson)
+	}
 	gen := newPeopleGenerator(o.Seed)
 	t := PeopleTable()
+	if o.MaxRowsPerPerson <= 1 {
+		return buildNewFile(ctx, path, w.Force, generatedFileMode, func(ctx context.Context, db *sql.DB) error {
+			return createAndFill(ctx, db, t, peopleColumnDefs, o.Rows, w.Progress, func(row []any) error {
+				gen.next().fill(row)
+				return nil
+			})
+		})
+	}
+	perPerson := make([]int64, o.Rows)
+	total := int64(0)
+	draws := newRNG(o.Seed, longStream)
+	for i := range perPerson {
+		perPerson[i] = 1 + int64(draws.uint64n(uint64(o.MaxRowsPerPerson)))
+		total += perPerson[i]
+	}
+	defs := append([]string{"id INTEGER NOT NULL"}, peopleColumnDefs[1:]...)
+	var p person
+	left := int64(0)
 	return buildNewFile(ctx, path, w.Force, generatedFileMode, func(ctx context.Context, db *sql.DB) error {
-		return createAndFill(ctx, db, t, peopleColumnDefs, o.Rows, w.Progress, func(row []any) error {
-			gen.next().fill(row)
+		return createAndFill(ctx, db, t, defs, total, w.Progress, func(row []any) error {
+			if left == 0 {
+				p = gen.next()
+				left = perPerson[p.id-1]
+			} else {
+				p.hours = int64(draws.uint64n(peopleHoursMax + 1))
+			}
+			left--
+			p.fill(row)
 			return nil
 		})
 	})

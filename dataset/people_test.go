@@ -188,3 +188,42 @@ func TestGeneratePeopleRejectsBadRows(t *testing.T) {
 		t.Errorf("files left behind: %v", got)
 	}
 }
+
+// A long table gives person i 1 to K rows, every row with the person of the
+// one-row table of the same seed except hours, drawn per row.
+func TestGeneratePeopleLong(t *testing.T) {
+	dir := t.TempDir()
+	short, long := filepath.Join(dir, "short.db"), filepath.Join(dir, "long.db")
+	ctx := context.Background()
+	if err := GeneratePeople(ctx, short, PeopleOptions{Rows: 500, Seed: 9}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := GeneratePeople(ctx, long, PeopleOptions{Rows: 500, Seed: 9, MaxRowsPerPerson: 20}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := openReadOnly(t, long)
+	if _, err := db.Exec(fmt.Sprintf("ATTACH DATABASE 'file:%s?mode=ro' AS short", short)); err != nil {
+		t.Fatal(err)
+	}
+	var people, rows, fewest, most, mismatched int64
+	err := db.QueryRow(`SELECT COUNT(*), SUM(n), MIN(n), MAX(n) FROM (SELECT COUNT(*) AS n FROM people GROUP BY id)`).Scan(&people, &rows, &fewest, &most)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.QueryRow(`SELECT COUNT(*) FROM people p JOIN short.people s USING (id)
+		WHERE NOT (p.age = s.age AND p.sex = s.sex AND p.suburb = s.suburb AND p.zip = s.zip AND p.income = s.income
+		AND p.education = s.education AND p.marital = s.marital AND p.occupation = s.occupation AND p.secret = s.secret)`).Scan(&mismatched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 500 people with 1..20 rows uniformly: mean 10.5, sd of the total about
+	// sqrt(500*33.25) = 129; 4,500..6,000 fails with probability below 1e-9.
+	if people != 500 || fewest < 1 || most > 20 || rows < 4500 || rows > 6000 || mismatched != 0 {
+		t.Errorf("long table: %d people, %d rows (%d to %d a person), %d rows unlike their person", people, rows, fewest, most, mismatched)
+	}
+	for _, bad := range []int64{-1, 1001} {
+		if err := GeneratePeople(ctx, filepath.Join(dir, "bad.db"), PeopleOptions{Rows: 5, MaxRowsPerPerson: bad}, WriteOptions{}); err == nil {
+			t.Errorf("rows per person %d: no error", bad)
+		}
+	}
+}

@@ -603,15 +603,31 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 // with and without a declared domain, for several C and G. The generated
 // table has about 2.7 rows per unit spread over several sexes and ages, so
 // both the clamp and the choice of cells change the counts.
+//
+// It runs on both paths: SQLite's bounded SQL and the snapshot's bounded
+// counts in memory, which answer every predicate the snapshot evaluates.
 func TestDifferentialBoundedCounts(t *testing.T) {
-	r := rand.New(rand.NewPCG(20240611, 13))
-	rows := diffRows(r, 400)
-	differentialBoundedCounts(t, openDiffStore(t, rows, StoreOptions{}), r, rows)
+	for _, backend := range []struct {
+		name string
+		opts StoreOptions
+		path string
+		min  int // of the 120 runs; the snapshot declines some predicates
+	}{{"sqlite", StoreOptions{NoSnapshot: true}, PathSQLite, 120}, {"snapshot", StoreOptions{}, PathSnapshot, 80}} {
+		t.Run(backend.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(20240611, 13))
+			rows := diffRows(r, 400)
+			paths := differentialBoundedCounts(t, openDiffStore(t, rows, backend.opts), r, rows)
+			if paths[backend.path] < backend.min {
+				t.Errorf("%d of the bounded runs answered on the %s path (%v), want at least %d", paths[backend.path], backend.name, paths, backend.min)
+			}
+		})
+	}
 }
 
 // differentialBoundedCounts checks the bounded counts of s, which holds
-// rows, against boundedReference for random predicates drawn from r.
-func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow) {
+// rows, against boundedReference for random predicates drawn from r, and
+// returns how many runs each path answered.
+func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow) map[string]int {
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
 	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}
@@ -636,6 +652,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 		)
 	}
 	var ranked, clamped int
+	paths := map[string]int{}
 	for i := range 60 {
 		var where Pred
 		if i > 0 {
@@ -659,6 +676,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			if res.Bounds != want {
 				t.Errorf("predicate %d %+v: bounds in force %+v, want %+v", i, v.b, res.Bounds, want)
 			}
+			paths[res.Path]++
 			if rank {
 				ranked++
 			}
@@ -701,4 +719,5 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 	if ranked < 20 || clamped < 20 {
 		t.Errorf("weak coverage: %d runs chose cells, %d clamped rows", ranked, clamped)
 	}
+	return paths
 }

@@ -85,7 +85,9 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows)
+	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows); paths[PathPostgres] == 0 {
+		t.Errorf("no bounded run answered on PostgreSQL's path: %v", paths)
+	}
 }
 
 // TestPostgresStoreIsReadOnly: a write reaching the store's pool is refused

@@ -172,6 +172,11 @@ type tableSnapshot struct {
 	// tallies holds, by column and unit column, *valueTallies: the per-value
 	// figures that answer a one-condition COUNT without visiting rows.
 	tallies sync.Map
+
+	// ranks holds the CellRank of every row's (unit, cell) pair per GROUP BY
+	// shape and secret, for bounded counts (cellRanks).
+	ranksMu sync.Mutex
+	ranks   map[rankKey][]int64
 }
 
 // onePerUnit reports whether every row has a unit and no two rows share one

@@ -26,14 +26,9 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 			keys = snap.unitKeys(unit, secret)
 		}
 	}
-	groups := make([]groupColumn, len(q.GroupBy))
-	for i, g := range q.GroupBy {
-		col := snap.columns[strings.ToLower(g)]
-		cat := t.Columns[strings.ToLower(g)]
-		if col == nil || cat == nil {
-			return nil, false, nil
-		}
-		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
+	groups, ok := snap.groupColumns(t, q)
+	if !ok {
+		return nil, false, nil
 	}
 
 	var cells []Cell
@@ -47,13 +42,9 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs, keyed); ok {
 		cells = []Cell{cell}
 	} else {
-		matched := ev.all
-		if q.Where != nil {
-			tr, _, evaluated := ev.pred(q.Where, ev.all, false)
-			if !evaluated {
-				return nil, false, nil
-			}
-			matched = tr
+		matched, evaluated := ev.matched(q)
+		if !evaluated {
+			return nil, false, nil
 		}
 		var answered bool
 		if cells, answered = answerRows(matched, groups, unit, keys, needs, q.Agg, keyed); !answered {
@@ -75,6 +66,31 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 		res.Conditions = Conditions(q)
 	}
 	return res, true, nil
+}
+
+// groupColumns are q's GROUP BY columns in the snapshot, each with the
+// grouping its catalog type reads it by; ok is false when one is missing.
+func (snap *tableSnapshot) groupColumns(t *Table, q *Query) ([]groupColumn, bool) {
+	groups := make([]groupColumn, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		col := snap.columns[strings.ToLower(g)]
+		cat := t.Columns[strings.ToLower(g)]
+		if col == nil || cat == nil {
+			return nil, false
+		}
+		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
+	}
+	return groups, true
+}
+
+// matched is the rows q's WHERE holds on (every row without one); ok is
+// false when the snapshot cannot evaluate it.
+func (ev *snapEval) matched(q *Query) (bitset, bool) {
+	if q.Where == nil {
+		return ev.all, true
+	}
+	tr, _, evaluated := ev.pred(q.Where, ev.all, false)
+	return tr, evaluated
 }
 
 // answerRows computes the cells of the matched rows.
@@ -304,22 +320,12 @@ func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell
 // dictionaries are in SQLite's sort order, so ascending codes give the cells
 // in the order of the compiled SQL's ORDER BY.
 func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
-	radix := uint64(1)
-	for _, g := range groups {
-		radix *= uint64(len(g.grouping.values))
-		if radix >= 1<<32 {
-			return nil, false
-		}
+	if _, ok := groupRadix(groups); !ok {
+		return nil, false
 	}
 	// One sortable word per matching row: group number above, row below.
 	var pairs []uint64
-	matched.each(func(r int) {
-		gid := uint64(0)
-		for _, g := range groups {
-			gid = gid*uint64(len(g.grouping.values)) + uint64(g.grouping.group[g.code(r)])
-		}
-		pairs = append(pairs, gid<<32|uint64(r))
-	})
+	matched.each(func(r int) { pairs = append(pairs, groupID(groups, r)<<32|uint64(r)) })
 	slices.Sort(pairs)
 
 	var cells []Cell

@@ -125,6 +125,19 @@ func storeDSN(path string, opts StoreOptions) string {
 	return u.String() + "?" + q.Encode()
 }
 
+// Preload reads table into memory now, as its first query would, and
+// returns when it is ready (or left to SQLite, which is not an error: the
+// reason goes to OnSnapshot). serve calls it before accepting analysts, so
+// that no analyst's first query waits for the read. A store without
+// snapshots, or on PostgreSQL, has nothing to preload.
+func (s *Store) Preload(ctx context.Context, table string) error {
+	if s.snaps == nil || s.pg != nil {
+		return nil
+	}
+	_, err := s.snaps.current(ctx, table)
+	return err
+}
+
 // Close closes the pool and drops the snapshots.
 func (s *Store) Close() error {
 	var err error
@@ -237,8 +250,8 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	var text string
 	var args []any
 	var bounds Bounds
+	var rank bool
 	if needs.Bound {
-		var rank bool
 		bounds, rank = effectiveBounds(t, q, needs, shape)
 		if rank && len(secret) == 0 {
 			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
@@ -260,11 +273,17 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 			return nil, s.runError(ctx, t, err)
 		}
 		// Bounded counts differ from plain ones only where a unit has
-		// several rows. The snapshot answers them on tables declared keyed by
-		// their unit, and the SQL that bounds them answers every other: the
-		// choice follows the config, never the rows.
-		if snap != nil && (!needs.Bound || t.UnitKeyed) {
-			if res, ok, err := snap.answer(t, q, needs, secret, shape); ok {
+		// several rows. On a table declared keyed by its unit the snapshot's
+		// plain counts are the bounded ones; on any other it bounds them per
+		// unit: the choice follows the config, never the rows.
+		if snap != nil {
+			answer := snap.answer
+			if needs.Bound && !t.UnitKeyed {
+				answer = func(t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, bool, error) {
+					return snap.answerBounded(t, q, needs, secret, shape, bounds, rank)
+				}
+			}
+			if res, ok, err := answer(t, q, needs, secret, shape); ok {
 				// The snapshot does not stop midway; an answer it finished
 				// after a cancel or past the deadline is withheld, as
 				// SQLite's would be.

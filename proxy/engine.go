@@ -126,6 +126,19 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	return e, nil
 }
 
+// Preload reads every configured table into memory before the first
+// statement needs it (see planner.Store.Preload); progress and the memory
+// each table holds go to the Engine's logger.
+func (e *Engine) Preload(ctx context.Context) error {
+	rt := e.live.Load()
+	for _, name := range sortedNames(rt.catalog.Tables) {
+		if err := e.store.Preload(ctx, name); err != nil {
+			return fmt.Errorf("reading table %q into memory: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // Reload swaps in a new config for the statements that start after it
 // returns; statements already running finish under the old one. The
 // protected and state database paths cannot change without a restart. On

@@ -196,6 +196,9 @@ func run(ctx context.Context, w io.Writer, o Options) error {
 		}
 		srv.Stop()
 	}
+	if err := benchLong(ctx, tw, dir, rows, measure); err != nil {
+		return err
+	}
 	return tw.Flush()
 }
 

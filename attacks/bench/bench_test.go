@@ -3,9 +3,15 @@ package bench
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"countwall/attacks"
+	"countwall/dataset"
 )
 
 // The bench prints every line it promises, each with a ratio, on a small
@@ -17,7 +23,8 @@ func TestRunPrintsEveryLine(t *testing.T) {
 	}
 	for _, w := range []string{"audit.sync normal", "COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)", "cellkey / exact, in process",
 		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
-		"laplace, bounded per person: GROUP BY / exact"} {
+		"laplace, bounded per person: GROUP BY / exact", "long table, laplace C=3: COUNT / exact", "long table, laplace C=3 G=8: GROUP BY / exact",
+		"long table, clip then sum in Go (no firewall): COUNT"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("bench output lacks %q:\n%s", w, out.String())
 		}
@@ -58,5 +65,45 @@ func TestRedactURL(t *testing.T) {
 	}
 	if err := RunPostgres(context.Background(), io.Discard, PostgresOptions{Store: "people.db", State: "postgres://x/y"}); err == nil || !strings.Contains(err.Error(), "postgres:// URLs") {
 		t.Errorf("RunPostgres with a file store: %v", err)
+	}
+}
+
+// The clip-then-sum line answers each bench statement with what SQLite
+// computes for it: rows per person matching the WHERE, clipped at C, summed.
+func TestClipThenSumMatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "long.db")
+	if err := dataset.GeneratePeople(ctx, path, dataset.PeopleOptions{Rows: 400, Seed: 3, MaxRowsPerPerson: longMaxRows}, dataset.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f, err := readFrame(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frameFilters) != len(benchQueries) {
+		t.Fatalf("%d filters for %d statements", len(frameFilters), len(benchQueries))
+	}
+	for _, stmt := range benchQueries {
+		where := "1"
+		if i := strings.Index(stmt, " WHERE "); i >= 0 {
+			where = stmt[i+len(" WHERE "):]
+		}
+		var want int64
+		q := fmt.Sprintf("SELECT COALESCE(SUM(MIN(n, %d)), 0) FROM (SELECT id, COUNT(*) AS n FROM people WHERE %s GROUP BY id)", longRowsBound, where)
+		if err := db.QueryRowContext(ctx, q).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := attacks.Count(ctx, f, stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(got) != want {
+			t.Errorf("%s: clip then sum %v, SQLite %d", stmt, got, want)
+		}
 	}
 }

@@ -50,6 +50,15 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer engine.Close()
+	// The tables are read into memory before the first analyst connects:
+	// no first query waits for the read, and none is answered by a slower
+	// path meanwhile.
+	start := time.Now()
+	logger.Info("reading the protected tables into memory before accepting analysts")
+	if err := engine.Preload(ctx); err != nil {
+		return err
+	}
+	logger.Info("tables ready", "took", time.Since(start).Round(time.Millisecond))
 	srv, err := New(engine, logger)
 	if err != nil {
 		return err

@@ -174,6 +174,11 @@ func TestServeReloadsAndStops(t *testing.T) {
 	case err := <-served:
 		t.Fatalf("Serve ended before it was ready: %v", err)
 	}
+	// The tables were read into memory before connections were accepted.
+	readyAt, serving := strings.Index(logs.String(), "msg=\"tables ready\""), strings.Index(logs.String(), "msg=\"countwall serving\"")
+	if inMemory := strings.Index(logs.String(), "msg=\"table in memory\""); readyAt < 0 || inMemory < 0 || inMemory > readyAt || serving < readyAt {
+		t.Errorf("want \"table in memory\", then \"tables ready\", then \"countwall serving\" in the log:\n%s", logs.String())
+	}
 	conn, err := dial(t, addr.String(), "alice", "alice-secret")
 	if err != nil {
 		t.Fatal(err)

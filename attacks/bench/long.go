@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"countwall/attacks"
+	"countwall/attacks/demo"
+	"countwall/dataset"
+)
+
+// The long table: people with 1 to longMaxRows rows each, as a table of
+// visits or transactions has, served with the per-person bounds of the
+// issue that measured it (C = 3 rows a cell, G = 8 cells a query).
+const (
+	longMaxRows   = 20
+	longRowsBound = 3
+	longCellBound = 8
+)
+
+// benchLongGroupQueries are GROUP BY statements on the long table without a
+// declared domain for G to be lowered to, so each person keeps 8 cells.
+var benchLongGroupQueries = []string{
+	"SELECT hours, COUNT(*) FROM people GROUP BY hours",
+	"SELECT zip, COUNT(*) FROM people WHERE sex = 'F' GROUP BY zip",
+}
+
+// benchLong measures bounded counts on a long table of people/10 people
+// (about 10.5 rows each): laplace with C and G against exact on the same
+// statements, and against the computation a user would write without the
+// firewall (per person and cell, clip the rows at C, then sum), done in Go
+// over rows read once into memory, which countwall should beat.
+func benchLong(ctx context.Context, tw io.Writer, dir string, people int, measure func(attacks.Querier, []string) (time.Duration, error)) error {
+	people = max(people/10, 1)
+	dbPath := filepath.Join(dir, fmt.Sprintf("bench-long-%d.db", people))
+	if _, err := os.Stat(dbPath); err != nil {
+		o := dataset.PeopleOptions{Rows: int64(people), Seed: 1, MaxRowsPerPerson: longMaxRows}
+		if err := dataset.GeneratePeople(ctx, dbPath, o, dataset.WriteOptions{}); err != nil {
+			return fmt.Errorf("generating the long table: %w", err)
+		}
+	}
+	tables, err := demo.PeopleTables()
+	if err != nil {
+		return err
+	}
+	section, ok := tables[dataset.PeopleTableName].(map[string]any)
+	if !ok {
+		return fmt.Errorf("the people table's config has no section of its own")
+	}
+	delete(section, "unit_keyed")
+	section["max_rows_per_unit"] = longRowsBound
+	section["max_groups_per_unit"] = longCellBound
+
+	times := map[string][2]time.Duration{}
+	for _, name := range []string{"exact", "laplace"} {
+		s := demo.Settings[name]
+		s.Budget = benchBudget
+		srv, err := demo.StartFirewall(ctx, dir, dbPath, tables, s, []string{"bench"})
+		if err != nil {
+			return fmt.Errorf("long table, %s: %w", name, err)
+		}
+		q := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
+		// The first statements read the table and, for a GROUP BY shape, the
+		// keyed choice of cells; the lines measure the answers after them.
+		for _, stmt := range append(benchQueries[:1:1], benchLongGroupQueries...) {
+			if _, err := q.Query(ctx, stmt); err != nil {
+				srv.Stop()
+				return fmt.Errorf("long table, %s: %w", name, err)
+			}
+		}
+		c, err := measure(q, benchQueries)
+		if err == nil {
+			var g time.Duration
+			g, err = measure(q, benchLongGroupQueries)
+			times[name] = [2]time.Duration{c, g}
+		}
+		srv.Stop()
+		if err != nil {
+			return fmt.Errorf("long table, %s: %w", name, err)
+		}
+	}
+	clip, err := clipThenSum(ctx, dbPath, measure)
+	if err != nil {
+		return err
+	}
+	exact, bounded := times["exact"], times["laplace"]
+	fmt.Fprintf(tw, "long table (%d people, 1-%d rows each), exact COUNT\t%s\t\n", people, longMaxRows, exact[0].Round(time.Microsecond))
+	fmt.Fprintf(tw, "long table, laplace C=%d: COUNT / exact\t%s\t%.2f× exact\n", longRowsBound, bounded[0].Round(time.Microsecond), ratio(bounded[0], exact[0]))
+	fmt.Fprintf(tw, "long table, exact GROUP BY\t%s\t\n", exact[1].Round(time.Microsecond))
+	fmt.Fprintf(tw, "long table, laplace C=%d G=%d: GROUP BY / exact\t%s\t%.2f× exact\n", longRowsBound, longCellBound, bounded[1].Round(time.Microsecond), ratio(bounded[1], exact[1]))
+	fmt.Fprintf(tw, "long table, clip then sum in Go (no firewall): COUNT\t%s\t%.2f× laplace\n", clip.Round(time.Microsecond), ratio(clip, bounded[0]))
+	return nil
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
+
+// clipThenSum times what a user computes without the firewall, as pandas'
+// value_counts().clip(upper=C).sum() does: the table read once into memory,
+// then per statement a filter over every row, rows per person counted, each
+// clipped at C and summed. It answers the bench's COUNT statements through
+// SQLite's filter of the in-memory copy's row ids, so it pays what a
+// dataframe pays: a pass over the rows per statement.
+func clipThenSum(ctx context.Context, dbPath string, measure func(attacks.Querier, []string) (time.Duration, error)) (time.Duration, error) {
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	frame, err := readFrame(ctx, db)
+	if err != nil {
+		return 0, fmt.Errorf("reading the long table for the clip-then-sum line: %w", err)
+	}
+	return measure(frame, benchQueries)
+}
+
+// frame is the long table as a dataframe holds it: one slice per column.
+type frame struct {
+	id, age, zip, income, hours, secret         []int64
+	sex, suburb, education, marital, occupation []string
+	perID                                       []int64 // scratch, one per id
+}
+
+// readFrame reads the people table whole.
+func readFrame(ctx context.Context, db *sql.DB) (*frame, error) {
+	rows, err := db.QueryContext(ctx, "SELECT id, age, sex, suburb, zip, income, education, marital, occupation, hours, secret FROM people")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	f := &frame{}
+	var maxID int64
+	for rows.Next() {
+		var id, age, zip, income, hours, secret int64
+		var sex, suburb, education, marital, occupation string
+		if err := rows.Scan(&id, &age, &sex, &suburb, &zip, &income, &education, &marital, &occupation, &hours, &secret); err != nil {
+			return nil, err
+		}
+		f.id, f.age, f.zip, f.income = append(f.id, id), append(f.age, age), append(f.zip, zip), append(f.income, income)
+		f.hours, f.secret = append(f.hours, hours), append(f.secret, secret)
+		f.sex, f.suburb, f.education = append(f.sex, sex), append(f.suburb, suburb), append(f.education, education)
+		f.marital, f.occupation = append(f.marital, marital), append(f.occupation, occupation)
+		maxID = max(maxID, id)
+	}
+	f.perID = make([]int64, maxID+1)
+	return f, rows.Err()
+}
+
+// frameFilters are benchQueries' WHERE clauses as a dataframe's masks, in
+// the same order.
+var frameFilters = []func(f *frame, i int) bool{
+	func(f *frame, i int) bool { return f.age[i] >= 30 && f.age[i] <= 39 && f.sex[i] == "F" },
+	func(f *frame, i int) bool { return f.suburb[i] == "suburb_0007" && f.age[i] > 60 },
+	func(f *frame, i int) bool {
+		return (f.education[i] == "master" || f.education[i] == "doctorate") && f.income[i] > 100000
+	},
+	func(f *frame, i int) bool { return f.occupation[i] == "retired" || f.hours[i] < 10 },
+	func(f *frame, i int) bool { return f.zip[i] >= 2010 && f.zip[i] < 2020 && f.marital[i] == "married" },
+	func(f *frame, i int) bool { return !(f.sex[i] == "M" && f.age[i] < 40) },
+	func(f *frame, i int) bool { return f.secret[i] == 1 && f.age[i] >= 50 },
+	func(f *frame, i int) bool { return true },
+}
+
+// Query answers one of benchQueries: the mask, the rows per id, each
+// clipped at C, summed.
+func (f *frame) Query(_ context.Context, stmt string) (*attacks.Rows, error) {
+	filter := -1
+	for i, q := range benchQueries {
+		if q == stmt {
+			filter = i
+		}
+	}
+	if filter < 0 || filter >= len(frameFilters) {
+		return nil, fmt.Errorf("the clip-then-sum line answers the bench's COUNT statements only, not %q", stmt)
+	}
+	keep := frameFilters[filter]
+	var touched []int64
+	for i := range f.id {
+		if !keep(f, i) {
+			continue
+		}
+		if f.perID[f.id[i]] == 0 {
+			touched = append(touched, f.id[i])
+		}
+		f.perID[f.id[i]]++
+	}
+	var sum int64
+	for _, id := range touched {
+		sum += min(f.perID[id], longRowsBound)
+		f.perID[id] = 0
+	}
+	return &attacks.Rows{Columns: []string{"count"}, Values: [][]string{{fmt.Sprint(sum)}}}, nil
+}
