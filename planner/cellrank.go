@@ -59,6 +59,12 @@ func appendRankValue(dst []byte, v any) []byte {
 		return binary.BigEndian.AppendUint32(dst, math.MaxUint32)
 	}
 	start := len(dst)
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		// A real equal to an integer is that integer: SQLite groups the
+		// integer 10^15 and the real 1e15 as one cell, and either may be
+		// the value the cell's rank is computed from.
+		v = int64(f)
+	}
 	dst = canonicalUnit(dst, v)
 	return binary.BigEndian.AppendUint32(dst, uint32(min(len(dst)-start, math.MaxUint32-1)))
 }

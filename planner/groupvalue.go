@@ -89,6 +89,7 @@ func (c *compiler) group(name string) string {
 type grouping struct {
 	group  []uint32     // value code -> group number
 	values []GroupValue // group number -> rendered value
+	text   bool         // a text column's grouping: groups are texts
 }
 
 // grouping returns the column's grouping under a catalog type, computed once
@@ -100,7 +101,7 @@ func (c *snapColumn) grouping(typ ColumnType) *grouping {
 }
 
 func buildGrouping(values []dictValue, text bool) *grouping {
-	g := &grouping{group: make([]uint32, len(values))}
+	g := &grouping{group: make([]uint32, len(values)), text: text}
 	if !text {
 		// values are in SQLite's order: NULL, numbers ascending (an integer
 		// and an equal real side by side), then text and blobs. NULL is

@@ -135,7 +135,13 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 				if !reflect.DeepEqual(res.Cells, tc.want) {
 					t.Fatalf("cells\n got %+v\nwant %+v", res.Cells, tc.want)
 				}
-				if backend.name != "snapshot" || tc.needs.Bound {
+				if backend.name != "snapshot" {
+					return
+				}
+				if res.Path != PathSnapshot {
+					t.Fatalf("answered on the %s path, want the snapshot's", res.Path)
+				}
+				if tc.needs.Bound {
 					return
 				}
 				// The snapshot itself must answer, not decline to SQLite.
@@ -183,5 +189,59 @@ func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
 	}
 	if got[0][0].Units != 103 {
 		t.Fatalf("units of cell 1: %d, want 103", got[0][0].Units)
+	}
+}
+
+// TestRankedCellsMatchAcrossBackends: when each unit keeps G of its cells by
+// keyed hash, SQLite's SQL and the snapshot keep the same ones, also where a
+// group merges an integer and an equal real whose texts differ (10^15 and
+// 1e+15), so that either member may be the value the rank is computed from.
+func TestRankedCellsMatchAcrossBackends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ranked.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE classes (id INTEGER, grp, num INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= 300; id++ {
+		// Four cells per unit, one of them stored as an integer on one row
+		// and as the equal real on another.
+		for _, num := range []any{int64(1e15), 1e15, int64(id % 7), float64(id%5) + 0.5, nil} {
+			if _, err := db.Exec(`INSERT INTO classes VALUES (?, ?, ?)`, id, num, num); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Close()
+	var got [2][]Cell
+	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
+		store, err := OpenStore(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []string{"num", "grp"} {
+			q := &Query{Table: "classes", GroupBy: []string{col}}
+			res, err := store.Run(context.Background(), storageClassesTable(false), q, Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, Units: true}, testSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{PathSQLite, PathSnapshot}[i]; res.Path != want {
+				t.Fatalf("%s: answered on the %s path, want %s", col, res.Path, want)
+			}
+			got[i] = append(got[i], res.Cells...)
+		}
+		store.Close()
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("SQLite and the snapshot keep different cells:\n sqlite   %+v\n snapshot %+v", got[0], got[1])
+	}
+	var units int64
+	for _, c := range got[0] {
+		units += c.Units
+	}
+	if units != 600 { // each of 300 units in one cell, for each of two columns
+		t.Errorf("%d (unit, cell) pairs kept, want 600", units)
 	}
 }

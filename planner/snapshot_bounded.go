@@ -247,7 +247,7 @@ func (snap *tableSnapshot) cellRanks(unit *snapColumn, groups []groupColumn, sec
 	}
 	var seen []pair
 	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
-		uv := unit.values[u].driverValue()
+		uv := unit.values[u].any()
 		seen = seen[:0]
 		for _, r32 := range unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]] {
 			r := int(r32)
@@ -256,11 +256,8 @@ func (snap *tableSnapshot) cellRanks(unit *snapColumn, groups []groupColumn, sec
 				ranks[r] = seen[i].rank
 				continue
 			}
-			for i, gv := range groupValues(groups, gid) {
-				vals[i] = nil
-				if !gv.Null {
-					vals[i] = gv.Text
-				}
+			for i, g := range groups {
+				vals[i] = rankValue(g, r)
 			}
 			ranks[r] = CellRank(secret, uv, vals...)
 			seen = append(seen, pair{gid, ranks[r]})
@@ -273,18 +270,21 @@ func (snap *tableSnapshot) cellRanks(unit *snapColumn, groups []groupColumn, sec
 	return ranks
 }
 
-// driverValue is the value as SQLite hands it to a function: int64, float64,
-// string, []byte or nil.
-func (v dictValue) driverValue() any {
-	switch v.class {
-	case classInt:
-		return v.i
-	case classReal:
-		return v.f
-	case classText:
-		return v.s
-	case classBlob:
-		return []byte(v.s)
+// rankValue is row r's group value as the compiled SQL passes it to
+// countwall_cell_rank: a text column's group text, or a number column's
+// number as stored (an integer and an equal real of one group hash alike,
+// see appendRankValue); NULL for the NULL group.
+func rankValue(g groupColumn, r int) any {
+	v := g.values[g.code(r)]
+	if g.grouping.text {
+		s, ok := groupText(v.any())
+		if !ok {
+			return nil
+		}
+		return s
 	}
-	return nil
+	if !isNumber(v) {
+		return nil
+	}
+	return v.any()
 }
