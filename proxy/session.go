@@ -140,7 +140,7 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 			s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
 		}
 	}
-	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
+	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
 	return res, err
 }
@@ -160,7 +160,9 @@ func (s *Session) Refused(sql string, err error) {
 		err = publicError(err) // no SQLSTATE: recorded as the internal error the analyst saw
 	}
 	rt := s.engine.live.Load()
-	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+	fp := s.engine.Fingerprint(sql)
+	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", "invalid", "outcome", outcome(err))
 }
 
 // Describe validates a statement without running it and says what it returns.
@@ -575,26 +577,16 @@ func publicError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout or user request"}
 	}
-	return &internalError{cause: err}
+	return pgerror.Internal(err)
 }
 
-// internalError hides its cause from the analyst but keeps it for logs.
-type internalError struct{ cause error }
-
-func (e *internalError) Error() string {
-	return "internal error; the administrator can find details in the log"
-}
-func (e *internalError) SQLState() string { return pgerror.InternalError }
-func (e *internalError) Unwrap() error    { return e.cause }
-
+// outcome is how a statement's outcome is logged and audited: "ok", or the
+// SQLSTATE the analyst was sent.
 func outcome(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	if code := pgerror.SQLState(err); code != "" {
-		return code
-	}
-	return pgerror.InternalError
+	return string(pgerror.Public(err).Code)
 }
 
 // answeredEntry is the audit entry of an answer and its charge.
@@ -615,9 +607,8 @@ func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, char
 	if err != nil {
 		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
 		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
-		var ie *internalError
-		if errors.As(err, &ie) {
-			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", ie.cause)
+		if pe := pgerror.Public(err); pe.IsInternal() {
+			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", pe.Unwrap())
 		}
 		e.state.Audit(entry)
 		return nil

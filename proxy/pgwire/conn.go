@@ -315,7 +315,7 @@ func (c *conn) loop() {
 			return
 		case *pgproto3.FunctionCall:
 			// A self-contained cycle like Query: refuse it and carry on.
-			c.sendError(&wireError{code: pgerror.FeatureNotSupported, msg: "function calls (FunctionCall messages) are not supported"})
+			c.sendError(pgerror.Errorf(pgerror.FeatureNotSupported, "function calls (FunctionCall messages) are not supported"))
 			c.ready()
 		default:
 			c.fatal(pgerror.ProtocolViolation, unexpectedMessage(msg))
@@ -330,7 +330,7 @@ func (c *conn) ready() {
 }
 
 // run executes one statement with the query deadline, cancellable by a
-// CancelRequest, and logs its outcome without its text.
+// CancelRequest. The session logs and audits it.
 func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if t := c.srv.opts.QueryTimeout; t > 0 {
@@ -345,14 +345,11 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 		c.mu.Unlock()
 		cancel()
 	}()
-	start := time.Now()
 	var res *proxy.Result
 	err := c.guard("exec", func() (err error) {
 		res, err = c.session.Exec(ctx, sql, args)
 		return err
 	})
-	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", c.statementFingerprint(sql),
-		"outcome", outcome(err), "latency", time.Since(start))
 	if err == nil {
 		res = c.transactionControl(res)
 	}
@@ -361,7 +358,7 @@ func (c *conn) run(sql string, args []*string) (*proxy.Result, error) {
 
 // errPanicked is what the analyst sees when the engine panicked on a
 // statement; the panic itself goes to the log.
-var errPanicked = &wireError{code: pgerror.InternalError, msg: "internal error; the administrator can find details in the log"}
+var errPanicked = &pgerror.Error{Code: pgerror.InternalError, Message: pgerror.InternalMessage}
 
 // guard runs one call into the engine so that a bug there fails the
 // statement, not the server and every other analyst's session with it.
@@ -402,7 +399,7 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 	}
 	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
 	if res.Notice != "" {
-		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: pgerror.SuccessfulCompletion, Message: res.Notice})
+		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: string(pgerror.SuccessfulCompletion), Message: res.Notice})
 	}
 }
 
@@ -412,12 +409,12 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		return false
 	}
 	if _, exists := c.statements[m.Name]; exists && m.Name != "" {
-		c.refused(m.Query, &wireError{code: pgerror.DuplicatePreparedStatement, msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+		c.refused(m.Query, pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name))
 		return false
 	}
 	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
-		c.refused(m.Query, &wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
-			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements)})
+		c.refused(m.Query, pgerror.Errorf(pgerror.ProgramLimitExceeded,
+			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements))
 		return false
 	}
 	var desc *proxy.Description
@@ -444,7 +441,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 func (c *conn) bind(m *pgproto3.Bind) bool {
 	st, ok := c.statements[m.PreparedStatement]
 	if !ok {
-		c.sendError(&wireError{code: pgerror.InvalidSQLStatementName, msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)})
+		c.sendError(pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", m.PreparedStatement))
 		return false
 	}
 	if err := c.refuseInFailedBlock(func() string { return st.sql }); err != nil {
@@ -452,7 +449,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		return false
 	}
 	if len(m.Parameters) != len(st.paramOIDs) {
-		c.refused(st.sql, &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))})
+		c.refused(st.sql, pgerror.Errorf(pgerror.ProtocolViolation, "bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs)))
 		return false
 	}
 	if err := checkFormats(m.ParameterFormatCodes, len(m.Parameters), "parameter formats", "parameters"); err != nil {
@@ -464,12 +461,12 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		return false
 	}
 	if _, exists := c.portals[m.DestinationPortal]; exists && m.DestinationPortal != "" {
-		c.refused(st.sql, &wireError{code: pgerror.DuplicateCursor, msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)})
+		c.refused(st.sql, pgerror.Errorf(pgerror.DuplicateCursor, "portal %q already exists", m.DestinationPortal))
 		return false
 	}
 	if m.DestinationPortal != "" && namedCount(c.portals) >= c.srv.opts.MaxPortals {
-		c.refused(st.sql, &wireError{code: pgerror.ProgramLimitExceeded, msg: fmt.Sprintf(
-			"too many portals: this session already holds %d, the limit; close unused ones or end the transaction block", c.srv.opts.MaxPortals)})
+		c.refused(st.sql, pgerror.Errorf(pgerror.ProgramLimitExceeded,
+			"too many portals: this session already holds %d, the limit; close unused ones or end the transaction block", c.srv.opts.MaxPortals))
 		return false
 	}
 	args := make([]*string, len(m.Parameters))
@@ -480,7 +477,7 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 		format := formatFor(m.ParameterFormatCodes, i)
 		text, err := decodeParam(raw, format, st.paramOIDs[i])
 		if err != nil {
-			c.refused(st.sql, &wireError{code: pgerror.InvalidBinaryRepresentation, msg: fmt.Sprintf("parameter $%d: %v", i+1, err)})
+			c.refused(st.sql, pgerror.Errorf(pgerror.InvalidBinaryRepresentation, "parameter $%d: %v", i+1, err))
 			return false
 		}
 		args[i] = &text
@@ -496,14 +493,14 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 	if m.ObjectType == 'S' {
 		st = c.statements[m.Name]
 		if st == nil {
-			c.sendError(&wireError{code: pgerror.InvalidSQLStatementName, msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)})
+			c.sendError(pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name))
 			return false
 		}
 		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
 	} else {
 		p := c.portals[m.Name]
 		if p == nil {
-			c.sendError(&wireError{code: pgerror.InvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Name)})
+			c.sendError(pgerror.Errorf(pgerror.InvalidCursorName, "portal %q does not exist", m.Name))
 			return false
 		}
 		st, formats = p.stmt, p.resultFormats
@@ -519,7 +516,7 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 func (c *conn) execute(m *pgproto3.Execute) bool {
 	p := c.portals[m.Portal]
 	if p == nil {
-		c.sendError(&wireError{code: pgerror.InvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Portal)})
+		c.sendError(pgerror.Errorf(pgerror.InvalidCursorName, "portal %q does not exist", m.Portal))
 		return false
 	}
 	if err := c.refuseInFailedBlock(func() string { return p.stmt.sql }); err != nil {
@@ -555,46 +552,23 @@ func namedCount[T any](m map[string]T) int {
 // for all, or one per item, each 0 (text) or 1 (binary).
 func checkFormats(codes []int16, items int, what, itemName string) error {
 	if len(codes) > 1 && len(codes) != items {
-		return &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("bind message has %d %s but %d %s", len(codes), what, items, itemName)}
+		return pgerror.Errorf(pgerror.ProtocolViolation, "bind message has %d %s but %d %s", len(codes), what, items, itemName)
 	}
 	for _, f := range codes {
 		if f != 0 && f != 1 {
-			return &wireError{code: pgerror.ProtocolViolation, msg: fmt.Sprintf("unsupported format code: %d", f)}
+			return pgerror.Errorf(pgerror.ProtocolViolation, "unsupported format code: %d", f)
 		}
 	}
 	return nil
 }
 
-// wireError is a protocol-level error with its own SQLSTATE.
-type wireError struct{ code, msg string }
-
-func (e *wireError) Error() string    { return e.msg }
-func (e *wireError) SQLState() string { return e.code }
-
-type sqlStater interface{ SQLState() string }
-
-func outcome(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	var st sqlStater
-	if errors.As(err, &st) {
-		return st.SQLState()
-	}
-	return "XX000"
-}
-
-// sendError encodes an engine or protocol error. Anything without a
-// SQLSTATE is reported generically so that no internal detail leaks.
+// sendError encodes an engine or protocol error. Anything that is not a
+// *pgerror.Error is reported generically so that no internal detail leaks.
 func (c *conn) sendError(err error) {
-	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pgerror.InternalError, Message: "internal error"}
-	var st sqlStater
-	if errors.As(err, &st) {
-		er.Code, er.Message = st.SQLState(), err.Error()
-	}
-	var hinted interface{ HintText() string }
-	if errors.As(err, &hinted) {
-		er.Hint = hinted.HintText()
+	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: string(pgerror.InternalError), Message: "internal error"}
+	var pe *pgerror.Error
+	if errors.As(err, &pe) {
+		er.Code, er.Message, er.Hint = string(pe.Code), pe.Message, pe.Hint
 	}
 	if c.txStatus == 'T' {
 		c.txStatus = 'E'
@@ -603,7 +577,7 @@ func (c *conn) sendError(err error) {
 }
 
 // fatal sends a FATAL error; the caller then closes the connection.
-func (c *conn) fatal(code, msg string) {
-	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+func (c *conn) fatal(code pgerror.Code, msg string) {
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: string(code), Message: msg})
 	c.be.Flush()
 }

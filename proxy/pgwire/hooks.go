@@ -12,11 +12,6 @@ type refusalRecorder interface {
 	Refused(sql string, err error)
 }
 
-// fingerprinter names a statement in the log without its text.
-type fingerprinter interface {
-	Fingerprint(sql string) string
-}
-
 // terminable is a session the engine may end (its analyst was removed from
 // the config): Done is closed then, and the connection is terminated with
 // 57P01.
@@ -24,19 +19,9 @@ type terminable interface {
 	Done() <-chan struct{}
 }
 
-// statementFingerprint is the session's keyed fingerprint of sql, or "" when
-// the session cannot compute one (the text itself is never logged).
-func (c *conn) statementFingerprint(sql string) string {
-	if f, ok := c.session.(fingerprinter); ok {
-		return f.Fingerprint(sql)
-	}
-	return ""
-}
-
-// refused logs and audits a statement refused at Parse or Bind, then sends
-// the error.
+// refused has the session log and audit a statement refused at Parse or
+// Bind, then sends the error.
 func (c *conn) refused(sql string, err error) {
-	c.srv.logger.Info("statement", "analyst", c.analyst, "fingerprint", c.statementFingerprint(sql), "outcome", outcome(err))
 	if r, ok := c.session.(refusalRecorder); ok {
 		r.Refused(sql, err)
 	}

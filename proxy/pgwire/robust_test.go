@@ -66,7 +66,7 @@ func TestEnginePanicFailsOnlyTheStatement(t *testing.T) {
 	extendedErr := conn.ExecParams(ctx, "boom", nil, nil, nil, nil).Read().Err
 	for name, err := range map[string]error{"simple": simpleErr, "extended": extendedErr} {
 		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "XX000" || pgErr.Message != errPanicked.msg {
+		if !errors.As(err, &pgErr) || pgErr.Code != "XX000" || pgErr.Message != errPanicked.Message {
 			t.Errorf("%s: error %v, want XX000 with the generic message", name, err)
 		}
 	}

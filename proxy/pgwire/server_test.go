@@ -21,6 +21,7 @@ import (
 
 	"countwall/config"
 	"countwall/dataset"
+	"countwall/pgerror"
 	"countwall/proxy"
 )
 
@@ -542,9 +543,9 @@ func (s blockingSession) Exec(ctx context.Context, sql string, args []*string) (
 	s.running <- struct{}{}
 	select {
 	case <-ctx.Done():
-		return nil, &wireError{code: "57014", msg: "canceling statement due to user request"}
+		return nil, pgerror.Errorf(pgerror.QueryCanceled, "canceling statement due to user request")
 	case <-time.After(hangGuard):
-		return nil, &wireError{code: "XX000", msg: "the statement was never cancelled"}
+		return nil, pgerror.Errorf(pgerror.InternalError, "the statement was never cancelled")
 	}
 }
 

@@ -18,8 +18,8 @@ const (
 	txFailed = 'E' // in a failed transaction block
 )
 
-var errInFailedBlock = &wireError{code: pgerror.InFailedSQLTransaction,
-	msg: "current transaction is aborted, commands ignored until end of transaction block"}
+var errInFailedBlock = pgerror.Errorf(pgerror.InFailedSQLTransaction,
+	"current transaction is aborted, commands ignored until end of transaction block")
 
 // refuseInFailedBlock returns 25P02 when the connection is in a failed
 // transaction block and the statement does not end it. sql is only asked
@@ -64,6 +64,6 @@ func (c *conn) endImplicitTransaction() {
 	}
 }
 
-func (c *conn) warn(code, msg string) {
-	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: code, Message: msg})
+func (c *conn) warn(code pgerror.Code, msg string) {
+	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: string(code), Message: msg})
 }
