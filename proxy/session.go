@@ -94,18 +94,26 @@ var clientSettings = map[string]string{
 	"max_identifier_length":               "63",
 }
 
-// Exec runs one statement. args are the values bound to $1..$n by the
-// extended protocol (nil elements are SQL NULL); nil for plain SQL.
+// Exec runs one statement: Prepare and Execute at once. args are the
+// values bound to $1..$n (nil elements are SQL NULL); nil for plain SQL.
 func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result, error) {
+	return s.Execute(ctx, s.Prepare(sql), args)
+}
+
+// Execute runs a prepared statement with args bound to its $1..$n, and
+// audits and logs it: every outcome, answer or refusal, under the
+// statement's fingerprint.
+func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*Result, error) {
 	start := time.Now()
 	rt := s.engine.live.Load()
-	fp := s.engine.Fingerprint(sql)
+	s.engine.current(st, rt)
+	fp := st.fingerprint
 	var stmt planner.Statement
 	var err error = errTerminated
 	select {
 	case <-s.ended:
 	default:
-		stmt, err = planner.Parse(sql, args, rt.catalog)
+		stmt, err = st.prepared.Bind(args)
 	}
 	kind := "invalid"
 	var res *Result
@@ -145,14 +153,10 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	return res, err
 }
 
-// Fingerprint is the keyed fingerprint of a statement, for front ends'
-// logs.
-func (s *Session) Fingerprint(sql string) string { return s.engine.Fingerprint(sql) }
-
 // Refused records a statement that a front end refused before it reached
-// Exec (the extended protocol's Parse and Bind), so that the audit log holds
-// every statement received.
-func (s *Session) Refused(sql string, err error) {
+// Execute (the extended protocol's Parse and Bind, a failed transaction
+// block), so that the audit log holds every statement received.
+func (s *Session) Refused(st *Statement, err error) {
 	if err == nil {
 		return
 	}
@@ -160,84 +164,12 @@ func (s *Session) Refused(sql string, err error) {
 		err = publicError(err) // no SQLSTATE: recorded as the internal error the analyst saw
 	}
 	rt := s.engine.live.Load()
-	fp := s.engine.Fingerprint(sql)
+	fp := st.fingerprint
+	if fp == "" {
+		fp = s.engine.Fingerprint(st.SQL) // a statement the Engine did not prepare
+	}
 	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
 	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", "invalid", "outcome", outcome(err))
-}
-
-// Describe validates a statement without running it and says what it returns.
-func (s *Session) Describe(ctx context.Context, sql string) (*Description, error) {
-	select {
-	case <-s.ended:
-		return nil, errTerminated
-	default:
-	}
-	rt := s.engine.live.Load()
-	params, err := planner.DescribeParams(sql, rt.catalog)
-	if err != nil {
-		return nil, publicError(err)
-	}
-	d := &Description{Params: make([]ColumnType, len(params))}
-	for i, p := range params {
-		d.Params[i] = wireType(p)
-	}
-	// Bind NULL-free placeholders only to learn the statement's shape; a
-	// statement without parameters is parsed as is.
-	stmt, err := planner.Parse(sql, placeholderArgs(params), rt.catalog)
-	if err != nil {
-		return nil, publicError(err)
-	}
-	switch st := stmt.(type) {
-	case *planner.Query:
-		d.Columns = queryColumns(rt, st)
-	case *planner.Show:
-		d.Columns = showColumns(st.Name)
-	case *planner.Chatter:
-		if st.Kind == "version" || st.Kind == "current_setting" {
-			d.Columns = []Column{{Name: st.Kind, Type: ColumnText}}
-		}
-	}
-	return d, nil
-}
-
-// placeholderArgs makes a valid value of each parameter's type, so that a
-// statement can be checked for shape before its real arguments arrive.
-func placeholderArgs(types []planner.ColumnType) []*string {
-	if len(types) == 0 {
-		return nil
-	}
-	args := make([]*string, len(types))
-	for i, t := range types {
-		v := "0"
-		if t == planner.TypeText {
-			v = "x"
-		}
-		args[i] = &v
-	}
-	return args
-}
-
-func wireType(t planner.ColumnType) ColumnType {
-	switch t {
-	case planner.TypeInt:
-		return ColumnInt8
-	case planner.TypeReal:
-		return ColumnFloat8
-	default:
-		return ColumnText
-	}
-}
-
-func queryColumns(rt *runtime, q *planner.Query) []Column {
-	cols := make([]Column, 0, len(q.GroupBy)+1)
-	for _, g := range q.GroupBy {
-		cols = append(cols, Column{Name: g, Type: ColumnText})
-	}
-	typ := ColumnInt8
-	if rt.float {
-		typ = ColumnFloat8
-	}
-	return append(cols, Column{Name: q.Alias, Type: typ})
 }
 
 // query answers a COUNT query. Everything that can refuse it runs before the

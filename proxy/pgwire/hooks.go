@@ -1,30 +1,16 @@
 package pgwire
 
-import "time"
+import (
+	"time"
 
-// Optional Session capabilities. A Session that has them gets the audit and
-// termination behaviour below; one that lacks them (a test double) works
-// without.
+	"countwall/proxy"
+)
 
-// refusalRecorder records a statement refused before it reached Exec (at
-// Parse or Bind), so that the audit log holds every statement received.
-type refusalRecorder interface {
-	Refused(sql string, err error)
-}
-
-// terminable is a session the engine may end (its analyst was removed from
-// the config): Done is closed then, and the connection is terminated with
-// 57P01.
-type terminable interface {
-	Done() <-chan struct{}
-}
-
-// refused has the session log and audit a statement refused at Parse or
-// Bind, then sends the error.
-func (c *conn) refused(sql string, err error) {
-	if r, ok := c.session.(refusalRecorder); ok {
-		r.Refused(sql, err)
-	}
+// refused has the session audit (and log) a statement the front door
+// refused before it ran (at Parse or Bind, or in a failed transaction
+// block), then sends the error.
+func (c *conn) refused(st *proxy.Statement, err error) {
+	c.session.Refused(st, err)
 	c.sendError(err)
 }
 
@@ -32,14 +18,11 @@ func (c *conn) refused(sql string, err error) {
 // session, so that the loop terminates it with 57P01 without waiting for
 // the client's next message. The returned func stops the watch.
 func (c *conn) watchTermination() (stop func()) {
-	t, ok := c.session.(terminable)
-	if !ok {
-		return func() {}
-	}
+	ended := c.session.Done()
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-t.Done():
+		case <-ended:
 			// Stored before the deadline is moved: the loop checks ended
 			// after setting its own deadline, so one of the two wakes it.
 			c.ended.Store(true)

@@ -23,16 +23,30 @@ import (
 	"countwall/proxy"
 )
 
-// Session is one analyst's session with the engine.
+// Session is one analyst's session with the engine. Every method is
+// required, the auditing ones (Refused, and Execute's own audit) included:
+// the front door audits every statement it receives through them, so a
+// decorator around a session (metrics, tracing) that does not pass each one
+// on does not compile, rather than silently auditing less.
 type Session interface {
-	// Exec runs one statement; args are the values bound to $1..$n (text
-	// form, nil = NULL), nil for the simple protocol.
-	Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error)
-	// Describe validates a statement without running it.
-	Describe(ctx context.Context, sql string) (*proxy.Description, error)
-	// EndsTransaction reports whether the statement is COMMIT or ROLLBACK,
-	// the only ones PostgreSQL runs in a failed transaction block.
-	EndsTransaction(sql string) bool
+	// Prepare reads a statement once; the front door keeps what it
+	// returns for Describe, Execute and Refused and never sends the text
+	// again. It refuses nothing itself.
+	Prepare(sql string) *proxy.Statement
+	// Describe validates a prepared statement without running it and
+	// says what it takes and returns.
+	Describe(ctx context.Context, st *proxy.Statement) (*proxy.Description, error)
+	// Execute runs a prepared statement, and audits it whatever its
+	// outcome; args are the values bound to $1..$n (text form, nil =
+	// NULL), nil for the simple protocol.
+	Execute(ctx context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error)
+	// Refused audits a statement the front door refused before Execute:
+	// at Parse or Bind, or in a failed transaction block.
+	Refused(st *proxy.Statement, err error)
+	// Done is closed when the engine ends the session (its analyst was
+	// removed from the config); the connection is then terminated with
+	// 57P01.
+	Done() <-chan struct{}
 	Close()
 }
 

@@ -539,7 +539,7 @@ type blockingSession struct {
 	running chan<- struct{}
 }
 
-func (s blockingSession) Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error) {
+func (s blockingSession) Execute(ctx context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error) {
 	s.running <- struct{}{}
 	select {
 	case <-ctx.Done():
