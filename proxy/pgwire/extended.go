@@ -194,4 +194,3 @@ func checkFormats(codes []int16, items int, what, itemName string) error {
 	}
 	return nil
 }
-

@@ -157,4 +157,3 @@ func (c *conn) greet(startup *pgproto3.StartupMessage) {
 }
 
 func uint32Bytes(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
-
