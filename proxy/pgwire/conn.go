@@ -197,7 +197,7 @@ func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
 
 // errPanicked is what the analyst sees when the engine panicked on a
 // statement; the panic itself goes to the log.
-var errPanicked = &pgerror.Error{Code: pgerror.InternalError, Message: pgerror.InternalMessage}
+var errPanicked = pgerror.Internal(errors.New("the engine panicked"))
 
 // guard runs one call into the engine so that a bug there fails the
 // statement, not the server and every other analyst's session with it.
@@ -263,11 +263,8 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 // sendError encodes an engine or protocol error. Anything that is not a
 // *pgerror.Error is reported generically so that no internal detail leaks.
 func (c *conn) sendError(err error) {
-	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: string(pgerror.InternalError), Message: "internal error"}
-	var pe *pgerror.Error
-	if errors.As(err, &pe) {
-		er.Code, er.Message, er.Hint = string(pe.Code), pe.Message, pe.Hint
-	}
+	pe := pgerror.Public(err)
+	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: string(pe.Code), Message: pe.Message, Hint: pe.Hint}
 	if c.txStatus == txBlock {
 		c.txStatus = txFailed
 	}
