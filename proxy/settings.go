@@ -169,10 +169,10 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 
 func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
 	switch st.Kind {
-	case "version":
+	case planner.ChatterVersion:
 		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},
 			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
-	case "current_setting":
+	case planner.ChatterCurrentSetting:
 		v, ok := clientSettings[st.Value]
 		if st.Value == "server_version" {
 			v, ok = ServerVersion, true
@@ -187,19 +187,19 @@ func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
 		s.mu.Unlock()
 		return &Result{Columns: []Column{{Name: "current_setting", Type: ColumnText}},
 			Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
-	case "begin":
+	case planner.ChatterBegin:
 		return &Result{Tag: "BEGIN"}, nil
-	case "commit":
+	case planner.ChatterCommit:
 		return &Result{Tag: "COMMIT"}, nil
-	case "rollback":
+	case planner.ChatterRollback:
 		return &Result{Tag: "ROLLBACK"}, nil
-	case "discard":
+	case planner.ChatterDiscard:
 		s.mu.Lock()
 		s.settings = map[string]string{}
 		s.epsilon, s.delta, s.hasDelta = 0, 0, false
 		s.mu.Unlock()
 		return &Result{Tag: "DISCARD ALL"}, nil
-	case "empty":
+	case planner.ChatterEmpty:
 		return &Result{}, nil
 	}
 	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")

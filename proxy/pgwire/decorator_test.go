@@ -118,6 +118,17 @@ func TestDecoratedSessionAuditsEveryStatement(t *testing.T) {
 		t.Errorf("the decorator saw %d executions and %d refusals, want %d and %d", executed.Load(), refusals.Load(), wantExecuted, wantRefusals)
 	}
 
+	var pe *pgconn.PgError
+	if err := removeAnalysts(t, ts, pg); !errors.As(err, &pe) || pe.Code != "57P01" {
+		t.Fatalf("after her removal, the decorated connection got %v, want FATAL 57P01", err)
+	}
+}
+
+// removeAnalysts reloads the server's config without its analysts and
+// returns what the connection then receives, waiting up to ten seconds.
+func removeAnalysts(t *testing.T, ts *testServer, pg *pgconn.PgConn) error {
+	t.Helper()
+	ctx := context.Background()
 	next := *ts.cfg
 	next.Analysts = nil
 	if err := ts.engine.Reload(ctx, &next); err != nil {
@@ -125,8 +136,5 @@ func TestDecoratedSessionAuditsEveryStatement(t *testing.T) {
 	}
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var pe *pgconn.PgError
-	if err := pg.WaitForNotification(wait); !errors.As(err, &pe) || pe.Code != "57P01" {
-		t.Fatalf("after her removal, the decorated connection got %v, want FATAL 57P01", err)
-	}
+	return pg.WaitForNotification(wait)
 }
