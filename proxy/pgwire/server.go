@@ -1,7 +1,7 @@
 // Package pgwire is countwall's PostgreSQL wire protocol (v3) front door:
 // startup, SCRAM-SHA-256 authentication, the simple and extended query
 // protocols, cancellation, and result and error encoding. It knows the
-// Engine only through the small Session interface below.
+// Engine only through the Session interface (session.go).
 package pgwire
 
 import (
@@ -20,38 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"countwall/proxy"
 )
-
-// Session is one analyst's session with the engine. Every method is
-// required, the auditing ones (Refused, and Execute's own audit) included:
-// the front door audits every statement it receives through them, so a
-// decorator around a session (metrics, tracing) that does not pass each one
-// on does not compile, rather than silently auditing less.
-type Session interface {
-	// Prepare reads a statement once; the front door keeps what it
-	// returns for Describe, Execute and Refused and never sends the text
-	// again. It refuses nothing itself.
-	Prepare(sql string) *proxy.Statement
-	// Describe validates a prepared statement without running it and
-	// says what it takes and returns.
-	Describe(ctx context.Context, st *proxy.Statement) (*proxy.Description, error)
-	// Execute runs a prepared statement, and audits it whatever its
-	// outcome; args are the values bound to $1..$n (text form, nil =
-	// NULL), nil for the simple protocol.
-	Execute(ctx context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error)
-	// Refused audits a statement the front door refused before Execute:
-	// at Parse or Bind, or in a failed transaction block.
-	Refused(st *proxy.Statement, err error)
-	// Done is closed when the engine ends the session (its analyst was
-	// removed from the config); the connection is then terminated with
-	// 57P01.
-	Done() <-chan struct{}
-	Close()
-}
-
-// Sessions opens a session for an authenticated analyst.
-type Sessions func(analyst string) Session
 
 // Options configure a Server.
 type Options struct {
