@@ -37,7 +37,7 @@ type conn struct {
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
 
-	ended atomic.Bool // the engine ended the session (hooks.go)
+	ended atomic.Bool // the engine ended the session (session.go)
 }
 
 func (c *conn) cancelRunning() {
