@@ -591,7 +591,7 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	if err != nil {
 		stop := r.q.stopped()
 		why := fmt.Sprint(stop)
-		if code := pgerror.SQLState(stop); code != "" && !strings.Contains(why, code) {
+		if code := string(pgerror.SQLState(stop)); code != "" && !strings.Contains(why, code) {
 			why += " (SQLSTATE " + code + ")"
 		}
 		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent(), why, cols)

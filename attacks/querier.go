@@ -36,7 +36,7 @@ func Count(ctx context.Context, q Querier, sql string) (float64, error) {
 }
 
 // SQLState is the SQLSTATE of a refusal, or "" when err is not one.
-func SQLState(err error) string { return pgerror.SQLState(err) }
+func SQLState(err error) pgerror.Code { return pgerror.SQLState(err) }
 
 // Logged wraps a Querier: it counts statements and writes each one, ended
 // with a semicolon, to Log (when set), so that the log runs in psql. It is

@@ -19,7 +19,7 @@ func dpRequest(q *planner.Query, eps, delta float64, domainComplete bool, counts
 	return req
 }
 
-func wantPlannerError(t *testing.T, err error, code string) {
+func wantPlannerError(t *testing.T, err error, code pgerror.Code) {
 	t.Helper()
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != code {

@@ -23,9 +23,25 @@ type Show struct {
 // Chatter is client noise that drivers send on connect (SELECT version(),
 // SET application_name, BEGIN/COMMIT, ...). Kind names what was asked.
 type Chatter struct {
-	Kind  string // "version", "current_setting", "begin", "commit", "rollback", "empty"
+	Kind  ChatterKind
 	Value string // for current_setting: the setting name
 }
+
+// ChatterKind names a kind of client chatter.
+type ChatterKind string
+
+// The kinds of chatter. Begin, Commit and Rollback are transaction control:
+// countwall never writes, but the front door keeps a block's state as
+// PostgreSQL does.
+const (
+	ChatterVersion        ChatterKind = "version"
+	ChatterCurrentSetting ChatterKind = "current_setting"
+	ChatterBegin          ChatterKind = "begin"
+	ChatterCommit         ChatterKind = "commit"
+	ChatterRollback       ChatterKind = "rollback"
+	ChatterDiscard        ChatterKind = "discard"
+	ChatterEmpty          ChatterKind = "empty"
+)
 
 func (*Set) statement()     {}
 func (*Show) statement()    {}

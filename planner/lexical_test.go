@@ -63,7 +63,11 @@ func TestPostgresLexicalRules(t *testing.T) {
 
 func TestPostgresLexicalRefusals(t *testing.T) {
 	deepNot := "SELECT COUNT(*) FROM people WHERE " + strings.Repeat("NOT ", 1000) + "age = 1"
-	tests := []struct{ name, sql, code, message string }{
+	tests := []struct {
+		name, sql string
+		code      pgerror.Code
+		message   string
+	}{
 		{"reserved word unquoted", `SELECT COUNT(*) FROM people WHERE default = 'no'`, pgerror.SyntaxError, `syntax error at or near "default"`},
 		{"double-quoted value is a column", `SELECT COUNT(*) FROM people WHERE sex = "F"`, pgerror.UndefinedColumn, `column "F" does not exist in table "people"`},
 		{"quoted name keeps its case", `SELECT COUNT(*) FROM people WHERE "Sex" = 'F'`, pgerror.UndefinedColumn, `column "Sex" does not exist in table "people"`},

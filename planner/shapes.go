@@ -128,10 +128,10 @@ func constantOf(t pglex.Token) (sqlparser.SQLVal, bool) {
 	return sqlparser.SQLVal{}, false
 }
 
-// parseShaped reads toks through their shape's cached tree. ok is false
-// when the statement has no usable shape; the caller then parses its text.
-func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err error) {
-	var constants []sqlparser.SQLVal
+// shapeOf finds the shape of toks and the statement's constants that fill
+// it. ok is false when the statement has no usable shape; the caller then
+// parses its text.
+func shapeOf(toks []pglex.Token) (sh *shape, constants []sqlparser.SQLVal, ok bool) {
 	text, err := renderSlots(toks, func(i int, t pglex.Token) bool {
 		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {
 			return false
@@ -143,12 +143,18 @@ func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err err
 		return ok
 	})
 	if err != nil || len(constants) == 0 {
-		return nil, false, nil // no constants: nothing to share; errors come from render again
+		return nil, nil, false // no constants: nothing to share; errors come from render again
 	}
-	sh := shapes.lookup(text.text, len(constants))
+	sh = shapes.lookup(text.text, len(constants))
 	if sh.tree == nil {
-		return nil, false, nil
+		return nil, nil, false
 	}
+	return sh, constants, true
+}
+
+// read reads the shape's tree with one statement's constants in its value
+// arguments.
+func (sh *shape) read(p *parser, constants []sqlparser.SQLVal) (Statement, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for i, slot := range sh.slots {
@@ -160,6 +166,5 @@ func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err err
 			*slot = sh.blank[i]
 		}
 	}()
-	st, err = p.fromTree(sh.tree)
-	return st, true, err
+	return p.fromTree(sh.tree)
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/xwb1989/sqlparser"
 )
@@ -15,33 +14,24 @@ import (
 // Parse reads one analyst statement and validates it against the catalog
 // and each table's policy. args are the values bound to $1..$n by the wire's
 // extended protocol (nil elements are SQL NULL); each becomes a typed literal
-// in the IR, never text pasted into SQL.
+// in the IR, never text pasted into SQL. It is Prepare and Bind at once.
 func Parse(sql string, args []*string, cat *Catalog) (Statement, error) {
-	p := &parser{cat: cat, args: args, bind: true}
-	return p.statement(sql)
+	return Prepare(sql, cat).Bind(args)
 }
 
 // DescribeParams validates a statement whose placeholders are not yet bound
 // and returns the type each $n is compared with.
 func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
-	p := &parser{cat: cat}
-	if _, err := p.statement(sql); err != nil {
-		return nil, err
-	}
-	out := make([]ColumnType, len(p.paramTypes))
-	for i, t := range p.paramTypes {
-		if t == nil {
-			return nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
-		}
-		out[i] = *t
-	}
-	return out, nil
+	types, _, err := Prepare(sql, cat).Describe()
+	return types, err
 }
 
 // errInvalidUTF8 is PostgreSQL's refusal of bytes that are not UTF-8 in a
 // statement or a parameter, whatever they are compared with.
 var errInvalidUTF8 = pgerror.Errorf(pgerror.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 
+// parser reads one statement's tree into the IR: with bound arguments, or
+// unbound, collecting the type each $n is compared with.
 type parser struct {
 	cat        *Catalog
 	args       []*string
@@ -53,35 +43,18 @@ type parser struct {
 	ownText    bool // parse the statement's own text, not its shape's tree (tests)
 }
 
-func (p *parser) statement(sql string) (st Statement, err error) {
-	defer func() {
-		// The SQL parser is not hardened against every input; a panic in it is
-		// a syntax error as far as the analyst is concerned.
-		if r := recover(); r != nil {
-			st, err = nil, pgerror.Errorf(pgerror.SyntaxError, "could not parse the statement")
-		}
-	}()
-	if limit := p.maxBytes(); len(sql) > limit {
-		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
-	}
-	if !utf8.ValidString(sql) {
-		return nil, errInvalidUTF8
-	}
-	for _, a := range p.args {
-		if a != nil && !utf8.ValidString(*a) {
-			return nil, errInvalidUTF8
-		}
-	}
-	toks, err := pglex.Lex(sql)
-	if err != nil {
-		return nil, err
-	}
-	toks, err = splitStatements(toks)
-	if err != nil {
-		return nil, err
-	}
+// statement reads sql with the parser's arguments (or unbound).
+func (p *parser) statement(sql string) (Statement, error) {
+	return prepare(sql, p.cat, p.ownText).read(p)
+}
+
+// fromTokens decides what a statement's tokens alone decide: an empty
+// statement, SET, SHOW, transaction control, and the refusals of other
+// statements by their first word or a catalog name. A nil statement and a
+// nil error mean the statement needs the parser.
+func fromTokens(toks []pglex.Token) (Statement, error) {
 	if len(toks) == 0 {
-		return &Chatter{Kind: "empty"}, nil
+		return &Chatter{Kind: ChatterEmpty}, nil
 	}
 	first := toks[0]
 	if first.Kind != pglex.Word && !(first.Kind == pglex.Op && first.Text == "(") {
@@ -94,13 +67,13 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	case "show":
 		return parseShow(toks)
 	case "begin", "start":
-		return &Chatter{Kind: "begin"}, nil
+		return &Chatter{Kind: ChatterBegin}, nil
 	case "commit", "end":
-		return &Chatter{Kind: "commit"}, nil
+		return &Chatter{Kind: ChatterCommit}, nil
 	case "rollback", "abort":
-		return &Chatter{Kind: "rollback"}, nil
+		return &Chatter{Kind: ChatterRollback}, nil
 	case "discard":
-		return &Chatter{Kind: "discard"}, nil
+		return &Chatter{Kind: ChatterDiscard}, nil
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
 		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":
@@ -115,25 +88,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	if namesCatalog(toks) {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "catalog queries are not supported: countwall exposes only the configured tables")
 	}
-	for _, t := range toks {
-		if t.Kind == pglex.Param && p.bind && t.N > len(p.args) {
-			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", t.N, len(p.args))
-		}
-	}
-	if !p.ownText {
-		if st, ok, err := p.parseShaped(toks); ok {
-			return st, err
-		}
-	}
-	text, err := render(toks)
-	if err != nil {
-		return nil, err
-	}
-	ast, perr := sqlparser.Parse(text.text)
-	if perr != nil {
-		return nil, text.syntaxError(perr)
-	}
-	return p.fromTree(ast)
+	return nil, nil
 }
 
 // fromTree reads a parse tree into a statement.
@@ -281,12 +236,12 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 	}
 	switch f.Name.Lowered() {
 	case "version":
-		return &Chatter{Kind: "version"}
+		return &Chatter{Kind: ChatterVersion}
 	case "current_setting":
 		if len(f.Exprs) == 1 {
 			if a, ok := f.Exprs[0].(*sqlparser.AliasedExpr); ok {
 				if v, ok := a.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.StrVal {
-					return &Chatter{Kind: "current_setting", Value: strings.ToLower(string(v.Val))}
+					return &Chatter{Kind: ChatterCurrentSetting, Value: strings.ToLower(string(v.Val))}
 				}
 			}
 		}

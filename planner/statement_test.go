@@ -33,8 +33,10 @@ func testCatalog(mod func(*Policy)) *Catalog {
 func TestRefusals(t *testing.T) {
 	long := "SELECT COUNT(*) FROM people WHERE suburb = '" + strings.Repeat("x", 9000) + "'"
 	tests := []struct {
-		name, sql, code, mention string
-		policy                   func(*Policy)
+		name, sql string
+		code      pgerror.Code
+		mention   string
+		policy    func(*Policy)
 	}{
 		{"select star", "SELECT * FROM people", pgerror.FeatureNotSupported, "SELECT *", nil},
 		{"bare column", "SELECT age FROM people", pgerror.FeatureNotSupported, "COUNT", nil},
@@ -213,7 +215,7 @@ func TestParameters(t *testing.T) {
 	refusals := []struct {
 		sql  string
 		args []*string
-		code string
+		code pgerror.Code
 	}{
 		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{str("forty-two")}, pgerror.InvalidTextRepresentation},
 		{"SELECT COUNT(*) FROM people WHERE age > $1", []*string{str("30.5")}, pgerror.InvalidTextRepresentation},

@@ -93,7 +93,7 @@ func TestFloatMechanismsDeclareFloatColumns(t *testing.T) {
 		e := f.open(t, mech, nil)
 		s := e.NewSession("alice")
 		for _, q := range []string{"SELECT COUNT(*) FROM people", "SELECT COUNT(*) > 10 FROM people"} {
-			d, err := s.Describe(context.Background(), q)
+			d, err := s.Describe(context.Background(), s.Prepare(q))
 			if err != nil {
 				t.Fatal(err)
 			}

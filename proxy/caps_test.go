@@ -31,13 +31,13 @@ func TestReloadNeverRaisesACap(t *testing.T) {
 	}
 	defer e.Close()
 	const q = "SELECT COUNT(*) FROM people WHERE sex = 'F'"
-	code := func(err error) string {
+	code := func(err error) pgerror.Code {
 		var pe *pgerror.Error
 		if errors.As(err, &pe) {
 			return pe.Code
 		}
 		if err != nil {
-			return "other: " + err.Error()
+			return pgerror.Code("other: " + err.Error())
 		}
 		return "answered"
 	}
@@ -76,12 +76,12 @@ func TestReloadNeverRaisesACap(t *testing.T) {
 	// is held to her cap, not the global one: 3 more answers of 0.01.
 	again := e.NewSession("alice")
 	defer again.Close()
-	var outcomes []string
+	var outcomes []pgerror.Code
 	for i := 0; i < 5; i++ {
 		_, err := again.Exec(ctx, q, nil)
 		outcomes = append(outcomes, code(err))
 	}
-	want := []string{"answered", "answered", "answered", pgerror.ConfigurationLimitExceeded, pgerror.ConfigurationLimitExceeded}
+	want := []pgerror.Code{"answered", "answered", "answered", pgerror.ConfigurationLimitExceeded, pgerror.ConfigurationLimitExceeded}
 	for i := range want {
 		if outcomes[i] != want[i] {
 			t.Fatalf("after removal, alice's queries: %v, want %v", outcomes, want)
@@ -113,7 +113,7 @@ func TestReloadNeverRaisesACap(t *testing.T) {
 	if err := l.Grant(ctx, "alice", mechanisms.AccountingDP, 0.02, 0); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"answered", "answered", pgerror.ConfigurationLimitExceeded} {
+	for i, want := range []pgerror.Code{"answered", "answered", pgerror.ConfigurationLimitExceeded} {
 		if _, err := again.Exec(ctx, q, nil); code(err) != want {
 			t.Fatalf("after a grant of 0.02, query %d: %s, want %s", i+1, code(err), want)
 		}

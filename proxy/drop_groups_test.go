@@ -41,7 +41,7 @@ func TestMaxGroupsCountsOnlyReleasedGroups(t *testing.T) {
 	}
 	for _, m := range mechs {
 		t.Run(m.name, func(t *testing.T) {
-			var outcomes [2]string
+			var outcomes [2]pgerror.Code
 			var rows [2]int
 			for world := range 2 {
 				f := newFixture(t, 200)

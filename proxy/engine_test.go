@@ -255,8 +255,8 @@ func TestSetShowAndChatter(t *testing.T) {
 	ctx := context.Background()
 	steps := []struct {
 		sql     string
-		want    string // first value of the first row, or the tag
-		wantErr string // SQLSTATE
+		want    string       // first value of the first row, or the tag
+		wantErr pgerror.Code // SQLSTATE
 	}{
 		{sql: "SET application_name = 'psql'", want: "SET"},
 		{sql: "SHOW application_name", want: "psql"},
@@ -313,7 +313,7 @@ func TestAuditLogHoldsNoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != pgerror.UndefinedColumn {
+	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != string(pgerror.UndefinedColumn) {
 		t.Fatalf("audit log = %+v", log)
 	}
 	for _, entry := range log {

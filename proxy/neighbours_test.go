@@ -139,7 +139,7 @@ func (r *recordingBackend) Run(ctx context.Context, t *planner.Table, q *planner
 // neighbourOutcome is what an analyst sees of one statement, beside the
 // values: the SQLSTATE, the keys returned and the path that answered.
 type neighbourOutcome struct {
-	code string
+	code pgerror.Code
 	keys string
 	path string
 }

@@ -165,12 +165,12 @@ func dialectCorpus() []dialectCase {
 // dialectAnswer is what one side gave: a count, or a SQLSTATE.
 type dialectAnswer struct {
 	count int64
-	code  string
+	code  pgerror.Code
 }
 
 func (a dialectAnswer) String() string {
 	if a.code != "" {
-		return "SQLSTATE " + a.code
+		return "SQLSTATE " + string(a.code)
 	}
 	return strconv.FormatInt(a.count, 10)
 }

@@ -35,7 +35,7 @@ type refusalCase struct {
 	cfg       func(*config.Config) // optional changes to the config
 	setup     []string             // statements that must succeed first (SETs)
 	stmt      string
-	code      string
+	code      pgerror.Code
 }
 
 // refusalsBeforeRead covers every row of the README's table of refusals that
@@ -153,7 +153,7 @@ func TestUnusableShareIsRefusedAtSet(t *testing.T) {
 	tests := []struct {
 		mechanism string
 		stmt      string
-		code      string // "" when accepted
+		code      pgerror.Code // "" when accepted
 	}{
 		{"gaussian", "SET delta = 0", pgerror.InvalidParameterValue},
 		{"gaussian", "SET delta = 1e-6", ""},

@@ -78,7 +78,11 @@ func TestLex(t *testing.T) {
 }
 
 func TestLexRefusals(t *testing.T) {
-	tests := []struct{ name, sql, code, mention string }{
+	tests := []struct {
+		name, sql string
+		code      pgerror.Code
+		mention   string
+	}{
 		{"unterminated string", "a = 'x", pgerror.SyntaxError, "unterminated quoted string"},
 		{"string ending in a backslash is complete", "a = 'x\\'", "", ""},
 		{"unterminated identifier", `"abc`, pgerror.SyntaxError, "unterminated quoted identifier"},

@@ -98,7 +98,7 @@ func TestQueryAnswersAndRefusals(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		sql      string
-		sqlstate string
+		sqlstate pgerror.Code
 	}{
 		{"SELECT COUNT(*) FROM people WHERE sex = 'F' AND age BETWEEN 20 AND 29", ""},
 		{"SELECT COUNT(*) FROM people WHERE NOT (age > 30) OR sex <> 'M'", ""},

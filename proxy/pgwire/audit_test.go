@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -99,14 +98,7 @@ func TestReloadEndsRemovedAnalystsConnections(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM people").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	next := *ts.cfg
-	next.Analysts = nil
-	if err := ts.engine.Reload(ctx, &next); err != nil {
-		t.Fatal(err)
-	}
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	err := conn.PgConn().WaitForNotification(wait)
+	err := removeAnalysts(t, ts, conn.PgConn())
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "57P01" || pe.Severity != "FATAL" {
 		t.Fatalf("after her removal, alice's connection got %v, want FATAL 57P01", err)

@@ -68,3 +68,25 @@ func BenchmarkWireThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParameterisedQuery runs a query with three $n parameters in each
+// of pgx's modes: simple (interpolated by the driver), extended (prepared
+// once, then Bind and Execute per query) and extended-describe (Parse and
+// Describe per query as well):
+//
+//	go test ./proxy/pgwire -run '^$' -bench ParameterisedQuery -count 6 | benchstat -
+func BenchmarkParameterisedQuery(b *testing.B) {
+	ts := startServer(b, "cellkey", nil, nil)
+	const sql = "SELECT COUNT(*) FROM people WHERE age BETWEEN $1 AND $2 AND sex = $3"
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			conn := ts.connect(b, m.mode)
+			for b.Loop() {
+				var n int64
+				if err := conn.QueryRow(context.Background(), sql, 30, 49, "F").Scan(&n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -16,21 +16,32 @@ import (
 // so the fuzzer exercises only message handling.
 type echoSession struct{}
 
-func (echoSession) Exec(_ context.Context, sql string, args []*string) (*proxy.Result, error) {
-	if sql == "" {
+func (echoSession) Prepare(sql string) *proxy.Statement {
+	st := &proxy.Statement{SQL: sql}
+	switch {
+	case strings.EqualFold(sql, "COMMIT"):
+		st.Transaction = proxy.TxCommit
+	case strings.EqualFold(sql, "ROLLBACK"):
+		st.Transaction = proxy.TxRollback
+	}
+	return st
+}
+
+func (echoSession) Execute(_ context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error) {
+	if st.SQL == "" {
 		return &proxy.Result{}, nil
 	}
 	return &proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}},
 		Rows: [][]proxy.Value{{{Int: int64(len(args))}}}, Suppressed: []bool{false}, Tag: "SELECT 1", Notice: "charged nothing"}, nil
 }
 
-func (echoSession) Describe(context.Context, string) (*proxy.Description, error) {
+func (echoSession) Describe(context.Context, *proxy.Statement) (*proxy.Description, error) {
 	return &proxy.Description{Params: []proxy.ColumnType{proxy.ColumnInt8}, Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}}, nil
 }
 
-func (echoSession) EndsTransaction(sql string) bool {
-	return strings.EqualFold(sql, "COMMIT") || strings.EqualFold(sql, "ROLLBACK")
-}
+func (echoSession) Refused(*proxy.Statement, error) {}
+
+func (echoSession) Done() <-chan struct{} { return nil }
 
 func (echoSession) Close() {}
 

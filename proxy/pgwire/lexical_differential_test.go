@@ -145,7 +145,7 @@ func TestLexicalDifferential(t *testing.T) {
 		param string // the same with $n
 		args  []any
 		want  func(lexRow) bool // nil when refused
-		code  string            // the SQLSTATE of the refusal
+		code  pgerror.Code      // the SQLSTATE of the refusal
 	}{
 		{"the hostile interpolation: F\\ is a string",
 			`SELECT COUNT(*) FROM survey WHERE sex = 'F\' AND suburb = ' OR age >= 0 --'`,
@@ -281,7 +281,7 @@ func TestLexicalDifferential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			type answer struct {
 				n    int64
-				code string
+				code pgerror.Code
 			}
 			ask := func(conn *pgx.Conn, sql string, args ...any) answer {
 				var n int64

@@ -17,18 +17,18 @@ import (
 // panickySession stands for an engine with a bug on one statement.
 type panickySession struct{ echoSession }
 
-func (panickySession) Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error) {
-	if sql == "boom" {
+func (panickySession) Execute(ctx context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error) {
+	if st.SQL == "boom" {
 		panic("engine bug")
 	}
-	return echoSession{}.Exec(ctx, sql, args)
+	return echoSession{}.Execute(ctx, st, args)
 }
 
-func (panickySession) Describe(ctx context.Context, sql string) (*proxy.Description, error) {
-	if sql == "boom" {
+func (panickySession) Describe(ctx context.Context, st *proxy.Statement) (*proxy.Description, error) {
+	if st.SQL == "boom" {
 		panic("engine bug")
 	}
-	return echoSession{}.Describe(ctx, sql)
+	return echoSession{}.Describe(ctx, st)
 }
 
 // startFake serves session to every client with trust authentication;
@@ -66,7 +66,7 @@ func TestEnginePanicFailsOnlyTheStatement(t *testing.T) {
 	extendedErr := conn.ExecParams(ctx, "boom", nil, nil, nil, nil).Read().Err
 	for name, err := range map[string]error{"simple": simpleErr, "extended": extendedErr} {
 		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "XX000" || pgErr.Message != errPanicked.msg {
+		if !errors.As(err, &pgErr) || pgErr.Code != "XX000" || pgErr.Message != errPanicked.Message {
 			t.Errorf("%s: error %v, want XX000 with the generic message", name, err)
 		}
 	}

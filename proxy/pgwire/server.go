@@ -1,7 +1,7 @@
 // Package pgwire is countwall's PostgreSQL wire protocol (v3) front door:
 // startup, SCRAM-SHA-256 authentication, the simple and extended query
 // protocols, cancellation, and result and error encoding. It knows the
-// Engine only through the small Session interface below.
+// Engine only through the Session interface (session.go).
 package pgwire
 
 import (
@@ -20,24 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"countwall/proxy"
 )
-
-// Session is one analyst's session with the engine.
-type Session interface {
-	// Exec runs one statement; args are the values bound to $1..$n (text
-	// form, nil = NULL), nil for the simple protocol.
-	Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error)
-	// Describe validates a statement without running it.
-	Describe(ctx context.Context, sql string) (*proxy.Description, error)
-	// EndsTransaction reports whether the statement is COMMIT or ROLLBACK,
-	// the only ones PostgreSQL runs in a failed transaction block.
-	EndsTransaction(sql string) bool
-	Close()
-}
-
-// Sessions opens a session for an authenticated analyst.
-type Sessions func(analyst string) Session
 
 // Options configure a Server.
 type Options struct {

@@ -21,6 +21,7 @@ import (
 
 	"countwall/config"
 	"countwall/dataset"
+	"countwall/pgerror"
 	"countwall/proxy"
 )
 
@@ -538,13 +539,13 @@ type blockingSession struct {
 	running chan<- struct{}
 }
 
-func (s blockingSession) Exec(ctx context.Context, sql string, args []*string) (*proxy.Result, error) {
+func (s blockingSession) Execute(ctx context.Context, st *proxy.Statement, args []*string) (*proxy.Result, error) {
 	s.running <- struct{}{}
 	select {
 	case <-ctx.Done():
-		return nil, &wireError{code: "57014", msg: "canceling statement due to user request"}
+		return nil, pgerror.Errorf(pgerror.QueryCanceled, "canceling statement due to user request")
 	case <-time.After(hangGuard):
-		return nil, &wireError{code: "XX000", msg: "the statement was never cancelled"}
+		return nil, pgerror.Errorf(pgerror.InternalError, "the statement was never cancelled")
 	}
 }
 

@@ -7,25 +7,27 @@ import (
 	"countwall/proxy"
 )
 
-// Transaction status, as ReadyForQuery reports it. countwall never writes,
-// so a transaction block changes nothing about the answers; it is kept so
-// that clients see PostgreSQL's behaviour: after an error inside BEGIN,
-// every statement but COMMIT or ROLLBACK is refused with 25P02, which
-// drivers and psql rely on to tell that their block failed.
+// txState is the connection's transaction status, as ReadyForQuery
+// reports it. countwall never writes, so a transaction block changes nothing
+// about the answers; it is kept so that clients see PostgreSQL's behaviour:
+// after an error inside BEGIN, every statement but COMMIT or ROLLBACK is
+// refused with 25P02, which drivers and psql rely on to tell that their
+// block failed.
+type txState byte
+
 const (
-	txIdle   = 'I' // not in a transaction block
-	txBlock  = 'T' // in a transaction block
-	txFailed = 'E' // in a failed transaction block
+	txIdle   txState = 'I' // not in a transaction block
+	txBlock  txState = 'T' // in a transaction block
+	txFailed txState = 'E' // in a failed transaction block
 )
 
-var errInFailedBlock = &wireError{code: pgerror.InFailedSQLTransaction,
-	msg: "current transaction is aborted, commands ignored until end of transaction block"}
+var errInFailedBlock = pgerror.Errorf(pgerror.InFailedSQLTransaction,
+	"current transaction is aborted, commands ignored until end of transaction block")
 
 // refuseInFailedBlock returns 25P02 when the connection is in a failed
-// transaction block and the statement does not end it. sql is only asked
-// for (and only then parsed) in a failed block.
-func (c *conn) refuseInFailedBlock(sql func() string) error {
-	if c.txStatus != txFailed || c.session.EndsTransaction(sql()) {
+// transaction block and the statement does not end it.
+func (c *conn) refuseInFailedBlock(st *proxy.Statement) error {
+	if c.txStatus != txFailed || st.Transaction.Ends() {
 		return nil
 	}
 	return errInFailedBlock
@@ -33,14 +35,14 @@ func (c *conn) refuseInFailedBlock(sql func() string) error {
 
 // transactionControl follows BEGIN, COMMIT and ROLLBACK as PostgreSQL does,
 // warning where it warns, and returns the result to send.
-func (c *conn) transactionControl(res *proxy.Result) *proxy.Result {
-	switch res.Tag {
-	case "BEGIN":
+func (c *conn) transactionControl(op proxy.TxOp, res *proxy.Result) *proxy.Result {
+	switch {
+	case op == proxy.TxBegin:
 		if c.txStatus != txIdle {
 			c.warn(pgerror.ActiveSQLTransaction, "there is already a transaction in progress")
 		}
 		c.txStatus = txBlock
-	case "COMMIT", "ROLLBACK":
+	case op.Ends():
 		switch c.txStatus {
 		case txIdle:
 			c.warn(pgerror.NoActiveSQLTransaction, "there is no transaction in progress")
@@ -64,6 +66,6 @@ func (c *conn) endImplicitTransaction() {
 	}
 }
 
-func (c *conn) warn(code, msg string) {
-	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: code, Message: msg})
+func (c *conn) warn(code pgerror.Code, msg string) {
+	c.be.Send(&pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: string(code), Message: msg})
 }

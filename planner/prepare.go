@@ -1,0 +1,228 @@
+package planner
+
+import (
+	"unicode/utf8"
+
+	"github.com/xwb1989/sqlparser"
+
+	"countwall/pgerror"
+	"countwall/planner/pglex"
+)
+
+// Prepared is a statement read once: its text lexed and parsed, and kept in
+// that form so that each execution binds its $n arguments (Bind) without
+// reading the text again, as PostgreSQL keeps a prepared statement's parse
+// tree. It is bound to the catalog it was read against; a caller whose
+// catalog has changed prepares the text again.
+//
+// Errors are kept rather than returned, each at the stage that met it, so
+// that Bind refuses a statement exactly as reading its text with the
+// arguments would (Parse): the text's size and encoding, then the
+// arguments' encoding, then the tokens, then a $n without an argument, then
+// the parse and the reading of the tree.
+type Prepared struct {
+	cat     *Catalog
+	ownText bool // parse the statement's own text, not its shape's tree (tests)
+
+	early   error     // the text's size or encoding
+	tokErr  error     // met reading the tokens
+	stmt    Statement // decided from the tokens alone: SET, SHOW, BEGIN, ...
+	params  []int     // the N of each $n token, in the text's order
+	treeErr error     // met rendering or parsing the text
+	tree    tree
+}
+
+// tree is a parsed statement: its own parse tree, or a shared shape's tree
+// with this statement's constants to fill its value arguments.
+type tree struct {
+	own       sqlparser.Statement
+	shape     *shape
+	constants []sqlparser.SQLVal
+}
+
+// errUnparsable is a panic met in the SQL parser, which is not hardened
+// against every input; for the analyst it is a syntax error.
+var errUnparsable = pgerror.Errorf(pgerror.SyntaxError, "could not parse the statement")
+
+// Prepare reads sql once against the catalog. It never fails: a statement
+// that cannot run is refused by Bind and Describe.
+func Prepare(sql string, cat *Catalog) *Prepared {
+	return prepare(sql, cat, false)
+}
+
+func prepare(sql string, cat *Catalog, ownText bool) *Prepared {
+	pr := &Prepared{cat: cat, ownText: ownText}
+	if limit := (&parser{cat: cat}).maxBytes(); len(sql) > limit {
+		pr.early = pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
+		return pr
+	}
+	if !utf8.ValidString(sql) {
+		pr.early = errInvalidUTF8
+		return pr
+	}
+	toks := pr.readTokens(sql)
+	if pr.tokErr != nil || pr.stmt != nil {
+		return pr
+	}
+	for _, t := range toks {
+		if t.Kind == pglex.Param {
+			pr.params = append(pr.params, t.N)
+		}
+	}
+	pr.parse(toks)
+	return pr
+}
+
+// readTokens lexes sql and decides what the tokens alone decide; the
+// statement's tokens are returned when it needs the parser.
+func (pr *Prepared) readTokens(sql string) (toks []pglex.Token) {
+	defer func() {
+		if r := recover(); r != nil {
+			toks, pr.stmt, pr.tokErr = nil, nil, errUnparsable
+		}
+	}()
+	toks, err := pglex.Lex(sql)
+	if err == nil {
+		toks, err = splitStatements(toks)
+	}
+	if err != nil {
+		pr.tokErr = err
+		return nil
+	}
+	pr.stmt, pr.tokErr = fromTokens(toks)
+	return toks
+}
+
+// parse parses the statement's text, through its shape when it has one.
+func (pr *Prepared) parse(toks []pglex.Token) {
+	defer func() {
+		if r := recover(); r != nil {
+			pr.tree, pr.treeErr = tree{}, errUnparsable
+		}
+	}()
+	if !pr.ownText {
+		if sh, constants, ok := shapeOf(toks); ok {
+			pr.tree = tree{shape: sh, constants: constants}
+			return
+		}
+	}
+	text, err := render(toks)
+	if err != nil {
+		pr.treeErr = err
+		return
+	}
+	ast, perr := sqlparser.Parse(text.text)
+	if perr != nil {
+		pr.treeErr = text.syntaxError(perr)
+		return
+	}
+	pr.tree = tree{own: ast}
+}
+
+// Bind reads the prepared statement with args, the values bound to $1..$n
+// (nil elements are SQL NULL); each becomes a typed literal in the IR, never
+// text pasted into SQL.
+func (pr *Prepared) Bind(args []*string) (Statement, error) {
+	return pr.read(&parser{cat: pr.cat, args: args, bind: true})
+}
+
+// Describe returns, before the arguments are known, the type each $n is
+// compared with and the statement read with a valid value of that type
+// bound to each (its shape: table, GROUP BY columns, alias), or the error
+// that refuses the statement whatever its arguments.
+func (pr *Prepared) Describe() ([]ColumnType, Statement, error) {
+	p := &parser{cat: pr.cat}
+	if _, err := pr.read(p); err != nil {
+		return nil, nil, err
+	}
+	types := make([]ColumnType, len(p.paramTypes))
+	for i, t := range p.paramTypes {
+		if t == nil {
+			return nil, nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
+		}
+		types[i] = *t
+	}
+	st, err := pr.Bind(placeholderArgs(types))
+	if err != nil {
+		return nil, nil, err
+	}
+	return types, st, nil
+}
+
+// placeholderArgs makes a valid value of each parameter's type, so that a
+// statement can be checked for shape before its real arguments arrive; nil
+// for a statement without parameters, which is read as it is.
+func placeholderArgs(types []ColumnType) []*string {
+	if len(types) == 0 {
+		return nil
+	}
+	args := make([]*string, len(types))
+	for i, t := range types {
+		v := "0"
+		if t == TypeText {
+			v = "x"
+		}
+		args[i] = &v
+	}
+	return args
+}
+
+// read reads the prepared statement with p's arguments (or, unbound, with
+// p collecting the parameters' types), refusing it at the first stage that
+// refuses it.
+func (pr *Prepared) read(p *parser) (st Statement, err error) {
+	if pr.early != nil {
+		return nil, pr.early
+	}
+	for _, a := range p.args {
+		if a != nil && !utf8.ValidString(*a) {
+			return nil, errInvalidUTF8
+		}
+	}
+	if pr.tokErr != nil {
+		return nil, pr.tokErr
+	}
+	if pr.stmt != nil {
+		return pr.stmt, nil
+	}
+	if p.bind {
+		for _, n := range pr.params {
+			if n > len(p.args) {
+				return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d has no bound value (%d given)", n, len(p.args))
+			}
+		}
+	}
+	if pr.treeErr != nil {
+		return nil, pr.treeErr
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, errUnparsable
+		}
+	}()
+	return pr.tree.read(p)
+}
+
+// read reads the tree into a statement with p.
+func (t tree) read(p *parser) (Statement, error) {
+	if t.shape == nil {
+		return p.fromTree(t.own)
+	}
+	return t.shape.read(p, t.constants)
+}
+
+// Control is the transaction control the statement is (ChatterBegin,
+// ChatterCommit or ChatterRollback), known without binding it; "" for any
+// other statement, and for one that is refused.
+func (pr *Prepared) Control() ChatterKind {
+	if pr.early != nil || pr.tokErr != nil {
+		return ""
+	}
+	if c, ok := pr.stmt.(*Chatter); ok {
+		switch c.Kind {
+		case ChatterBegin, ChatterCommit, ChatterRollback:
+			return c.Kind
+		}
+	}
+	return ""
+}

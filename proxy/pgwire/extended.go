@@ -1,0 +1,196 @@
+package pgwire
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"countwall/pgerror"
+	"countwall/proxy"
+)
+
+// The extended query protocol: Parse, Bind, Describe and Execute. A
+// statement is read once, at Parse (Session.Prepare); Bind and Execute use
+// what Parse kept and never send its text to the engine again.
+
+// prepared is a statement read at Parse: the engine's statement, what it
+// returns, and the type of each parameter the client will bind.
+type prepared struct {
+	stmt      *proxy.Statement
+	desc      *proxy.Description
+	paramOIDs []uint32
+}
+
+type portal struct {
+	stmt          *prepared
+	args          []*string
+	resultFormats []int16
+}
+
+func (c *conn) parse(m *pgproto3.Parse) bool {
+	st, ok := c.prepare(m.Query)
+	if !ok {
+		return false
+	}
+	if err := c.refuseInFailedBlock(st); err != nil {
+		c.refused(st, err)
+		return false
+	}
+	if _, exists := c.statements[m.Name]; exists && m.Name != "" {
+		c.refused(st, pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name))
+		return false
+	}
+	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
+		c.refused(st, pgerror.Errorf(pgerror.ProgramLimitExceeded,
+			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements))
+		return false
+	}
+	var desc *proxy.Description
+	err := c.guard("describe", func() (err error) {
+		desc, err = c.session.Describe(context.Background(), st)
+		return err
+	})
+	if err != nil {
+		c.refused(st, err)
+		return false
+	}
+	oids := make([]uint32, len(desc.Params))
+	for i, t := range desc.Params {
+		oids[i] = typeOID(t)
+		if i < len(m.ParameterOIDs) && m.ParameterOIDs[i] != 0 {
+			oids[i] = m.ParameterOIDs[i]
+		}
+	}
+	c.statements[m.Name] = &prepared{stmt: st, desc: desc, paramOIDs: oids}
+	c.be.Send(&pgproto3.ParseComplete{})
+	return true
+}
+
+func (c *conn) bind(m *pgproto3.Bind) bool {
+	st, ok := c.statements[m.PreparedStatement]
+	if !ok {
+		c.sendError(pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", m.PreparedStatement))
+		return false
+	}
+	if err := c.checkBind(m, st); err != nil {
+		c.refused(st.stmt, err)
+		return false
+	}
+	args := make([]*string, len(m.Parameters))
+	for i, raw := range m.Parameters {
+		if raw == nil {
+			continue
+		}
+		format := formatFor(m.ParameterFormatCodes, i)
+		text, err := decodeParam(raw, format, st.paramOIDs[i])
+		if err != nil {
+			c.refused(st.stmt, pgerror.Errorf(pgerror.InvalidBinaryRepresentation, "parameter $%d: %v", i+1, err))
+			return false
+		}
+		args[i] = &text
+	}
+	c.portals[m.DestinationPortal] = &portal{stmt: st, args: args, resultFormats: m.ResultFormatCodes}
+	c.be.Send(&pgproto3.BindComplete{})
+	return true
+}
+
+// checkBind applies PostgreSQL's rules to a Bind of st: not in a failed
+// block, the right number of parameters, valid format codes, a portal name
+// free and within the session's limit.
+func (c *conn) checkBind(m *pgproto3.Bind, st *prepared) error {
+	if err := c.refuseInFailedBlock(st.stmt); err != nil {
+		return err
+	}
+	if len(m.Parameters) != len(st.paramOIDs) {
+		return pgerror.Errorf(pgerror.ProtocolViolation, "bind message supplies %d parameters, but the statement needs %d", len(m.Parameters), len(st.paramOIDs))
+	}
+	if err := checkFormats(m.ParameterFormatCodes, len(m.Parameters), "parameter formats", "parameters"); err != nil {
+		return err
+	}
+	if err := checkFormats(m.ResultFormatCodes, len(st.desc.Columns), "result formats", "columns"); err != nil {
+		return err
+	}
+	if _, exists := c.portals[m.DestinationPortal]; exists && m.DestinationPortal != "" {
+		return pgerror.Errorf(pgerror.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
+	}
+	if m.DestinationPortal != "" && namedCount(c.portals) >= c.srv.opts.MaxPortals {
+		return pgerror.Errorf(pgerror.ProgramLimitExceeded,
+			"too many portals: this session already holds %d, the limit; close unused ones or end the transaction block", c.srv.opts.MaxPortals)
+	}
+	return nil
+}
+
+func (c *conn) describe(m *pgproto3.Describe) bool {
+	var st *prepared
+	var formats []int16
+	if m.ObjectType == 'S' {
+		st = c.statements[m.Name]
+		if st == nil {
+			c.sendError(pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name))
+			return false
+		}
+		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
+	} else {
+		p := c.portals[m.Name]
+		if p == nil {
+			c.sendError(pgerror.Errorf(pgerror.InvalidCursorName, "portal %q does not exist", m.Name))
+			return false
+		}
+		st, formats = p.stmt, p.resultFormats
+	}
+	if len(st.desc.Columns) == 0 {
+		c.be.Send(&pgproto3.NoData{})
+	} else {
+		c.be.Send(rowDescription(st.desc.Columns, formats))
+	}
+	return true
+}
+
+func (c *conn) execute(m *pgproto3.Execute) bool {
+	p := c.portals[m.Portal]
+	if p == nil {
+		c.sendError(pgerror.Errorf(pgerror.InvalidCursorName, "portal %q does not exist", m.Portal))
+		return false
+	}
+	if err := c.refuseInFailedBlock(p.stmt.stmt); err != nil {
+		c.refused(p.stmt.stmt, err)
+		return false
+	}
+	res, err := c.run(p.stmt.stmt, p.args)
+	if err != nil {
+		c.sendError(err)
+		return false
+	}
+	if res.Tag == "" && len(res.Columns) == 0 {
+		c.be.Send(&pgproto3.EmptyQueryResponse{})
+		return true
+	}
+	// Results are small and complete; a row limit is not honoured by
+	// suspending, so the whole answer is sent at once.
+	c.sendRows(res, p.resultFormats)
+	return true
+}
+
+// namedCount counts the named entries of a session's statements or portals;
+// the unnamed one is replaced, never added.
+func namedCount[T any](m map[string]T) int {
+	n := len(m)
+	if _, unnamed := m[""]; unnamed {
+		n--
+	}
+	return n
+}
+
+// checkFormats applies PostgreSQL's Bind rules to format codes: none, one
+// for all, or one per item, each 0 (text) or 1 (binary).
+func checkFormats(codes []int16, items int, what, itemName string) error {
+	if len(codes) > 1 && len(codes) != items {
+		return pgerror.Errorf(pgerror.ProtocolViolation, "bind message has %d %s but %d %s", len(codes), what, items, itemName)
+	}
+	for _, f := range codes {
+		if f != 0 && f != 1 {
+			return pgerror.Errorf(pgerror.ProtocolViolation, "unsupported format code: %d", f)
+		}
+	}
+	return nil
+}

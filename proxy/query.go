@@ -1,0 +1,168 @@
+package proxy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strconv"
+
+	"countwall/mechanisms"
+	"countwall/mechanisms/ledger"
+	"countwall/pgerror"
+	"countwall/planner"
+	"countwall/proxy/statedb"
+)
+
+// query answers a COUNT query. Everything that can refuse it runs before the
+// protected data is read: the policy (already, in Parse), the GROUP BY
+// domains, and the mechanism's price, which the ledger then charges durably.
+// Only then does the backend read the data and the mechanism answer; a read
+// that fails after the charge (a cancel, a timeout, an internal error) keeps
+// its charge, which errs on the safe side. So no refusal, no charge and no
+// refusal's timing depends on the rows.
+//
+// audited reports that the answer's audit row was committed in the same
+// transaction as its charge, so it need not be written again.
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
+	none := mechanisms.Charge{}
+	table := rt.catalog.Tables[q.Table]
+	if err := checkGroupDomains(table, q, rt.mech); err != nil {
+		return nil, none, false, err
+	}
+	needs := rt.mech.Needs()
+	if mechanisms.DropsLowCounts(rt.mech) {
+		needs.GroupLimit = foundGroupsLimit
+	}
+	eps, delta := s.share(rt)
+	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
+	if needs.Bound {
+		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
+			return nil, none, false, err
+		}
+	}
+	charge, err = mechanisms.Price(rt.mech, req)
+	if err != nil {
+		return nil, none, false, err
+	}
+	var notice string
+	if charge.Kind != mechanisms.AccountingNone {
+		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
+			return nil, none, false, err
+		}
+	}
+	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
+	if err != nil {
+		return nil, charge, audited, err
+	}
+	req.Result = cells
+	answers, answered, err := rt.mech.Answer(ctx, req)
+	if err != nil {
+		return nil, charge, audited, err
+	}
+	if answered != charge {
+		return nil, charge, audited, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+	}
+	if len(answers) != len(cells.Cells) {
+		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+	}
+	res = s.rows(rt, q, cells, answers, notice)
+	maxGroups := table.Policy.MaxGroups
+	if maxGroups <= 0 {
+		maxGroups = planner.DefaultPolicy().MaxGroups
+	}
+	truncateGroups(res, maxGroups)
+	return res, charge, audited, nil
+}
+
+// foundGroupsLimit bounds the groups a GROUP BY without declared domains may
+// find under a mechanism that drops low counts, before it drops them: the
+// memory and time of one statement. Reaching it is the one refusal that
+// depends on groups the answer would not show (see the README).
+const foundGroupsLimit = 1_000_000
+
+// truncateGroups keeps the first max rows of a released GROUP BY in the
+// answer's order (ORDER BY, else the group values'), saying so in a notice.
+// Which rows are kept depends only on the rows the mechanism released, never
+// on the groups it dropped.
+func truncateGroups(res *Result, max int) {
+	if max <= 0 || len(res.Rows) <= max {
+		return
+	}
+	released := len(res.Rows)
+	res.Rows, res.Suppressed = res.Rows[:max], res.Suppressed[:max]
+	res.Tag = "SELECT " + strconv.Itoa(max)
+	note := fmt.Sprintf("%d groups were released; the first %d in the answer's order are shown (max_groups)", released, max)
+	if res.Notice != "" {
+		note = res.Notice + "\n" + note
+	}
+	res.Notice = note
+}
+
+// charge records a priced statement's charge durably, with the answer's
+// audit row in the same transaction where the ledger writes one.
+func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, audited bool, err error) {
+	req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
+	if !s.engine.queueAnswerAudit {
+		entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
+		req.Within = func(ctx context.Context, tx *sql.Conn) error {
+			audited = true
+			return statedb.InsertAudit(ctx, tx, entry)
+		}
+	}
+	bal, err := s.engine.budget.Charge(ctx, req)
+	if err != nil {
+		return "", false, err
+	}
+	return bal.Notice(charge), audited, nil
+}
+
+// rows builds the result of an answered query: a row per answered cell.
+func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, answers []mechanisms.Answer, notice string) *Result {
+	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
+	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
+	for i, a := range answers {
+		if a.Dropped {
+			continue
+		}
+		row := make([]Value, 0, len(q.GroupBy)+1)
+		for _, g := range cells.Cells[i].Group {
+			row = append(row, Value{Null: g.Null, Text: g.Text})
+		}
+		row = append(row, answerValue(a, floatOut))
+		res.Rows = append(res.Rows, row)
+		res.Suppressed = append(res.Suppressed, a.Suppressed)
+	}
+	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
+	return res
+}
+
+// checkGroupDomains refuses a GROUP BY over a column without a declared
+// public domain unless the mechanism drops low-count groups: otherwise the
+// rows that come back would reveal which groups exist.
+func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) error {
+	if mechanisms.DropsLowCounts(m) {
+		return nil
+	}
+	for _, g := range q.GroupBy {
+		if t.Columns[g].Domain == nil {
+			return &pgerror.Error{Code: pgerror.FeatureNotSupported,
+				Message: fmt.Sprintf("GROUP BY %q needs a declared public domain under the %s mechanism", g, m.Name()),
+				Hint:    fmt.Sprintf("declare tables.%s.domains.%s in the config (categories or an integer range), or use a mechanism that drops low counts (layered, or suppress with mode drop)", t.Name, g)}
+		}
+	}
+	return nil
+}
+
+func answerValue(a mechanisms.Answer, floatOut bool) Value {
+	switch {
+	case floatOut && a.IsFloat:
+		return Value{Float: a.Float}
+	case floatOut:
+		return Value{Float: float64(a.Int)}
+	case a.IsFloat:
+		return Value{Int: int64(math.Round(a.Float))}
+	default:
+		return Value{Int: a.Int}
+	}
+}

@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"countwall/mechanisms"
+	"countwall/pgerror"
+	"countwall/planner"
+)
+
+// clientSettings are the parameters drivers SET on connect. They are accepted
+// and echoed by SHOW; none of them changes what is answered.
+var clientSettings = map[string]string{
+	"application_name":                    "",
+	"extra_float_digits":                  "1",
+	"datestyle":                           "ISO, MDY",
+	"client_encoding":                     "UTF8",
+	"timezone":                            "UTC",
+	"search_path":                         "public",
+	"statement_timeout":                   "0",
+	"intervalstyle":                       "postgres",
+	"client_min_messages":                 "notice",
+	"standard_conforming_strings":         "on",
+	"bytea_output":                        "hex",
+	"lc_messages":                         "C",
+	"default_transaction_isolation":       "read committed",
+	"transaction_isolation":               "read committed",
+	"idle_in_transaction_session_timeout": "0",
+	"lock_timeout":                        "0",
+	"server_encoding":                     "UTF8",
+	"integer_datetimes":                   "on",
+	"max_identifier_length":               "63",
+}
+
+// share is the session's per-query budget share.
+func (s *Session) share(rt *runtime) (eps, delta float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	eps, delta = rt.cfg.Budget.Epsilon.Default, rt.cfg.Budget.Delta.Default
+	if s.epsilon > 0 {
+		eps = s.epsilon
+	}
+	if s.hasDelta {
+		delta = s.delta
+	}
+	return eps, delta
+}
+
+func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
+	done := &Result{Tag: "SET"}
+	switch st.Name {
+	case "epsilon", "delta":
+		r := rt.cfg.Budget.Epsilon
+		if st.Name == "delta" {
+			r = rt.cfg.Budget.Delta
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(st.Value), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET %s needs a number", st.Name)
+		}
+		if v < r.Min || v > r.Max {
+			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
+				Message: fmt.Sprintf("%s %g is outside the allowed range [%g, %g]", st.Name, v, r.Min, r.Max)}
+		}
+		// A share the mechanism cannot use is refused here, not at every
+		// query that would then be refused.
+		eps, delta := s.share(rt)
+		if st.Name == "epsilon" {
+			eps = v
+		} else {
+			delta = v
+		}
+		if err := mechanisms.CheckShare(rt.mech, eps, delta); err != nil {
+			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
+				Message: fmt.Sprintf("SET %s = %g: %s", st.Name, v, err.Error()),
+				Hint:    fmt.Sprintf("The %s mechanism cannot use this share; the allowed range is [%g, %g].", rt.mech.Name(), r.Min, r.Max)}
+		}
+		s.mu.Lock()
+		if st.Name == "epsilon" {
+			s.epsilon = v
+		} else {
+			s.delta, s.hasDelta = v, true
+		}
+		s.mu.Unlock()
+		return done, nil
+	}
+	if st.Name == "standard_conforming_strings" && !settingIsOn(st.Value) {
+		// The lexer always reads strings with it on; accepting off would let
+		// a client that escapes a quote as \' believe it is safe.
+		return nil, &pgerror.Error{Code: pgerror.FeatureNotSupported,
+			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
+			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
+	}
+	if _, ok := clientSettings[st.Name]; ok {
+		s.mu.Lock()
+		s.settings[st.Name] = st.Value
+		s.mu.Unlock()
+		return done, nil
+	}
+	return nil, &pgerror.Error{Code: pgerror.UndefinedObject,
+		Message: fmt.Sprintf("unrecognized configuration parameter %q", st.Name),
+		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
+}
+
+// settingIsOn reads a boolean setting's value as PostgreSQL does.
+func settingIsOn(v string) bool {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(v), `'"`)) {
+	case "on", "true", "yes", "1", "t", "y":
+		return true
+	}
+	return false
+}
+
+func showColumns(name string) []Column {
+	if name == "budget" {
+		return []Column{
+			{Name: "kind", Type: ColumnText},
+			{Name: "epsilon_spent", Type: ColumnFloat8}, {Name: "epsilon_remaining", Type: ColumnFloat8},
+			{Name: "delta_spent", Type: ColumnFloat8}, {Name: "delta_remaining", Type: ColumnFloat8},
+			{Name: "rho_spent", Type: ColumnFloat8},
+		}
+	}
+	return []Column{{Name: name, Type: ColumnText}}
+}
+
+func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Result, error) {
+	one := func(v string) *Result {
+		return &Result{Columns: showColumns(st.Name), Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SHOW"}
+	}
+	switch st.Name {
+	case "budget":
+		bals, err := s.engine.budget.Balances(ctx, s.analyst)
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Columns: showColumns("budget"), Tag: "SHOW"}
+		for _, b := range bals {
+			res.Rows = append(res.Rows, []Value{{Text: string(b.Kind)},
+				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}, {Float: b.RhoSpent}})
+			res.Suppressed = append(res.Suppressed, false)
+		}
+		return res, nil
+	case "epsilon", "delta":
+		eps, delta := s.share(rt)
+		if st.Name == "epsilon" {
+			return one(strconv.FormatFloat(eps, 'g', -1, 64)), nil
+		}
+		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
+	case "mechanism":
+		return showMechanism(rt), nil
+	case "server_version":
+		return one(ServerVersion), nil
+	}
+	if def, ok := clientSettings[st.Name]; ok {
+		s.mu.Lock()
+		v, set := s.settings[st.Name]
+		s.mu.Unlock()
+		if !set {
+			v = def
+		}
+		return one(v), nil
+	}
+	return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Name)
+}
+
+func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
+	switch st.Kind {
+	case planner.ChatterVersion:
+		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},
+			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
+	case planner.ChatterCurrentSetting:
+		v, ok := clientSettings[st.Value]
+		if st.Value == "server_version" {
+			v, ok = ServerVersion, true
+		}
+		if !ok {
+			return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Value)
+		}
+		s.mu.Lock()
+		if set, isSet := s.settings[st.Value]; isSet {
+			v = set
+		}
+		s.mu.Unlock()
+		return &Result{Columns: []Column{{Name: "current_setting", Type: ColumnText}},
+			Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
+	case planner.ChatterBegin:
+		return &Result{Tag: "BEGIN"}, nil
+	case planner.ChatterCommit:
+		return &Result{Tag: "COMMIT"}, nil
+	case planner.ChatterRollback:
+		return &Result{Tag: "ROLLBACK"}, nil
+	case planner.ChatterDiscard:
+		s.mu.Lock()
+		s.settings = map[string]string{}
+		s.epsilon, s.delta, s.hasDelta = 0, 0, false
+		s.mu.Unlock()
+		return &Result{Tag: "DISCARD ALL"}, nil
+	case planner.ChatterEmpty:
+		return &Result{}, nil
+	}
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")
+}

@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"context"
+
+	"countwall/planner"
+)
+
+// Statement is a statement the Engine has read once (Session.Prepare): its
+// keyed fingerprint, what it does to a transaction block, and its parsed
+// form, which Execute binds to each execution's arguments without reading
+// the text again. A front end keeps it for the extended protocol's prepared
+// statements and portals. A Statement is used by one connection at a time.
+type Statement struct {
+	// SQL is the statement's text: it is read again only when a reload
+	// has changed the catalog since it was prepared.
+	SQL string
+	// Transaction is what the statement does to a transaction block,
+	// known before it runs.
+	Transaction TxOp
+
+	fingerprint string
+	prepared    *planner.Prepared
+	catalog     *planner.Catalog // the catalog prepared was read against
+}
+
+// Fingerprint is the statement's keyed fingerprint, computed once when it
+// was prepared: the audit log, the ledger and the logs name it so.
+func (st *Statement) Fingerprint() string { return st.fingerprint }
+
+// TxOp is what a statement does to the session's transaction block.
+// countwall never writes, so a block changes no answer; a front end keeps
+// its state so that clients see PostgreSQL's behaviour (proxy/pgwire).
+type TxOp int
+
+const (
+	TxNone     TxOp = iota // not transaction control
+	TxBegin                // BEGIN, START TRANSACTION
+	TxCommit               // COMMIT, END
+	TxRollback             // ROLLBACK, ABORT
+)
+
+// Ends reports whether the operation ends a transaction block: COMMIT and
+// ROLLBACK, the only statements PostgreSQL runs in a failed block.
+func (op TxOp) Ends() bool { return op == TxCommit || op == TxRollback }
+
+func txOp(pr *planner.Prepared) TxOp {
+	switch pr.Control() {
+	case planner.ChatterBegin:
+		return TxBegin
+	case planner.ChatterCommit:
+		return TxCommit
+	case planner.ChatterRollback:
+		return TxRollback
+	}
+	return TxNone
+}
+
+// Prepare reads a statement once: its fingerprint is computed and its text
+// lexed and parsed here, and never again. It refuses nothing itself: a
+// statement that cannot run is refused by Describe or Execute.
+func (s *Session) Prepare(sql string) *Statement {
+	return s.engine.prepare(sql, s.engine.live.Load().catalog)
+}
+
+func (e *Engine) prepare(sql string, cat *planner.Catalog) *Statement {
+	pr := planner.Prepare(sql, cat)
+	return &Statement{SQL: sql, Transaction: txOp(pr), fingerprint: e.Fingerprint(sql), prepared: pr, catalog: cat}
+}
+
+// current makes st current for the catalog in force: a statement prepared
+// before a reload (or made by someone other than the Engine) is read again,
+// so that the policy it is held to is always the live one.
+func (e *Engine) current(st *Statement, rt *runtime) {
+	if st.prepared != nil && st.catalog == rt.catalog {
+		return
+	}
+	if st.fingerprint == "" {
+		st.fingerprint = e.Fingerprint(st.SQL)
+	}
+	st.prepared, st.catalog = planner.Prepare(st.SQL, rt.catalog), rt.catalog
+	st.Transaction = txOp(st.prepared)
+}
+
+// EndsTransaction reports whether sql is COMMIT or ROLLBACK (or their
+// spellings END and ABORT): the statements a front door still runs in a
+// failed transaction block, as PostgreSQL does. It runs nothing and records
+// nothing.
+func (s *Session) EndsTransaction(sql string) bool {
+	return txOp(planner.Prepare(sql, s.engine.live.Load().catalog)).Ends()
+}
+
+// Description is what a statement will return, known before it runs: the
+// type of each bound parameter $1..$n and the output columns (nil for
+// statements that return no rows, such as SET).
+type Description struct {
+	Params  []ColumnType
+	Columns []Column
+}
+
+// Describe validates a prepared statement without running it and says what
+// it returns.
+func (s *Session) Describe(_ context.Context, st *Statement) (*Description, error) {
+	select {
+	case <-s.ended:
+		return nil, errTerminated
+	default:
+	}
+	rt := s.engine.live.Load()
+	s.engine.current(st, rt)
+	params, shape, err := st.prepared.Describe()
+	if err != nil {
+		return nil, publicError(err)
+	}
+	d := &Description{Params: make([]ColumnType, len(params))}
+	for i, p := range params {
+		d.Params[i] = wireType(p)
+	}
+	switch sh := shape.(type) {
+	case *planner.Query:
+		d.Columns = queryColumns(rt, sh)
+	case *planner.Show:
+		d.Columns = showColumns(sh.Name)
+	case *planner.Chatter:
+		if sh.Kind == planner.ChatterVersion || sh.Kind == planner.ChatterCurrentSetting {
+			d.Columns = []Column{{Name: string(sh.Kind), Type: ColumnText}}
+		}
+	}
+	return d, nil
+}
+
+func wireType(t planner.ColumnType) ColumnType {
+	switch t {
+	case planner.TypeInt:
+		return ColumnInt8
+	case planner.TypeReal:
+		return ColumnFloat8
+	default:
+		return ColumnText
+	}
+}
+
+func queryColumns(rt *runtime, q *planner.Query) []Column {
+	cols := make([]Column, 0, len(q.GroupBy)+1)
+	for _, g := range q.GroupBy {
+		cols = append(cols, Column{Name: g, Type: ColumnText})
+	}
+	typ := ColumnInt8
+	if rt.float {
+		typ = ColumnFloat8
+	}
+	return append(cols, Column{Name: q.Alias, Type: typ})
+}

@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"context"
+	"testing"
+
+	"countwall/config"
+	"countwall/pgerror"
+	"countwall/proxy/statedb"
+)
+
+// TestPreparedStatementExecutesLikeExec: a statement prepared once and
+// executed with several arguments answers each as Exec answers the text
+// with them, and every execution is audited under the fingerprint computed
+// when it was prepared.
+func TestPreparedStatementExecutesLikeExec(t *testing.T) {
+	const n = 200
+	e := newFixture(t, n).open(t, "exact", nil)
+	s := e.NewSession("alice")
+	defer s.Close()
+	ctx := context.Background()
+	const sql = "SELECT COUNT(*) FROM people WHERE age = $1"
+	st := s.Prepare(sql)
+	if st.Fingerprint() != e.Fingerprint(sql) || st.Transaction != TxNone {
+		t.Fatalf("prepared: fingerprint %q transaction %v, want %q and none", st.Fingerprint(), st.Transaction, e.Fingerprint(sql))
+	}
+	for _, age := range []string{"20", "31", "20", "x"} {
+		got, err := s.Execute(ctx, st, []*string{&age})
+		want, wantErr := s.Exec(ctx, sql, []*string{&age})
+		if pgerror.SQLState(err) != pgerror.SQLState(wantErr) {
+			t.Fatalf("age %s: prepared %v, Exec %v", age, err, wantErr)
+		}
+		if err == nil && got.Rows[0][0].Int != want.Rows[0][0].Int {
+			t.Fatalf("age %s: prepared %d, Exec %d", age, got.Rows[0][0].Int, want.Rows[0][0].Int)
+		}
+	}
+	log, err := e.AuditLog(ctx, statedb.AuditFilter{Analyst: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 8 {
+		t.Fatalf("%d audit rows for 8 executions", len(log))
+	}
+	for _, row := range log {
+		if row.Fingerprint != st.Fingerprint() {
+			t.Errorf("audit row under fingerprint %q, want %q", row.Fingerprint, st.Fingerprint())
+		}
+	}
+}
+
+// TestPreparedStatementFollowsReload: a statement prepared before a reload
+// is held to the policy in force when it runs, not the one it was prepared
+// under.
+func TestPreparedStatementFollowsReload(t *testing.T) {
+	f := newFixture(t, 50)
+	cfg := f.config(t, "exact", nil)
+	e, err := Open(context.Background(), cfg, Options{NoiseSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := e.NewSession("alice")
+	defer s.Close()
+	ctx := context.Background()
+	st := s.Prepare("SELECT COUNT(*) FROM people WHERE income > $1")
+	arg := "10"
+	if _, err := s.Execute(ctx, st, []*string{&arg}); err != nil {
+		t.Fatalf("before the reload: %v", err)
+	}
+	narrower := *cfg
+	narrower.Tables = map[string]config.Table{}
+	for name, tc := range cfg.Tables {
+		tc.Columns = []string{"age", "sex"}
+		narrower.Tables[name] = tc
+	}
+	if err := e.Reload(ctx, &narrower); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Execute(ctx, st, []*string{&arg}); pgerror.SQLState(err) != pgerror.UndefinedColumn {
+		t.Fatalf("after a reload that makes income unqueryable: %v, want %s", err, pgerror.UndefinedColumn)
+	}
+}
+
+// TestTransactionControlIsTyped: what a statement does to a transaction
+// block is known when it is prepared, before it runs.
+func TestTransactionControlIsTyped(t *testing.T) {
+	e := newFixture(t, 10).open(t, "exact", nil)
+	s := e.NewSession("alice")
+	defer s.Close()
+	for sql, want := range map[string]TxOp{
+		"BEGIN": TxBegin, "START TRANSACTION": TxBegin, "COMMIT": TxCommit, "END": TxCommit,
+		"ROLLBACK": TxRollback, "ABORT": TxRollback, "SELECT COUNT(*) FROM people": TxNone, "COMMITT": TxNone,
+	} {
+		if got := s.Prepare(sql).Transaction; got != want {
+			t.Errorf("%q: %v, want %v", sql, got, want)
+		}
+	}
+}
