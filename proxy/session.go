@@ -254,10 +254,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
 		return nil, none, false, err
 	}
-	needs := rt.mech.Needs()
-	if mechanisms.DropsLowCounts(rt.mech) {
-		needs.GroupLimit = foundGroupsLimit
-	}
+	needs := queryNeeds(rt.mech, table, q)
 	eps, delta := s.share(rt)
 	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
 	if needs.Bound {
