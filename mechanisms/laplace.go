@@ -39,5 +39,5 @@ func newLaplace(p Params, env Env) (*laplace, error) {
 func (m *laplace) Describe() string {
 	return "laplace: epsilon-differential privacy " + m.boundsClaim() +
 		"; secure Laplace noise of scale G*C/epsilon rounded to integers, charged epsilon per query to the analyst's dp budget; " +
-		m.selection.describe() + ", charged as delta"
+		m.selection.describe() + "; the selection's delta is charged beside epsilon"
 }

@@ -265,3 +265,17 @@ func (m *dpCount) SelectsPartitions() bool { return m.selection.enabled }
 // domains leaves out the groups the selection does not keep, so it may be
 // asked; without it such a GROUP BY is refused.
 func (m *dpCount) DropsLowCounts() bool { return m.selection.enabled }
+
+// SelectionShare is the part of a query's share (epsilon, delta) that m's
+// partition selection uses; ok is false when m selects no partitions.
+func SelectionShare(m Mechanism, epsilon, delta float64) (selEpsilon, selDelta float64, ok bool) {
+	type sharer interface{ selectionShare() partitionSelection }
+	s, yes := m.(sharer)
+	if !yes || !SelectsPartitions(m) {
+		return 0, 0, false
+	}
+	sel := s.selectionShare()
+	return sel.epsilonShare * epsilon, sel.deltaShare * delta, true
+}
+
+func (m *dpCount) selectionShare() partitionSelection { return m.selection }

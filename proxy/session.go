@@ -102,10 +102,11 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	fp := s.engine.Fingerprint(sql)
 	var stmt planner.Statement
 	var err error = errTerminated
+	explain := false
 	select {
 	case <-s.ended:
 	default:
-		stmt, err = planner.Parse(sql, args, rt.catalog)
+		stmt, explain, err = parseStatement(sql, args, rt.catalog)
 	}
 	kind := "invalid"
 	var res *Result
@@ -115,6 +116,11 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
+			if explain {
+				kind = "explain"
+				res, err = s.explain(ctx, rt, st)
+				break
+			}
 			res, charge, audited, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
@@ -171,6 +177,10 @@ func (s *Session) Describe(ctx context.Context, sql string) (*Description, error
 	default:
 	}
 	rt := s.engine.live.Load()
+	sql, explain, err := explainedStatement(sql)
+	if err != nil {
+		return nil, publicError(err)
+	}
 	params, err := planner.DescribeParams(sql, rt.catalog)
 	if err != nil {
 		return nil, publicError(err)
@@ -187,13 +197,16 @@ func (s *Session) Describe(ctx context.Context, sql string) (*Description, error
 	}
 	switch st := stmt.(type) {
 	case *planner.Query:
-		d.Columns = queryColumns(rt, st)
+		d.Columns = s.withIntervalColumns(queryColumns(rt, st))
 	case *planner.Show:
 		d.Columns = showColumns(st.Name)
 	case *planner.Chatter:
 		if st.Kind == "version" || st.Kind == "current_setting" {
 			d.Columns = []Column{{Name: st.Kind, Type: ColumnText}}
 		}
+	}
+	if d.Columns, err = describedColumns(explain, stmt, d.Columns); err != nil {
+		return nil, publicError(err)
 	}
 	return d, nil
 }
@@ -250,22 +263,11 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 // transaction as its charge, so it need not be written again.
 func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
 	none := mechanisms.Charge{}
-	table := rt.catalog.Tables[q.Table]
-	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, none, false, err
-	}
-	needs := queryNeeds(rt.mech, table, q)
-	eps, delta := s.share(rt)
-	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
-	if needs.Bound {
-		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
-			return nil, none, false, err
-		}
-	}
-	charge, err = mechanisms.Price(rt.mech, req)
+	p, err := s.price(rt, q)
 	if err != nil {
 		return nil, none, false, err
 	}
+	table, needs, req, charge := p.req.Table, p.needs, p.req, p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
 		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
@@ -288,6 +290,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	res = s.rows(rt, q, cells, answers, notice)
+	s.addIntervals(rt, req, answers, res)
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
 		maxGroups = planner.DefaultPolicy().MaxGroups
@@ -447,6 +450,9 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
 			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
 	}
+	if st.Name == confidenceSetting {
+		return s.setConfidence(st.Value)
+	}
 	if _, ok := clientSettings[st.Name]; ok {
 		s.mu.Lock()
 		s.settings[st.Name] = st.Value
@@ -503,7 +509,9 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		}
 		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
 	case "mechanism":
-		return showMechanism(rt), nil
+		return showMechanism(rt, s), nil
+	case confidenceSetting:
+		return one(s.confidenceText()), nil
 	case "server_version":
 		return one(ServerVersion), nil
 	}
