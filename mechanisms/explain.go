@@ -79,7 +79,7 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 	if err != nil {
 		return nil
 	}
-	lines := []ExplainLine{{"Contribution bounds", fmt.Sprintf("C = %d (max_rows_per_unit: rows of one person a cell counts), G = %d (max_groups_per_unit: cells one person counts in)", p.lInf, p.l0)}}
+	lines := []ExplainLine{{"Contribution bounds", fmt.Sprintf("C = %d row(s) of a person per cell, G = %d cell(s) per person (max_rows_per_unit, max_groups_per_unit)", p.lInf, p.l0)}}
 	if m.withDelta {
 		sigma, _ := GaussianSigma(p.l0, p.lInf, p.countEpsilon, p.countDelta)
 		lines = append(lines,
@@ -91,7 +91,7 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 			ExplainLine{"Noise", fmt.Sprintf("Laplace, scale %.4g (epsilon %g for the counts), rounded to an integer", float64(p.l0*p.lInf)/p.countEpsilon, p.countEpsilon)})
 	}
 	if ci, err := m.noiseInterval(&p, 0, ExplainConfidence); err == nil {
-		text := fmt.Sprintf("95%% of counts within [%g, %g] of the truth (the library's confidence interval); answers below 0 are published as 0", ci.LowerBound, ci.UpperBound)
+		text := fmt.Sprintf("95%% of counts within [%g, %g] of the truth (the library's confidence interval); below 0 published as 0", ci.LowerBound, ci.UpperBound)
 		if req.Query.Threshold != nil {
 			text = fmt.Sprintf("the 0/1 answer compares the noisy count with %d; 95%% of noisy counts are within [%g, %g] of the truth", req.Query.Threshold.Bound, ci.LowerBound, ci.UpperBound)
 		}
@@ -106,15 +106,15 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 // selectionText states the selection of a plan: its share, when a group is
 // certain to be released, and what one person alone in a group risks.
 func (m *dpCount) selectionText(p *dpPlan) string {
-	text := fmt.Sprintf("dpagg.PreAggSelectPartition at epsilon %g, delta %g, l0 = G = %d on the distinct persons of each group", p.selectEpsilon, p.selectDelta, p.l0)
+	text := fmt.Sprintf("dpagg.PreAggSelectPartition on each group's persons, epsilon %g, delta %g, l0 = %d", p.selectEpsilon, p.selectDelta, p.l0)
 	if hard, err := SelectionHardThreshold(p.l0, p.selectEpsilon, p.selectDelta); err == nil && hard > 0 {
-		text += fmt.Sprintf("; a group of %d persons or more is always released", hard)
+		text += fmt.Sprintf("; always released from %d persons", hard)
 	}
 	alone := p.selectDelta / float64(p.l0)
 	if p.l0 > 3 {
 		alone = p.selectDelta / 2
 	}
-	return text + fmt.Sprintf("; a group of one person appears with probability at most %.3g; groups not released are not shown", alone)
+	return text + fmt.Sprintf("; a group of one person appears with probability <= %.3g", alone)
 }
 
 // Interval is the library's confidence interval of the counts' noise

@@ -135,7 +135,7 @@ func (s *Session) explain(ctx context.Context, rt *runtime, q *planner.Query) (*
 		add("Budget after", fmt.Sprintf("%s epsilon %.6g of %g spent (%.6g left), delta %.6g of %g (%.6g left)",
 			p.charge.Kind, after.EpsilonSpent, after.EpsilonCap, after.EpsilonRemaining(), after.DeltaSpent, after.DeltaCap, after.DeltaRemaining()))
 	}
-	add("Data read", "none: EXPLAIN reads no data and charges nothing")
+	add("Data read", "none; nothing charged")
 	res := &Result{Columns: []Column{planColumn}, Tag: "EXPLAIN"}
 	for _, l := range lines {
 		res.Rows = append(res.Rows, []Value{{Text: l}})
@@ -171,11 +171,11 @@ func groupsText(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) stri
 	cols := strings.Join(q.GroupBy, ", ")
 	switch {
 	case len(undeclared) == 0:
-		return cols + ": every cell of the declared domains, zero cells included"
+		return cols + ": every cell of the declared domains, zeros included"
 	case mechanisms.SelectsPartitions(m):
-		return cols + ": no declared domain for " + strings.Join(undeclared, ", ") + "; groups released by partition selection"
+		return cols + " (no declared domain for " + strings.Join(undeclared, ", ") + "): the groups partition selection releases"
 	default:
-		return cols + ": no declared domain for " + strings.Join(undeclared, ", ") + "; low counts are left out"
+		return cols + " (no declared domain for " + strings.Join(undeclared, ", ") + "): low counts left out"
 	}
 }
 
