@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"countwall/mechanisms"
@@ -61,8 +62,12 @@ func TestPartitionSelectionNeighbours(t *testing.T) {
 			var engine *Engine
 			for i, path := range paths {
 				e, rec := partitionEngine(t, dir, fmt.Sprintf("%s-%d", tc.mechanism, i), path, tc.mechanism)
-				if _, err := e.Query(context.Background(), "alice", stmt); err != nil {
+				res, err := e.Query(context.Background(), "alice", stmt)
+				if err != nil {
 					t.Fatalf("world %d: %v", i, err)
+				}
+				if tc.mechanism == "gaussian" && !strings.Contains(res.Notice, "and epsilon 0.5, delta 0.025 (dp, zCDP") {
+					t.Errorf("the notice does not state the selection's charge: %q", res.Notice)
 				}
 				bals, err := e.budget.Balances(context.Background(), "alice")
 				if err != nil {
