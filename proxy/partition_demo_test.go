@@ -147,14 +147,7 @@ tables:
     privacy_unit: id
     unit_keyed: true
 %s`, db, filepath.Join(dir, name+"-state.db"), mechanism, domain)
-	cfg := loadConfigText(t, filepath.Join(dir, name+".yaml"), body)
-	e, err := Open(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { e.Close() })
+	e, rec := openRecording(t, filepath.Join(dir, name+".yaml"), body, Options{})
 	e.queueAnswerAudit = true
-	rec := &recordingBackend{inner: e.backend}
-	e.backend = rec
 	return e, rec
 }

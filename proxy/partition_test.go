@@ -142,8 +142,14 @@ tables:
   people:
     privacy_unit: id
 `, database, filepath.Join(dir, name+"-state.db"), mechanism)
-	cfg := loadConfigText(t, filepath.Join(dir, name+".yaml"), body)
-	e, err := Open(context.Background(), cfg, Options{NoiseSeed: 7})
+	return openRecording(t, filepath.Join(dir, name+".yaml"), body, Options{NoiseSeed: 7})
+}
+
+// openRecording opens an Engine from a config's text, written to path, with
+// a backend that keeps the last cells computed; it is closed with the test.
+func openRecording(t *testing.T, path, body string, opts Options) (*Engine, *recordingBackend) {
+	t.Helper()
+	e, err := Open(context.Background(), loadConfigText(t, path, body), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -111,26 +111,12 @@ func TestExplainAndIntervalsThroughPgx(t *testing.T) {
 // PostgreSQL plan, refuses EXPLAIN of a refused statement with its message,
 // and shows the interval columns.
 func TestExplainAndIntervalsThroughPsql(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
-		}
-		t.Skip("psql is not installed (apt-get install postgresql-client)")
-	}
 	ts := startServer(t, "laplace", nil, nil)
-	host, port, _ := net.SplitHostPort(ts.addr)
-	cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", testAnalyst, "-d", "countwall", "-f", "-")
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword, "PGCONNECT_TIMEOUT=5")
-	cmd.Stdin = strings.NewReader(`EXPLAIN SELECT sex, COUNT(*) FROM people GROUP BY sex;
+	out := psqlScript(t, ts, `EXPLAIN SELECT sex, COUNT(*) FROM people GROUP BY sex;
 EXPLAIN SELECT * FROM people;
 SET countwall.confidence = 0.95;
 SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex;
 `)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql: %v\n%s", err, out)
-	}
 	for _, want := range []string{
 		"QUERY PLAN ",
 		" Count on people under laplace\n",
@@ -141,9 +127,46 @@ SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex;
 		" F   |",
 		"(2 rows)",
 	} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("psql output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// psqlScript runs a script through the real psql, statement by statement,
+// and returns what it printed. psql is required in CI (.ci/run installs it).
+func psqlScript(t *testing.T, ts *testServer, script string) string {
+	t.Helper()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
+		}
+		t.Skip("psql is not installed (apt-get install postgresql-client)")
+	}
+	host, port, _ := net.SplitHostPort(ts.addr)
+	cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", testAnalyst, "-d", "countwall", "-f", "-")
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword, "PGCONNECT_TIMEOUT=5")
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// needPsycopg2 skips the test where /usr/bin/python3 has no psycopg2
+// (Debian's python3-psycopg2), except in CI, which installs it.
+func needPsycopg2(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg2").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psycopg2 is missing in CI: .ci/run installs python3-psycopg2")
+		}
+		t.Skip("psycopg2 is not installed (apt-get install python3-psycopg2)")
 	}
 }
 
@@ -173,15 +196,7 @@ for sex, count, lo, hi in cur.fetchall():
 // TestExplainAndIntervalsThroughPsycopg2: the same through psycopg2, which
 // pastes its parameters into the text.
 func TestExplainAndIntervalsThroughPsycopg2(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3")
-	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg2").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("psycopg2 is missing in CI: .ci/run installs python3-psycopg2")
-		}
-		t.Skip("psycopg2 is not installed (apt-get install python3-psycopg2)")
-	}
+	needPsycopg2(t)
 	ts := startServer(t, "gaussian", nil, nil)
 	host, port, _ := net.SplitHostPort(ts.addr)
 	before := dpSpent(t, ts)
