@@ -130,23 +130,7 @@ func demoEngine(t *testing.T, dir, db, mechanism string, declared bool) (*Engine
 		domain = "    domains:\n      suburb: [" + strings.Join(names, ", ") + "]\n"
 	}
 	name := fmt.Sprintf("%s-%v", mechanism, declared)
-	body := fmt.Sprintf(`
-database: %s
-state: %s
-mechanism:
-  name: %s
-budget:
-  epsilon: {default: 1, min: 0.01, max: 1}
-  delta: {default: 1.0e-5, min: 0, max: 1.0e-3}
-  epsilon_cap: 1000
-  delta_cap: 0.01
-policy:
-  max_groups: 1000
-tables:
-  people:
-    privacy_unit: id
-    unit_keyed: true
-%s`, db, filepath.Join(dir, name+"-state.db"), mechanism, domain)
+	body := shareConfigText(db, filepath.Join(dir, name+"-state.db"), mechanism, 1e-5, 0.01, "    unit_keyed: true\n"+domain)
 	e, rec := openRecording(t, filepath.Join(dir, name+".yaml"), body, Options{})
 	e.queueAnswerAudit = true
 	return e, rec

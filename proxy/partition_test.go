@@ -128,21 +128,31 @@ func TestPartitionSelectionNeighbours(t *testing.T) {
 // epsilon 1 and delta 0.05, whose age column has no declared domain.
 func partitionEngine(t *testing.T, dir, name, database, mechanism string) (*Engine, *recordingBackend) {
 	t.Helper()
-	body := fmt.Sprintf(`
+	body := shareConfigText(database, filepath.Join(dir, name+"-state.db"), mechanism, 0.05, 0.4, "")
+	return openRecording(t, filepath.Join(dir, name+".yaml"), body, Options{NoiseSeed: 7})
+}
+
+// shareConfigText is the config of a people table with unit id under
+// mechanism, at epsilon 1 and the given delta a query (SET may choose up to
+// twice that), caps far above one test's spending (delta's deltaCap), and
+// table's lines added under the table.
+func shareConfigText(database, state, mechanism string, delta, deltaCap float64, table string) string {
+	return fmt.Sprintf(`
 database: %s
 state: %s
 mechanism:
   name: %s
 budget:
   epsilon: {default: 1, min: 0.01, max: 1}
-  delta: {default: 0.05, min: 0, max: 0.1}
+  delta: {default: %g, min: 0, max: %g}
   epsilon_cap: 1000
-  delta_cap: 0.4
+  delta_cap: %g
+policy:
+  max_groups: 1000
 tables:
   people:
     privacy_unit: id
-`, database, filepath.Join(dir, name+"-state.db"), mechanism)
-	return openRecording(t, filepath.Join(dir, name+".yaml"), body, Options{NoiseSeed: 7})
+%s`, database, state, mechanism, delta, 2*delta, deltaCap, table)
 }
 
 // openRecording opens an Engine from a config's text, written to path, with
