@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -216,5 +217,31 @@ func TestExplainAndIntervalsThroughPsycopg2(t *testing.T) {
 	}
 	if after := dpSpent(t, ts); after <= before {
 		t.Fatalf("the answered query was not charged: %g, then %g", before, after)
+	}
+}
+
+// TestConfidenceSetAfterAStatementWasPrepared: a statement pgx prepared and
+// cached before SET countwall.confidence is refused as PostgreSQL refuses
+// a cached plan whose columns changed (0A000), pgx drops it from its cache,
+// and the next call is prepared again with the interval columns.
+func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
+	ts := startServer(t, "exact", nil, nil)
+	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	const sql = "SELECT COUNT(*) FROM people WHERE age > $1"
+	var count int64
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET countwall.confidence = 0.95"); err != nil {
+		t.Fatal(err)
+	}
+	var pe *pgconn.PgError
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" || pe.Message != "cached plan must not change result type" {
+		t.Fatalf("the cached statement after SET: %v, want 0A000", err)
+	}
+	var lo, hi float64
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count, &lo, &hi); err != nil || lo != float64(count) || hi != float64(count) {
+		t.Fatalf("prepared again: %d [%g, %g], %v", count, lo, hi, err)
 	}
 }
