@@ -228,7 +228,8 @@ func betweenBounds(k, n int) (lo, hi float64) {
 // is kept with probability at most delta, a group of none never, and for
 // each size n the probability of keeping n+1 units is at most
 // e^epsilon times that of n, plus delta; from the hard threshold on, every
-// group is kept.
+// group is kept. With G = 5 (Gaussian thresholding) a group of one unit is
+// kept with probability at most delta/2.
 func TestLibrarySelectionIsDP(t *testing.T) {
 	const eps, delta = 0.5, 0.05
 	if k := keepRate(t, 0, 1, eps, delta); k != 0 {
@@ -254,5 +255,13 @@ func TestLibrarySelectionIsDP(t *testing.T) {
 	}
 	if k := keepRate(t, int64(hard), 1, eps, delta); k != selectionDraws {
 		t.Errorf("a group at the hard threshold %d was kept %d of %d times", hard, k, selectionDraws)
+	}
+	// G = 5: the library thresholds a Gaussian count, and a group of one
+	// unit is kept with probability at most delta/2.
+	if k := keepRate(t, 1, 5, eps, delta); func() bool { lo, _ := betweenBounds(k, selectionDraws); return lo > delta/2 }() {
+		t.Errorf("G = 5: a group of one unit kept %d of %d times, more than delta/2 = %g", k, selectionDraws, delta/2)
+	}
+	if h, err := SelectionHardThreshold(5, eps, delta); h != 0 || err != nil {
+		t.Errorf("G = 5: hard threshold %d, %v; the Gaussian thresholding has none", h, err)
 	}
 }
