@@ -267,7 +267,8 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	if err != nil {
 		return nil, none, false, err
 	}
-	table, needs, req, charge := p.req.Table, p.needs, p.req, p.charge
+	table, needs, req := p.req.Table, p.needs, p.req
+	charge = p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
 		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
