@@ -210,7 +210,7 @@ func (m *dpCount) planSelection(req *Request, p *dpPlan) error {
 			Hint:    "Choose a delta > 0 with SET delta, or declare the domain of each GROUP BY column in the table's config."}
 	}
 	s := m.selection
-	p.selectEpsilon, p.selectDelta = s.epsilonShare*req.Epsilon, s.deltaShare*req.Delta
+	p.selectEpsilon, p.selectDelta = s.share(req.Epsilon, req.Delta)
 	p.countEpsilon = req.Epsilon - p.selectEpsilon
 	p.countDelta = req.Delta - p.selectDelta
 	if _, err := s.selector.Keep(1, p.l0, p.selectEpsilon, p.selectDelta); err != nil {
@@ -274,8 +274,13 @@ func SelectionShare(m Mechanism, epsilon, delta float64) (selEpsilon, selDelta f
 	if !yes || !SelectsPartitions(m) {
 		return 0, 0, false
 	}
-	sel := s.selectionShare()
-	return sel.epsilonShare * epsilon, sel.deltaShare * delta, true
+	selEpsilon, selDelta = s.selectionShare().share(epsilon, delta)
+	return selEpsilon, selDelta, true
+}
+
+// share is the selection's part of a query's (epsilon, delta).
+func (s partitionSelection) share(epsilon, delta float64) (float64, float64) {
+	return s.epsilonShare * epsilon, s.deltaShare * delta
 }
 
 func (m *dpCount) selectionShare() partitionSelection { return m.selection }
