@@ -26,9 +26,11 @@ import (
 // the ones in force are those the planner reports in Result.Bounds (G lowered
 // to the number of cells where that is smaller).
 //
-// Domains. A GROUP BY is answered only when every group column has a
-// declared public domain (Result.DomainComplete): otherwise which groups
-// appear would itself disclose data, outside the guarantee.
+// Domains. A GROUP BY over columns with declared public domains answers
+// every cell of the domain product (Result.DomainComplete). Over a column
+// without one, which groups appear would itself disclose data: the groups
+// are released by partition selection (partition.go), or, with
+// partition_selection.enabled false, the query is refused.
 //
 // Answers are integers clamped at 0 (post-processing: clamping costs no
 // privacy but biases small counts upwards). A threshold query `COUNT(*) > b`
@@ -37,8 +39,14 @@ type dpCount struct {
 	name   string
 	noise  NoiseSource
 	bounds planner.Bounds // overrides of the table's bounds; zero fields keep the table's
-	// draw adds one cell's noise for sensitivities l0 = G, lInf = C.
+	// withDelta: the counts' noise needs delta > 0 (gaussian).
+	withDelta bool
+	selection partitionSelection
+	// draw adds one cell's noise for sensitivities l0 = G, lInf = C at the
+	// share in req.
 	draw func(req *Request, count, l0, lInf int64) (int64, error)
+	// cost checks the noise parameters of a plan and returns its charge.
+	cost func(req *Request, p *dpPlan) (Charge, error)
 }
 
 // dpParams are the parameters laplace and gaussian accept: overrides of
@@ -46,12 +54,14 @@ type dpCount struct {
 type dpParams struct {
 	MaxRowsPerUnit   *int64 `mapstructure:"max_rows_per_unit"`
 	MaxGroupsPerUnit *int64 `mapstructure:"max_groups_per_unit"`
+	// PartitionSelection configures GROUP BY over undeclared columns.
+	PartitionSelection *partitionParams `mapstructure:"partition_selection"`
 }
 
 // maxBound keeps G*C far from the noise's limits (maxNoiseScale).
 const maxBound = 1 << 20
 
-func newDPCountBase(name string, p Params, env Env) (dpCount, error) {
+func newDPCountBase(name string, p Params, env Env, withDelta bool) (dpCount, error) {
 	var params dpParams
 	if err := decodeParams(p, &params); err != nil {
 		return dpCount{}, err
@@ -69,7 +79,15 @@ func newDPCountBase(name string, p Params, env Env) (dpCount, error) {
 		}
 		*bound.dst = *bound.given
 	}
-	return dpCount{name: name, noise: noiseFor(env), bounds: bounds}, nil
+	deltaShare := 1.0 // laplace's counts use no delta
+	if withDelta {
+		deltaShare = 0.5
+	}
+	selection, err := newPartitionSelection(params.PartitionSelection, deltaShare)
+	if err != nil {
+		return dpCount{}, err
+	}
+	return dpCount{name: name, noise: noiseFor(env), bounds: bounds, withDelta: withDelta, selection: selection}, nil
 }
 
 func (m *dpCount) Name() string { return m.name }
@@ -103,52 +121,55 @@ func boundsSensitivity(b planner.Bounds) (l0, lInf int64, err error) {
 	return b.MaxGroupsPerUnit, b.MaxRowsPerUnit, nil
 }
 
-// price is the check laplace and gaussian make before the data is read: a
-// well-formed query, GROUP BY only over declared domains, a share the noise
-// can use, and bounds planned for the store. It returns the planned
-// sensitivities.
-func (m *dpCount) price(req *Request, withDelta bool) (l0, lInf int64, err error) {
-	if req == nil || req.Query == nil {
-		return 0, 0, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query")
+// Price refuses what the mechanism cannot answer and returns the charge,
+// before the data is read, from the bounds planned for the store.
+func (m *dpCount) Price(req *Request) (Charge, error) {
+	p, err := m.plan(req, req.Bounds)
+	if err != nil {
+		return Charge{}, err
 	}
-	if err := requireDeclaredDomain(req, m.name); err != nil {
-		return 0, 0, err
-	}
-	if err := checkShare(req, withDelta); err != nil {
-		return 0, 0, err
-	}
-	return boundsSensitivity(req.Bounds)
+	return p.charge, nil
 }
 
 // CheckShare refuses an epsilon (and, for gaussian, a delta) the noise
 // cannot use.
-func (m *dpCount) checkShare(epsilon, delta float64, withDelta bool) error {
-	return checkShare(&Request{Epsilon: epsilon, Delta: delta}, withDelta)
+func (m *dpCount) CheckShare(epsilon, delta float64) error {
+	return checkShare(&Request{Epsilon: epsilon, Delta: delta}, m.withDelta)
 }
 
-// answer is the answer loop of laplace and gaussian.
-func (m *dpCount) answer(_ context.Context, req *Request, withDelta bool) ([]Answer, error) {
-	cells, err := accountedCells(req, m.name, withDelta)
+// Answer is the answer loop of laplace and gaussian: the plan from the
+// bounds the cells were counted under, each group kept or dropped by the
+// selection (when it selects), each kept cell noised at the counts' share.
+func (m *dpCount) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
+	cells, err := requestCells(req)
 	if err != nil {
-		return nil, err
+		return nil, Charge{}, err
 	}
-	l0, lInf, err := sensitivity(req)
+	if _, _, err := sensitivity(req); err != nil {
+		return nil, Charge{}, err
+	}
+	p, err := m.plan(req, req.Result.Bounds)
 	if err != nil {
-		return nil, err
+		return nil, Charge{}, err
 	}
+	countReq := p.countShare(req)
 	answers := make([]Answer, len(cells))
 	for i, c := range cells {
-		if !c.InDomain {
+		keep, err := m.keep(&p, c)
+		if err != nil {
+			return nil, Charge{}, err
+		}
+		if !c.InDomain || !keep {
 			answers[i] = Answer{Dropped: true}
 			continue
 		}
-		noisy, err := m.draw(req, c.Count, l0, lInf)
+		noisy, err := m.draw(countReq, c.Count, p.l0, p.lInf)
 		if err != nil {
-			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.name, err)
+			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.name, err)
 		}
 		answers[i] = Answer{Int: max(noisy, 0)}
 	}
-	return thresholdAnswers(req.Query, answers), nil
+	return thresholdAnswers(req.Query, answers), p.charge, nil
 }
 
 // boundsClaim states the per-person bounds for Describe.

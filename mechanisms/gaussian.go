@@ -1,8 +1,6 @@
 package mechanisms
 
 import (
-	"context"
-
 	"countwall/pgerror"
 )
 
@@ -23,11 +21,13 @@ func init() {
 // charged its zero-concentrated DP cost rho = Delta2^2/(2 sigma^2) (Bun and
 // Steinke 2016) to the analyst's dp budget, where rho is summed and the sum
 // converted to epsilon at the delta cap (ZCDPEpsilon): k answers cost about
-// sqrt(k) times one, not k times.
+// sqrt(k) times one, not k times. A GROUP BY over undeclared columns sets
+// sigma from the counts' part of the share and adds the partition
+// selection's (epsilon, delta) as a pure charge beside rho (partition.go).
 type gaussian struct{ dpCount }
 
 func newGaussian(p Params, env Env) (*gaussian, error) {
-	base, err := newDPCountBase("gaussian", p, env)
+	base, err := newDPCountBase("gaussian", p, env, true)
 	if err != nil {
 		return nil, err
 	}
@@ -35,48 +35,21 @@ func newGaussian(p Params, env Env) (*gaussian, error) {
 	m.draw = func(req *Request, count, l0, lInf int64) (int64, error) {
 		return m.noise.AddGaussian(count, l0, lInf, req.Epsilon, req.Delta)
 	}
+	m.cost = func(_ *Request, p *dpPlan) (Charge, error) {
+		sigma, err := GaussianSigma(p.l0, p.lInf, p.countEpsilon, p.countDelta)
+		if err != nil {
+			return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "gaussian: " + err.Error(), Hint: "Choose another epsilon or delta with SET."}
+		}
+		return Charge{Kind: AccountingDP, Rho: GaussianRho(p.l0, p.lInf, sigma), Epsilon: p.selectEpsilon, Delta: p.selectDelta}, nil
+	}
 	return m, nil
 }
 
 func (m *gaussian) Describe() string {
 	return "gaussian: (epsilon, delta)-differential privacy " + m.boundsClaim() +
-		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged rho = Delta2^2/(2 sigma^2) per query to the analyst's dp budget (zCDP, the rho sum converted to epsilon at the delta cap); GROUP BY only over declared domains"
-}
-
-// Price refuses what gaussian cannot answer and charges rho, before the
-// data is read.
-func (m *gaussian) Price(req *Request) (Charge, error) {
-	l0, lInf, err := m.price(req, true)
-	if err != nil {
-		return Charge{}, err
-	}
-	sigma, err := GaussianSigma(l0, lInf, req.Epsilon, req.Delta)
-	if err != nil {
-		return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "gaussian: " + err.Error(), Hint: "Choose another epsilon or delta with SET."}
-	}
-	return Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
+		"; Gaussian noise of the analytic sigma for L2 sensitivity sqrt(G)*C rounded to integers, charged rho = Delta2^2/(2 sigma^2) per query to the analyst's dp budget (zCDP, the rho sum converted to epsilon at the delta cap); " +
+		m.selection.describe() + ", the selection charged its epsilon and delta beside rho"
 }
 
 // ChargesRho: gaussian's answers are charged as zCDP rho.
 func (*gaussian) ChargesRho() bool { return true }
-
-// CheckShare refuses an epsilon or a delta the noise cannot use.
-func (m *gaussian) CheckShare(epsilon, delta float64) error {
-	return m.checkShare(epsilon, delta, true)
-}
-
-func (m *gaussian) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
-	answers, err := m.answer(ctx, req, true)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	l0, lInf, err := sensitivity(req)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	sigma, err := GaussianSigma(l0, lInf, req.Epsilon, req.Delta)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	return answers, Charge{Kind: AccountingDP, Rho: GaussianRho(l0, lInf, sigma)}, nil
-}

@@ -1,8 +1,6 @@
 package mechanisms
 
 import (
-	"context"
-
 	"countwall/pgerror"
 )
 
@@ -14,10 +12,13 @@ func init() {
 // of scale G*C/epsilon (the bounded L1 sensitivity over epsilon, see dpCount)
 // rounded to integers, one draw per cell, the whole query charged epsilon
 // once to the analyst's dp budget (Dwork, McSherry, Nissim and Smith 2006).
+// A GROUP BY over undeclared columns is (epsilon, delta_share*delta)-DP:
+// partition selection at epsilon_share*epsilon, the counts at the rest
+// (partition.go), charged epsilon and the selection's delta.
 type laplace struct{ dpCount }
 
 func newLaplace(p Params, env Env) (*laplace, error) {
-	base, err := newDPCountBase("laplace", p, env)
+	base, err := newDPCountBase("laplace", p, env, false)
 	if err != nil {
 		return nil, err
 	}
@@ -25,36 +26,18 @@ func newLaplace(p Params, env Env) (*laplace, error) {
 	m.draw = func(req *Request, count, l0, lInf int64) (int64, error) {
 		return m.noise.AddLaplace(count, l0, lInf, req.Epsilon)
 	}
+	m.cost = func(req *Request, p *dpPlan) (Charge, error) {
+		if err := checkLaplace(p.l0, p.lInf, p.countEpsilon); err != nil {
+			return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "laplace: " + err.Error(), Hint: "Choose a larger epsilon with SET epsilon."}
+		}
+		// The counts and the selection together use the query's epsilon.
+		return Charge{Kind: AccountingDP, Epsilon: req.Epsilon, Delta: p.selectDelta}, nil
+	}
 	return m, nil
 }
 
 func (m *laplace) Describe() string {
 	return "laplace: epsilon-differential privacy " + m.boundsClaim() +
-		"; secure Laplace noise of scale G*C/epsilon rounded to integers, charged epsilon per query to the analyst's dp budget; GROUP BY only over declared domains"
-}
-
-// Price refuses what laplace cannot answer and charges epsilon, before the
-// data is read.
-func (m *laplace) Price(req *Request) (Charge, error) {
-	l0, lInf, err := m.price(req, false)
-	if err != nil {
-		return Charge{}, err
-	}
-	if err := checkLaplace(l0, lInf, req.Epsilon); err != nil {
-		return Charge{}, &pgerror.Error{Code: pgerror.InvalidParameterValue, Message: "laplace: " + err.Error(), Hint: "Choose a larger epsilon with SET epsilon."}
-	}
-	return Charge{Kind: AccountingDP, Epsilon: req.Epsilon}, nil
-}
-
-// CheckShare refuses an epsilon the noise cannot use.
-func (m *laplace) CheckShare(epsilon, delta float64) error {
-	return m.checkShare(epsilon, delta, false)
-}
-
-func (m *laplace) Answer(ctx context.Context, req *Request) ([]Answer, Charge, error) {
-	answers, err := m.answer(ctx, req, false)
-	if err != nil {
-		return nil, Charge{}, err
-	}
-	return answers, Charge{Kind: AccountingDP, Epsilon: req.Epsilon}, nil
+		"; secure Laplace noise of scale G*C/epsilon rounded to integers, charged epsilon per query to the analyst's dp budget; " +
+		m.selection.describe() + "; the selection's delta is charged beside epsilon"
 }

@@ -14,8 +14,10 @@ func TestDropsLowCounts(t *testing.T) {
 		{"bounded", nil, false},
 		{"cellkey", nil, false},
 		{"layered", nil, true},
-		{"laplace", nil, false},
-		{"gaussian", nil, false},
+		{"laplace", nil, true}, // partition selection
+		{"gaussian", nil, true},
+		{"laplace", Params{"partition_selection": map[string]any{"enabled": false}}, false},
+		{"gaussian", Params{"partition_selection": map[string]any{"enabled": false}}, false},
 		{"idp", nil, false},
 		{"bdp", nil, false},
 	}

@@ -306,9 +306,11 @@ func TestShowMechanismStatesClaimAndBounds(t *testing.T) {
 		want              []string // rows, the claim's only by prefix
 	}{
 		{"laplace", "    max_groups_per_unit: 5", nil,
-			[]string{"laplace", "laplace: epsilon-differential privacy per person", "bounds on genomes: max_rows_per_unit 1, max_groups_per_unit 5"}},
+			[]string{"laplace", "laplace: epsilon-differential privacy per person", "bounds on genomes: max_rows_per_unit 1, max_groups_per_unit 5",
+				"GROUP BY without a declared domain at this session's share (epsilon 1, delta 1e-06): partition selection at epsilon 0.5, delta 1e-06"}},
 		{"gaussian", "    max_rows_per_unit: 2", map[string]any{"max_groups_per_unit": 3},
-			[]string{"gaussian", "gaussian: (epsilon, delta)-differential privacy per person", "bounds on genomes: max_rows_per_unit 2, max_groups_per_unit 3"}},
+			[]string{"gaussian", "gaussian: (epsilon, delta)-differential privacy per person", "bounds on genomes: max_rows_per_unit 2, max_groups_per_unit 3",
+				"GROUP BY without a declared domain at this session's share (epsilon 1, delta 1e-06): partition selection at epsilon 0.5, delta 5e-07"}},
 		{"bounded", "", map[string]any{"range": 3},
 			[]string{"bounded", "bounded: fresh uniform integer noise on every answer, clamped at 0; averaging repeated queries recovers the true count; offers no formal privacy guarantee"}},
 		{"bounded", "", map[string]any{"range": 3, "publish_parameters": true},

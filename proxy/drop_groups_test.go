@@ -38,6 +38,11 @@ func TestMaxGroupsCountsOnlyReleasedGroups(t *testing.T) {
 	}{
 		{"layered", nil},
 		{"suppress", map[string]any{"mode": "drop", "threshold": 3}},
+		// Partition selection keeps a group of one person with probability
+		// delta = 1e-6 (the default share): the 5 groups of a world are all
+		// dropped but with probability below 1e-5.
+		{"laplace", nil},
+		{"gaussian", nil},
 	}
 	for _, m := range mechs {
 		t.Run(m.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
-	"countwall/pgerror"
 	"countwall/planner"
 	"countwall/proxy/statedb"
 )
@@ -26,25 +25,12 @@ import (
 // transaction as its charge, so it need not be written again.
 func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
 	none := mechanisms.Charge{}
-	table := rt.catalog.Tables[q.Table]
-	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, none, false, err
-	}
-	needs := rt.mech.Needs()
-	if mechanisms.DropsLowCounts(rt.mech) {
-		needs.GroupLimit = foundGroupsLimit
-	}
-	eps, delta := s.share(rt)
-	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
-	if needs.Bound {
-		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
-			return nil, none, false, err
-		}
-	}
-	charge, err = mechanisms.Price(rt.mech, req)
+	p, err := s.price(rt, q)
 	if err != nil {
 		return nil, none, false, err
 	}
+	table, needs, req := p.req.Table, p.needs, p.req
+	charge = p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
 		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
@@ -67,36 +53,13 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	res = s.rows(rt, q, cells, answers, notice)
+	s.addIntervals(rt, req, answers, res)
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
 		maxGroups = planner.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
 	return res, charge, audited, nil
-}
-
-// foundGroupsLimit bounds the groups a GROUP BY without declared domains may
-// find under a mechanism that drops low counts, before it drops them: the
-// memory and time of one statement. Reaching it is the one refusal that
-// depends on groups the answer would not show (see the README).
-const foundGroupsLimit = 1_000_000
-
-// truncateGroups keeps the first max rows of a released GROUP BY in the
-// answer's order (ORDER BY, else the group values'), saying so in a notice.
-// Which rows are kept depends only on the rows the mechanism released, never
-// on the groups it dropped.
-func truncateGroups(res *Result, max int) {
-	if max <= 0 || len(res.Rows) <= max {
-		return
-	}
-	released := len(res.Rows)
-	res.Rows, res.Suppressed = res.Rows[:max], res.Suppressed[:max]
-	res.Tag = "SELECT " + strconv.Itoa(max)
-	note := fmt.Sprintf("%d groups were released; the first %d in the answer's order are shown (max_groups)", released, max)
-	if res.Notice != "" {
-		note = res.Notice + "\n" + note
-	}
-	res.Notice = note
 }
 
 // charge records a priced statement's charge durably, with the answer's
@@ -135,23 +98,6 @@ func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, ans
 	}
 	res.Tag = "SELECT " + strconv.Itoa(len(res.Rows))
 	return res
-}
-
-// checkGroupDomains refuses a GROUP BY over a column without a declared
-// public domain unless the mechanism drops low-count groups: otherwise the
-// rows that come back would reveal which groups exist.
-func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) error {
-	if mechanisms.DropsLowCounts(m) {
-		return nil
-	}
-	for _, g := range q.GroupBy {
-		if t.Columns[g].Domain == nil {
-			return &pgerror.Error{Code: pgerror.FeatureNotSupported,
-				Message: fmt.Sprintf("GROUP BY %q needs a declared public domain under the %s mechanism", g, m.Name()),
-				Hint:    fmt.Sprintf("declare tables.%s.domains.%s in the config (categories or an integer range), or use a mechanism that drops low counts (layered, or suppress with mode drop)", t.Name, g)}
-		}
-	}
-	return nil
 }
 
 func answerValue(a mechanisms.Answer, floatOut bool) Value {

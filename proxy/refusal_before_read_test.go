@@ -49,8 +49,21 @@ var refusalsBeforeRead = []refusalCase{
 	{name: "having", mechanism: "laplace", stmt: "SELECT sex, COUNT(*) FROM people GROUP BY sex HAVING COUNT(*) > 1", code: pgerror.FeatureNotSupported},
 	{name: "join", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people a JOIN people b ON a.id = b.id", code: pgerror.FeatureNotSupported},
 	{name: "catalog", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM pg_catalog.pg_class", code: pgerror.FeatureNotSupported},
-	{name: "group by without a domain under laplace", mechanism: "laplace", stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
-	{name: "group by without a domain under gaussian", mechanism: "gaussian", stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
+	{name: "group by without a domain under laplace without partition selection", mechanism: "laplace", cfg: noPartitionSelection,
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
+	{name: "group by without a domain under gaussian without partition selection", mechanism: "gaussian", cfg: noPartitionSelection,
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
+	{name: "partition selection under laplace with delta 0", mechanism: "laplace", setup: []string{"SET delta = 0"},
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.InvalidParameterValue},
+	{name: "partition selection's delta over the cap under laplace", mechanism: "laplace",
+		cfg:  func(c *config.Config) { c.Budget.DeltaCap = 1e-7 },
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.ConfigurationLimitExceeded},
+	{name: "partition selection's delta over the cap under gaussian", mechanism: "gaussian",
+		cfg:  func(c *config.Config) { c.Budget.DeltaCap = 1e-7 },
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.ConfigurationLimitExceeded},
+	{name: "partition selection's epsilon over the cap under gaussian", mechanism: "gaussian",
+		cfg:  func(c *config.Config) { c.Budget.EpsilonCap = 0.04 },
+		stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.ConfigurationLimitExceeded},
 	{name: "group by without a domain under idp", mechanism: "idp", stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
 	{name: "group by without a domain under cellkey", mechanism: "cellkey", stmt: "SELECT suburb, COUNT(*) FROM people GROUP BY suburb", code: pgerror.FeatureNotSupported},
 	{name: "write", mechanism: "laplace", stmt: "DELETE FROM people", code: pgerror.ReadOnlySQLTransaction},
@@ -79,6 +92,12 @@ var refusalsBeforeRead = []refusalCase{
 	{name: "budget exhausted under bdp", mechanism: "bdp",
 		cfg:  func(c *config.Config) { c.Budget.EpsilonCap = 0.05 },
 		stmt: "SELECT COUNT(*) FROM people WHERE sex = 'F'", code: pgerror.ConfigurationLimitExceeded},
+}
+
+// noPartitionSelection turns laplace's and gaussian's partition selection
+// off, so that a GROUP BY over undeclared columns is refused.
+func noPartitionSelection(c *config.Config) {
+	c.Mechanism.Params = map[string]any{"partition_selection": map[string]any{"enabled": false}}
 }
 
 func numbers(n int) string {

@@ -79,10 +79,11 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	fp := st.fingerprint
 	var stmt planner.Statement
 	var err error = errTerminated
+	explain := false
 	select {
 	case <-s.ended:
 	default:
-		stmt, err = st.prepared.Bind(args)
+		stmt, explain, err = st.bind(args)
 	}
 	kind := "invalid"
 	var res *Result
@@ -92,6 +93,11 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
+			if explain {
+				kind = "explain"
+				res, err = s.explain(ctx, rt, st)
+				break
+			}
 			res, charge, audited, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"

@@ -95,6 +95,9 @@ func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
 			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
 			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
 	}
+	if st.Name == confidenceSetting {
+		return s.setConfidence(st.Value)
+	}
 	if _, ok := clientSettings[st.Name]; ok {
 		s.mu.Lock()
 		s.settings[st.Name] = st.Value
@@ -151,7 +154,9 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 		}
 		return one(strconv.FormatFloat(delta, 'g', -1, 64)), nil
 	case "mechanism":
-		return showMechanism(rt), nil
+		return showMechanism(rt, s), nil
+	case confidenceSetting:
+		return one(s.confidenceText()), nil
 	case "server_version":
 		return one(ServerVersion), nil
 	}

@@ -22,6 +22,34 @@ type Statement struct {
 	fingerprint string
 	prepared    *planner.Prepared
 	catalog     *planner.Catalog // the catalog prepared was read against
+	// explain marks EXPLAIN SELECT ...: prepared holds the SELECT, which is
+	// priced and described but never run. explainErr refuses an EXPLAIN
+	// countwall does not answer (options, ANALYZE, no statement).
+	explain    bool
+	explainErr error
+}
+
+// bind fills the statement's parameters and says whether it is explained.
+func (st *Statement) bind(args []*string) (planner.Statement, bool, error) {
+	if st.explainErr != nil {
+		return nil, true, st.explainErr
+	}
+	stmt, err := st.prepared.Bind(args)
+	if err == nil && st.explain {
+		err = explainable(stmt)
+	}
+	return stmt, st.explain, err
+}
+
+// read prepares sql against cat, an EXPLAIN's statement without the EXPLAIN.
+func (st *Statement) read(cat *planner.Catalog) {
+	body, explain, err := explainedStatement(st.SQL)
+	st.explain, st.explainErr = explain, err
+	st.prepared, st.catalog = planner.Prepare(body, cat), cat
+	st.Transaction = TxNone
+	if !explain {
+		st.Transaction = txOp(st.prepared)
+	}
 }
 
 // Fingerprint is the statement's keyed fingerprint, computed once when it
@@ -64,8 +92,9 @@ func (s *Session) Prepare(sql string) *Statement {
 }
 
 func (e *Engine) prepare(sql string, cat *planner.Catalog) *Statement {
-	pr := planner.Prepare(sql, cat)
-	return &Statement{SQL: sql, Transaction: txOp(pr), fingerprint: e.Fingerprint(sql), prepared: pr, catalog: cat}
+	st := &Statement{SQL: sql, fingerprint: e.Fingerprint(sql)}
+	st.read(cat)
+	return st
 }
 
 // current makes st current for the catalog in force: a statement prepared
@@ -78,8 +107,7 @@ func (e *Engine) current(st *Statement, rt *runtime) {
 	if st.fingerprint == "" {
 		st.fingerprint = e.Fingerprint(st.SQL)
 	}
-	st.prepared, st.catalog = planner.Prepare(st.SQL, rt.catalog), rt.catalog
-	st.Transaction = txOp(st.prepared)
+	st.read(rt.catalog)
 }
 
 // EndsTransaction reports whether sql is COMMIT or ROLLBACK (or their
@@ -108,6 +136,9 @@ func (s *Session) Describe(_ context.Context, st *Statement) (*Description, erro
 	}
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
+	if st.explainErr != nil {
+		return nil, publicError(st.explainErr)
+	}
 	params, shape, err := st.prepared.Describe()
 	if err != nil {
 		return nil, publicError(err)
@@ -118,13 +149,16 @@ func (s *Session) Describe(_ context.Context, st *Statement) (*Description, erro
 	}
 	switch sh := shape.(type) {
 	case *planner.Query:
-		d.Columns = queryColumns(rt, sh)
+		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))
 	case *planner.Show:
 		d.Columns = showColumns(sh.Name)
 	case *planner.Chatter:
 		if sh.Kind == planner.ChatterVersion || sh.Kind == planner.ChatterCurrentSetting {
 			d.Columns = []Column{{Name: string(sh.Kind), Type: ColumnText}}
 		}
+	}
+	if d.Columns, err = describedColumns(st.explain, shape, d.Columns); err != nil {
+		return nil, publicError(err)
 	}
 	return d, nil
 }

@@ -146,6 +146,10 @@ func (b Balance) Notice(c mechanisms.Charge) string {
 	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
 	if c.Rho > 0 {
 		// The delta cap is all given to the zCDP conversion: no delta line.
+		if c.Epsilon > 0 || c.Delta > 0 { // a partition selection's part, charged beside rho
+			return fmt.Sprintf("charged rho %.6g and epsilon %g, delta %g (%s, zCDP: rho spent %.6g with the pure charges is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
+				c.Rho, c.Epsilon, c.Delta, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
+		}
 		return fmt.Sprintf("charged rho %.6g (%s, zCDP: rho spent %.6g is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
 			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
 	}

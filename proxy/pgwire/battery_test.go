@@ -50,7 +50,7 @@ var battery = []badInput{
 	{sql: "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people; DROP TABLE people", code: "42601"},
 	{sql: "FOO", code: "42601"},
-	{sql: "EXPLAIN SELECT COUNT(*) FROM people", code: "42601"},
+	{sql: "EXPLAIN ANALYZE SELECT COUNT(*) FROM people", code: "0A000"}, // it would run the query; plain EXPLAIN is answered
 	{sql: "LISTEN changes", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age IN ()", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people ORDER BY", code: "42601"},

@@ -165,6 +165,11 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return true
 	}
+	if n := len(p.stmt.desc.Columns); n > 0 && n != len(res.Columns) {
+		// SET countwall.confidence since Parse; drivers then prepare again.
+		c.sendError(pgerror.Errorf(pgerror.FeatureNotSupported, "cached plan must not change result type"))
+		return false
+	}
 	// Results are small and complete; a row limit is not honoured by
 	// suspending, so the whole answer is sent at once.
 	c.sendRows(res, p.resultFormats)

@@ -2,7 +2,6 @@ package pgwire
 
 import (
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -42,15 +41,7 @@ print("count:", cur.fetchone()[0])
 // rows. The test needs /usr/bin/python3 with psycopg2 (Debian's
 // python3-psycopg2), which .ci/run installs.
 func TestPsycopg2CannotBeToldStringsAreNonStandard(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3")
-	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg2").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("psycopg2 is missing in CI: .ci/run installs python3-psycopg2")
-		}
-		t.Skip("psycopg2 is not installed (apt-get install python3-psycopg2)")
-	}
+	needPsycopg2(t)
 	ts := startLexServer(t)
 	host, port, err := net.SplitHostPort(ts.addr)
 	if err != nil {

@@ -3,9 +3,6 @@ package pgwire
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -120,27 +117,13 @@ func TestPgxTransactionAfterError(t *testing.T) {
 // psql runs a script statement by statement: after the error inside BEGIN
 // it prints PostgreSQL's 25P02 message, and after ROLLBACK it answers again.
 func TestPsqlFailedTransactionBlock(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("psql is not installed; .ci/run installs postgresql-client")
-		}
-		t.Skip("psql is not installed (apt-get install postgresql-client)")
-	}
 	ts := startServer(t, "exact", nil, nil)
-	host, port, _ := net.SplitHostPort(ts.addr)
-	cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", testAnalyst, "-d", "countwall", "-f", "-")
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword, "PGCONNECT_TIMEOUT=5")
-	cmd.Stdin = strings.NewReader(`BEGIN;
+	out := psqlScript(t, ts, `BEGIN;
 SELECT COUNT(*) FROM nosuch;
 SELECT COUNT(*) AS inside FROM people;
 ROLLBACK;
 SELECT COUNT(*) AS after FROM people;
 `)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql: %v\n%s", err, out)
-	}
 	for _, want := range []string{
 		"BEGIN",
 		`ERROR:  relation "nosuch" does not exist`,
@@ -148,11 +131,11 @@ SELECT COUNT(*) AS after FROM people;
 		"ROLLBACK",
 		" after \n-------\n  5000\n",
 	} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("psql output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(string(out), "inside") {
+	if strings.Contains(out, "inside") {
 		t.Errorf("a statement inside the failed block was answered:\n%s", out)
 	}
 }
