@@ -10,7 +10,7 @@ import (
 	"countwall/config"
 	"countwall/dataset/progress"
 	"countwall/proxy/admin"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 func init() { rootCmd.AddCommand(newAuditCmd()) }
@@ -117,7 +117,7 @@ SQL text is never stored), the mechanism in force and what the answer was charge
   countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := statedb.ParseSince(since, time.Now())
+			from, err := state.ParseSince(since, time.Now())
 			if err != nil {
 				return err
 			}
@@ -126,11 +126,11 @@ SQL text is never stored), the mechanism in force and what the answer was charge
 				return err
 			}
 			defer st.Close()
-			entries, err := st.ListAudit(cmd.Context(), statedb.AuditFilter{Analyst: analyst, Since: from, Last: last})
+			entries, err := st.ListAudit(cmd.Context(), state.AuditFilter{Analyst: analyst, Since: from, Last: last})
 			if err != nil {
 				return err
 			}
-			return statedb.WriteAuditTable(cmd.OutOrStdout(), entries)
+			return state.WriteAuditTable(cmd.OutOrStdout(), entries)
 		},
 	}
 	f := cmd.Flags()

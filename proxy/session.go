@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -12,10 +11,9 @@ import (
 	"time"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
 	"countwall/planner"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // ServerVersion is what `SELECT version()` and the server_version setting report.
@@ -110,12 +108,11 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
-	audited := false // the answer's audit row was committed with its charge
 	if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
-			res, charge, audited, err = s.query(ctx, rt, st, fp)
+			res, charge, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -130,15 +127,13 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		}
 	}
 	err = publicError(err)
-	// An answer already audited in its charge's transaction is not written
-	// again; every other outcome is written here.
-	if !audited || err != nil {
-		if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
-			// An answer whose audit row is not durable does not leave; its
-			// charge (if any) stands, which errs on the safe side.
-			res, err = nil, publicError(aerr)
-			s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
-		}
+	// Every statement's outcome is written here, once: an answer's row is
+	// durable before the answer leaves.
+	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
+		// An answer whose audit row is not durable does not leave; its
+		// charge (if any) stands, which errs on the safe side.
+		res, err = nil, publicError(aerr)
+		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
 	}
 	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
@@ -245,14 +240,11 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 // that fails after the charge (a cancel, a timeout, an internal error) keeps
 // its charge, which errs on the safe side. So no refusal, no charge and no
 // refusal's timing depends on the rows.
-//
-// audited reports that the answer's audit row was committed in the same
-// transaction as its charge, so it need not be written again.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, err error) {
 	none := mechanisms.Charge{}
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
-		return nil, none, false, err
+		return nil, none, err
 	}
 	needs := rt.mech.Needs()
 	if mechanisms.DropsLowCounts(rt.mech) {
@@ -262,33 +254,33 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
 	if needs.Bound {
 		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
-			return nil, none, false, err
+			return nil, none, err
 		}
 	}
 	charge, err = mechanisms.Price(rt.mech, req)
 	if err != nil {
-		return nil, none, false, err
+		return nil, none, err
 	}
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
-			return nil, none, false, err
+		if notice, err = s.charge(ctx, rt, fp, charge); err != nil {
+			return nil, none, err
 		}
 	}
 	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
-		return nil, charge, audited, err
+		return nil, charge, err
 	}
 	req.Result = cells
 	answers, answered, err := rt.mech.Answer(ctx, req)
 	if err != nil {
-		return nil, charge, audited, err
+		return nil, charge, err
 	}
 	if answered != charge {
-		return nil, charge, audited, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+		return nil, charge, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, charge, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	res = s.rows(rt, q, cells, answers, notice)
 	maxGroups := table.Policy.MaxGroups
@@ -296,7 +288,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		maxGroups = planner.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
-	return res, charge, audited, nil
+	return res, charge, nil
 }
 
 // foundGroupsLimit bounds the groups a GROUP BY without declared domains may
@@ -323,22 +315,14 @@ func truncateGroups(res *Result, max int) {
 	res.Notice = note
 }
 
-// charge records a priced statement's charge durably, with the answer's
-// audit row in the same transaction where the ledger writes one.
-func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, audited bool, err error) {
-	req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
-	if !s.engine.queueAnswerAudit {
-		entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
-		req.Within = func(ctx context.Context, tx *sql.Conn) error {
-			audited = true
-			return statedb.InsertAudit(ctx, tx, entry)
-		}
-	}
-	bal, err := s.engine.budget.Charge(ctx, req)
+// charge records a priced statement's charge durably, before the data is
+// read; the answer's audit row follows once the answer is known.
+func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, err error) {
+	bal, err := s.engine.budget.Charge(ctx, state.EntryOf(s.analyst, rt.mech.Name(), fp, charge))
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
-	return bal.Notice(charge), audited, nil
+	return bal.Notice(charge), nil
 }
 
 // rows builds the result of an answered query: a row per answered cell.
@@ -598,8 +582,8 @@ func outcome(err error) string {
 }
 
 // answeredEntry is the audit entry of an answer and its charge.
-func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) statedb.AuditEntry {
-	e := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
+func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) state.AuditEntry {
+	e := state.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: state.OutcomeAnswered}
 	if charge.Kind != mechanisms.AccountingNone {
 		e.ChargeKind, e.Epsilon, e.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
 	}
@@ -614,7 +598,7 @@ func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, char
 	entry := answeredEntry(analyst, fp, kind, mech, charge)
 	if err != nil {
 		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
-		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
+		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()
 		var ie *internalError
 		if errors.As(err, &ie) {
 			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", ie.cause)

@@ -1,4 +1,4 @@
-package ledger
+package state
 
 import (
 	"bufio"
@@ -20,7 +20,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger/dialect"
 	"countwall/pgerror"
 	"countwall/planner"
 )
@@ -30,8 +29,8 @@ const dp = mechanisms.AccountingDP
 // openStateDB opens a state database the way proxy/statedb does.
 func openStateDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	if dialect.IsURL(path) {
-		db, err := dialect.Open(context.Background(), path)
+	if IsPostgresURL(path) {
+		db, err := openPostgres(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +47,7 @@ func openStateDB(t testing.TB, path string) *sql.DB {
 
 func openLedger(t testing.TB, path string, reserve int) *Ledger {
 	t.Helper()
-	l, err := Open(context.Background(), openStateDB(t, path), Options{Reserve: reserve})
+	l, err := OpenLedger(context.Background(), openStateDB(t, path), LedgerOptions{Reserve: reserve})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +207,7 @@ func TestLedgerRefusesBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loose.Close()
-	if _, err := Open(ctx, loose, Options{}); err == nil {
+	if _, err := OpenLedger(ctx, loose, LedgerOptions{}); err == nil {
 		t.Error("Open accepted a database without WAL and synchronous=FULL")
 	}
 }

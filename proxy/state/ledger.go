@@ -1,4 +1,4 @@
-// Package ledger is the privacy budget, in one place: the accounting kinds
+// The ledger is the privacy budget, in one place: the accounting kinds
 // it keeps, each analyst's Balance, the Caps and what remains, the notice
 // an answer's charge gives, and the durable ledger itself. Every charge for
 // an answered query is committed to the state database before the answer
@@ -10,13 +10,14 @@
 // Accounting kinds are kept apart: dp, idp and bdp each have their own
 // totals, caps and grants, since an IDP or BDP claim is not a DP charge.
 //
-// Speed may come from reservation (Options.Reserve > 1): one durable write
+// Speed may come from reservation (LedgerOptions.Reserve > 1): one durable write
 // reserves several queries' worth of budget, which this process then spends
 // in memory. A reservation counts as spent from the moment it is written, so
 // a crash can only make the ledger show more spent than was answered, never
 // less; the unused part is given back when the reservation is settled
 // (exhausted, or at Close).
-package ledger
+
+package state
 
 import (
 	"context"
@@ -28,7 +29,6 @@ import (
 	"time"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger/dialect"
 	"countwall/pgerror"
 )
 
@@ -40,13 +40,6 @@ type Entry struct {
 	Epsilon     float64
 	Delta       float64
 	Fingerprint string // identifies the SQL text, never the text itself
-	// Within, when set, runs inside the transaction that makes this charge
-	// durable, so that the caller's own record of the answer (the audit
-	// row) commits with it; an error rolls the charge back. It does not run
-	// when the charge is taken in memory from an open reservation, since no
-	// transaction is written for it: the caller then records the answer
-	// itself.
-	Within func(ctx context.Context, tx *sql.Conn) error
 	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
 	// analyst and kind, and the sum converted to epsilon at the delta the
 	// cap leaves (ZCDPEpsilon) before it is held to the cap.
@@ -103,8 +96,8 @@ func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.Delt
 // Kinds are the accounting kinds the ledger keeps, in display order.
 var Kinds = []mechanisms.Accounting{mechanisms.AccountingDP, mechanisms.AccountingIDP, mechanisms.AccountingBDP}
 
-// Options configure a Ledger.
-type Options struct {
+// LedgerOptions configure a Ledger.
+type LedgerOptions struct {
 	// Reserve is how many queries' worth of budget one durable write may
 	// reserve; 0 or 1 commits every charge on its own.
 	Reserve int
@@ -158,15 +151,15 @@ type pendingEntry struct {
 	e  Entry
 }
 
-// Open creates the ledger's tables if needed. db must be a SQLite database
+// OpenLedger creates the ledger's tables if needed. db must be a SQLite database
 // in WAL mode with synchronous=FULL (as proxy/statedb opens it), or a
 // PostgreSQL database opened by package dialect, so that a committed charge
 // survives a crash or power loss.
-func Open(ctx context.Context, db *sql.DB, opts Options) (*Ledger, error) {
+func OpenLedger(ctx context.Context, db *sql.DB, opts LedgerOptions) (*Ledger, error) {
 	if db == nil {
 		return nil, errors.New("ledger: no state database")
 	}
-	if err := dialect.CheckDurable(ctx, db); err != nil {
+	if err := checkDurable(ctx, db); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	const schema = `
@@ -262,13 +255,6 @@ func (e Entry) validate() error {
 	return nil
 }
 
-func (e Entry) runWithin(ctx context.Context, tx *sql.Conn) error {
-	if e.Within == nil {
-		return nil
-	}
-	return e.Within(ctx, tx)
-}
-
 // fits reports whether spent+cost stays within limit (with capTolerance).
 func fits(spent, cost, limit float64) bool {
 	return cost == 0 || spent+cost <= limit+capTolerance*limit
@@ -347,9 +333,6 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
 			return err
 		}
-		if err := e.runWithin(ctx, tx); err != nil {
-			return err
-		}
 		if e.Kind != mechanisms.AccountingNone {
 			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
 				return err
@@ -397,9 +380,6 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 			return fmt.Errorf("ledger: writing reservation: %w", err)
 		}
 		if err := addSpent(ctx, tx, e.Analyst, e.Kind, resEps, resDelta); err != nil {
-			return err
-		}
-		if err := e.runWithin(ctx, tx); err != nil {
 			return err
 		}
 		next = &chunk{

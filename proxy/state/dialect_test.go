@@ -1,4 +1,4 @@
-package dialect
+package state
 
 import "testing"
 
@@ -18,8 +18,8 @@ func TestTranslate(t *testing.T) {
 		{`INSERT OR IGNORE INTO secret (id, value) VALUES (1, ?)`, `INSERT INTO secret (id, value) VALUES (1, $1) ON CONFLICT DO NOTHING`},
 	}
 	for _, tc := range cases {
-		if got := Translate(tc.in); got != tc.want {
-			t.Errorf("Translate(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := translate(tc.in); got != tc.want {
+			t.Errorf("translate(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -28,8 +28,8 @@ func TestIsURL(t *testing.T) {
 	for s, want := range map[string]bool{
 		"postgres://u@h/db": true, "POSTGRESQL://h/db": true, "state.db": false, "/var/lib/postgres/state.db": false, "": false,
 	} {
-		if got := IsURL(s); got != want {
-			t.Errorf("IsURL(%q) = %v", s, got)
+		if got := IsPostgresURL(s); got != want {
+			t.Errorf("IsPostgresURL(%q) = %v", s, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package ledger
+package state
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger/dialect"
 )
 
 // foldRho turns a raw balance (pure and zCDP spending apart) into one held
@@ -62,9 +61,6 @@ func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps 
 		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
 			return err
 		}
-		if err := e.runWithin(ctx, tx); err != nil {
-			return err
-		}
 		if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
 			return err
 		}
@@ -88,7 +84,7 @@ func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps 
 // addRhoColumn adds the rho column to a table written before zCDP charges
 // existed; existing rows hold no rho.
 func addRhoColumn(ctx context.Context, db *sql.DB, table string) error {
-	has, err := dialect.ColumnExists(ctx, db, table, "rho")
+	has, err := columnExists(ctx, db, table, "rho")
 	if err != nil {
 		return fmt.Errorf("ledger: reading the columns of %s: %w", table, err)
 	}

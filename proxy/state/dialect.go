@@ -1,10 +1,10 @@
-// Package dialect lets the state database (the secret, the audit log, the
-// budget ledger) live in PostgreSQL as well as in SQLite, so that several
-// firewall instances share one ledger.
+// The PostgreSQL dialect lets the state database (the secret, the audit
+// log, the budget ledger) live in PostgreSQL as well as in SQLite, so that
+// several firewall instances share one ledger.
 //
-// The state's SQL is written once, in SQLite's dialect. Open returns a pool
+// The state's SQL is written once, in SQLite's dialect. openPostgres returns a pool
 // whose driver is pgx with a translation in front: every statement is
-// rewritten by Translate, the few constructs whose spelling differs, before
+// rewritten by translate, the few constructs whose spelling differs, before
 // PostgreSQL sees it. What cannot be spelt in one statement for both (does a
 // table or a column exist, is a commit durable) is asked through the helpers
 // here, which answer for either backend.
@@ -15,7 +15,8 @@
 // transaction of one instance at a time until it commits or rolls back (or
 // its connection dies with its process), so two instances checking one
 // analyst's cap are serialised exactly as two SQLite processes are.
-package dialect
+
+package state
 
 import (
 	"context"
@@ -48,14 +49,14 @@ func isDDL(query string) bool {
 func init() { sql.Register(driverName, &translating{}) }
 
 // IsURL reports whether a state setting names a PostgreSQL server.
-func IsURL(s string) bool {
+func IsPostgresURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
 // Open opens the PostgreSQL state database at url through the translating
 // driver and checks that it answers.
-func Open(ctx context.Context, url string) (*sql.DB, error) {
+func openPostgres(ctx context.Context, url string) (*sql.DB, error) {
 	db, err := sql.Open(driverName, url)
 	if err != nil {
 		return nil, err
@@ -68,16 +69,16 @@ func Open(ctx context.Context, url string) (*sql.DB, error) {
 }
 
 // IsPostgres reports whether db was opened by Open.
-func IsPostgres(db *sql.DB) bool {
+func isPostgres(db *sql.DB) bool {
 	_, ok := db.Driver().(*translating)
 	return ok
 }
 
 // TableExists reports whether the state database has a table of that name.
-func TableExists(ctx context.Context, db *sql.DB, table string) (bool, error) {
+func tableExists(ctx context.Context, db *sql.DB, table string) (bool, error) {
 	var n int
 	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
-	if IsPostgres(db) {
+	if isPostgres(db) {
 		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
 	}
 	if err := db.QueryRowContext(ctx, q, table).Scan(&n); err != nil {
@@ -87,10 +88,10 @@ func TableExists(ctx context.Context, db *sql.DB, table string) (bool, error) {
 }
 
 // ColumnExists reports whether a table of the state database has a column.
-func ColumnExists(ctx context.Context, db *sql.DB, table, column string) (bool, error) {
+func columnExists(ctx context.Context, db *sql.DB, table, column string) (bool, error) {
 	var n int
 	q := `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`
-	if IsPostgres(db) {
+	if isPostgres(db) {
 		q = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`
 	}
 	if err := db.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
@@ -103,8 +104,8 @@ func ColumnExists(ctx context.Context, db *sql.DB, table, column string) (bool, 
 // crash: SQLite must run in WAL mode with synchronous=FULL; PostgreSQL must
 // not have synchronous_commit off (a commit must be flushed before it is
 // acknowledged).
-func CheckDurable(ctx context.Context, db *sql.DB) error {
-	if IsPostgres(db) {
+func checkDurable(ctx context.Context, db *sql.DB) error {
+	if isPostgres(db) {
 		var sc string
 		if err := db.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&sc); err != nil {
 			return fmt.Errorf("reading synchronous_commit: %w", err)
@@ -154,7 +155,7 @@ var (
 //   - INSERT OR IGNORE becomes INSERT ... ON CONFLICT DO NOTHING.
 //
 // Quoted strings and identifiers are left as they are.
-func Translate(query string) string {
+func translate(query string) string {
 	q := query
 	if isDDL(q) {
 		q = ddlTypes.Replace(q)
@@ -290,15 +291,15 @@ type conn_ struct {
 }
 
 func (c *conn_) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.Prepare(Translate(query))
+	return c.Conn.Prepare(translate(query))
 }
 
 func (c *conn_) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, Translate(query))
+	return c.Conn.PrepareContext(ctx, translate(query))
 }
 
 func (c *conn_) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, Translate(query), args)
+	return c.Conn.QueryContext(ctx, translate(query), args)
 }
 
 func (c *conn_) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -312,7 +313,7 @@ func (c *conn_) ExecContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return driver.RowsAffected(0), nil
 	}
-	translated := Translate(query)
+	translated := translate(query)
 	if isDDL(query) && len(args) == 0 && c.Conn.Conn().PgConn().TxStatus() == 'I' {
 		// CREATE TABLE IF NOT EXISTS is not safe against itself in
 		// PostgreSQL: instances starting together would collide in the

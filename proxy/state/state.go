@@ -1,7 +1,7 @@
-// Package statedb is the firewall's own state database: the noise secret and
-// the audit log (the budget ledger keeps its tables in the same file). It is a
-// separate SQLite file from the protected database, which is never written.
-package statedb
+// The state database holds the noise secret, the audit log and the budget
+// ledger's tables.
+
+package state
 
 import (
 	"context"
@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"countwall/mechanisms/ledger/dialect"
-
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -29,6 +27,7 @@ const SecretBytes = 32
 type DB struct {
 	sql    *sql.DB
 	secret []byte
+	ledger *Ledger
 
 	// audit is the audit writer's own handle: one connection, with the
 	// insert prepared once, synchronous as Options.AuditSync says. The
@@ -97,6 +96,8 @@ type Options struct {
 	// AuditSync is how durable an answer's audit row is before the answer
 	// leaves; the zero value is AuditSyncFull.
 	AuditSync AuditSync
+	// Reserve is the ledger's LedgerOptions.Reserve.
+	Reserve int
 }
 
 // Open opens (creating if needed) the state database at path. The file is
@@ -110,14 +111,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dialect.IsURL(path) {
+	if IsPostgresURL(path) {
 		// A PostgreSQL state is shared by every instance that names it;
 		// commits are durable with the server's default synchronous_commit.
-		db, err := dialect.Open(ctx, path)
+		db, err := openPostgres(ctx, path)
 		if err != nil {
 			return nil, fmt.Errorf("opening state database: %w", err)
 		}
-		return start(ctx, db, db, auditSync)
+		return start(ctx, db, db, auditSync, opts.Reserve)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -141,7 +142,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// One writer connection: the audit's transactions are serial anyway,
 	// and its prepared insert is then compiled once.
 	audit.SetMaxOpenConns(1)
-	return start(ctx, db, audit, auditSync)
+	return start(ctx, db, audit, auditSync, opts.Reserve)
 }
 
 // sqliteDSN opens a state file in WAL mode with the given synchronous
@@ -154,8 +155,8 @@ func sqliteDSN(path string, synchronous AuditSync) string {
 
 // start creates the tables if needed, reads the secret and starts the audit
 // writer on its own handle (audit may be db itself).
-func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync) (*DB, error) {
-	s := &DB{sql: db, audit: audit, auditSync: auditSync, postgres: dialect.IsPostgres(db),
+func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync, reserve int) (*DB, error) {
+	s := &DB{sql: db, audit: audit, auditSync: auditSync, postgres: isPostgres(db),
 		writing: make(chan struct{}, 1), kick: make(chan struct{}, 1), flusherOK: make(chan struct{})}
 	fail := func(err error) (*DB, error) {
 		if audit != db {
@@ -170,6 +171,11 @@ func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync) (*DB, er
 	if err := s.loadSecret(ctx); err != nil {
 		return fail(err)
 	}
+	book, err := OpenLedger(ctx, db, LedgerOptions{Reserve: reserve})
+	if err != nil {
+		return fail(err)
+	}
+	s.ledger = book
 	insert, err := audit.PrepareContext(ctx, insertAudit)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the audit log insert: %w", err))
@@ -183,7 +189,7 @@ func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync) (*DB, er
 // state database at path is there: a SQLite file must exist (opening would
 // create an empty one), a PostgreSQL URL is taken as given.
 func Exists(path string) error {
-	if dialect.IsURL(path) {
+	if IsPostgresURL(path) {
 		return nil
 	}
 	if _, err := os.Stat(path); err != nil {
@@ -192,8 +198,11 @@ func Exists(path string) error {
 	return nil
 }
 
-// SQL is the underlying handle, for the ledger's own tables.
+// SQL is the underlying handle, for tests and offline reads.
 func (s *DB) SQL() *sql.DB { return s.sql }
+
+// Ledger is the budget ledger kept in this state database.
+func (s *DB) Ledger() *Ledger { return s.ledger }
 
 // Secret is the firewall secret that keys record keys and sticky noise.
 // Callers must not log it or hand it to analysts.
@@ -215,7 +224,8 @@ func Fingerprint(secret []byte, sql string) string {
 	return hex.EncodeToString(mac.Sum(nil)[:8])
 }
 
-// Close flushes the audit log and closes the database.
+// Close settles the ledger's open reservations, flushes the audit log and
+// closes the database.
 func (s *DB) Close() error {
 	s.pendingMu.Lock()
 	already := s.closed
@@ -229,7 +239,8 @@ func (s *DB) Close() error {
 	}
 	<-s.flusherOK
 	s.commitPending() // what arrived after the flusher's last batch
-	err := s.auditInsert.Close()
+	err := s.ledger.Close(context.Background())
+	err = errors.Join(err, s.auditInsert.Close())
 	if s.audit != s.sql {
 		err = errors.Join(err, s.audit.Close())
 	}
@@ -422,11 +433,6 @@ func (s *DB) flusher() {
 	}
 }
 
-// Execer runs a statement: a *sql.Tx or a *sql.Conn inside a transaction.
-type Execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 const insertAudit = `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func auditArgs(e AuditEntry) []any {
@@ -435,15 +441,6 @@ func auditArgs(e AuditEntry) []any {
 	}
 	return []any{e.At.UTC().Format(auditTime), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism,
 		e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta}
-}
-
-// InsertAudit writes an entry inside a transaction the caller holds on this
-// state database (the ledger's charge), so that it commits with it.
-func InsertAudit(ctx context.Context, tx Execer, e AuditEntry) error {
-	if _, err := tx.ExecContext(ctx, insertAudit, auditArgs(e)...); err != nil {
-		return fmt.Errorf("writing audit log: %w", err)
-	}
-	return nil
 }
 
 func (s *DB) writeAudit(batch []AuditEntry) error {

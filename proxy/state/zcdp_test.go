@@ -1,4 +1,4 @@
-package ledger
+package state
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func TestLedgerAddsTheRhoColumn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := Open(context.Background(), db, Options{})
+	l, err := OpenLedger(context.Background(), db, LedgerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

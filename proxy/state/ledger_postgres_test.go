@@ -1,24 +1,10 @@
-package ledger
+package state
 
 import (
-	"os"
 	"testing"
 
 	"countwall/planner/pgtest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
-
-// onPostgres, when set, gives each test a fresh PostgreSQL state database
-// instead of a SQLite file: the same tests, the other backend.
-var onPostgres *pgtest.Srv
-
-// newStatePath is where a test keeps its state (pgtest.StatePath).
-func newStatePath(t *testing.T) string { return pgtest.StatePath(t, onPostgres) }
 
 // TestPostgresLedger runs the ledger's tests against a PostgreSQL state
 // database: caps, kinds, grants and resets; eight goroutines and two
@@ -35,7 +21,6 @@ func TestPostgresLedger(t *testing.T) {
 		"zcdp":                    TestLedgerComposesRhoUnderZCDP,
 		"hold never raises":       TestHoldNeverRaisesACap,
 		"list shows held caps":    TestListShowsHeldCaps,
-		"within":                  TestWithinRunsInTheChargesTransaction,
 	} {
 		t.Run(name, test)
 	}

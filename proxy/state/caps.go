@@ -1,4 +1,4 @@
-package ledger
+package state
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger/dialect"
 )
 
 // Held caps. A config reload (or a restart with an edited config) must
@@ -89,7 +88,7 @@ func (l *Ledger) capsTable(ctx context.Context) error {
 // and false when none are held (or the caps table does not exist yet): a
 // reader such as `countwall budget list` must not write the ledger.
 func (l *Ledger) heldCaps(ctx context.Context, analyst string, kind mechanisms.Accounting) (Caps, bool, error) {
-	exists, err := dialect.TableExists(ctx, l.db, "ledger_caps")
+	exists, err := tableExists(ctx, l.db, "ledger_caps")
 	if err != nil {
 		return Caps{}, false, fmt.Errorf("ledger: reading held caps: %w", err)
 	}
