@@ -57,7 +57,7 @@ func TestAuditDurableIsCommittedOnReturn(t *testing.T) {
 			t.Fatal(err)
 		}
 		var n int
-		if err := other.QueryRow(`SELECT count(*) FROM audit`).Scan(&n); err != nil {
+		if err := other.QueryRow(`SELECT count(*) FROM audit_log`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != i {

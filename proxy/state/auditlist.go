@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,4 +56,46 @@ func auditCharge(e AuditEntry) string {
 		c += " delta " + strconv.FormatFloat(e.Delta, 'g', -1, 64)
 	}
 	return c
+}
+
+// AuditLog returns the most recent entries, newest last.
+func (s *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
+	return s.ListAudit(ctx, AuditFilter{Last: limit})
+}
+
+// AuditFilter selects audit entries; the zero value selects all.
+type AuditFilter struct {
+	Analyst string    // only this analyst's entries, when set
+	Since   time.Time // only entries at or after it, when set
+	Before  time.Time // only entries before it, when set
+	Last    int       // only the most recent Last entries, when > 0
+	// AnsweredOnly keeps answered statements only.
+	AnsweredOnly bool
+}
+
+// ListAudit returns the entries the filter selects, oldest first.
+func (s *DB) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	where, args := auditWhere(f)
+	limit := ""
+	if f.Last > 0 {
+		limit = " LIMIT ?"
+		args = append(args, f.Last)
+	}
+	rows, err := s.sql.QueryContext(ctx, `SELECT * FROM (SELECT `+auditColumns+` WHERE `+where+` ORDER BY l.id DESC`+limit+`) AS recent ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
+	}
+	defer rows.Close()
+	var out []AuditEntry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading audit log: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
+	}
+	return out, nil
 }

@@ -409,7 +409,7 @@ func TestLedgerChildProcess(t *testing.T) {
 	os.Exit(0)
 }
 
-// Benchmarks: go test ./mechanisms/ledger/ -run '^$' -bench . -benchtime 2000x
+// Benchmarks: go test ./proxy/state -run '^$' -bench . -benchtime 2000x
 func BenchmarkLedgerCharge(b *testing.B) {
 	for _, reserve := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("reserve=%d", reserve), func(b *testing.B) {

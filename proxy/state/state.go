@@ -15,7 +15,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -33,10 +32,13 @@ type DB struct {
 	// insert prepared once, synchronous as Options.AuditSync says. The
 	// ledger's transactions (and the audit rows written inside them) use
 	// sql, which is always synchronous=FULL.
-	audit       *sql.DB
-	auditInsert *sql.Stmt
-	auditSync   AuditSync
-	postgres    bool
+	audit         *sql.DB
+	auditPrepared map[string]*sql.Stmt
+	auditSync     AuditSync
+	postgres      bool
+	// contexts and shapes are the ids of interned audit contexts and
+	// statement shapes already written (auditstore.go).
+	contexts, shapes interned
 
 	// The audit log is written with group commit: whoever holds the
 	// writing turn writes every entry pending at that moment in one
@@ -176,11 +178,11 @@ func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync, reserve 
 		return fail(err)
 	}
 	s.ledger = book
-	insert, err := audit.PrepareContext(ctx, insertAudit)
+	prepared, err := prepareAudit(ctx, audit)
 	if err != nil {
-		return fail(fmt.Errorf("preparing the audit log insert: %w", err))
+		return fail(err)
 	}
-	s.auditInsert = insert
+	s.auditPrepared = prepared
 	go s.flusher()
 	return s, nil
 }
@@ -240,7 +242,9 @@ func (s *DB) Close() error {
 	<-s.flusherOK
 	s.commitPending() // what arrived after the flusher's last batch
 	err := s.ledger.Close(context.Background())
-	err = errors.Join(err, s.auditInsert.Close())
+	for _, st := range s.auditPrepared {
+		err = errors.Join(err, st.Close())
+	}
 	if s.audit != s.sql {
 		err = errors.Join(err, s.audit.Close())
 	}
@@ -252,34 +256,11 @@ func (s *DB) migrate(ctx context.Context) error {
 CREATE TABLE IF NOT EXISTS secret (
 	id     INTEGER PRIMARY KEY CHECK (id = 1),
 	value  BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS audit (
-	id          INTEGER PRIMARY KEY,
-	at          TEXT NOT NULL,
-	analyst     TEXT NOT NULL,
-	fingerprint TEXT NOT NULL,
-	kind        TEXT NOT NULL,
-	mechanism   TEXT NOT NULL,
-	outcome     TEXT NOT NULL,
-	sqlstate    TEXT NOT NULL,
-	reason      TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS audit_at ON audit (at);`
+);`
 	if _, err := s.sql.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("creating state tables: %w", err)
 	}
-	// The charge columns came later: a state database from before them
-	// gains them here, its old rows reading as charged nothing.
-	for _, col := range []string{
-		"charge_kind TEXT NOT NULL DEFAULT ''",
-		"epsilon REAL NOT NULL DEFAULT 0",
-		"delta REAL NOT NULL DEFAULT 0",
-	} {
-		if _, err := s.sql.ExecContext(ctx, "ALTER TABLE audit ADD COLUMN "+col); err != nil && !strings.Contains(err.Error(), "duplicate column") {
-			return fmt.Errorf("adding audit column %s: %w", strings.Fields(col)[0], err)
-		}
-	}
-	return nil
+	return s.migrateAudit(ctx)
 }
 
 func (s *DB) loadSecret(ctx context.Context) error {
@@ -300,223 +281,3 @@ func (s *DB) loadSecret(ctx context.Context) error {
 	return nil
 }
 
-// AuditEntry is one statement's outcome. It holds no data values: the SQL
-// text is kept only as a keyed fingerprint, and reasons are the refusal
-// messages, which never contain values read from the database.
-type AuditEntry struct {
-	At          time.Time
-	Analyst     string
-	Fingerprint string
-	Kind        string // query, set, show, chatter, invalid
-	Mechanism   string
-	Outcome     string // answered, refused
-	SQLState    string // "" when answered
-	Reason      string
-	// ChargeKind, Epsilon and Delta are what an answer cost ("" and 0 when
-	// nothing was charged).
-	ChargeKind string
-	Epsilon    float64
-	Delta      float64
-
-	done chan error // closed-over result of the commit, for a caller who waits
-}
-
-// Outcomes of an audited statement.
-const (
-	OutcomeAnswered = "answered"
-	OutcomeRefused  = "refused"
-)
-
-// Audit queues an entry for the audit log without waiting for it to be
-// written; it writes the pending entries itself only when many are waiting,
-// so entries are never dropped. Use it for refusals, which send nothing out.
-func (s *DB) Audit(e AuditEntry) {
-	n, err := s.enqueue(e, true)
-	if err != nil {
-		return // after Close there is nowhere to write; nothing was answered
-	}
-	if n >= maxPending {
-		s.commitPending()
-	}
-}
-
-// AuditDurable writes an entry and returns once its transaction is
-// committed (as durably as Options.AuditSync says): call it before an answer
-// leaves, so that the audit never shows fewer answers than clients received.
-// Entries offered while a commit is in progress share the next one (group
-// commit).
-func (s *DB) AuditDurable(ctx context.Context, e AuditEntry) error {
-	e.done = make(chan error, 1)
-	if _, err := s.enqueue(e, false); err != nil {
-		return err
-	}
-	// Either an earlier writer commits this entry with its batch, or this
-	// goroutine becomes the writer and commits every pending entry.
-	select {
-	case err := <-e.done:
-		return err
-	case s.writing <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-e.done: // written while this goroutine took its turn
-		<-s.writing
-		return err
-	default:
-	}
-	s.commitLocked()
-	<-s.writing
-	return <-e.done
-}
-
-// enqueue adds an entry to the pending ones and says how many are pending;
-// wake asks the flusher to write them soon. The flusher is woken under
-// pendingMu, so never after Close has closed its channel.
-func (s *DB) enqueue(e AuditEntry, wake bool) (int, error) {
-	if e.At.IsZero() {
-		e.At = time.Now()
-	}
-	s.pendingMu.Lock()
-	defer s.pendingMu.Unlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	s.pending = append(s.pending, e)
-	if wake && len(s.pending) < maxPending {
-		select {
-		case s.kick <- struct{}{}:
-		default: // the flusher is already awake
-		}
-	}
-	return len(s.pending), nil
-}
-
-// Flush waits until every entry queued so far is written.
-func (s *DB) Flush() {
-	s.commitPending()
-}
-
-// commitPending writes every pending entry in one transaction and tells
-// those who wait how it went.
-func (s *DB) commitPending() {
-	s.writing <- struct{}{}
-	defer func() { <-s.writing }()
-	s.commitLocked()
-}
-
-// commitLocked is commitPending for the holder of the writing turn.
-func (s *DB) commitLocked() {
-	s.pendingMu.Lock()
-	batch := s.pending
-	s.pending = nil
-	s.pendingMu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
-	err := s.writeAudit(batch)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "countwall: audit log write failed:", err)
-	}
-	for _, e := range batch {
-		if e.done != nil {
-			e.done <- err
-		}
-	}
-}
-
-// flusher writes refusals' entries soon after they are queued, until Close.
-func (s *DB) flusher() {
-	defer close(s.flusherOK)
-	for range s.kick {
-		s.commitPending()
-	}
-}
-
-const insertAudit = `INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-func auditArgs(e AuditEntry) []any {
-	if e.At.IsZero() {
-		e.At = time.Now()
-	}
-	return []any{e.At.UTC().Format(auditTime), e.Analyst, e.Fingerprint, e.Kind, e.Mechanism,
-		e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta}
-}
-
-func (s *DB) writeAudit(batch []AuditEntry) error {
-	ctx := context.Background()
-	tx, err := s.audit.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("writing audit log: %w", err)
-	}
-	defer tx.Rollback()
-	if s.postgres && s.auditSync == AuditSyncNormal {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return fmt.Errorf("writing audit log: %w", err)
-		}
-	}
-	stmt := tx.StmtContext(ctx, s.auditInsert)
-	defer stmt.Close()
-	for _, e := range batch {
-		if _, err := stmt.ExecContext(ctx, auditArgs(e)...); err != nil {
-			return fmt.Errorf("writing audit log: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing audit log: %w", err)
-	}
-	return nil
-}
-
-// auditTime is how times are stored: fixed width, so that text order is
-// time order and --since can compare in SQL.
-const auditTime = "2006-01-02T15:04:05.000000000Z"
-
-// AuditLog returns the most recent entries, newest last.
-func (s *DB) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
-	return s.ListAudit(ctx, AuditFilter{Last: limit})
-}
-
-// AuditFilter selects audit entries; the zero value selects all.
-type AuditFilter struct {
-	Analyst string    // only this analyst's entries, when set
-	Since   time.Time // only entries at or after it, when set
-	Last    int       // only the most recent Last entries, when > 0
-}
-
-// ListAudit returns the entries the filter selects, oldest first.
-func (s *DB) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	where, args := []string{"1 = 1"}, []any{}
-	if f.Analyst != "" {
-		where, args = append(where, "analyst = ?"), append(args, f.Analyst)
-	}
-	if !f.Since.IsZero() {
-		where, args = append(where, "at >= ?"), append(args, f.Since.UTC().Format(auditTime))
-	}
-	limit := ""
-	if f.Last > 0 {
-		limit = " LIMIT ?"
-		args = append(args, f.Last)
-	}
-	rows, err := s.sql.QueryContext(ctx, `SELECT at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta
-FROM (SELECT * FROM audit WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC`+limit+`) AS recent ORDER BY id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("reading audit log: %w", err)
-	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		var at string
-		if err := rows.Scan(&at, &e.Analyst, &e.Fingerprint, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason,
-			&e.ChargeKind, &e.Epsilon, &e.Delta); err != nil {
-			return nil, fmt.Errorf("reading audit log: %w", err)
-		}
-		e.At, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading audit log: %w", err)
-	}
-	return out, nil
-}
