@@ -127,9 +127,13 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 		}
 	}
 	err = publicError(err)
+	var rel released
+	if err == nil && kind == "query" {
+		rel = releasedBy(sql, args, res)
+	}
 	// Every statement's outcome is written here, once: an answer's row is
 	// durable before the answer leaves.
-	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
+	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, rel, err); aerr != nil {
 		// An answer whose audit row is not durable does not leave; its
 		// charge (if any) stands, which errs on the safe side.
 		res, err = nil, publicError(aerr)
@@ -155,7 +159,7 @@ func (s *Session) Refused(sql string, err error) {
 		err = publicError(err) // no SQLSTATE: recorded as the internal error the analyst saw
 	}
 	rt := s.engine.live.Load()
-	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, released{}, err) //nolint:errcheck // a refusal is queued, never waited for
 }
 
 // Describe validates a statement without running it and says what it returns.
@@ -594,8 +598,9 @@ func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) sta
 // entry is committed before audit returns (group commit with the answers of
 // other sessions), so that a crash never leaves the audit showing fewer
 // answers than clients received.
-func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, err error) error {
+func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, rel released, err error) error {
 	entry := answeredEntry(analyst, fp, kind, mech, charge)
+	entry.Shape, entry.Constants, entry.Cells = rel.shape, rel.constants, rel.cells
 	if err != nil {
 		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
 		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()

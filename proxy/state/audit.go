@@ -149,4 +149,3 @@ func (s *DB) flusher() {
 		s.commitPending()
 	}
 }
-

@@ -144,16 +144,21 @@ func decodeConstants(b []byte) ([]release.Constant, error) {
 	return out, d.err
 }
 
-// encodeCells packs released rows: the number of group columns, then per
-// row its group values, its value and, for a suppressed cell, a flag. The
-// flag is folded into the row count's place: rows are written as
-// uvarint(groups), then for each row uvarint(suppressed), values.
+// encodeCells packs released rows: a header, uvarint(groups<<1 | float)
+// where groups is the number of GROUP BY values of each row and float says
+// the answers were sent as real numbers; then per row uvarint(suppressed),
+// its group values and its value. An answer with an integral value is
+// stored as an integer whatever its column's type.
 func encodeCells(cells []release.Cell) []byte {
 	if len(cells) == 0 {
 		return nil
 	}
 	groups := len(cells[0].Group)
-	b := binary.AppendUvarint(nil, uint64(groups))
+	header := uint64(groups) << 1
+	if cells[0].IsFloat {
+		header |= 1
+	}
+	b := binary.AppendUvarint(nil, header)
 	for _, c := range cells {
 		flag := uint64(0)
 		if c.Suppressed {
@@ -167,7 +172,7 @@ func encodeCells(cells []release.Cell) []byte {
 			}
 			b = appendText(b, tagString, c.Group[i].Text)
 		}
-		if !c.IsFloat && c.Value == math.Trunc(c.Value) && math.Abs(c.Value) < 1<<52 {
+		if c.Value == math.Trunc(c.Value) && math.Abs(c.Value) < 1<<52 {
 			b = appendInt(b, int64(c.Value))
 		} else {
 			b = appendFloat(b, c.Value)
@@ -181,10 +186,11 @@ func decodeCells(b []byte) ([]release.Cell, error) {
 		return nil, nil
 	}
 	d := &decoder{b: b}
-	groups := int(d.uvarint())
+	header := d.uvarint()
+	groups, isFloat := int(header>>1), header&1 == 1
 	var out []release.Cell
 	for d.more() {
-		c := release.Cell{Suppressed: d.uvarint() == 1}
+		c := release.Cell{Suppressed: d.uvarint() == 1, IsFloat: isFloat}
 		for i := 0; i < groups && d.err == nil; i++ {
 			tag, _, _, text := d.value()
 			c.Group = append(c.Group, release.Datum{Null: tag == tagNull, Text: text})
@@ -194,7 +200,7 @@ func decodeCells(b []byte) ([]release.Cell, error) {
 		case tagInt:
 			c.Value = float64(i)
 		case tagFloat:
-			c.Value, c.IsFloat = f, true
+			c.Value = f
 		default:
 			d.err = errBadBlob
 		}

@@ -280,4 +280,3 @@ func (s *DB) loadSecret(ctx context.Context) error {
 	}
 	return nil
 }
-
