@@ -52,6 +52,10 @@ type Audit struct {
 	// state database's log; survives a crash of countwall, not of the
 	// machine). Budget charges are always written as "full".
 	Sync string `mapstructure:"sync"`
+	// Retain is how long audit rows are kept: serve deletes older ones at
+	// start and every hour. 0 keeps them for ever. Retention never touches
+	// the budget ledger.
+	Retain time.Duration `mapstructure:"retain"`
 }
 
 // Range is a default per-query value and the range an analyst may SET.
@@ -312,6 +316,9 @@ func decode(v *viper.Viper) (*Config, error) {
 	cfg.Audit.Sync = strings.ToLower(cfg.Audit.Sync)
 	if cfg.Audit.Sync != "full" && cfg.Audit.Sync != "normal" {
 		fail("audit.sync", "must be full (on disk before an answer leaves) or normal (in the state's log: survives a crash of countwall, not a power loss), got %q", cfg.Audit.Sync)
+	}
+	if cfg.Audit.Retain < 0 {
+		fail("audit.retain", "must be a duration such as 2160h (90 days), or 0 to keep every row, got %s", cfg.Audit.Retain)
 	}
 
 	checkRange("budget.epsilon", cfg.Budget.Epsilon, fail)

@@ -50,6 +50,10 @@ type Engine struct {
 	sessionsMu sync.Mutex
 	sessions   map[*Session]struct{}
 
+	// stopRetention ends the audit retention loop (audit_retain.go).
+	stopRetention chan struct{}
+	retentionDone chan struct{}
+
 	closeOnce sync.Once
 }
 
@@ -116,6 +120,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		return nil, err
 	}
 	e.live.Store(rt)
+	e.startRetention()
 	return e, nil
 }
 
@@ -174,6 +179,7 @@ func (e *Engine) Config() *config.Config { return e.live.Load().cfg }
 func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
+		e.stopRetentionLoop()
 		err = errors.Join(e.store.Close(), e.budget.Close(), e.state.Close())
 	})
 	return err

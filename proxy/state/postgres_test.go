@@ -28,6 +28,8 @@ func TestPostgresState(t *testing.T) {
 	defer func() { onPostgres = nil }()
 	t.Run("audit log in order, flushed on close", TestAuditLogIsWrittenInOrderAndFlushedOnClose)
 	t.Run("audit list filters", TestListAuditFiltersAndPrints)
+	t.Run("audit row keeps statement and cells", TestAuditRowKeepsStatementAndCells)
+	t.Run("export and retention", TestExportAndRetentionNeverTouchTheLedger)
 	t.Run("audit.sync normal", func(t *testing.T) {
 		// The audit transaction sets synchronous_commit off for itself; its
 		// rows are there after the instance closes.
