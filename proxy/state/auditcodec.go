@@ -22,13 +22,26 @@ import (
 //	h&3 == 3   a number's text of h>>2 bytes, which follow
 //	h == 2     a float64, 8 bytes little endian, follow
 //	h == 6     NULL
+//	other h&3 == 2   a string kept once in audit_text, whose id is (h>>2)-2
+//	           (a statement's longer string constants: an attack repeats the
+//	           same few in hundreds of thousands of statements)
 const (
 	tagInt    = 0
 	tagString = 1
 	tagFloat  = 2
 	tagNumber = 3
 	tagNull   = 6
+	tagRef    = 10 // any h with h&3 == 2 and h>>2 >= 2
 )
+
+// minInternedString is the shortest string constant kept by reference.
+const minInternedString = 4
+
+// textRef interns a string and returns its id.
+type textRef func(text string) (int64, error)
+
+// textOf resolves an interned string's id.
+type textOf func(id int64) (string, error)
 
 var errBadBlob = errors.New("audit row holds a malformed value")
 
@@ -56,14 +69,21 @@ func appendFloat(b []byte, f float64) []byte {
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 }
 
-// encodeConstants packs a statement's constants; nil for none.
-func encodeConstants(cs []release.Constant) []byte {
+// encodeConstants packs a statement's constants; nil for none. ref, when
+// set, interns the longer strings.
+func encodeConstants(cs []release.Constant, ref textRef) ([]byte, error) {
 	if len(cs) == 0 {
-		return nil
+		return nil, nil
 	}
 	var b []byte
 	for _, c := range cs {
-		if c.String {
+		if c.String && ref != nil && len(c.Text) >= minInternedString {
+			id, err := ref(c.Text)
+			if err != nil {
+				return nil, err
+			}
+			b = binary.AppendUvarint(b, uint64(id+2)<<2|tagFloat)
+		} else if c.String {
 			b = appendText(b, tagString, c.Text)
 		} else if v, ok := canonicalInt(c.Text); ok {
 			b = appendInt(b, v)
@@ -71,7 +91,7 @@ func encodeConstants(cs []release.Constant) []byte {
 			b = appendText(b, tagNumber, c.Text)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // decoder reads values from a blob.
@@ -109,6 +129,8 @@ func (d *decoder) value() (tag uint64, i int64, f float64, text string) {
 		return tagFloat, 0, f, ""
 	case h == tagNull:
 		return tagNull, 0, 0, ""
+	case h&3 == tagFloat:
+		return tagRef, int64(h>>2) - 2, 0, ""
 	case h&3 == tagInt:
 		return tagInt, unzigzag(h >> 2), 0, ""
 	case h&3 == tagString || h&3 == tagNumber:
@@ -125,12 +147,21 @@ func (d *decoder) value() (tag uint64, i int64, f float64, text string) {
 	return 0, 0, 0, ""
 }
 
-func decodeConstants(b []byte) ([]release.Constant, error) {
+func decodeConstants(b []byte, resolve textOf) ([]release.Constant, error) {
 	d := &decoder{b: b}
 	var out []release.Constant
 	for d.more() {
 		tag, i, _, text := d.value()
 		switch tag {
+		case tagRef:
+			if resolve == nil {
+				return nil, errBadBlob
+			}
+			t, err := resolve(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, release.Constant{Text: t, String: true})
 		case tagInt:
 			out = append(out, release.Constant{Text: strconv.FormatInt(i, 10)})
 		case tagString:

@@ -26,11 +26,12 @@ func TestAuditCodecRoundTrips(t *testing.T) {
 		{"nothing", nil, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cb, xb := encodeConstants(tc.consts), encodeCells(tc.cells)
+			cb, _ := encodeConstants(tc.consts, nil)
+			xb := encodeCells(tc.cells)
 			if got := len(cb) + len(xb); got != tc.bytes {
 				t.Errorf("encoded in %d bytes, want %d", got, tc.bytes)
 			}
-			consts, err := decodeConstants(cb)
+			consts, err := decodeConstants(cb, nil)
 			if err != nil || !reflect.DeepEqual(consts, tc.consts) {
 				t.Errorf("constants %+v (%v), want %+v", consts, err, tc.consts)
 			}
@@ -41,7 +42,7 @@ func TestAuditCodecRoundTrips(t *testing.T) {
 		})
 	}
 	for _, bad := range [][]byte{{0x09, 'a'}, {0x02, 1, 2}, {0xff}} {
-		if _, err := decodeConstants(bad); err == nil {
+		if _, err := decodeConstants(bad, nil); err == nil {
 			t.Errorf("decodeConstants(%x) accepted a malformed blob", bad)
 		}
 	}
@@ -59,11 +60,11 @@ func TestAuditRowKeepsStatementAndCells(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const shape = "select count(*) > $1 from people where age between $2 and $3"
+	const shape = "select count(*) > $1 from people where age between $2 and $3 and suburb = $4"
 	for b := 0; b < 5; b++ {
 		e := AuditEntry{Analyst: "mallory", Fingerprint: "00112233445566ff", Kind: "query", Mechanism: "idp", Outcome: OutcomeAnswered,
 			ChargeKind: "idp", Epsilon: 1e-4, Shape: shape,
-			Constants: []release.Constant{{Text: string(rune('0' + b))}, {Text: "20"}, {Text: "35"}},
+			Constants: []release.Constant{{Text: string(rune('0' + b))}, {Text: "20"}, {Text: "35"}, {Text: "suburb_0015", String: true}},
 			Cells:     []release.Cell{{Value: float64(b % 2), IsFloat: true}}}
 		if err := db.AuditDurable(ctx, e); err != nil {
 			t.Fatal(err)
@@ -77,15 +78,15 @@ func TestAuditRowKeepsStatementAndCells(t *testing.T) {
 		t.Fatalf("read %d rows, want 5", len(got))
 	}
 	r := got[3]
-	if r.Shape != shape || r.Constants[0].Text != "3" || r.Cells[0].Value != 1 || !r.Cells[0].IsFloat ||
+	if r.Shape != shape || r.Constants[0].Text != "3" || r.Constants[3] != (release.Constant{Text: "suburb_0015", String: true}) || r.Cells[0].Value != 1 || !r.Cells[0].IsFloat ||
 		r.Fingerprint != "00112233445566ff" || r.Epsilon != 1e-4 || r.ChargeKind != "idp" || r.ID == 0 {
 		t.Errorf("row read back as %+v", r)
 	}
-	var shapes, contexts int
-	if err := db.SQL().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM audit_shape), (SELECT count(*) FROM audit_context)`).Scan(&shapes, &contexts); err != nil {
+	var shapes, contexts, texts int
+	if err := db.SQL().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM audit_shape), (SELECT count(*) FROM audit_context), (SELECT count(*) FROM audit_text)`).Scan(&shapes, &contexts, &texts); err != nil {
 		t.Fatal(err)
 	}
-	if shapes != 1 || contexts != 1 {
-		t.Errorf("%d shapes and %d contexts stored for one shape and one context", shapes, contexts)
+	if shapes != 1 || contexts != 1 || texts != 1 {
+		t.Errorf("%d shapes, %d contexts and %d strings stored for one of each", shapes, contexts, texts)
 	}
 }

@@ -145,8 +145,9 @@ func (s *DB) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditEntry) e
 		return fmt.Errorf("reading audit log: %w", err)
 	}
 	defer rows.Close()
+	resolve := s.textResolver(ctx)
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := scanEntry(rows, resolve)
 		if err != nil {
 			return fmt.Errorf("reading audit log: %w", err)
 		}

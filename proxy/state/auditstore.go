@@ -17,7 +17,8 @@ import (
 // answered query, its shape, its constants and its released cells.
 // audit_context interns what repeats from row to row (analyst, kind,
 // mechanism, outcome, SQLSTATE, reason, charge), audit_shape the statement
-// shapes; each is written once and referenced by id. Both are keyed by a
+// shapes, audit_text the longer string constants; each is written once and
+// referenced by id. Both are keyed by a
 // hash of their content so that the unique index stays small however long
 // a shape is (PostgreSQL refuses long index rows).
 const auditSchema = `
@@ -39,6 +40,11 @@ CREATE TABLE IF NOT EXISTS audit_shape (
 	hash  BIGINT NOT NULL UNIQUE,
 	shape TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS audit_text (
+	id    INTEGER PRIMARY KEY,
+	hash  BIGINT NOT NULL UNIQUE,
+	text  TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS audit_log (
 	id          INTEGER PRIMARY KEY,
 	at          BIGINT NOT NULL,
@@ -56,6 +62,8 @@ const (
 	selectAuditContext = `SELECT id FROM audit_context WHERE hash = ?`
 	insertAuditShape   = `INSERT OR IGNORE INTO audit_shape (hash, shape) VALUES (?, ?)`
 	selectAuditShape   = `SELECT id FROM audit_shape WHERE hash = ?`
+	insertAuditText    = `INSERT OR IGNORE INTO audit_text (hash, text) VALUES (?, ?)`
+	selectAuditText    = `SELECT id FROM audit_text WHERE hash = ?`
 )
 
 // interned remembers the ids of contexts and shapes already written, so
@@ -105,7 +113,7 @@ func (e AuditEntry) contextParts() []string {
 
 // auditStmts are the audit writer's statements inside one transaction.
 type auditStmts struct {
-	row, ctxInsert, ctxSelect, shapeInsert, shapeSelect execer
+	row, ctxInsert, ctxSelect, shapeInsert, shapeSelect, textInsert, textSelect execer
 }
 
 type execer interface {
@@ -119,6 +127,18 @@ type auditTx struct {
 	st          auditStmts
 	ctxLearnt   map[int64]int64
 	shapeLearnt map[int64]int64
+	textLearnt  map[int64]int64
+}
+
+func newAuditTx(s *DB, st auditStmts) *auditTx {
+	return &auditTx{s: s, st: st, ctxLearnt: map[int64]int64{}, shapeLearnt: map[int64]int64{}, textLearnt: map[int64]int64{}}
+}
+
+// kept makes the ids learnt in a committed transaction known.
+func (w *auditTx) kept() {
+	w.s.contexts.keep(w.ctxLearnt)
+	w.s.shapes.keep(w.shapeLearnt)
+	w.s.texts.keep(w.textLearnt)
 }
 
 func (w *auditTx) intern(ctx context.Context, cache *interned, learnt map[int64]int64, hash int64, insert, sel execer, args ...any) (int64, error) {
@@ -157,9 +177,15 @@ func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
 		}
 		shape = id
 	}
+	constants, err := encodeConstants(e.Constants, func(text string) (int64, error) {
+		return w.intern(ctx, &w.s.texts, w.textLearnt, contentHash(text), w.st.textInsert, w.st.textSelect, text)
+	})
+	if err != nil {
+		return err
+	}
 	fp, fpText := packFingerprint(e.Fingerprint)
 	_, err = w.st.row.ExecContext(ctx, e.At.UnixMicro(), ctxID, fp, fpText, shape,
-		nullBlob(encodeConstants(e.Constants)), nullBlob(encodeCells(e.Cells)))
+		nullBlob(constants), nullBlob(encodeCells(e.Cells)))
 	return err
 }
 
@@ -191,7 +217,7 @@ func nullBlob(b []byte) any {
 // auditStatements prepares the writer's statements on the audit handle.
 func prepareAudit(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt, error) {
 	out := map[string]*sql.Stmt{}
-	for _, q := range []string{insertAuditRow, insertAuditContext, selectAuditContext, insertAuditShape, selectAuditShape} {
+	for _, q := range []string{insertAuditRow, insertAuditContext, selectAuditContext, insertAuditShape, selectAuditShape, insertAuditText, selectAuditText} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, p := range out {
@@ -218,9 +244,10 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 		}
 	}
 	stmt := func(q string) *sql.Stmt { return tx.StmtContext(ctx, s.auditPrepared[q]) }
-	w := &auditTx{s: s, ctxLearnt: map[int64]int64{}, shapeLearnt: map[int64]int64{}, st: auditStmts{
+	w := newAuditTx(s, auditStmts{
 		row: stmtExecer{stmt(insertAuditRow)}, ctxInsert: stmtExecer{stmt(insertAuditContext)}, ctxSelect: stmtExecer{stmt(selectAuditContext)},
-		shapeInsert: stmtExecer{stmt(insertAuditShape)}, shapeSelect: stmtExecer{stmt(selectAuditShape)}}}
+		shapeInsert: stmtExecer{stmt(insertAuditShape)}, shapeSelect: stmtExecer{stmt(selectAuditShape)},
+		textInsert: stmtExecer{stmt(insertAuditText)}, textSelect: stmtExecer{stmt(selectAuditText)}})
 	for _, e := range batch {
 		if err := w.write(ctx, e); err != nil {
 			return fmt.Errorf("writing audit log: %w", err)
@@ -229,8 +256,7 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing audit log: %w", err)
 	}
-	s.contexts.keep(w.ctxLearnt)
-	s.shapes.keep(w.shapeLearnt)
+	w.kept()
 	return nil
 }
 
@@ -308,9 +334,10 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reading the old audit log: %w", err)
 	}
-	w := &auditTx{s: s, ctxLearnt: map[int64]int64{}, shapeLearnt: map[int64]int64{}, st: auditStmts{
+	w := newAuditTx(s, auditStmts{
 		row: txExecer{tx, insertAuditRow}, ctxInsert: txExecer{tx, insertAuditContext}, ctxSelect: txExecer{tx, selectAuditContext},
-		shapeInsert: txExecer{tx, insertAuditShape}, shapeSelect: txExecer{tx, selectAuditShape}}}
+		shapeInsert: txExecer{tx, insertAuditShape}, shapeSelect: txExecer{tx, selectAuditShape},
+		textInsert: txExecer{tx, insertAuditText}, textSelect: txExecer{tx, selectAuditText}})
 	for _, e := range entries {
 		if err := w.write(ctx, e); err != nil {
 			return fmt.Errorf("moving the old audit log: %w", err)
@@ -322,7 +349,7 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("moving the old audit log: %w", err)
 	}
-	s.contexts.keep(w.ctxLearnt)
+	w.kept()
 	return nil
 }
 
@@ -331,7 +358,7 @@ const auditColumns = `l.id, l.at, c.analyst, c.kind, c.mechanism, c.outcome, c.s
 	l.fingerprint, l.fp_text, coalesce(s.shape, ''), l.constants, l.cells
 FROM audit_log l JOIN audit_context c ON c.id = l.context LEFT JOIN audit_shape s ON s.id = l.shape`
 
-func scanEntry(rows *sql.Rows) (AuditEntry, error) {
+func scanEntry(rows *sql.Rows, resolve textOf) (AuditEntry, error) {
 	var e AuditEntry
 	var at int64
 	var fp sql.NullInt64
@@ -344,7 +371,7 @@ func scanEntry(rows *sql.Rows) (AuditEntry, error) {
 	e.At = time.UnixMicro(at).UTC()
 	e.Fingerprint = unpackFingerprint(fp, fpText)
 	var err error
-	if e.Constants, err = decodeConstants(constants); err != nil {
+	if e.Constants, err = decodeConstants(constants, resolve); err != nil {
 		return e, err
 	}
 	e.Cells, err = decodeCells(cells)
@@ -367,4 +394,20 @@ func auditWhere(f AuditFilter) (string, []any) {
 		where = append(where, "l.context IN (SELECT id FROM audit_context WHERE outcome = 'answered')")
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// textResolver reads interned strings by id for one listing, each once.
+func (s *DB) textResolver(ctx context.Context) textOf {
+	known := map[int64]string{}
+	return func(id int64) (string, error) {
+		if t, ok := known[id]; ok {
+			return t, nil
+		}
+		var t string
+		if err := s.sql.QueryRowContext(ctx, `SELECT text FROM audit_text WHERE id = ?`, id).Scan(&t); err != nil {
+			return "", fmt.Errorf("reading an interned audit string: %w", err)
+		}
+		known[id] = t
+		return t, nil
+	}
 }

@@ -36,9 +36,9 @@ type DB struct {
 	auditPrepared map[string]*sql.Stmt
 	auditSync     AuditSync
 	postgres      bool
-	// contexts and shapes are the ids of interned audit contexts and
-	// statement shapes already written (auditstore.go).
-	contexts, shapes interned
+	// contexts, shapes and texts are the ids of interned audit contexts,
+	// statement shapes and strings already written (auditstore.go).
+	contexts, shapes, texts interned
 
 	// The audit log is written with group commit: whoever holds the
 	// writing turn writes every entry pending at that moment in one
