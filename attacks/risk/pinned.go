@@ -71,7 +71,7 @@ func pinned(as []answer, o Options) []Finding {
 			if !ok || !parent.pinned() {
 				continue
 			}
-			targetConj := append(append([]string(nil), parentConj...), flatten(x)...)
+			targetConj := append(append([]string(nil), parentConj...), conjuncts(x)...)
 			if t, ok := cells[cellKey(c.table, targetConj)]; ok && t.pinned() {
 				continue // asked directly
 			}

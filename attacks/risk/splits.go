@@ -49,7 +49,7 @@ func splits(as []answer, o Options) []Finding {
 		for i, c := range a.conj {
 			rest := without(a.conj, i)
 			if x, ok := negated(c); ok {
-				other, ok := first[cellKey(a.table, append(append([]string(nil), rest...), flatten(x)...))]
+				other, ok := first[cellKey(a.table, append(append([]string(nil), rest...), conjuncts(x)...))]
 				if ok {
 					add(a.table, rest, splitSum{sum: a.value + other.value, evidence: []int64{other.id, a.id}})
 				}
