@@ -79,10 +79,10 @@ func PrintRisk(w io.Writer, runs []RiskRun) error {
 	for _, run := range runs {
 		for _, a := range run.Analysts {
 			summary, found := riskLine(run, a)
-			fmt.Fprintf(w, "  %-16s %-24s %s\n", run.Setting, a, summary)
+			fmt.Fprintf(w, "  %-28s %-22s %s\n", run.Setting, a, summary)
 			if found != nil && len(found.Findings) > 0 {
 				f := first(found.Findings)
-				fmt.Fprintf(w, "  %-16s %-24s   e.g. %s: %s\n", "", "", f.Pattern, shorten(f.What(), 110))
+				fmt.Fprintf(w, "  %-28s %-22s   e.g. %s: %s\n", "", "", f.Pattern, shorten(f.What(), 110))
 			}
 		}
 	}

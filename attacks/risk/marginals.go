@@ -4,7 +4,7 @@ import "fmt"
 
 // minMarginals is how many noisy counts of one column's values (one-way
 // marginals) an analyst must hold before the tracing finding is drawn.
-const minMarginals = 100
+const minMarginals = 1000
 
 // marginals flags the tracing pattern (Dwork et al. 3.2): noisy counts of
 // many attributes of one population, which let whoever holds a person's

@@ -7,6 +7,7 @@ import (
 
 // cellBounds is what exact answers and threshold answers say of one cell.
 type cellBounds struct {
+	shape    string
 	table    string
 	conj     []string
 	lo, hi   float64
@@ -31,7 +32,7 @@ func pinned(as []answer, o Options) []Finding {
 		k := a.key()
 		c, ok := cells[k]
 		if !ok {
-			c = &cellBounds{table: a.table, conj: a.conj, hi: math.Inf(1)}
+			c = &cellBounds{shape: a.shape, table: a.table, conj: a.conj, hi: math.Inf(1)}
 			cells[k] = c
 			order = append(order, k)
 		}
@@ -41,9 +42,17 @@ func pinned(as []answer, o Options) []Finding {
 			c.evidence = append(c.evidence, a.id)
 		}
 	}
+	// A search asks many cells of one shape; a count of 0 (nobody) or a
+	// bare existence is reported only from a search, not from a one-off
+	// question, where it discloses no one.
+	cellsOfShape := map[string]int{}
+	for _, k := range order {
+		cellsOfShape[cells[k].shape]++
+	}
+	searched := func(c *cellBounds) bool { return cellsOfShape[c.shape] >= o.MinRepeats }
 	var out []Finding
 	report := func(pattern string, c *cellBounds) {
-		if c.lo > o.MaxCell || c.lo < 0 {
+		if c.lo > o.MaxCell || c.lo < 0 || (c.lo == 0 && pattern != "differencing" && !searched(c)) {
 			return
 		}
 		out = append(out, Finding{Pattern: pattern, Table: c.table, Cell: c.conj, Value: c.lo,
@@ -52,6 +61,9 @@ func pinned(as []answer, o Options) []Finding {
 	for _, k := range order {
 		c := cells[k]
 		if !c.pinned() {
+			if c.lo >= 1 && math.IsInf(c.hi, 1) && len(c.evidence) == 1 && searched(c) {
+				out = append(out, Finding{Pattern: "bdp existence", Table: c.table, Cell: c.conj, Value: 1, AtLeast: true, Evidence: c.evidence})
+			}
 			continue
 		}
 		pattern := "exact answer"
@@ -84,22 +96,36 @@ func pinned(as []answer, o Options) []Finding {
 }
 
 // boundsOf is what one answer says of its cell's count: an exact count
-// pins it; an exact threshold answer bounds it on one side; and under idp
-// the noise itself speaks (Protivash et al. Lemma 3.3): COUNT(*) > b is
+// pins it; an exact threshold answer bounds it on one side. Under idp the
+// noise itself speaks (Protivash et al. Lemma 3.3): COUNT(*) > b is
 // answered with noise exactly when max(c-k, 0) <= b < min(c+k, n), which
-// puts c in [b-k+1, b+k]; under bdp a count is noisy exactly when some but
-// not all rows satisfy its condition, so c >= 1.
+// puts c in [b-k+1, b+k], and an exact answer puts c outside that window
+// (for b below the table size n, which the thresholds of a search are).
+// Under bdp a count is noisy exactly when some but not all rows satisfy
+// its condition, so c >= 1.
 func boundsOf(a answer, o Options) (lo, hi float64, ok bool) {
 	inf := math.Inf(1)
+	idp := a.mechanism == "idp"
+	k := float64(o.IDPK)
 	switch {
 	case a.exact && a.threshold == nil:
 		return a.value, a.value, true
+	case a.threshold == nil && a.mechanism == "bdp":
+		return 1, inf, true
+	case a.threshold == nil:
+		return 0, 0, false
+	}
+	b := float64(a.threshold.atLeast - 1)
+	switch {
+	case a.exact && a.value >= 0.5 && idp:
+		return b + k + 1, inf, true
 	case a.exact && a.value >= 0.5:
-		return float64(a.threshold.atLeast), inf, true
+		return b + 1, inf, true
+	case a.exact && idp:
+		return 0, math.Max(0, b-k), true
 	case a.exact:
-		return 0, float64(a.threshold.atLeast - 1), true
-	case a.mechanism == "idp" && a.threshold != nil:
-		b, k := float64(a.threshold.atLeast-1), float64(o.IDPK)
+		return 0, b, true
+	case idp:
 		return math.Max(0, b-k+1), b + k, true
 	case a.mechanism == "bdp":
 		return 1, inf, true

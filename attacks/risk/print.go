@@ -136,6 +136,9 @@ func Score(ctx context.Context, truthPath string, reports []Report) error {
 				continue // a condition SQLite spells otherwise: left unscored
 			}
 			ok := math.Abs(n-f.Value) <= math.Max(f.Error, 0.5)
+			if f.AtLeast {
+				ok = n >= f.Value
+			}
 			if f.Pattern == "idp variance test" {
 				b := float64(f.Threshold)
 				ok = (f.Value == 1) == (n == b || n == b+1)

@@ -66,6 +66,9 @@ func (f Finding) What() string {
 		return fmt.Sprintf("%s%s = %g", f.Parameter, where, f.Value)
 	}
 	v := fmt.Sprintf("%g", f.Value)
+	if f.AtLeast {
+		return "count of " + cellText(f.Table, f.Cell) + " >= " + v
+	}
 	if f.Error >= 0.5 {
 		v = fmt.Sprintf("%.1f ± %.1f", f.Value, f.Error)
 	}

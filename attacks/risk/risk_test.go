@@ -89,17 +89,18 @@ func TestDifferencingPinsTheTarget(t *testing.T) {
 }
 
 // TestThresholdSearchUnderIDP: under idp with k = 1, COUNT(*) > b is
-// noisy exactly when b is c-1 or c. count > 0 exactly 1, count > 1 and
-// count > 2 noisy: the count is 2. count > 0 exactly 1 and count > 1
-// exactly 0: one person. A single noisy answer pins nothing.
+// noisy exactly when b is c-1 or c, and exact otherwise. count > 0
+// exactly 1 (c >= 2) and count > 1 noisy (c is 1 or 2): the count is 2.
+// count > 0 and count > 1 both noisy: one person (the membership test).
+// A single noisy answer pins nothing.
 func TestThresholdSearchUnderIDP(t *testing.T) {
 	shape := "select count(*) > $1 from people where suburb = $2 and age = $3"
 	rs := []release.Release{
 		rel(1, "eve", "idp", shape, 1, "0", "'s1", "40"),
 		rel(2, "eve", "idp", shape, 4.1e9, "1", "'s1", "40"),
-		rel(3, "eve", "idp", shape, 7.7e8, "2", "'s1", "40"),
-		rel(4, "eve", "idp", shape, 1, "0", "'s2", "41"),
-		rel(5, "eve", "idp", shape, 0, "1", "'s2", "41"),
+		rel(3, "eve", "idp", shape, 0, "3", "'s1", "40"),
+		rel(4, "eve", "idp", shape, 3.3e9, "0", "'s2", "41"),
+		rel(5, "eve", "idp", shape, -1.5e9, "1", "'s2", "41"),
 		rel(6, "eve", "idp", shape, -2.2e9, "3", "'s3", "42"), // alone: 3 or 4, not pinned
 	}
 	fs := findings(t, rs, Options{})
@@ -133,26 +134,36 @@ func TestAveragingFreshNoise(t *testing.T) {
 
 // TestSplitAveragingStickyNoise: sticky noise repeats itself, so asking
 // one cell again finds nothing, but 150 splits of one condition, each half
-// with its own noise on -2..2, average to its count.
+// with its own noise on -2..2, average to its count (two standard errors
+// 0.33).
 func TestSplitAveragingStickyNoise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rs []release.Release
 	id := int64(0)
 	next := func() int64 { id++; return id }
 	for range 20 {
-		rs = append(rs, rel(next(), "carol", "layered", "select count(*) from people where sex = $1", 1510, "'F"))
+		rs = append(rs, rel(next(), "carol", "cellkey", "select count(*) from people where sex = $1", 1510, "'F"))
 	}
 	for i := range 150 {
 		x := 10000 + 1000*i
 		in := float64(rng.IntN(12))
 		rs = append(rs,
-			rel(next(), "carol", "layered", "select count(*) from people where (sex = $1 and age between $2 and $3) and income < $4", in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)),
-			rel(next(), "carol", "layered", "select count(*) from people where (sex = $1 and age between $2 and $3) and not (income < $4)", 12-in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)))
+			rel(next(), "carol", "cellkey", "select count(*) from people where (sex = $1 and age between $2 and $3) and income < $4", in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)),
+			rel(next(), "carol", "cellkey", "select count(*) from people where (sex = $1 and age between $2 and $3) and not (income < $4)", 12-in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)))
 	}
 	fs := findings(t, rs, Options{})
 	if len(fs) != 1 || fs[0].Pattern != "split-averaging" || fs[0].Value != 12 ||
 		!reflect.DeepEqual(fs[0].Cell, []string{"sex = 'F'", "age between 30 and 39"}) {
 		t.Fatalf("findings %+v", fs)
+	}
+	// Under layered, the layers seeded by the condition's two conditions
+	// are shared by every split: the error says so.
+	for i := range rs {
+		rs[i].Mechanism = "layered"
+	}
+	fs = findings(t, rs, Options{})
+	if len(fs) != 1 || fs[0].Error < 2*math.Sqrt2 || math.Abs(fs[0].Value-12) > fs[0].Error {
+		t.Fatalf("under layered: %+v", fs)
 	}
 }
 
@@ -242,5 +253,27 @@ func TestOrdinaryQueriesDetermineNothing(t *testing.T) {
 	}
 	if reps := Assess(rs, Options{}); len(reps) != 0 {
 		t.Fatalf("ordinary queries reported: %+v", reps)
+	}
+	// Under bdp a noisy count says its cell is neither empty nor full, and
+	// an exact 0 that it is empty: from one-off questions neither is
+	// reported; from a search over 12 combinations both are.
+	for i := range rs {
+		rs[i].Mechanism = "bdp"
+	}
+	rs[2].Cells[0].Value = 0
+	if reps := Assess(rs, Options{}); len(reps) != 0 {
+		t.Fatalf("ordinary queries under bdp reported: %+v", reps)
+	}
+	var search []release.Release
+	for i := range 12 {
+		v := 3.7e9
+		if i%3 == 0 {
+			v = 0
+		}
+		search = append(search, rel(int64(i+1), "demo", "bdp", "select count(*) from people where education = $1 and occupation = $2", v, "'e"+strconv.Itoa(i), "'o"))
+	}
+	fs := findings(t, search, Options{})
+	if got := patternCounts(fs); got != "bdp existence 8, exact answer 4" {
+		t.Errorf("bdp search: %s", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"countwall/attacks"
+
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -35,11 +37,11 @@ func splits(as []answer, o Options) []Finding {
 	parents := map[string][]splitSum{}
 	parentCell := map[string]answer{} // the parent's table and conjuncts
 	var parentOrder []string
-	add := func(table string, conj []string, s splitSum) {
-		parent := cellKey(table, conj)
+	add := func(a answer, conj []string, s splitSum) {
+		parent := cellKey(a.table, conj)
 		if _, ok := parents[parent]; !ok {
 			parentOrder = append(parentOrder, parent)
-			parentCell[parent] = answer{table: table, conj: conj}
+			parentCell[parent] = answer{table: a.table, conj: conj, mechanism: a.mechanism}
 		}
 		parents[parent] = append(parents[parent], s)
 	}
@@ -51,7 +53,7 @@ func splits(as []answer, o Options) []Finding {
 			if x, ok := negated(c); ok {
 				other, ok := first[cellKey(a.table, append(append([]string(nil), rest...), conjuncts(x)...))]
 				if ok {
-					add(a.table, rest, splitSum{sum: a.value + other.value, evidence: []int64{other.id, a.id}})
+					add(a, rest, splitSum{sum: a.value + other.value, evidence: []int64{other.id, a.id}})
 				}
 				continue
 			}
@@ -78,7 +80,14 @@ func splits(as []answer, o Options) []Finding {
 		if sd == 0 || errBound > o.MaxError {
 			continue
 		}
-		out = append(out, estimate("split-averaging", parentCell[p].table, parentCell[p].conj, mean, errBound, ids))
+		pc := parentCell[p]
+		if pc.mechanism == "layered" {
+			// Noise seeded by P's own conditions (layered's condition
+			// layers, SD 1 each) is the same in every split and does not
+			// average away: two SDs of it join the error.
+			errBound = math.Hypot(errBound, 2*math.Sqrt(float64(len(pc.conj))))
+		}
+		out = append(out, estimate("split-averaging", pc.table, pc.conj, mean, errBound, ids))
 	}
 	if f, ok := noiseBound(first, equalities, o); ok {
 		out = append(out, f)
@@ -86,41 +95,36 @@ func splits(as []answer, o Options) []Finding {
 	return out
 }
 
-// noiseBound is the perturbation finder's bound: over every parent
-// answered beside its parts P AND col = v (at least two), the largest
-// |answer(P) - sum of the parts| / (parts + 1) is a lower bound on the
-// noise's range D.
+// noiseBound is the perturbation finder's estimate of the noise's range
+// D: over every parent answered beside its two parts P AND col = v (a
+// part answered 0 was suppressed and is left out), z = the parts' sum -
+// the parent's answer is the sum of three noise terms, and
+// attacks.NoiseBound reads D from their range.
 func noiseBound(first map[string]answer, equalities map[string][]answer, o Options) (Finding, bool) {
-	best, triples := 0.0, 0
+	zMin, zMax, absMin, absMax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	triples := 0
 	var ids []int64
 	var mech string
 	for g, parts := range equalities {
-		if len(parts) < 2 {
+		if len(parts) != 2 || parts[0].value == 0 || parts[1].value == 0 {
 			continue
 		}
-		parentKey := g[:strings.LastIndex(g, "|")]
-		parent, ok := first[parentKey]
+		parent, ok := first[g[:strings.LastIndex(g, "|")]]
 		if !ok {
 			continue
 		}
-		sum := 0.0
-		for _, p := range parts {
-			sum += p.value
-		}
+		z := parts[0].value + parts[1].value - parent.value
+		zMin, zMax = math.Min(zMin, z), math.Max(zMax, z)
+		absMin, absMax = math.Min(absMin, math.Abs(z)), math.Max(absMax, math.Abs(z))
 		triples++
-		if d := math.Abs(parent.value-sum) / float64(len(parts)+1); d > best {
-			best, mech = d, parent.mechanism
-			ids = []int64{parent.id}
-			for _, p := range parts {
-				ids = append(ids, p.id)
-			}
-		}
+		mech = parent.mechanism
+		ids = append(ids, parent.id, parts[0].id, parts[1].id)
 	}
-	if triples < o.MinRepeats || best == 0 {
+	if triples < o.MinRepeats || zMax == 0 && zMin == 0 {
 		return Finding{}, false
 	}
-	return Finding{Pattern: "perturbation finder", Parameter: "noise bound D of " + mech, Value: math.Ceil(best - 1e-9),
-		AtLeast: true, Evidence: ids}, true
+	d, _ := attacks.NoiseBound(zMin, zMax, absMin, absMax, triples)
+	return Finding{Pattern: "perturbation finder", Parameter: "noise bound D of " + mech, Value: d, Evidence: ids}, true
 }
 
 // equalityColumn reads "col = constant" as col.

@@ -16,6 +16,7 @@ type answer struct {
 	mechanism string
 	epsilon   float64
 	table     string
+	shape     string   // the statement's shape, for telling a search from a one-off
 	conj      []string // the WHERE clause's conjuncts, constants filled in
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
@@ -221,7 +222,7 @@ func answers(rs []release.Release) []answer {
 			continue
 		}
 		for _, c := range r.Cells {
-			a := answer{id: r.ID, analyst: r.Analyst, mechanism: r.Mechanism, epsilon: r.Epsilon, table: p.table,
+			a := answer{id: r.ID, analyst: r.Analyst, mechanism: r.Mechanism, epsilon: r.Epsilon, table: p.table, shape: r.Shape,
 				conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
 			if len(p.groupBy) > 0 {
 				if len(c.Group) != len(p.groupBy) {
