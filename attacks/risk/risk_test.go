@@ -162,7 +162,7 @@ func TestSplitAveragingStickyNoise(t *testing.T) {
 		rs[i].Mechanism = "layered"
 	}
 	fs = findings(t, rs, Options{})
-	if len(fs) != 1 || fs[0].Error < 2*math.Sqrt2 || math.Abs(fs[0].Value-12) > fs[0].Error {
+	if len(fs) != 1 || fs[0].Error < 4*math.Sqrt2 || math.Abs(fs[0].Value-12) > fs[0].Error {
 		t.Fatalf("under layered: %+v", fs)
 	}
 }

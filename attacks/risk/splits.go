@@ -83,9 +83,11 @@ func splits(as []answer, o Options) []Finding {
 		pc := parentCell[p]
 		if pc.mechanism == "layered" {
 			// Noise seeded by P's own conditions (layered's condition
-			// layers, SD 1 each) is the same in every split and does not
-			// average away: two SDs of it join the error.
-			errBound = math.Hypot(errBound, 2*math.Sqrt(float64(len(pc.conj))))
+			// layers, SD 1 each) is in both halves of every split, so it
+			// counts twice in each sum and does not average away: two SDs
+			// of it join the error. The attack averages rewritings of P
+			// to spread it; each rewriting is a cell of its own here.
+			errBound = math.Hypot(errBound, 4*math.Sqrt(float64(len(pc.conj))))
 		}
 		out = append(out, estimate("split-averaging", pc.table, pc.conj, mean, errBound, ids))
 	}
