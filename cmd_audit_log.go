@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"countwall/config"
 	"countwall/proxy/admin"
 	"countwall/proxy/state"
 )
@@ -29,11 +30,7 @@ text is not kept, only its fingerprint and the refusal.`,
   countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := state.ParseSince(since, time.Now())
-			if err != nil {
-				return err
-			}
-			st, _, err := admin.OpenState(cmd.Context(), statePath, configPath)
+			st, _, from, err := openAudit(cmd, statePath, configPath, since)
 			if err != nil {
 				return err
 			}
@@ -60,6 +57,19 @@ func auditSelectionFlags(f *pflag.FlagSet, statePath, configPath, analyst, since
 	f.StringVar(since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
 }
 
+// openAudit opens the state database the flags name and reads --since.
+func openAudit(cmd *cobra.Command, statePath, configPath, since string) (*state.DB, *config.Config, time.Time, error) {
+	from, err := state.ParseSince(since, time.Now())
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	st, cfg, err := admin.OpenState(cmd.Context(), statePath, configPath)
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	return st, cfg, from, nil
+}
+
 // newAuditExportCmd is `countwall audit export`: the audit log as JSON lines.
 func newAuditExportCmd() *cobra.Command {
 	var statePath, configPath, analyst, since, out string
@@ -75,11 +85,7 @@ what 'countwall audit risk --from' reads.`,
   countwall audit export --state countwall-state.db --since 24h | gzip > audit-today.jsonl.gz`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := state.ParseSince(since, time.Now())
-			if err != nil {
-				return err
-			}
-			st, _, err := admin.OpenState(cmd.Context(), statePath, configPath)
+			st, _, from, err := openAudit(cmd, statePath, configPath, since)
 			if err != nil {
 				return err
 			}

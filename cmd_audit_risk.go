@@ -10,7 +10,6 @@ import (
 
 	"countwall/attacks/risk"
 	"countwall/config"
-	"countwall/proxy/admin"
 	"countwall/proxy/state"
 	"countwall/proxy/state/release"
 )
@@ -98,11 +97,7 @@ func readReleases(cmd *cobra.Command, statePath, configPath, analyst, since stri
 		}
 		return all, nil, nil
 	}
-	when, err := state.ParseSince(since, time.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	st, cfg, err := admin.OpenState(cmd.Context(), statePath, configPath)
+	st, cfg, when, err := openAudit(cmd, statePath, configPath, since)
 	if err != nil {
 		return nil, nil, err
 	}
