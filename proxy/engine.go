@@ -50,6 +50,9 @@ type Engine struct {
 	sessionsMu sync.Mutex
 	sessions   map[*Session]struct{}
 
+	// suspended are the analysts the risk monitor suspended (suspend.go).
+	suspended sync.Map // analyst -> reason
+
 	// stopRetention ends the audit retention loop (audit_retain.go).
 	stopRetention chan struct{}
 	retentionDone chan struct{}

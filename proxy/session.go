@@ -103,7 +103,9 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	select {
 	case <-s.ended:
 	default:
-		stmt, err = planner.Parse(sql, args, rt.catalog)
+		if err = s.engine.suspension(s.analyst); err == nil {
+			stmt, err = planner.Parse(sql, args, rt.catalog)
+		}
 	}
 	kind := "invalid"
 	var res *Result

@@ -115,6 +115,7 @@ type AuditFilter struct {
 	Analyst string    // only this analyst's entries, when set
 	Since   time.Time // only entries at or after it, when set
 	Before  time.Time // only entries before it, when set
+	AfterID int64     // only entries with a greater id, when > 0
 	Last    int       // only the most recent Last entries, when > 0
 	// AnsweredOnly keeps answered statements only.
 	AnsweredOnly bool

@@ -390,6 +390,9 @@ func auditWhere(f AuditFilter) (string, []any) {
 	if !f.Before.IsZero() {
 		where, args = append(where, "l.at < ?"), append(args, f.Before.UnixMicro())
 	}
+	if f.AfterID > 0 {
+		where, args = append(where, "l.id > ?"), append(args, f.AfterID)
+	}
 	if f.AnsweredOnly {
 		where = append(where, "l.context IN (SELECT id FROM audit_context WHERE outcome = 'answered')")
 	}
