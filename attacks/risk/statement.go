@@ -18,6 +18,7 @@ type answer struct {
 	table     string
 	shape     string   // the statement's shape, for telling a search from a one-off
 	conj      []string // the WHERE clause's conjuncts, constants filled in
+	cell string // key(), computed once
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
 	value     float64
@@ -33,7 +34,12 @@ type threshold struct {
 }
 
 // key is the cell an answer counts: its table and its conjuncts, sorted.
-func (a answer) key() string { return cellKey(a.table, a.conj) }
+func (a answer) key() string {
+	if a.cell != "" {
+		return a.cell
+	}
+	return cellKey(a.table, a.conj)
+}
 
 func cellKey(table string, conj []string) string {
 	c := append([]string(nil), conj...)
@@ -59,25 +65,67 @@ type parsed struct {
 	threshold *threshold
 }
 
+// shapeParts is a statement shape split once into what parse fills in:
+// the conjuncts keep their $n until each statement's constants fill them.
+type shapeParts struct {
+	ok           bool
+	table        string
+	groupBy      []string
+	conj         []string
+	thresholdRef string // the $n of COUNT(*) > $n, when a threshold
+	inclusive    bool   // >= rather than >
+}
+
 // parse reads an answered COUNT statement from its shape and constants.
 // It returns false for anything else (SET, SHOW, a shape it does not know).
-func parse(r release.Release) (parsed, bool) {
-	s := r.Shape
-	if !strings.HasPrefix(s, "select ") {
+func parse(r release.Release) (parsed, bool) { return parseWith(nil, r) }
+
+// parseWith is parse with the shapes already split (attack streams repeat
+// a few shapes hundreds of thousands of times); cache may be nil.
+func parseWith(cache map[string]shapeParts, r release.Release) (parsed, bool) {
+	sp, seen := cache[r.Shape]
+	if !seen {
+		sp = parseShape(r.Shape)
+		if cache != nil {
+			cache[r.Shape] = sp
+		}
+	}
+	if !sp.ok {
 		return parsed{}, false
+	}
+	p := parsed{table: sp.table, groupBy: sp.groupBy}
+	if sp.thresholdRef != "" {
+		b, ok := constantInt(sp.thresholdRef, r.Constants)
+		if !ok {
+			return parsed{}, false
+		}
+		if !sp.inclusive {
+			b++
+		}
+		p.threshold = &threshold{atLeast: b}
+	}
+	for _, c := range sp.conj {
+		p.conj = append(p.conj, fill(c, r.Constants))
+	}
+	return p, true
+}
+
+func parseShape(s string) shapeParts {
+	var sp shapeParts
+	if !strings.HasPrefix(s, "select ") {
+		return sp
 	}
 	from := topLevel(s, " from ")
 	if from < 0 {
-		return parsed{}, false
+		return sp
 	}
 	selectList, rest := s[len("select "):from], s[from+len(" from "):]
-	var p parsed
 	if i := topLevel(rest, " order by "); i >= 0 {
 		rest = rest[:i]
 	}
 	if i := topLevel(rest, " group by "); i >= 0 {
 		for _, g := range strings.Split(rest[i+len(" group by "):], ",") {
-			p.groupBy = append(p.groupBy, strings.TrimSpace(g))
+			sp.groupBy = append(sp.groupBy, strings.TrimSpace(g))
 		}
 		rest = rest[:i]
 	}
@@ -85,31 +133,23 @@ func parse(r release.Release) (parsed, bool) {
 	if i := topLevel(rest, " where "); i >= 0 {
 		where, rest = rest[i+len(" where "):], rest[:i]
 	}
-	p.table = strings.TrimSpace(rest)
+	sp.table = strings.TrimSpace(rest)
 	items := strings.Split(selectList, ", ")
 	agg := items[len(items)-1]
-	if len(items)-1 != len(p.groupBy) {
-		return parsed{}, false
+	if len(items)-1 != len(sp.groupBy) {
+		return shapeParts{}
 	}
 	switch {
 	case agg == "count(*)" || agg == "count(1)" || strings.HasPrefix(agg, "count(distinct "):
 	case strings.HasPrefix(agg, "count(*) > $") || strings.HasPrefix(agg, "count(*) >= $"):
-		op, ref := strings.Fields(agg)[1], strings.Fields(agg)[2]
-		b, ok := constantInt(ref, r.Constants)
-		if !ok {
-			return parsed{}, false
-		}
-		if op == ">" {
-			b++
-		}
-		p.threshold = &threshold{atLeast: b}
+		f := strings.Fields(agg)
+		sp.thresholdRef, sp.inclusive = f[2], f[1] == ">="
 	default:
-		return parsed{}, false
+		return shapeParts{}
 	}
-	for _, c := range conjuncts(where) {
-		p.conj = append(p.conj, fill(c, r.Constants))
-	}
-	return p, true
+	sp.conj = conjuncts(where)
+	sp.ok = true
+	return sp
 }
 
 // topLevel is the index of sep in s outside parentheses, or -1.
@@ -213,11 +253,12 @@ func constantInt(ref string, consts []release.Constant) (int64, bool) {
 // row counts its cell with the group's values as equalities.
 func answers(rs []release.Release) []answer {
 	var out []answer
+	shapes := map[string]shapeParts{}
 	for _, r := range rs {
 		if !r.Answered() || r.Kind != "query" {
 			continue
 		}
-		p, ok := parse(r)
+		p, ok := parseWith(shapes, r)
 		if !ok {
 			continue
 		}
@@ -230,6 +271,7 @@ func answers(rs []release.Release) []answer {
 				}
 				a.conj = append(append([]string(nil), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
 			}
+			a.cell = cellKey(a.table, a.conj)
 			out = append(out, a)
 		}
 	}
