@@ -7,7 +7,9 @@ import (
 
 // cellBounds is what exact answers and threshold answers say of one cell.
 type cellBounds struct {
-	shape    string
+	shape     string
+	mechanism string
+	threshold bool // a threshold answer took part
 	table    string
 	conj     []string
 	lo, hi   float64
@@ -32,7 +34,7 @@ func pinned(as []answer, o Options) []Finding {
 		k := a.key()
 		c, ok := cells[k]
 		if !ok {
-			c = &cellBounds{shape: a.shape, table: a.table, conj: a.conj, hi: math.Inf(1)}
+			c = &cellBounds{shape: a.shape, mechanism: a.mechanism, table: a.table, conj: a.conj, hi: math.Inf(1)}
 			cells[k] = c
 			order = append(order, k)
 		}
@@ -40,6 +42,7 @@ func pinned(as []answer, o Options) []Finding {
 		c.lo, c.hi = math.Max(c.lo, lo), math.Min(c.hi, hi)
 		if c.lo != before.lo || c.hi != before.hi {
 			c.evidence = append(c.evidence, a.id)
+			c.threshold = c.threshold || a.threshold != nil
 		}
 	}
 	// A search asks many cells of one shape; a count of 0 (nobody) or a
@@ -61,13 +64,13 @@ func pinned(as []answer, o Options) []Finding {
 	for _, k := range order {
 		c := cells[k]
 		if !c.pinned() {
-			if c.lo >= 1 && math.IsInf(c.hi, 1) && len(c.evidence) == 1 && searched(c) {
+			if c.mechanism == "bdp" && !c.threshold && c.lo >= 1 && math.IsInf(c.hi, 1) && searched(c) {
 				out = append(out, Finding{Pattern: "bdp existence", Table: c.table, Cell: c.conj, Value: 1, AtLeast: true, Evidence: c.evidence})
 			}
 			continue
 		}
 		pattern := "exact answer"
-		if len(c.evidence) > 1 {
+		if c.threshold {
 			pattern = "threshold search"
 		}
 		report(pattern, c)

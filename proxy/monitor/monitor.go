@@ -59,6 +59,7 @@ type Decision struct {
 	Individuals int    // of which about one person
 	Patterns    string // which patterns, with counts
 	Suspend     bool
+	Took        time.Duration // the check of this analyst: reading the audit and the solvers
 }
 
 // Monitor checks analysts' released answers.
@@ -130,6 +131,7 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 	sort.Strings(names)
 	var decisions []Decision
 	for _, a := range names {
+		start := time.Now()
 		var rs []release.Release
 		err := m.src.EachAudit(ctx, state.AuditFilter{Analyst: a, AnsweredOnly: true}, func(e state.AuditEntry) error {
 			rs = append(rs, e.Release())
@@ -138,7 +140,10 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 		if err != nil {
 			return nil, fmt.Errorf("risk monitor: %w", err)
 		}
-		decisions = append(decisions, Decide(rs, m.o.Risk, m.o.Suspend)...)
+		for _, d := range Decide(rs, m.o.Risk, m.o.Suspend) {
+			d.Took = time.Since(start)
+			decisions = append(decisions, d)
+		}
 	}
 	m.lastID = last
 	for _, d := range decisions {
@@ -149,7 +154,7 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 
 func (m *Monitor) act(d Decision) {
 	m.o.Logger.Warn("risk monitor: released answers determine counts", "analyst", d.Analyst, "answered", d.Answered,
-		"findings", d.Findings, "about_one_person", d.Individuals, "patterns", d.Patterns, "suspend", d.Suspend)
+		"findings", d.Findings, "about_one_person", d.Individuals, "patterns", d.Patterns, "suspend", d.Suspend, "took", d.Took.Round(time.Millisecond))
 	if m.o.OnDecision != nil {
 		m.o.OnDecision(d)
 	}
