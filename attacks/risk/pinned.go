@@ -10,10 +10,10 @@ type cellBounds struct {
 	shape     string
 	mechanism string
 	threshold bool // a threshold answer took part
-	table    string
-	conj     []string
-	lo, hi   float64
-	evidence []int64
+	table     string
+	conj      []string
+	lo, hi    float64
+	evidence  []int64
 }
 
 func (c *cellBounds) pinned() bool { return c.lo == c.hi }

@@ -18,7 +18,7 @@ type answer struct {
 	table     string
 	shape     string   // the statement's shape, for telling a search from a one-off
 	conj      []string // the WHERE clause's conjuncts, constants filled in
-	cell string // key(), computed once
+	cell      string   // key(), computed once
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
 	value     float64
