@@ -163,18 +163,24 @@ func (m *Monitor) act(d Decision) {
 	}
 }
 
-// Run checks every o.Every until ctx is done, logging a failed check.
+// busyShare bounds the monitor's share of the time: after a check that
+// took d, the next waits at least d*busyShare, so that re-reading a long
+// history never takes more than about a tenth of one core from serve.
+const busyShare = 10
+
+// Run checks every o.Every (or, after a long check, busyShare times as
+// long as it took) until ctx is done, logging a failed check.
 func (m *Monitor) Run(ctx context.Context) {
-	tick := time.NewTicker(m.o.Every)
-	defer tick.Stop()
 	for {
+		start := time.Now()
 		if _, err := m.Check(ctx); err != nil && ctx.Err() == nil {
 			m.o.Logger.Error("risk monitor check failed", "err", err)
 		}
+		wait := max(m.o.Every, busyShare*time.Since(start))
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-time.After(wait):
 		}
 	}
 }
