@@ -7,6 +7,6 @@
 // An answered query passes through it twice, in this order: its charge is
 // committed to the ledger before the protected data is read (Budget.Charge),
 // and its audit row, with the statement and the cells released, is committed
-// before the answer leaves (DB.Release). A crash between the two leaves a
+// before the answer leaves (DB.AuditDurable). A crash between the two leaves a
 // charge without an answer, which errs on the safe side.
 package state

@@ -152,8 +152,8 @@ type pendingEntry struct {
 }
 
 // OpenLedger creates the ledger's tables if needed. db must be a SQLite database
-// in WAL mode with synchronous=FULL (as proxy/statedb opens it), or a
-// PostgreSQL database opened by package dialect, so that a committed charge
+// in WAL mode with synchronous=FULL (as Open opens it), or a
+// PostgreSQL database opened by openPostgres (dialect.go), so that a committed charge
 // survives a crash or power loss.
 func OpenLedger(ctx context.Context, db *sql.DB, opts LedgerOptions) (*Ledger, error) {
 	if db == nil {
