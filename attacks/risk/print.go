@@ -24,7 +24,7 @@ func Print(w io.Writer, reports []Report) error {
 	}
 	for _, r := range reports {
 		fmt.Fprintf(w, "analyst %s: %d answered statements; %d findings, %d about one person (%s)\n",
-			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), patternCounts(r.Findings))
+			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), PatternCounts(r.Findings))
 		if scored, correct := Scored(r); scored > 0 {
 			fmt.Fprintf(w, "  scored against the protected table: %d of %d findings hold\n", correct, scored)
 		}
@@ -59,8 +59,9 @@ func ordered(fs []Finding) []Finding {
 	return out
 }
 
-// patternCounts is "differencing 1, threshold search 12".
-func patternCounts(fs []Finding) string {
+// PatternCounts is "differencing 1, threshold search 12": each pattern
+// of the findings, in the order found, with how many.
+func PatternCounts(fs []Finding) string {
 	var order []string
 	n := map[string]int{}
 	for _, f := range fs {

@@ -273,7 +273,7 @@ func TestOrdinaryQueriesDetermineNothing(t *testing.T) {
 		search = append(search, rel(int64(i+1), "demo", "bdp", "select count(*) from people where education = $1 and occupation = $2", v, "'e"+strconv.Itoa(i), "'o"))
 	}
 	fs := findings(t, search, Options{})
-	if got := patternCounts(fs); got != "bdp existence 8, exact answer 4" {
+	if got := PatternCounts(fs); got != "bdp existence 8, exact answer 4" {
 		t.Errorf("bdp search: %s", got)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"countwall/attacks/risk"
@@ -86,29 +85,11 @@ func Decide(rs []release.Release, o risk.Options, suspend bool) []Decision {
 	var out []Decision
 	for _, r := range risk.Assess(rs, o) {
 		d := Decision{Analyst: r.Analyst, Answered: r.Answered, Findings: len(r.Findings), Individuals: r.Individuals(),
-			Patterns: patterns(r.Findings)}
+			Patterns: risk.PatternCounts(r.Findings)}
 		d.Suspend = suspend && d.Individuals > 0
 		out = append(out, d)
 	}
 	return out
-}
-
-// patterns is "differencing 1, threshold search 3".
-func patterns(fs []risk.Finding) string {
-	n := map[string]int{}
-	for _, f := range fs {
-		n[f.Pattern]++
-	}
-	names := make([]string, 0, len(n))
-	for p := range n {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, p := range names {
-		parts[i] = fmt.Sprintf("%s %d", p, n[p])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Check reads the analysts answered since the last check, decides on
