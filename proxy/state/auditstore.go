@@ -271,22 +271,26 @@ func (x stmtExecer) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
 	return x.st.QueryRowContext(ctx, args...)
 }
 
-// txExecer runs a query text inside a transaction, for the migration.
-type txExecer struct {
-	tx *sql.Tx
-	q  string
+// connExecer runs a query text on a connection holding a transaction,
+// for the migration.
+type connExecer struct {
+	conn *sql.Conn
+	q    string
 }
 
-func (x txExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	return x.tx.ExecContext(ctx, x.q, args...)
+func (x connExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return x.conn.ExecContext(ctx, x.q, args...)
 }
 
-func (x txExecer) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
-	return x.tx.QueryRowContext(ctx, x.q, args...)
+func (x connExecer) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return x.conn.QueryRowContext(ctx, x.q, args...)
 }
 
 // migrateAudit creates the audit tables and moves the rows of the audit
 // table of earlier versions (one wide row per statement) into them, once.
+// The move runs under the ledger's write lock (BEGIN IMMEDIATE; on
+// PostgreSQL its advisory lock) and looks again for the old table inside
+// it, so that instances starting together move the rows once.
 func (s *DB) migrateAudit(ctx context.Context) error {
 	if _, err := s.sql.ExecContext(ctx, auditSchema); err != nil {
 		return fmt.Errorf("creating audit tables: %w", err)
@@ -295,28 +299,68 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 	if err != nil || !old {
 		return err
 	}
-	tx, err := s.sql.BeginTx(ctx, nil)
+	cols, err := oldAuditColumns(ctx, s.sql)
+	if err != nil {
+		return err
+	}
+	conn, err := s.sql.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("moving the old audit log: %w", err)
 	}
-	defer tx.Rollback()
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("moving the old audit log: %w", err)
+	}
+	w := newAuditTx(s, auditStmts{
+		row: connExecer{conn, insertAuditRow}, ctxInsert: connExecer{conn, insertAuditContext}, ctxSelect: connExecer{conn, selectAuditContext},
+		shapeInsert: connExecer{conn, insertAuditShape}, shapeSelect: connExecer{conn, selectAuditShape},
+		textInsert: connExecer{conn, insertAuditText}, textSelect: connExecer{conn, selectAuditText}})
+	if err := s.moveOldAudit(ctx, conn, w, cols); err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK") //nolint:errcheck // the move's error is what matters
+		return fmt.Errorf("moving the old audit log: %w", err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+		return fmt.Errorf("moving the old audit log: %w", err)
+	}
+	w.kept()
+	return nil
+}
+
+// oldAuditColumns is what to read of the old table: the charge columns
+// came late, and a table from before them reads as charged nothing.
+func oldAuditColumns(ctx context.Context, db *sql.DB) (string, error) {
 	cols := "at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason"
 	for _, c := range []string{"charge_kind", "epsilon", "delta"} {
-		has, err := columnExists(ctx, s.sql, "audit", c)
+		has, err := columnExists(ctx, db, "audit", c)
 		if err != nil {
-			return err
+			return "", err
 		}
-		if has {
+		switch {
+		case has:
 			cols += ", " + c
-		} else if c == "charge_kind" {
+		case c == "charge_kind":
 			cols += ", ''"
-		} else {
+		default:
 			cols += ", 0"
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM audit ORDER BY id`)
+	return cols, nil
+}
+
+// moveOldAudit copies the old table's rows, if it is still there, and
+// drops it, inside the caller's transaction on conn.
+func (s *DB) moveOldAudit(ctx context.Context, conn *sql.Conn, w *auditTx, cols string) error {
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit'`
+	if s.postgres {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'audit'`
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, q).Scan(&n); err != nil || n == 0 {
+		return err // another instance moved it
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT `+cols+` FROM audit ORDER BY id`)
 	if err != nil {
-		return fmt.Errorf("reading the old audit log: %w", err)
+		return err
 	}
 	var entries []AuditEntry
 	for rows.Next() {
@@ -325,32 +369,22 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 		if err := rows.Scan(&at, &e.Analyst, &e.Fingerprint, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason,
 			&e.ChargeKind, &e.Epsilon, &e.Delta); err != nil {
 			rows.Close()
-			return fmt.Errorf("reading the old audit log: %w", err)
+			return err
 		}
 		e.At, _ = time.Parse(time.RFC3339Nano, at)
 		entries = append(entries, e)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading the old audit log: %w", err)
+		return err
 	}
-	w := newAuditTx(s, auditStmts{
-		row: txExecer{tx, insertAuditRow}, ctxInsert: txExecer{tx, insertAuditContext}, ctxSelect: txExecer{tx, selectAuditContext},
-		shapeInsert: txExecer{tx, insertAuditShape}, shapeSelect: txExecer{tx, selectAuditShape},
-		textInsert: txExecer{tx, insertAuditText}, textSelect: txExecer{tx, selectAuditText}})
 	for _, e := range entries {
 		if err := w.write(ctx, e); err != nil {
-			return fmt.Errorf("moving the old audit log: %w", err)
+			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE audit`); err != nil {
-		return fmt.Errorf("moving the old audit log: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("moving the old audit log: %w", err)
-	}
-	w.kept()
-	return nil
+	_, err = conn.ExecContext(ctx, `DROP TABLE audit`)
+	return err
 }
 
 // auditColumns is what a read of the log selects, in scanRelease's order.
