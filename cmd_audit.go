@@ -2,15 +2,12 @@ package main
 
 import (
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
 	"countwall/config"
 	"countwall/dataset/progress"
-	"countwall/proxy/admin"
-	"countwall/proxy/statedb"
 )
 
 func init() { rootCmd.AddCommand(newAuditCmd()) }
@@ -55,7 +52,7 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			return reportAudit(cmd, rep, err, jsonOut)
 		},
 	}
-	cmd.AddCommand(newAuditListCmd())
+	cmd.AddCommand(newAuditListCmd(), newAuditExportCmd(), newAuditPruneCmd(), newAuditRiskCmd())
 	f := cmd.Flags()
 	f.StringSliceVar(&names, "mechanism", nil, "audit only these mechanisms (repeatable; default all)")
 	f.IntVar(&o.Trials, "trials", 1000, "trials per database and test")
@@ -101,43 +98,4 @@ func reportAudit(cmd *cobra.Command, rep *audit.Report, err error, jsonOut strin
 		}
 	}
 	return audit.Print(cmd.OutOrStdout(), rep)
-}
-
-// newAuditListCmd is `countwall audit list`: the audit log, filtered.
-func newAuditListCmd() *cobra.Command {
-	var statePath, configPath, analyst, since string
-	var last int
-	cmd := &cobra.Command{
-		Use:   "list [--analyst A] [--since T]",
-		Short: "Print the audit log: time, analyst, outcome, fingerprint, mechanism, charge",
-		Long: `List prints every statement the firewall received, oldest first: when, which analyst,
-whether it was answered or refused (with the SQLSTATE), the statement's keyed fingerprint (the
-SQL text is never stored), the mechanism in force and what the answer was charged.`,
-		Example: `  countwall audit list --config examples/countwall.yaml --analyst alice --since 1h
-  countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := statedb.ParseSince(since, time.Now())
-			if err != nil {
-				return err
-			}
-			st, _, err := admin.OpenState(cmd.Context(), statePath, configPath)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			entries, err := st.ListAudit(cmd.Context(), statedb.AuditFilter{Analyst: analyst, Since: from, Last: last})
-			if err != nil {
-				return err
-			}
-			return statedb.WriteAuditTable(cmd.OutOrStdout(), entries)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&statePath, "state", "", "state database (or give --config)")
-	f.StringVar(&configPath, "config", "", "config file whose state database to read")
-	f.StringVar(&analyst, "analyst", "", "only this analyst's statements")
-	f.StringVar(&since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
-	f.IntVar(&last, "last", 0, "only the most recent N statements (0: all)")
-	return cmd
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"countwall/mechanisms/ledger"
 	"countwall/proxy/admin"
+	"countwall/proxy/state"
 )
 
 func init() {
@@ -37,7 +37,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 			if err != nil {
 				return err
 			}
-			ledger.WriteTable(cmd.OutOrStdout(), balances)
+			state.WriteTable(cmd.OutOrStdout(), balances)
 			if !b.CapsKnown() && len(balances) > 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
 			}

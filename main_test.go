@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +77,10 @@ func TestCommands(t *testing.T) {
 		{"audit list", "", []string{"audit", "list", "--config", cfgPath, "--analyst", "alice", "--since", "1h"}, []string{"analyst", "alice", "answered", "laplace", "dp epsilon 0.1"}, false},
 		{"audit list refusals", "", []string{"audit", "list", "--config", cfgPath, "--since", "2000-01-01T00:00:00Z"}, []string{"refused 0A000", "cellkey"}, false},
 		{"audit list bad since", "", []string{"audit", "list", "--config", cfgPath, "--since", "yesterday"}, []string{"--since \"yesterday\""}, true},
+		{"audit list statements", "", []string{"audit", "list", "--config", cfgPath, "--analyst", "alice"}, []string{"statement", "released", "select count(*) from people  "}, false},
+		{"audit export", "", []string{"audit", "export", "--config", cfgPath, "--analyst", "alice"}, []string{`"analyst":"alice"`, `"shape":"select count(*) from people"`, `"cells":[{"value":`}, false},
+		{"audit prune needs a duration", "", []string{"audit", "prune", "--state", filepath.Join(dir, "countwall-state.db")}, []string{"--older-than"}, true},
+		{"audit prune", "", []string{"audit", "prune", "--config", cfgPath, "--older-than", "1000h"}, []string{"0 audit rows older than 1000h0m0s deleted"}, false},
 		{"budget list", "", []string{"budget", "list", "--config", cfgPath}, []string{"EPSILON CAP", "EPSILON REMAINING", "alice", "dp", "0.1", " 2 ", " 1.9 "}, false},
 		{"budget grant", "", []string{"budget", "grant", "alice", "--kind", "dp", "--epsilon", "0.5", "--config", cfgPath}, nil, false},
 		{"budget list with the grant", "", []string{"budget", "list", "--config", cfgPath}, []string{" 2.5 ", " 2.4 ", " 0.5 "}, false},
@@ -144,6 +149,10 @@ func TestDemo(t *testing.T) {
 	if n := strings.Count(string(html), `<svg class="plot`); n != len(demo.AttackPlan)+1 {
 		t.Errorf("the page has %d plots, want %d", n, len(demo.AttackPlan)+1)
 	}
+	if !strings.Contains(string(html), "What the audit says each analyst learned") {
+		t.Error("the page has no audit risk section")
+	}
+	checkDemoRisk(t, filepath.Join(dir, report.RiskFile))
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {
 		if r.Attack == "noise-remover" && r.Mechanism == "cellkey" && (r.Result == nil || len(r.Result.Progress) < 10) {
@@ -186,6 +195,40 @@ func TestDemo(t *testing.T) {
 	}
 	if ratio := float64(idp.Queries) / float64(exact.Queries); ratio < 0.5 || ratio > 2 {
 		t.Errorf("idp-reconstruct: %d queries under idp, %d under exact", idp.Queries, exact.Queries)
+	}
+}
+
+// checkDemoRisk: audit risk on each firewall's state alone finds every
+// attack's analyst on the firewall the attack was built for (the first of
+// its plan), except prior-release, whose exact release another firewall
+// made; and nothing for the analyst of the demo's ordinary queries.
+func checkDemoRisk(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []report.RiskRun
+	if err := json.Unmarshal(b, &runs); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{} // attack@setting label
+	for _, run := range runs {
+		for _, r := range run.Reports {
+			if strings.HasSuffix(run.Setting, "(ordinary queries)") {
+				t.Errorf("%s: the ordinary queries' analyst %s reported: %+v", run.Setting, r.Analyst, r.Findings)
+			}
+			found[r.Analyst+"@"+run.Setting] = len(r.Findings) > 0
+		}
+	}
+	for _, p := range demo.AttackPlan {
+		if p.Attack == "prior-release" {
+			continue
+		}
+		label := demo.Settings[p.Settings[0]].Label
+		if !found[p.Attack+"@"+label] {
+			t.Errorf("audit risk found nothing for %s on the %s firewall", p.Attack, label)
+		}
 	}
 }
 

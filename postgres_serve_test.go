@@ -20,9 +20,8 @@ import (
 
 	"countwall/dataset/pgcopy"
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/planner/pgtest"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // TestPostgresServeInstancesShareOneBudget is the scale-out check: three
@@ -146,16 +145,16 @@ func TestPostgresServeInstancesShareOneBudget(t *testing.T) {
 	}
 
 	// The ledger as any instance now reads it.
-	st, err := statedb.Open(ctx, stateURL, statedb.Options{})
+	st, err := state.Open(ctx, stateURL, state.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
+	l, err := state.OpenLedger(ctx, st.SQL(), state.LedgerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := l.Balances(ctx, "alice", ledger.Unlimited())
+	bs, err := l.Balances(ctx, "alice", state.Unlimited())
 	if err != nil {
 		t.Fatal(err)
 	}

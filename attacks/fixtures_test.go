@@ -13,7 +13,7 @@ import (
 	"countwall/config"
 	"countwall/planner/pgtest"
 	"countwall/proxy"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // fixtureRoot holds the databases the tests share; TestMain removes it.
@@ -99,7 +99,7 @@ func openEngineWith(t testing.TB, body string, opts proxy.Options) (*proxy.Engin
 // the same on every run; it returns the secret.
 func fixedSecret(t testing.TB, path, seed string) []byte {
 	t.Helper()
-	st, err := statedb.Open(context.Background(), path, statedb.Options{})
+	st, err := state.Open(context.Background(), path, state.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,17 +57,7 @@ var PerturbationFinder = &Attack{
 			}
 			return nil, fmt.Errorf("every cell was suppressed; choose larger cells")
 		}
-		guess := math.Max(math.Ceil(-zMin/3), math.Ceil(zMax/3))
-		note := fmt.Sprintf("z ranged over [%g, %g]; Algorithm 3 guesses D = %g", zMin, zMax, guess)
-		// With the ABS cell key the key of b is the sum of its halves' keys,
-		// so the three noise terms are dependent: under the uniform table z is
-		// always ±D or ±(D+1). Seen over several triples, |z| confined to
-		// {a, a+1} with a >= 1 gives D = a; independent noise (the paper's
-		// model) spreads |z| from 0 upward and leaves Algorithm 3's guess.
-		if triples := len(script) / 3; triples >= 5 && absMin >= 1 && absMax-absMin <= 1 {
-			guess = absMin
-			note += fmt.Sprintf("; |z| stayed in {%g, %g}: additive cell keys, so D = %g", absMin, absMax, absMin)
-		}
+		guess, note := NoiseBound(zMin, zMax, absMin, absMax, len(script)/3)
 		if stopped != nil {
 			note = stopped.Error() + "; " + note
 		}

@@ -28,6 +28,7 @@ type Config struct {
 	Database  string // the protected database, opened read-only: a SQLite file or a postgres:// URL
 	State     string // the state database: secret, audit log, budget ledger
 	Audit     Audit
+	Monitor   Monitor
 	Mechanism Mechanism
 	Budget    Budget
 	Analysts  map[string]Analyst
@@ -52,6 +53,20 @@ type Audit struct {
 	// state database's log; survives a crash of countwall, not of the
 	// machine). Budget charges are always written as "full".
 	Sync string `mapstructure:"sync"`
+	// Retain is how long audit rows are kept: serve deletes older ones at
+	// start and every hour. 0 keeps them for ever. Retention never touches
+	// the budget ledger.
+	Retain time.Duration `mapstructure:"retain"`
+}
+
+// Monitor configures serve's background risk check (countwall audit
+// risk on each analyst's released answers).
+type Monitor struct {
+	// Every is how often the check runs; 0 turns the monitor off.
+	Every time.Duration `mapstructure:"every"`
+	// Suspend refuses every later statement of an analyst whose released
+	// answers already determine an individual, until serve restarts.
+	Suspend bool `mapstructure:"suspend"`
 }
 
 // Range is a default per-query value and the range an analyst may SET.
@@ -209,10 +224,11 @@ func (c *Config) resolvePaths() {
 // budget, a table's policy from the top-level one) stay raw here and are
 // decoded on top of those defaults.
 type file struct {
-	Database  string `mapstructure:"database"`
-	State     string `mapstructure:"state"`
-	Audit     Audit  `mapstructure:"audit"`
-	Seed      any    `mapstructure:"seed" keys:"hidden"` // refused below; named here so it is not also "unknown"
+	Database  string  `mapstructure:"database"`
+	State     string  `mapstructure:"state"`
+	Audit     Audit   `mapstructure:"audit"`
+	Monitor   Monitor `mapstructure:"monitor"`
+	Seed      any     `mapstructure:"seed" keys:"hidden"` // refused below; named here so it is not also "unknown"
 	Mechanism struct {
 		Name   string         `mapstructure:"name"`
 		Params map[string]any `mapstructure:"params"`
@@ -284,6 +300,7 @@ func decode(v *viper.Viper) (*Config, error) {
 		Database:  f.Database,
 		State:     f.State,
 		Audit:     f.Audit,
+		Monitor:   f.Monitor,
 		Mechanism: Mechanism{Name: f.Mechanism.Name, Params: map[string]any{}},
 		Budget:    f.Budget,
 		Server:    f.Server,
@@ -312,6 +329,15 @@ func decode(v *viper.Viper) (*Config, error) {
 	cfg.Audit.Sync = strings.ToLower(cfg.Audit.Sync)
 	if cfg.Audit.Sync != "full" && cfg.Audit.Sync != "normal" {
 		fail("audit.sync", "must be full (on disk before an answer leaves) or normal (in the state's log: survives a crash of countwall, not a power loss), got %q", cfg.Audit.Sync)
+	}
+	if cfg.Monitor.Every < 0 || (cfg.Monitor.Every > 0 && cfg.Monitor.Every < time.Second) {
+		fail("monitor.every", "must be 0 (off) or a duration of at least 1s such as 1m, got %s", cfg.Monitor.Every)
+	}
+	if cfg.Monitor.Suspend && cfg.Monitor.Every == 0 {
+		fail("monitor.suspend", "needs monitor.every: the check that would suspend is off")
+	}
+	if cfg.Audit.Retain < 0 {
+		fail("audit.retain", "must be a duration such as 2160h (90 days), or 0 to keep every row, got %s", cfg.Audit.Retain)
 	}
 
 	checkRange("budget.epsilon", cfg.Budget.Epsilon, fail)

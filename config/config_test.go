@@ -123,7 +123,10 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"duration not a duration", [2]string{"query_timeout: 3s", "query_timeout: soon"}, `server.query_timeout: must be a duration such as 10s, got "soon"`},
 		{"cap not a number", [2]string{"epsilon_cap: 2", "epsilon_cap: lots"}, `budget.epsilon_cap: must be a finite number, got "lots"`},
 		{"audit sync unknown", [2]string{"state: state.db", "state: state.db\naudit: {sync: off}"}, `audit.sync: must be full (on disk before an answer leaves) or normal`},
-		{"unknown audit key", [2]string{"state: state.db", "state: state.db\naudit: {synch: normal}"}, "audit.synch: unknown key (known: sync)"},
+		{"unknown audit key", [2]string{"state: state.db", "state: state.db\naudit: {synch: normal}"}, "audit.synch: unknown key (known: retain, sync)"},
+		{"audit retain negative", [2]string{"state: state.db", "state: state.db\naudit: {retain: -1h}"}, "audit.retain: must be a duration"},
+		{"monitor too often", [2]string{"state: state.db", "state: state.db\nmonitor: {every: 10ms}"}, "monitor.every: must be 0 (off) or a duration of at least 1s"},
+		{"monitor suspend without a check", [2]string{"state: state.db", "state: state.db\nmonitor: {suspend: true}"}, "monitor.suspend: needs monitor.every"},
 		{"policy value of the wrong type", [2]string{"max_in_list: 7", "max_in_list: [7]"}, "policy.max_in_list: must be an integer, got a list"},
 	}
 	for _, tc := range tests {

@@ -5,12 +5,12 @@ import (
 
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // answeredEntry is the audit entry of an answer and its charge.
-func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) statedb.AuditEntry {
-	e := statedb.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: statedb.OutcomeAnswered}
+func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) state.AuditEntry {
+	e := state.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: state.OutcomeAnswered}
 	if charge.Kind != mechanisms.AccountingNone {
 		e.ChargeKind, e.Epsilon, e.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
 	}
@@ -21,11 +21,12 @@ func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) sta
 // entry is committed before audit returns (group commit with the answers of
 // other sessions), so that a crash never leaves the audit showing fewer
 // answers than clients received.
-func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, err error) error {
+func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, rel released, err error) error {
 	entry := answeredEntry(analyst, fp, kind, mech, charge)
+	entry.Shape, entry.Constants, entry.Cells = rel.shape, rel.constants, rel.cells
 	if err != nil {
 		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
-		entry.Outcome, entry.SQLState, entry.Reason = statedb.OutcomeRefused, outcome(err), err.Error()
+		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()
 		if pe := pgerror.Public(err); pe.IsInternal() {
 			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", pe.Unwrap())
 		}

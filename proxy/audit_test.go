@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"countwall/config"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // TestAuditSurvivesSIGKILL: a child process answers queries in a loop and
@@ -32,10 +32,10 @@ func TestAuditSurvivesSIGKILL(t *testing.T) {
 		auditSync string
 	}{{"exact", 1, "full"}, {"laplace", 1, "full"}, {"laplace", 10, "full"}, {"exact", 1, "normal"}, {"laplace", 10, "normal"}} {
 		t.Run(fmt.Sprintf("%s reserve=%d audit.sync=%s", tc.mechanism, tc.reserve, tc.auditSync), func(t *testing.T) {
-			state := filepath.Join(t.TempDir(), "state.db")
+			statePath := filepath.Join(t.TempDir(), "state.db")
 			cfgPath := filepath.Join(t.TempDir(), "countwall.yaml")
 			body := fmt.Sprintf("database: %s\nstate: %s\naudit: {sync: %s}\nmechanism: {name: %s}\nbudget: {epsilon_cap: 1000000, reserve: %d}\ntables: {people: {privacy_unit: id}}\n",
-				f.database, state, tc.auditSync, tc.mechanism, tc.reserve)
+				f.database, statePath, tc.auditSync, tc.mechanism, tc.reserve)
 			if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -65,18 +65,18 @@ func TestAuditSurvivesSIGKILL(t *testing.T) {
 					received++
 				}
 				cmd.Wait() //nolint:errcheck // killed on purpose
-				st, err := statedb.Open(context.Background(), state, statedb.Options{})
+				st, err := state.Open(context.Background(), statePath, state.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				log, err := st.ListAudit(context.Background(), statedb.AuditFilter{Analyst: "carol"})
+				log, err := st.ListAudit(context.Background(), state.AuditFilter{Analyst: "carol"})
 				st.Close()
 				if err != nil {
 					t.Fatal(err)
 				}
 				answered := 0
 				for _, e := range log {
-					if e.Outcome == statedb.OutcomeAnswered {
+					if e.Outcome == state.OutcomeAnswered {
 						answered++
 					}
 				}
@@ -132,11 +132,11 @@ func TestAuditFingerprintIsKeyedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	unkeyed := sha256.Sum256([]byte(q))
-	want := statedb.Fingerprint(e.state.Secret(), q)
+	want := state.Fingerprint(e.state.Secret(), q)
 	if want == hex.EncodeToString(unkeyed[:8]) {
 		t.Fatal("the keyed fingerprint equals the unkeyed one")
 	}
-	log, err := e.AuditLog(ctx, statedb.AuditFilter{Analyst: "alice"})
+	log, err := e.AuditLog(ctx, state.AuditFilter{Analyst: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

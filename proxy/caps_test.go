@@ -7,8 +7,8 @@ import (
 
 	"countwall/config"
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
+	"countwall/proxy/state"
 )
 
 // TestReloadNeverRaisesACap reproduces the issue: alice has her own cap of
@@ -106,7 +106,7 @@ func TestReloadNeverRaisesACap(t *testing.T) {
 	}
 
 	// A grant is the way up.
-	l, err := ledger.Open(ctx, e.state.SQL(), ledger.Options{})
+	l, err := state.OpenLedger(ctx, e.state.SQL(), state.LedgerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

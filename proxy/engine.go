@@ -19,9 +19,8 @@ import (
 
 	"countwall/config"
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/planner"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // Engine answers analysts' statements. One Engine serves every session and
@@ -31,9 +30,9 @@ type Engine struct {
 	// backend is what queries read the protected data through: the store,
 	// or in tests a stand-in that proves a refused statement never reads.
 	backend backend
-	state   *statedb.DB
+	state   *state.DB
 	secret  []byte
-	budget  *ledger.Budget
+	budget  *state.Budget
 	logger  *slog.Logger
 	// noiseSeed is Options.NoiseSeed: tests only.
 	noiseSeed int64
@@ -50,6 +49,13 @@ type Engine struct {
 	// analysts it removes.
 	sessionsMu sync.Mutex
 	sessions   map[*Session]struct{}
+
+	// suspended are the analysts the risk monitor suspended (suspend.go).
+	suspended sync.Map // analyst -> reason
+
+	// stopRetention ends the audit retention loop (audit_retain.go).
+	stopRetention chan struct{}
+	retentionDone chan struct{}
 
 	closeOnce sync.Once
 }
@@ -94,35 +100,30 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
-	state, err := statedb.Open(ctx, cfg.State, statedb.Options{AuditSync: statedb.AuditSync(cfg.Audit.Sync)})
+	st, err := state.Open(ctx, cfg.State, state.Options{AuditSync: state.AuditSync(cfg.Audit.Sync), Reserve: cfg.Budget.Reserve})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	book, err := ledger.Open(ctx, state.SQL(), ledger.Options{Reserve: cfg.Budget.Reserve})
-	if err != nil {
-		store.Close()
-		state.Close()
-		return nil, err
-	}
-	budget := ledger.NewBudget(book, cfg)
-	secret := state.Secret()
+	budget := state.NewBudget(st.Ledger(), cfg)
+	secret := st.Secret()
 	if opts.Secret != nil {
-		if len(opts.Secret) < statedb.SecretBytes {
+		if len(opts.Secret) < state.SecretBytes {
 			store.Close()
 			budget.Close()
-			state.Close()
-			return nil, fmt.Errorf("the firewall secret must be at least %d bytes", statedb.SecretBytes)
+			st.Close()
+			return nil, fmt.Errorf("the firewall secret must be at least %d bytes", state.SecretBytes)
 		}
 		secret = opts.Secret
 	}
-	e := &Engine{store: store, backend: store, state: state, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
+	e := &Engine{store: store, backend: store, state: st, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	e.live.Store(rt)
+	e.startRetention()
 	return e, nil
 }
 
@@ -194,6 +195,7 @@ func (e *Engine) Config() *config.Config { return e.live.Load().cfg }
 func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
+		e.stopRetentionLoop()
 		err = errors.Join(e.store.Close(), e.budget.Close(), e.state.Close())
 	})
 	return err
@@ -357,7 +359,7 @@ func (e *Engine) Fingerprint(sql string) string { return e.state.Fingerprint(sql
 
 // AuditLog returns the audit entries the filter selects, oldest first, once
 // every entry queued so far is written.
-func (e *Engine) AuditLog(ctx context.Context, f statedb.AuditFilter) ([]statedb.AuditEntry, error) {
+func (e *Engine) AuditLog(ctx context.Context, f state.AuditFilter) ([]state.AuditEntry, error) {
 	e.state.Flush()
 	return e.state.ListAudit(ctx, f)
 }

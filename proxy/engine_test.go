@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"countwall/config"
 	"countwall/mechanisms"
 	"countwall/pgerror"
+	"countwall/proxy/state/release"
 )
 
 // fixture is a small protected database and a config in front of it.
@@ -298,28 +300,51 @@ func TestSetShowAndChatter(t *testing.T) {
 	}
 }
 
-func TestAuditLogHoldsNoValues(t *testing.T) {
+// TestAuditLogHoldsWhatWasReleased: an answered query's audit row holds
+// its statement (shape and constants) and the cells sent, exactly as the
+// client received them; a refusal's row holds no statement, only its
+// fingerprint and the refusal, which names no value.
+func TestAuditLogHoldsWhatWasReleased(t *testing.T) {
 	f := newFixture(t, 50)
 	e := f.open(t, "exact", nil)
 	ctx := context.Background()
-	for _, q := range []string{
-		"SELECT COUNT(*) FROM people WHERE suburb = 'suburb_03'",
-		"SELECT COUNT(*) FROM people WHERE nosuch = 'suburb_04'",
-	} {
-		e.Query(ctx, "alice", q) //nolint:errcheck // the outcome is read back from the audit log
+	answered, err := e.Query(ctx, "alice", "SELECT COUNT(*)\n  FROM people -- a comment\n WHERE suburb = 'suburb_03' AND age > 30;")
+	if err != nil {
+		t.Fatal(err)
 	}
+	grouped, err := e.Query(ctx, "alice", "select sex, count(*) from people where age >= 18 group by sex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Query(ctx, "alice", "SELECT COUNT(*) FROM people WHERE nosuch = 'suburb_04'") //nolint:errcheck // the outcome is read back from the audit log
 	e.state.Flush()
 	log, err := e.state.AuditLog(ctx, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 2 || log[0].Outcome != "answered" || log[1].Outcome != "refused" || log[1].SQLState != string(pgerror.UndefinedColumn) {
+	if len(log) != 3 || log[0].Outcome != "answered" || log[2].Outcome != "refused" || log[2].SQLState != string(pgerror.UndefinedColumn) {
 		t.Fatalf("audit log = %+v", log)
 	}
-	for _, entry := range log {
-		if strings.Contains(fmt.Sprint(entry), "suburb_0") {
-			t.Errorf("audit entry contains a data value: %+v", entry)
+	first := log[0]
+	if first.Shape != "select count(*) from people where suburb = $1 and age > $2" ||
+		!reflect.DeepEqual(first.Constants, []release.Constant{{Text: "suburb_03", String: true}, {Text: "30"}}) {
+		t.Errorf("statement recorded as %q %+v", first.Shape, first.Constants)
+	}
+	if len(first.Cells) != 1 || first.Cells[0].Value != float64(answered.Rows[0][0].Int) {
+		t.Errorf("cells recorded %+v, the client received %+v", first.Cells, answered.Rows)
+	}
+	if len(log[1].Cells) != len(grouped.Rows) {
+		t.Fatalf("grouped answer: recorded %d cells, sent %d rows", len(log[1].Cells), len(grouped.Rows))
+	}
+	for i, row := range grouped.Rows {
+		c := log[1].Cells[i]
+		if len(c.Group) != 1 || c.Group[0].Text != row[0].Text || c.Value != float64(row[1].Int) {
+			t.Errorf("grouped row %d recorded %+v, sent %+v", i, c, row)
 		}
+	}
+	refused := log[2]
+	if refused.Shape != "" || len(refused.Constants) != 0 || strings.Contains(fmt.Sprint(refused), "suburb_0") {
+		t.Errorf("refused entry holds the statement or a value: %+v", refused)
 	}
 }
 

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
 	"countwall/planner"
 	"countwall/planner/pglex"
+	"countwall/proxy/state"
 )
 
 // EXPLAIN SELECT ... says what a query would cost and how wrong its answer
@@ -130,14 +130,14 @@ func (s *Session) explain(ctx context.Context, rt *runtime, q *planner.Query) (*
 
 // previewCharge is the analyst's balance in the charge's kind now and as
 // it would be after the charge, or the ledger's refusal of it.
-func (s *Session) previewCharge(ctx context.Context, c mechanisms.Charge) (before, after ledger.Balance, err error) {
+func (s *Session) previewCharge(ctx context.Context, c mechanisms.Charge) (before, after state.Balance, err error) {
 	bals, err := s.engine.budget.Balances(ctx, s.analyst)
 	if err != nil {
 		return before, after, err
 	}
 	for _, b := range bals {
 		if b.Kind == c.Kind {
-			after, err = ledger.Preview(s.analyst, b, c)
+			after, err = state.Preview(s.analyst, b, c)
 			return b, after, err
 		}
 	}

@@ -2,15 +2,13 @@ package proxy
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"strconv"
 
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
 	"countwall/planner"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // query answers a COUNT query. Everything that can refuse it runs before the
@@ -20,37 +18,34 @@ import (
 // that fails after the charge (a cancel, a timeout, an internal error) keeps
 // its charge, which errs on the safe side. So no refusal, no charge and no
 // refusal's timing depends on the rows.
-//
-// audited reports that the answer's audit row was committed in the same
-// transaction as its charge, so it need not be written again.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
+func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, err error) {
 	none := mechanisms.Charge{}
 	p, err := s.price(rt, q)
 	if err != nil {
-		return nil, none, false, err
+		return nil, none, err
 	}
 	table, needs, req := p.req.Table, p.needs, p.req
 	charge = p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
-		if notice, audited, err = s.charge(ctx, rt, fp, charge); err != nil {
-			return nil, none, false, err
+		if notice, err = s.charge(ctx, rt, fp, charge); err != nil {
+			return nil, none, err
 		}
 	}
 	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
-		return nil, charge, audited, err
+		return nil, charge, err
 	}
 	req.Result = cells
 	answers, answered, err := rt.mech.Answer(ctx, req)
 	if err != nil {
-		return nil, charge, audited, err
+		return nil, charge, err
 	}
 	if answered != charge {
-		return nil, charge, audited, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+		return nil, charge, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, charge, audited, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, charge, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	res = s.rows(rt, q, cells, answers, notice)
 	s.addIntervals(rt, req, answers, res)
@@ -59,25 +54,17 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 		maxGroups = planner.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
-	return res, charge, audited, nil
+	return res, charge, nil
 }
 
-// charge records a priced statement's charge durably, with the answer's
-// audit row in the same transaction where the ledger writes one.
-func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, audited bool, err error) {
-	req := ledger.EntryOf(s.analyst, rt.mech.Name(), fp, charge)
-	if !s.engine.queueAnswerAudit {
-		entry := answeredEntry(s.analyst, fp, "query", rt.mech.Name(), charge)
-		req.Within = func(ctx context.Context, tx *sql.Conn) error {
-			audited = true
-			return statedb.InsertAudit(ctx, tx, entry)
-		}
-	}
-	bal, err := s.engine.budget.Charge(ctx, req)
+// charge records a priced statement's charge durably, before the data is
+// read; the answer's audit row follows once the answer is known.
+func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mechanisms.Charge) (notice string, err error) {
+	bal, err := s.engine.budget.Charge(ctx, state.EntryOf(s.analyst, rt.mech.Name(), fp, charge))
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
-	return bal.Notice(charge), audited, nil
+	return bal.Notice(charge), nil
 }
 
 // rows builds the result of an answered query: a row per answered cell.

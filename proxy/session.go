@@ -83,12 +83,13 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	select {
 	case <-s.ended:
 	default:
-		stmt, explain, err = st.bind(args)
+		if err = s.engine.suspension(s.analyst); err == nil {
+			stmt, explain, err = st.bind(args)
+		}
 	}
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
-	audited := false // the answer's audit row was committed with its charge
 	if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
@@ -98,7 +99,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 				res, err = s.explain(ctx, rt, st)
 				break
 			}
-			res, charge, audited, err = s.query(ctx, rt, st, fp)
+			res, charge, err = s.query(ctx, rt, st, fp)
 		case *planner.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -113,15 +114,17 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 		}
 	}
 	err = publicError(err)
-	// An answer already audited in its charge's transaction is not written
-	// again; every other outcome is written here.
-	if !audited || err != nil {
-		if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, err); aerr != nil {
-			// An answer whose audit row is not durable does not leave; its
-			// charge (if any) stands, which errs on the safe side.
-			res, err = nil, publicError(aerr)
-			s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
-		}
+	var rel released
+	if err == nil && kind == "query" {
+		rel = releasedBy(st.SQL, args, res)
+	}
+	// Every statement's outcome is written here, once: an answer's row is
+	// durable before the answer leaves.
+	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, rel, err); aerr != nil {
+		// An answer whose audit row is not durable does not leave; its
+		// charge (if any) stands, which errs on the safe side.
+		res, err = nil, publicError(aerr)
+		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
 	}
 	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
@@ -143,7 +146,7 @@ func (s *Session) Refused(st *Statement, err error) {
 	if fp == "" {
 		fp = s.engine.Fingerprint(st.SQL) // a statement the Engine did not prepare
 	}
-	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, released{}, err) //nolint:errcheck // a refusal is queued, never waited for
 	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", "invalid", "outcome", outcome(err))
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"countwall/config"
 	"countwall/pgerror"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // TestPreparedStatementExecutesLikeExec: a statement prepared once and
@@ -34,7 +34,7 @@ func TestPreparedStatementExecutesLikeExec(t *testing.T) {
 			t.Fatalf("age %s: prepared %d, Exec %d", age, got.Rows[0][0].Int, want.Rows[0][0].Int)
 		}
 	}
-	log, err := e.AuditLog(ctx, statedb.AuditFilter{Analyst: "alice"})
+	log, err := e.AuditLog(ctx, state.AuditFilter{Analyst: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"countwall/config"
 	"countwall/dataset"
 	"countwall/proxy"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // The audit of the firewall as deployed (`countwall audit --config C`): the
@@ -336,7 +336,7 @@ func (d *configDeployer) Deploy(ctx context.Context, w World) (Deployment, error
 	cfg.Budget.EpsilonCap = 1e12
 	cfg.Budget.Reserve = 1000
 	cfg.Audit.Sync = "normal"
-	secret := make([]byte, statedb.SecretBytes)
+	secret := make([]byte, state.SecretBytes)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}

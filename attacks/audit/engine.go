@@ -13,7 +13,7 @@ import (
 	"countwall/config"
 	"countwall/dataset"
 	"countwall/proxy"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // Mechanism is a mechanism as the audit deploys it: its name, parameters
@@ -52,7 +52,7 @@ func (d *EngineDeployer) Deploy(ctx context.Context, w World) (Deployment, error
 		}
 		d.configs[w] = cfg
 	}
-	secret := make([]byte, statedb.SecretBytes)
+	secret := make([]byte, state.SecretBytes)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}

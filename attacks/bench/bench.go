@@ -19,7 +19,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/attacks/demo"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // benchQueries are the statements every bench line answers: equalities,
@@ -80,7 +80,7 @@ func (o Options) Check() error {
 	if o.Rows < 1 || o.PerRound < 1 || o.Rounds < 1 {
 		return fmt.Errorf("--rows, --queries and --rounds must be at least 1")
 	}
-	if _, err := statedb.ParseAuditSync(o.AuditSync); err != nil {
+	if _, err := state.ParseAuditSync(o.AuditSync); err != nil {
 		return fmt.Errorf("--audit-sync: %w", err)
 	}
 	return nil
@@ -125,7 +125,7 @@ func run(ctx context.Context, w io.Writer, o Options) error {
 		return times[len(times)/2], nil
 	}
 
-	auditSync, _ := statedb.ParseAuditSync(o.AuditSync)
+	auditSync, _ := state.ParseAuditSync(o.AuditSync)
 	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds, audit.sync %s\n\n", rows, perRound, rounds, auditSync)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "what\tper query\tratio")

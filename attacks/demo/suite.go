@@ -102,7 +102,7 @@ var AttackPlan = []struct {
 // setting a loopback server with SCRAM authentication, one analyst per
 // attack (so each starts with a full budget), and the attacks scored against
 // the protected database. It returns the report card's rows in plan order.
-func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, error) {
+func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []report.RiskRun, error) {
 	order := []string{}
 	bySetting := map[string][]string{}
 	for _, p := range AttackPlan {
@@ -118,30 +118,37 @@ func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, er
 	}
 	people, err := PeopleTables()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	results := map[[2]string]report.Row{}
+	var runs []report.RiskRun
 	genomesPath := filepath.Join(o.Dir, "genomes.db")
 	for _, name := range order {
 		s := Settings[name]
 		db, tableSection := dbPath, people
 		if s.Genomes {
 			if err := writeGenomes(ctx, genomesPath); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if tableSection, err = tables(dataset.GenomesTable(genomesSNPs)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			db = genomesPath
 		}
 		fw, err := StartFirewall(ctx, o.Dir, db, tableSection, s, bySetting[name])
 		if err != nil {
-			return nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
+			return nil, nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
 		}
 		for _, attack := range bySetting[name] {
 			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
 		}
 		fw.Stop()
+		plusOne, _ := s.Params["plus_one"].(bool)
+		run, err := assessState(ctx, s.Label, fw.StatePath, db, plusOne)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit risk on the %s firewall: %w", s.Label, err)
+		}
+		runs = append(runs, run)
 	}
 	var rows []report.Row
 	for _, p := range AttackPlan {
@@ -151,7 +158,7 @@ func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, er
 			}
 		}
 	}
-	return rows, nil
+	return rows, runs, nil
 }
 
 // writeGenomes writes the genomes table for tracing once per work directory.
@@ -168,6 +175,8 @@ type Firewall struct {
 	*server.Loopback
 	setting   Setting
 	passwords map[string]string
+	// StatePath is the firewall's state database.
+	StatePath string
 }
 
 // StartFirewall writes the config of setting s in dir, fronting dbPath with
@@ -202,6 +211,7 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 			}
 		}
 	}
+	fw.StatePath = statePath
 	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{
 		Database:   dbPath,
 		State:      statePath,

@@ -16,6 +16,7 @@ import (
 type Page struct {
 	Rows  []Row
 	Audit *audit.Report // nil: no audited column or epsilon plot
+	Risk  []RiskRun     // audit risk on the firewalls' states (risk.go)
 	// Generated is stamped on the page.
 	Generated time.Time
 }
@@ -148,6 +149,8 @@ tr.paper td{color:#666;font-style:italic}
 		b.WriteString(epsilonPlot(pts))
 		b.WriteString("</div>\n")
 	}
+
+	writeRiskHTML(&b, p.Risk)
 
 	b.WriteString("<h2>The papers' tables beside ours</h2>\n")
 	for _, t := range PaperTables {

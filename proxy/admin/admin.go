@@ -11,14 +11,13 @@ import (
 
 	"countwall/config"
 	"countwall/mechanisms"
-	"countwall/mechanisms/ledger"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // OpenState opens the state database at statePath, or else the one the
 // config at configPath names; the config is returned when one was read.
 // A state database that does not exist yet is refused, not created.
-func OpenState(ctx context.Context, statePath, configPath string) (*statedb.DB, *config.Config, error) {
+func OpenState(ctx context.Context, statePath, configPath string) (*state.DB, *config.Config, error) {
 	var cfg *config.Config
 	if configPath != "" {
 		var err error
@@ -32,10 +31,10 @@ func OpenState(ctx context.Context, statePath, configPath string) (*statedb.DB, 
 	if statePath == "" {
 		return nil, nil, errors.New("--state or --config is required: which state database to use")
 	}
-	if err := statedb.Exists(statePath); err != nil {
+	if err := state.Exists(statePath); err != nil {
 		return nil, nil, err
 	}
-	st, err := statedb.Open(ctx, statePath, statedb.Options{})
+	st, err := state.Open(ctx, statePath, state.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,8 +44,8 @@ func OpenState(ctx context.Context, statePath, configPath string) (*statedb.DB, 
 // Budgets is the budget ledger of a state database, with the caps of the
 // config when one was given.
 type Budgets struct {
-	state  *statedb.DB
-	ledger *ledger.Ledger
+	state  *state.DB
+	ledger *state.Ledger
 	cfg    *config.Config
 }
 
@@ -56,17 +55,11 @@ func OpenBudgets(ctx context.Context, statePath, configPath string) (*Budgets, e
 	if err != nil {
 		return nil, err
 	}
-	l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return &Budgets{state: st, ledger: l, cfg: cfg}, nil
+	return &Budgets{state: st, ledger: st.Ledger(), cfg: cfg}, nil
 }
 
-// Close closes the ledger and the state database.
+// Close closes the state database and its ledger.
 func (b *Budgets) Close() {
-	b.ledger.Close(context.Background()) //nolint:errcheck // nothing is pending in an offline ledger
 	b.state.Close()
 }
 
@@ -76,10 +69,10 @@ func (b *Budgets) CapsKnown() bool { return b.cfg != nil }
 
 // List is every analyst's balance per accounting kind, under the caps the
 // firewall applies when a config was given.
-func (b *Budgets) List(ctx context.Context) ([]ledger.Balance, error) {
-	var capsFor func(string) ledger.Caps
+func (b *Budgets) List(ctx context.Context) ([]state.Balance, error) {
+	var capsFor func(string) state.Caps
 	if b.cfg != nil {
-		capsFor = ledger.CapsFrom(b.cfg)
+		capsFor = state.CapsFrom(b.cfg)
 	}
 	return b.ledger.List(ctx, capsFor)
 }

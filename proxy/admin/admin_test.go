@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"countwall/mechanisms/ledger"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // newState makes a state database whose ledger knows analyst alice.
@@ -17,12 +16,12 @@ func newState(t *testing.T, dir string) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(dir, "state.db")
-	st, err := statedb.Open(ctx, path, statedb.Options{})
+	st, err := state.Open(ctx, path, state.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l, err := ledger.Open(ctx, st.SQL(), ledger.Options{})
+	l, err := state.OpenLedger(ctx, st.SQL(), state.LedgerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // TestEveryStatementReceivedIsAudited sends statements that are answered or
@@ -61,7 +61,7 @@ func TestEveryStatementReceivedIsAudited(t *testing.T) {
 		if pe != nil {
 			tc.want = pe.Code
 		}
-		log, err := ts.engine.AuditLog(ctx, statedb.AuditFilter{Analyst: testAnalyst, Last: 1})
+		log, err := ts.engine.AuditLog(ctx, state.AuditFilter{Analyst: testAnalyst, Last: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,15 +69,15 @@ func TestEveryStatementReceivedIsAudited(t *testing.T) {
 			t.Fatalf("%s: no audit entry", tc.name)
 		}
 		got := log[0]
-		wantOutcome := statedb.OutcomeAnswered
+		wantOutcome := state.OutcomeAnswered
 		if tc.want != "" {
-			wantOutcome = statedb.OutcomeRefused
+			wantOutcome = state.OutcomeRefused
 		}
 		if got.Outcome != wantOutcome || got.SQLState != tc.want || got.Fingerprint != ts.engine.Fingerprint(tc.sql) {
 			t.Errorf("%s: audit entry %+v, want outcome %s SQLSTATE %q fingerprint %s", tc.name, got, wantOutcome, tc.want, ts.engine.Fingerprint(tc.sql))
 		}
 	}
-	all, err := ts.engine.AuditLog(ctx, statedb.AuditFilter{Analyst: testAnalyst})
+	all, err := ts.engine.AuditLog(ctx, state.AuditFilter{Analyst: testAnalyst})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"countwall/proxy"
-	"countwall/proxy/statedb"
+	"countwall/proxy/state"
 )
 
 // meteredSession is a session decorator as a metrics or tracing layer
@@ -107,7 +107,7 @@ func TestDecoratedSessionAuditsEveryStatement(t *testing.T) {
 			wantRefusals++
 		}
 	}
-	log, err := ts.engine.AuditLog(ctx, statedb.AuditFilter{Analyst: testAnalyst})
+	log, err := ts.engine.AuditLog(ctx, state.AuditFilter{Analyst: testAnalyst})
 	if err != nil {
 		t.Fatal(err)
 	}

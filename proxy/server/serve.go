@@ -14,6 +14,7 @@ import (
 	"countwall/config"
 	"countwall/planner"
 	"countwall/proxy"
+	"countwall/proxy/monitor"
 )
 
 // ServeOptions say where the config comes from and what reloads it.
@@ -30,6 +31,9 @@ type ServeOptions struct {
 	// Ready, when set, is told the listening address once connections are
 	// accepted.
 	Ready func(addr net.Addr)
+	// OnRisk, when set, is told each decision of the risk monitor
+	// (monitor: in the config), for a metric.
+	OnRisk func(monitor.Decision)
 }
 
 // Serve opens the engine of the loaded config and serves it on
@@ -68,6 +72,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("server.listen: %w", err)
 	}
 	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", planner.StoreName(cfg.Database))
+	if stop := startMonitor(ctx, engine, cfg, logger, o.OnRisk); stop != nil {
+		defer stop()
+	}
 
 	reload := func(why string) {
 		next, err := o.Load()

@@ -1,0 +1,95 @@
+package risk
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// averaged finds statements answered many times under fresh noise: the
+// mean of the answers is the count within two standard errors
+// (averaging). A threshold statement answered many times with noise shows
+// its local sensitivity in its answers' spread: under idp a spread that
+// matches a sensitivity of 1 at the charged epsilon puts the count within
+// one of the threshold (the IDP variance test; idp with plus_one adds one
+// to the sensitivity, and the spread then tells 1 from 0 as well).
+func averaged(as []answer, o Options) []Finding {
+	groups := map[string][]answer{}
+	var order []string
+	for _, a := range as {
+		if a.exact {
+			continue
+		}
+		k := a.key()
+		if a.threshold != nil {
+			k = fmt.Sprintf("%s |>= %d", k, a.threshold.atLeast)
+		}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], a)
+	}
+	var out []Finding
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < o.MinRepeats {
+			continue
+		}
+		vals := make([]float64, len(g))
+		ids := make([]int64, len(g))
+		for i, a := range g {
+			vals[i], ids[i] = a.value, a.id
+		}
+		mean, sd := stat.MeanStdDev(vals, nil)
+		if sd == 0 {
+			continue // sticky noise: asking again tells nothing new
+		}
+		first := g[0]
+		if first.threshold != nil {
+			if f, ok := varianceTest(first, sd, ids, o.IDPPlusOne); ok {
+				out = append(out, f)
+			}
+			continue
+		}
+		errBound := 2 * sd / math.Sqrt(float64(len(g)))
+		if errBound > o.MaxError {
+			continue
+		}
+		out = append(out, estimate("averaging", first.table, first.conj, mean, errBound, ids))
+	}
+	return out
+}
+
+// estimate is a finding of a count within ±errBound, rounded when that
+// pins it.
+func estimate(pattern, table string, conj []string, mean, errBound float64, ids []int64) Finding {
+	f := Finding{Pattern: pattern, Table: table, Cell: conj, Value: mean, Error: errBound, Evidence: ids}
+	if errBound < 0.5 {
+		f.Value, f.Error = math.Round(mean), errBound
+	}
+	f.Individual = f.Error < 0.5 && f.Value == 1
+	return f
+}
+
+// varianceTest reads a repeated noisy threshold answer's spread: Laplace
+// noise of scale s has standard deviation s*sqrt(2), and idp's scale is
+// (local sensitivity, plus one with plus_one) / epsilon, so the spread at
+// the charged epsilon tells the local sensitivity. A sensitivity of 1 puts
+// the count c at b or b+1 for COUNT(*) > b (k = 1); 0 puts it elsewhere.
+func varianceTest(a answer, sd float64, ids []int64, plusOne bool) (Finding, bool) {
+	if a.epsilon <= 0 || a.mechanism != "idp" {
+		return Finding{}, false
+	}
+	sens := math.Round(sd / math.Sqrt2 * a.epsilon)
+	if plusOne {
+		sens--
+	}
+	if sens < 0 || sens > 2 {
+		return Finding{}, false
+	}
+	b := a.threshold.atLeast - 1
+	return Finding{Pattern: "idp variance test", Table: a.table, Cell: a.conj,
+		Parameter: fmt.Sprintf("local sensitivity at COUNT(*) > %d (1: the count is %d or %d)", b, b, b+1),
+		Value:     sens, Threshold: b, Evidence: ids, Individual: sens == 1 && b <= 1}, true
+}

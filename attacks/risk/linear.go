@@ -1,0 +1,201 @@
+package risk
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"countwall/attacks"
+)
+
+// system is the answered sums over sets of one column's values, under one
+// base condition: the unknowns are the counts of base AND col = v.
+type system struct {
+	table, col string
+	base       []string
+	sets       [][]string
+	values     []float64
+	ids        []int64
+	exact      bool // every answer exact
+	wide       bool // some set has more than one value
+}
+
+// linear solves each system whose answers are sums over sets of a column's
+// values (col IN (...), several IN lists ORed, col = a OR col = b, col = v
+// and GROUP BY col rows) with linear-reconstruction's least-squares
+// solver: the noise remover's two-partitions recover a histogram, and
+// linear reconstruction's random subsets of a group recover each person's
+// secret bit. A count is reported when two standard errors (from the
+// residuals) are within MaxError.
+func linear(as []answer, o Options) []Finding {
+	systems := map[string]*system{}
+	var order []string
+	add := func(a answer, i int, col string, set []string) {
+		base := without(a.conj, i)
+		k := cellKey(a.table, base) + "|" + col
+		s, ok := systems[k]
+		if !ok {
+			s = &system{table: a.table, col: col, base: base, exact: true}
+			systems[k] = s
+			order = append(order, k)
+		}
+		s.sets, s.values, s.ids = append(s.sets, set), append(s.values, a.value), append(s.ids, a.id)
+		s.exact = s.exact && a.exact
+		s.wide = s.wide || len(set) > 1
+	}
+	// A sum over a wide set names its system by its widest condition;
+	// a single value's count then joins the system of its column and base
+	// if there is one.
+	var singles []answer
+	for _, a := range as {
+		if a.threshold != nil {
+			continue
+		}
+		widest, col, set := -1, "", []string(nil)
+		for i, c := range a.conj {
+			if cc, ss, ok := valueSet(c); ok && len(ss) > 1 && len(ss) > len(set) {
+				widest, col, set = i, cc, ss
+			}
+		}
+		if widest < 0 {
+			singles = append(singles, a)
+			continue
+		}
+		add(a, widest, col, set)
+	}
+	for _, a := range singles {
+		for i, c := range a.conj {
+			col, set, ok := valueSet(c)
+			if !ok {
+				continue
+			}
+			if _, known := systems[cellKey(a.table, without(a.conj, i))+"|"+col]; known {
+				add(a, i, col, set)
+				break
+			}
+		}
+	}
+	var out []Finding
+	for _, k := range order {
+		out = append(out, systems[k].solve(o)...)
+	}
+	return out
+}
+
+func (s *system) solve(o Options) []Finding {
+	if !s.wide {
+		return nil
+	}
+	index := map[string]int{}
+	var unknowns []string
+	for _, set := range s.sets {
+		for _, v := range set {
+			if _, ok := index[v]; !ok {
+				index[v] = len(unknowns)
+				unknowns = append(unknowns, v)
+			}
+		}
+	}
+	m, n := len(s.sets), len(unknowns)
+	if m <= n {
+		return nil
+	}
+	subs := make([][]bool, m)
+	A := mat.NewDense(m, n, nil)
+	maxAnswer := 0.0
+	for j, set := range s.sets {
+		subs[j] = make([]bool, n)
+		for _, v := range set {
+			subs[j][index[v]] = true
+			A.Set(j, index[v], 1)
+		}
+		maxAnswer = math.Max(maxAnswer, s.values[j])
+	}
+	caps := make([]int, n)
+	for i := range caps {
+		caps[i] = int(maxAnswer) + 1
+	}
+	x, err := attacks.SolveSubsetSums(subs, s.values, caps)
+	if err != nil {
+		return nil
+	}
+	var ata mat.Dense
+	ata.Mul(A.T(), A)
+	var inv mat.Dense
+	if err := inv.Inverse(&ata); err != nil {
+		return nil // the sets do not determine every value
+	}
+	rss := 0.0
+	for j := range s.sets {
+		fit := 0.0
+		for i, in := range subs[j] {
+			if in {
+				fit += x[i]
+			}
+		}
+		rss += (s.values[j] - fit) * (s.values[j] - fit)
+	}
+	sigma := math.Sqrt(rss / float64(m-n))
+	unitLike := true
+	for _, v := range x {
+		unitLike = unitLike && math.Round(v) <= 1
+	}
+	var out []Finding
+	for i, v := range unknowns {
+		errBound := 2 * sigma * math.Sqrt(math.Max(0, inv.At(i, i)))
+		if s.exact {
+			errBound = 0
+		}
+		if errBound > o.MaxError {
+			continue
+		}
+		cell := append(append([]string(nil), s.base...), s.col+" = "+v)
+		f := estimate("linear system", s.table, cell, x[i], errBound, s.ids)
+		f.Individual = f.Error < 0.5 && (f.Value == 1 || unitLike)
+		out = append(out, f)
+	}
+	return out
+}
+
+// valueSet reads a condition that selects a set of one column's values:
+// col = v, col IN (v, ...), or an OR of those on one column.
+func valueSet(c string) (col string, set []string, ok bool) {
+	if inner, isEnclosed := enclosed(c); isEnclosed {
+		c = inner
+	}
+	var parts []string
+	for rest := c; ; {
+		i := topLevel(rest, " or ")
+		if i < 0 {
+			parts = append(parts, rest)
+			break
+		}
+		parts, rest = append(parts, rest[:i]), rest[i+len(" or "):]
+	}
+	for _, p := range parts {
+		pc, vals, ok := oneSet(strings.TrimSpace(p))
+		if !ok || (col != "" && pc != col) {
+			return "", nil, false
+		}
+		col, set = pc, append(set, vals...)
+	}
+	sort.Strings(set)
+	return col, set, len(set) > 0
+}
+
+func oneSet(p string) (string, []string, bool) {
+	if col, ok := equalityColumn(p); ok {
+		return col, []string{strings.TrimSpace(p[len(col)+len(" = "):])}, true
+	}
+	i := strings.Index(p, " in (")
+	if i <= 0 || strings.ContainsAny(p[:i], " ()") || !strings.HasSuffix(p, ")") {
+		return "", nil, false
+	}
+	var vals []string
+	for _, v := range strings.Split(p[i+len(" in ("):len(p)-1], ", ") {
+		vals = append(vals, strings.TrimSpace(v))
+	}
+	return p[:i], vals, true
+}

@@ -1,0 +1,151 @@
+package risk
+
+import (
+	"math"
+	"strings"
+)
+
+// cellBounds is what exact answers and threshold answers say of one cell.
+type cellBounds struct {
+	shape     string
+	mechanism string
+	threshold bool // a threshold answer took part
+	table     string
+	conj      []string
+	lo, hi    float64
+	evidence  []int64
+}
+
+func (c *cellBounds) pinned() bool { return c.lo == c.hi }
+
+// pinned finds the cells whose count exact answers pin: a count answered
+// without noise, a threshold search whose answers meet (the IDP and BDP
+// searches: count >= b answered 1 and count >= b+1 answered 0), and the
+// difference of two pinned counts whose conditions differ by a negation
+// (differencing: the total and the count of NOT (T) pin T).
+func pinned(as []answer, o Options) []Finding {
+	cells := map[string]*cellBounds{}
+	var order []string
+	for _, a := range as {
+		lo, hi, ok := boundsOf(a, o)
+		if !ok {
+			continue
+		}
+		k := a.key()
+		c, ok := cells[k]
+		if !ok {
+			c = &cellBounds{shape: a.shape, mechanism: a.mechanism, table: a.table, conj: a.conj, hi: math.Inf(1)}
+			cells[k] = c
+			order = append(order, k)
+		}
+		before := *c
+		c.lo, c.hi = math.Max(c.lo, lo), math.Min(c.hi, hi)
+		if c.lo != before.lo || c.hi != before.hi {
+			c.evidence = append(c.evidence, a.id)
+			c.threshold = c.threshold || a.threshold != nil
+		}
+	}
+	// A search asks many cells of one shape; a count of 0 (nobody) or a
+	// bare existence is reported only from a search, not from a one-off
+	// question, where it discloses no one.
+	cellsOfShape := map[string]int{}
+	for _, k := range order {
+		cellsOfShape[cells[k].shape]++
+	}
+	searched := func(c *cellBounds) bool { return cellsOfShape[c.shape] >= o.MinRepeats }
+	var out []Finding
+	report := func(pattern string, c *cellBounds) {
+		if c.lo > o.MaxCell || c.lo < 0 || (c.lo == 0 && pattern != "differencing" && !searched(c)) {
+			return
+		}
+		out = append(out, Finding{Pattern: pattern, Table: c.table, Cell: c.conj, Value: c.lo,
+			Individual: c.lo == 1, Evidence: c.evidence})
+	}
+	for _, k := range order {
+		c := cells[k]
+		if !c.pinned() {
+			if c.mechanism == "bdp" && !c.threshold && c.lo >= 1 && math.IsInf(c.hi, 1) && searched(c) {
+				out = append(out, Finding{Pattern: "bdp existence", Table: c.table, Cell: c.conj, Value: 1, AtLeast: true, Evidence: c.evidence})
+			}
+			continue
+		}
+		pattern := "exact answer"
+		if c.threshold {
+			pattern = "threshold search"
+		}
+		report(pattern, c)
+		// Differencing: this cell is P AND NOT (X); with P pinned too,
+		// P AND X is pinned.
+		for i, cj := range c.conj {
+			x, ok := negated(cj)
+			if !ok {
+				continue
+			}
+			parentConj := without(c.conj, i)
+			parent, ok := cells[cellKey(c.table, parentConj)]
+			if !ok || !parent.pinned() {
+				continue
+			}
+			targetConj := append(append([]string(nil), parentConj...), conjuncts(x)...)
+			if t, ok := cells[cellKey(c.table, targetConj)]; ok && t.pinned() {
+				continue // asked directly
+			}
+			d := &cellBounds{table: c.table, conj: targetConj, lo: parent.lo - c.lo, hi: parent.lo - c.lo,
+				evidence: append(append([]int64(nil), parent.evidence...), c.evidence...)}
+			report("differencing", d)
+		}
+	}
+	return out
+}
+
+// boundsOf is what one answer says of its cell's count: an exact count
+// pins it; an exact threshold answer bounds it on one side. Under idp the
+// noise itself speaks (Protivash et al. Lemma 3.3): COUNT(*) > b is
+// answered with noise exactly when max(c-k, 0) <= b < min(c+k, n), which
+// puts c in [b-k+1, b+k], and an exact answer puts c outside that window
+// (for b below the table size n, which the thresholds of a search are).
+// Under bdp a count is noisy exactly when some but not all rows satisfy
+// its condition, so c >= 1.
+func boundsOf(a answer, o Options) (lo, hi float64, ok bool) {
+	inf := math.Inf(1)
+	idp := a.mechanism == "idp"
+	k := float64(o.IDPK)
+	switch {
+	case a.exact && a.threshold == nil:
+		return a.value, a.value, true
+	case a.threshold == nil && a.mechanism == "bdp":
+		return 1, inf, true
+	case a.threshold == nil:
+		return 0, 0, false
+	}
+	b := float64(a.threshold.atLeast - 1)
+	switch {
+	case a.exact && a.value >= 0.5 && idp:
+		return b + k + 1, inf, true
+	case a.exact && a.value >= 0.5:
+		return b + 1, inf, true
+	case a.exact && idp:
+		return 0, math.Max(0, b-k), true
+	case a.exact:
+		return 0, b, true
+	case idp:
+		return math.Max(0, b-k+1), b + k, true
+	case a.mechanism == "bdp":
+		return 1, inf, true
+	}
+	return 0, 0, false
+}
+
+// negated reads "not (X)" as X.
+func negated(c string) (string, bool) {
+	if !strings.HasPrefix(c, "not ") {
+		return "", false
+	}
+	inner, ok := enclosed(strings.TrimSpace(c[len("not "):]))
+	return inner, ok
+}
+
+func without(conj []string, i int) []string {
+	out := append([]string(nil), conj[:i]...)
+	return append(out, conj[i+1:]...)
+}

@@ -1,0 +1,151 @@
+package risk
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	_ "modernc.org/sqlite" // the protected table is read with the sqlite driver to score
+)
+
+// shown is how many findings per analyst Print lists in full.
+const shown = 12
+
+// Print writes the reports for the owner: per analyst the answered
+// statements read, what they determine (individuals first), and the
+// evidence (audit row ids) of each finding.
+func Print(w io.Writer, reports []Report) error {
+	if len(reports) == 0 {
+		_, err := fmt.Fprintln(w, "audit risk: the released answers determine no individual and no cell")
+		return err
+	}
+	for _, r := range reports {
+		fmt.Fprintf(w, "analyst %s: %d answered statements; %d findings, %d about one person (%s)\n",
+			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), PatternCounts(r.Findings))
+		if scored, correct := Scored(r); scored > 0 {
+			fmt.Fprintf(w, "  scored against the protected table: %d of %d findings hold\n", correct, scored)
+		}
+		for i, f := range ordered(r.Findings) {
+			if i == shown {
+				fmt.Fprintf(w, "  ... and %d more (every finding with --json)\n", len(r.Findings)-shown)
+				break
+			}
+			who := ""
+			if f.Individual {
+				who = " [one person]"
+			}
+			fmt.Fprintf(w, "  %-20s %s%s%s; evidence %s\n", f.Pattern, f.What(), who, truthNote(f), evidence(f))
+		}
+	}
+	return nil
+}
+
+// ordered puts the findings about one person first, keeping their order.
+func ordered(fs []Finding) []Finding {
+	out := make([]Finding, 0, len(fs))
+	for _, f := range fs {
+		if f.Individual {
+			out = append(out, f)
+		}
+	}
+	for _, f := range fs {
+		if !f.Individual {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// PatternCounts is "differencing 1, threshold search 12": each pattern
+// of the findings, in the order found, with how many.
+func PatternCounts(fs []Finding) string {
+	var order []string
+	n := map[string]int{}
+	for _, f := range fs {
+		if n[f.Pattern] == 0 {
+			order = append(order, f.Pattern)
+		}
+		n[f.Pattern]++
+	}
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = fmt.Sprintf("%s %d", p, n[p])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func evidence(f Finding) string {
+	var ids []string
+	for i, id := range f.Evidence {
+		if i == 4 {
+			ids = append(ids, fmt.Sprintf("... (%d statements)", len(f.Evidence)))
+			break
+		}
+		ids = append(ids, fmt.Sprintf("#%d", id))
+	}
+	return strings.Join(ids, " ")
+}
+
+func truthNote(f Finding) string {
+	if f.Truth == nil {
+		return ""
+	}
+	if *f.Correct {
+		return fmt.Sprintf(" (true %g: holds)", *f.Truth)
+	}
+	return fmt.Sprintf(" (true %g: does not hold)", *f.Truth)
+}
+
+// Scored says how many findings were scored and how many hold.
+func Scored(r Report) (scored, correct int) {
+	for _, f := range r.Findings {
+		if f.Correct != nil {
+			scored++
+			if *f.Correct {
+				correct++
+			}
+		}
+	}
+	return scored, correct
+}
+
+// Score reads each finding's true count from the protected SQLite
+// database (opened read-only) and says whether the finding holds it. The
+// conditions are the answered statements' own, which the firewall parsed
+// and validated before answering them.
+func Score(ctx context.Context, truthPath string, reports []Report) error {
+	db, err := sql.Open("sqlite", "file:"+truthPath+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return fmt.Errorf("opening the protected database to score: %w", err)
+	}
+	defer db.Close()
+	for ri := range reports {
+		for fi := range reports[ri].Findings {
+			f := &reports[ri].Findings[fi]
+			if f.Table == "" || (f.Parameter != "" && f.Pattern != "idp variance test") || f.Pattern == "tracing" {
+				continue
+			}
+			q := "SELECT COUNT(*) FROM " + f.Table
+			if len(f.Cell) > 0 {
+				q += " WHERE " + strings.Join(f.Cell, " AND ")
+			}
+			var n float64
+			if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+				continue // a condition SQLite spells otherwise: left unscored
+			}
+			ok := math.Abs(n-f.Value) <= math.Max(f.Error, 0.5)
+			if f.AtLeast {
+				ok = n >= f.Value
+			}
+			if f.Pattern == "idp variance test" {
+				b := float64(f.Threshold)
+				ok = (f.Value == 1) == (n == b || n == b+1)
+			}
+			f.Truth, f.Correct = &n, &ok
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+// Package risk is `countwall audit risk`: the attacks countwall ships, run
+// offline on what the audit says an analyst was answered. The solvers take
+// answers instead of asking: exact answers and threshold searches pin
+// counts (differencing, the IDP and BDP searches), repeated answers under
+// fresh noise and a condition's splits are averaged (averaging,
+// split-averaging, the IDP variance test), sums over sets of a column's
+// values are solved as a linear system (the noise remover's two-partitions,
+// linear reconstruction), and a cell asked beside its parts bounds the
+// noise (the perturbation finder). It reads releases (the audit's JSON
+// lines or the state database's rows), never the protected data, so what it
+// finds depends only on what left the firewall; the protected table is
+// read only to score the findings when the owner gives it.
+package risk
+
+import (
+	"fmt"
+	"sort"
+
+	"countwall/proxy/state/release"
+)
+
+// Finding is one thing the released answers determine.
+type Finding struct {
+	Analyst string `json:"analyst"`
+	// Pattern names the attack whose pattern the answers follow.
+	Pattern string `json:"pattern"`
+	// Table and Cell say what is determined: the count of the rows of
+	// Table that satisfy every condition of Cell (ANDed), or a mechanism
+	// parameter when Parameter is set.
+	Table     string   `json:"table"`
+	Cell      []string `json:"cell,omitempty"`
+	Parameter string   `json:"parameter,omitempty"`
+	// Value is the count determined, within ±Error (0: exactly).
+	Value float64 `json:"value"`
+	Error float64 `json:"error"`
+	// Threshold is the b of the variance test's COUNT(*) > b.
+	Threshold int64 `json:"threshold,omitempty"`
+	// AtLeast marks a lower bound only (a noise bound D >= Value).
+	AtLeast bool `json:"at_least,omitempty"`
+	// Individual says the finding is about one person: the cell holds
+	// exactly one row, or pins one unit's value.
+	Individual bool `json:"individual"`
+	// Evidence are the audit rows (ids) the finding rests on; Statements
+	// how many there are when the list is long.
+	Evidence   []int64 `json:"evidence"`
+	Statements int     `json:"statements"`
+	// Truth is the cell's true count and Correct whether Value ± Error
+	// holds it, when the protected table was given.
+	Truth   *float64 `json:"truth,omitempty"`
+	Correct *bool    `json:"correct,omitempty"`
+}
+
+// Exact reports whether the finding determines its count exactly.
+func (f Finding) Exact() bool { return f.Error < 0.5 && !f.AtLeast && f.Parameter == "" }
+
+// What is the finding as one line.
+func (f Finding) What() string {
+	if f.Parameter != "" && f.AtLeast {
+		return fmt.Sprintf("%s >= %g", f.Parameter, f.Value)
+	}
+	if f.Parameter != "" {
+		where := ""
+		if f.Table != "" {
+			where = " of " + cellText(f.Table, f.Cell)
+		}
+		return fmt.Sprintf("%s%s = %g", f.Parameter, where, f.Value)
+	}
+	v := fmt.Sprintf("%g", f.Value)
+	if f.AtLeast {
+		return "count of " + cellText(f.Table, f.Cell) + " >= " + v
+	}
+	if f.Error >= 0.5 {
+		v = fmt.Sprintf("%.1f ± %.1f", f.Value, f.Error)
+	}
+	return "count of " + cellText(f.Table, f.Cell) + " = " + v
+}
+
+// Report is what the answers released to one analyst determine.
+type Report struct {
+	Analyst  string    `json:"analyst"`
+	Answered int       `json:"answered"` // answered statements read
+	Findings []Finding `json:"findings"`
+}
+
+// Individuals counts the findings about one person.
+func (r Report) Individuals() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Individual {
+			n++
+		}
+	}
+	return n
+}
+
+// Options tune the solvers.
+type Options struct {
+	// Analyst, when set, assesses only this analyst.
+	Analyst string
+	// MinRepeats is how many answers to one statement (or splits of one
+	// condition) are averaged before a finding is drawn; 0 means 10.
+	MinRepeats int
+	// MaxError is the widest error (two standard errors) of an averaged or
+	// solved count still reported; 0 means 1.
+	MaxError float64
+	// MaxCell is the largest count of a pinned cell that is reported
+	// (small cells are what disclosure control protects); 0 means 10.
+	MaxCell float64
+	// IDPK is the idp mechanism's group size k; 0 means 1 (its default).
+	IDPK int
+	// IDPPlusOne says the idp mechanism adds one to the sensitivity (its
+	// plus_one parameter), which the variance test must know.
+	IDPPlusOne bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MinRepeats <= 0 {
+		o.MinRepeats = 10
+	}
+	if o.MaxError <= 0 {
+		o.MaxError = 1
+	}
+	if o.MaxCell <= 0 {
+		o.MaxCell = 10
+	}
+	if o.IDPK <= 0 {
+		o.IDPK = 1
+	}
+	return o
+}
+
+// Assess runs every solver on each analyst's answered statements and
+// returns the analysts with findings, by name; an analyst whose answers
+// determine nothing is left out.
+func Assess(rs []release.Release, o Options) []Report {
+	o = o.withDefaults()
+	byAnalyst := map[string][]release.Release{}
+	for _, r := range rs {
+		if o.Analyst != "" && r.Analyst != o.Analyst {
+			continue
+		}
+		byAnalyst[r.Analyst] = append(byAnalyst[r.Analyst], r)
+	}
+	var out []Report
+	for name, mine := range byAnalyst {
+		as := answers(mine)
+		rep := Report{Analyst: name}
+		for _, r := range mine {
+			if r.Answered() && r.Kind == "query" {
+				rep.Answered++
+			}
+		}
+		for _, solve := range solvers {
+			rep.Findings = append(rep.Findings, solve(as, o)...)
+		}
+		if len(rep.Findings) == 0 {
+			continue
+		}
+		for i := range rep.Findings {
+			rep.Findings[i].Analyst = name
+			rep.Findings[i].Statements = len(rep.Findings[i].Evidence)
+		}
+		sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Pattern < rep.Findings[j].Pattern })
+		out = append(out, rep)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Analyst < out[j].Analyst })
+	return out
+}
+
+// solvers are run in this order on each analyst's answers.
+var solvers = []func([]answer, Options) []Finding{
+	pinned, averaged, splits, linear, marginals,
+}

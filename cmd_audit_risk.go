@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"countwall/attacks/risk"
+	"countwall/config"
+	"countwall/proxy/state"
+	"countwall/proxy/state/release"
+)
+
+// newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
+// on what the audit says each analyst was answered.
+func newAuditRiskCmd() *cobra.Command {
+	var statePath, configPath, analyst, since, truth, jsonOut string
+	var from []string
+	var o risk.Options
+	cmd := &cobra.Command{
+		Use:   "risk [--analyst A] [--truth DB]",
+		Short: "What the answers each analyst was sent determine: the shipped attacks' solvers run offline on the audit",
+		Long: `Risk reads the answered statements of the audit (the state database, or files written by
+'countwall audit export' with --from) and runs on them, offline, the solvers of the attacks countwall
+ships, taking the recorded answers instead of asking: exact answers and threshold searches that pin a
+count (differencing, the IDP and BDP searches), statements answered many times under fresh noise and
+a condition's splits (averaging, split-averaging, the IDP variance test), sums over sets of a
+column's values solved by least squares (the noise remover, linear reconstruction), and a cell asked
+beside its parts (the perturbation finder's noise bound). For each analyst it lists the cells the
+answers determine exactly or within the stated error (two standard errors), the ones about one person
+first, with the audit rows they rest on. It reads no protected data unless --truth is given, and then
+only to score the findings; its output names individuals and is for the data owner only.`,
+		Example: `  countwall audit risk --config examples/countwall.yaml
+  countwall audit risk --state countwall-state.db --analyst mallory --truth examples/demo.db --json risk.json
+  countwall audit risk --from alice.jsonl --from bob.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			rs, cfg, err := readReleases(cmd, statePath, configPath, analyst, since, from)
+			if err != nil {
+				return err
+			}
+			if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
+				o.IDPPlusOne = idpPlusOne(cfg)
+			}
+			o.Analyst = analyst
+			reports := risk.Assess(rs, o)
+			if truth != "" {
+				if err := risk.Score(cmd.Context(), truth, reports); err != nil {
+					return err
+				}
+			}
+			if jsonOut != "" {
+				b, err := json.MarshalIndent(reports, "", "  ")
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(jsonOut, b, 0o600); err != nil {
+					return fmt.Errorf("writing %s: %w", jsonOut, err)
+				}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
+			return risk.Print(cmd.OutOrStdout(), reports)
+		},
+	}
+	f := cmd.Flags()
+	auditSelectionFlags(f, &statePath, &configPath, &analyst, &since)
+	f.StringSliceVar(&from, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
+	f.StringVar(&truth, "truth", "", "the protected SQLite database, to score each finding")
+	f.StringVar(&jsonOut, "json", "", "write every finding as JSON to this file")
+	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
+	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
+	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
+	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
+	return cmd
+}
+
+// readReleases reads the answered statements from export files or from a
+// state database.
+func readReleases(cmd *cobra.Command, statePath, configPath, analyst, since string, from []string) ([]release.Release, *config.Config, error) {
+	if len(from) > 0 {
+		var all []release.Release
+		for _, path := range from {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading audit export: %w", err)
+			}
+			rs, err := release.Read(f)
+			f.Close()
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+			all = append(all, rs...)
+		}
+		return all, nil, nil
+	}
+	st, cfg, when, err := openAudit(cmd, statePath, configPath, since)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	var rs []release.Release
+	err = st.EachAudit(cmd.Context(), state.AuditFilter{Analyst: analyst, Since: when, AnsweredOnly: true}, func(e state.AuditEntry) error {
+		rs = append(rs, e.Release())
+		return nil
+	})
+	return rs, cfg, err
+}
+
+// idpPlusOne reads the idp section's plus_one, which the variance test
+// must know.
+func idpPlusOne(cfg *config.Config) bool {
+	v, _ := cfg.MechanismSections["idp"]["plus_one"].(bool)
+	return v
+}

@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"strconv"
+	"strings"
+
+	"countwall/planner/pglex"
+	"countwall/proxy/state/release"
+)
+
+// statementShape is how the audit keeps an answered statement: its tokens
+// as PostgreSQL reads them (keywords and names folded, comments and spacing
+// dropped), one space apart, with each string and number constant, and each
+// parameter the extended protocol bound, replaced by $1, $2, ... in order
+// and returned as the constants. Statements that differ only in their
+// constants share one shape, which the audit stores once.
+func statementShape(sql string, args []*string) (string, []release.Constant) {
+	toks, err := pglex.Lex(sql)
+	if err != nil {
+		return "", nil // not answered: the parser read the same text
+	}
+	var b strings.Builder
+	var consts []release.Constant
+	prev := pglex.Token{Kind: pglex.Op, Text: "("}
+	for i, t := range toks {
+		if t.Kind == pglex.Op && t.Text == ";" && i == len(toks)-1 {
+			break
+		}
+		text := t.Raw
+		switch t.Kind {
+		case pglex.Word:
+			text = t.Text
+		case pglex.QuotedIdent:
+			text = pglex.QuoteIdent(t.Text)
+		case pglex.String, pglex.Number:
+			consts = append(consts, release.Constant{Text: t.Text, String: t.Kind == pglex.String})
+			text = placeholder(len(consts))
+		case pglex.Param:
+			c, ok := boundConstant(args, t.N)
+			if !ok {
+				text = "NULL"
+				break
+			}
+			consts = append(consts, c)
+			text = placeholder(len(consts))
+		case pglex.Op:
+			text = t.Text
+		}
+		if b.Len() > 0 && spaced(prev, t) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(text)
+		prev = t
+	}
+	return b.String(), consts
+}
+
+func placeholder(n int) string { return "$" + strconv.Itoa(n) }
+
+// boundConstant is the value bound to $n: a number when it reads as one,
+// else a string; false for NULL or a missing argument.
+func boundConstant(args []*string, n int) (release.Constant, bool) {
+	if n < 1 || n > len(args) || args[n-1] == nil {
+		return release.Constant{}, false
+	}
+	v := *args[n-1]
+	toks, err := pglex.Lex(v)
+	if err == nil && len(toks) == 1 && toks[0].Kind == pglex.Number && toks[0].Raw == v {
+		return release.Constant{Text: v}, true
+	}
+	return release.Constant{Text: v, String: true}, true
+}
+
+// spaced says whether a space goes between two tokens: none inside
+// parentheses' edges, before a comma, or between a function's name and its
+// opening parenthesis.
+func spaced(prev, t pglex.Token) bool {
+	if prev.Kind == pglex.Op && prev.Text == "(" {
+		return false
+	}
+	if t.Kind == pglex.Op {
+		switch t.Text {
+		case ")", ",", ";":
+			return false
+		case "(":
+			return !(prev.Kind == pglex.Word && !pglex.IsReserved(prev.Text))
+		}
+	}
+	return true
+}
+
+// releasedCells is what an answer sent: each row's group values and its
+// count, as the client received them.
+func releasedCells(res *Result) []release.Cell {
+	if res == nil || len(res.Columns) == 0 {
+		return nil
+	}
+	last := len(res.Columns) - 1
+	isFloat := res.Columns[last].Type == ColumnFloat8
+	cells := make([]release.Cell, 0, len(res.Rows))
+	for i, row := range res.Rows {
+		c := release.Cell{IsFloat: isFloat, Suppressed: i < len(res.Suppressed) && res.Suppressed[i]}
+		for _, g := range row[:last] {
+			c.Group = append(c.Group, release.Datum{Null: g.Null, Text: g.Text})
+		}
+		if isFloat {
+			c.Value = row[last].Float
+		} else {
+			c.Value = float64(row[last].Int)
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+// released is what the audit row of an answered query keeps beyond its
+// outcome: the statement and the cells sent.
+type released struct {
+	shape     string
+	constants []release.Constant
+	cells     []release.Cell
+}
+
+// releasedBy is the record of an answered query's statement and answer.
+func releasedBy(sql string, args []*string, res *Result) released {
+	shape, consts := statementShape(sql, args)
+	return released{shape: shape, constants: consts, cells: releasedCells(res)}
+}

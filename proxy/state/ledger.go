@@ -1,0 +1,524 @@
+// The ledger is the privacy budget, in one place: the accounting kinds
+// it keeps, each analyst's Balance, the Caps and what remains, the notice
+// an answer's charge gives, and the durable ledger itself. Every charge for
+// an answered query is committed to the state database before the answer
+// leaves, each analyst's spending is held to hard caps, and concurrent
+// sessions (in one process or several) cannot overspend together. The
+// Engine charges through a Budget (budget.go), which takes the caps from the
+// config; `countwall budget` lists, grants and resets through the Ledger.
+//
+// Accounting kinds are kept apart: dp, idp and bdp each have their own
+// totals, caps and grants, since an IDP or BDP claim is not a DP charge.
+//
+// Speed may come from reservation (LedgerOptions.Reserve > 1): one durable write
+// reserves several queries' worth of budget, which this process then spends
+// in memory. A reservation counts as spent from the moment it is written, so
+// a crash can only make the ledger show more spent than was answered, never
+// less; the unused part is given back when the reservation is settled
+// (exhausted, or at Close).
+
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"countwall/mechanisms"
+	"countwall/pgerror"
+)
+
+// Entry is one answered query's charge.
+type Entry struct {
+	Analyst     string
+	Mechanism   string
+	Kind        mechanisms.Accounting
+	Epsilon     float64
+	Delta       float64
+	Fingerprint string // identifies the SQL text, never the text itself
+	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
+	// analyst and kind, and the sum converted to epsilon at the delta the
+	// cap leaves (ZCDPEpsilon) before it is held to the cap.
+	Rho float64
+}
+
+// Caps are an analyst's total epsilon and delta for one accounting kind,
+// before grants. Use NoCap for no limit: a zero cap allows nothing.
+type Caps struct {
+	Epsilon float64
+	Delta   float64
+}
+
+// NoCap is an explicit "no limit" for a Caps field.
+var NoCap = math.Inf(1)
+
+// Unlimited is Caps with no limit on epsilon or delta.
+func Unlimited() Caps { return Caps{Epsilon: NoCap, Delta: NoCap} }
+
+// Balance is an analyst's standing in one accounting kind.
+type Balance struct {
+	Analyst string
+	Kind    mechanisms.Accounting
+	// EpsilonSpent and DeltaSpent are what answered queries cost, plus any
+	// reservation another process holds or a crash left unused (those count
+	// as spent).
+	EpsilonSpent float64
+	DeltaSpent   float64
+	// RhoSpent is the sum of the zCDP charges. It is already folded into
+	// EpsilonSpent (as ZCDPEpsilon(RhoSpent, RhoDelta)) and DeltaSpent (as
+	// RhoDelta, the part of the delta cap the conversion uses: all of what
+	// the pure charges leave).
+	RhoSpent float64
+	RhoDelta float64
+	// EpsilonReserved and DeltaReserved are this process's reserved but not
+	// yet used budget; they are not part of Spent.
+	EpsilonReserved float64
+	DeltaReserved   float64
+	// EpsilonGranted and DeltaGranted are extra budget given with Grant.
+	EpsilonGranted float64
+	DeltaGranted   float64
+	// EpsilonCap and DeltaCap are the caps plus the grants: +Inf when
+	// unlimited, NaN when the caller gave no caps (List without a lookup).
+	EpsilonCap float64
+	DeltaCap   float64
+}
+
+// EpsilonRemaining is what may still be spent, never negative.
+func (b Balance) EpsilonRemaining() float64 { return math.Max(0, b.EpsilonCap-b.EpsilonSpent) }
+
+// DeltaRemaining is what may still be spent, never negative.
+func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.DeltaSpent) }
+
+// Kinds are the accounting kinds the ledger keeps, in display order.
+var Kinds = []mechanisms.Accounting{mechanisms.AccountingDP, mechanisms.AccountingIDP, mechanisms.AccountingBDP}
+
+// LedgerOptions configure a Ledger.
+type LedgerOptions struct {
+	// Reserve is how many queries' worth of budget one durable write may
+	// reserve; 0 or 1 commits every charge on its own.
+	Reserve int
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// capTolerance lets float rounding in a running sum pass a cap it meets
+// exactly (ten charges of 0.1 against a cap of 1): at most one part in 10^9
+// of the cap may be overspent.
+const capTolerance = 1e-9
+
+// Ledger is the budget ledger over the state database. It is safe for
+// concurrent use.
+type Ledger struct {
+	db      *sql.DB
+	reserve int
+	now     func() time.Time
+
+	mu       sync.Mutex
+	analysts map[string]*analystState
+
+	// capsOnce creates the held caps' table (caps.go).
+	capsOnce sync.Once
+	capsErr  error
+}
+
+// analystState serialises one analyst's charges in this process and holds
+// its open reservations (one per kind).
+type analystState struct {
+	mu     sync.Mutex
+	chunks map[mechanisms.Accounting]*chunk
+}
+
+// chunk is an open reservation: written to the database (and counted as
+// spent there) in full; remaining is what this process has not used.
+type chunk struct {
+	id                           int64
+	remainingEps, remainingDelta float64
+	// spentEps/spentDelta: the kind's durable total right after the
+	// reservation was written (it includes the whole reservation), and
+	// grantEps/grantDelta the grants then; an in-memory spend must keep
+	// spentEps - remainingEps within the caller's current caps plus grants.
+	spentEps, spentDelta float64
+	grantEps, grantDelta float64
+	pending              []pendingEntry
+}
+
+type pendingEntry struct {
+	at time.Time
+	e  Entry
+}
+
+// OpenLedger creates the ledger's tables if needed. db must be a SQLite database
+// in WAL mode with synchronous=FULL (as Open opens it), or a
+// PostgreSQL database opened by openPostgres (dialect.go), so that a committed charge
+// survives a crash or power loss.
+func OpenLedger(ctx context.Context, db *sql.DB, opts LedgerOptions) (*Ledger, error) {
+	if db == nil {
+		return nil, errors.New("ledger: no state database")
+	}
+	if err := checkDurable(ctx, db); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	const schema = `
+CREATE TABLE IF NOT EXISTS ledger (
+	id          INTEGER PRIMARY KEY,
+	at          TEXT NOT NULL,
+	analyst     TEXT NOT NULL,
+	mechanism   TEXT NOT NULL,
+	kind        TEXT NOT NULL,
+	epsilon     REAL NOT NULL,
+	delta       REAL NOT NULL,
+	fingerprint TEXT NOT NULL,
+	rho         REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS ledger_analyst ON ledger (analyst, kind);
+CREATE TABLE IF NOT EXISTS ledger_spent (
+	analyst TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	epsilon REAL NOT NULL,
+	delta   REAL NOT NULL,
+	rho     REAL NOT NULL DEFAULT 0,
+	PRIMARY KEY (analyst, kind)
+);
+CREATE TABLE IF NOT EXISTS ledger_reservations (
+	id      INTEGER PRIMARY KEY,
+	at      TEXT NOT NULL,
+	analyst TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	epsilon REAL NOT NULL,
+	delta   REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger_grants (
+	id      INTEGER PRIMARY KEY,
+	at      TEXT NOT NULL,
+	analyst TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	epsilon REAL NOT NULL,
+	delta   REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger_resets (
+	id      INTEGER PRIMARY KEY,
+	at      TEXT NOT NULL,
+	analyst TEXT NOT NULL
+);`
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return nil, fmt.Errorf("ledger: creating tables: %w", err)
+	}
+	for _, table := range []string{"ledger", "ledger_spent"} {
+		if err := addRhoColumn(ctx, db, table); err != nil {
+			return nil, err
+		}
+	}
+	l := &Ledger{db: db, reserve: max(opts.Reserve, 1), now: opts.Now, analysts: map[string]*analystState{}}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	return l, nil
+}
+
+func (l *Ledger) analyst(name string) *analystState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st, ok := l.analysts[name]
+	if !ok {
+		st = &analystState{chunks: map[mechanisms.Accounting]*chunk{}}
+		l.analysts[name] = st
+	}
+	return st
+}
+
+func validKind(k mechanisms.Accounting) bool {
+	for _, known := range Kinds {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
+func validAmount(f float64) bool { return f >= 0 && !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+func (e Entry) validate() error {
+	switch {
+	case e.Analyst == "":
+		return errors.New("ledger: charge without an analyst")
+	case e.Kind != mechanisms.AccountingNone && !validKind(e.Kind):
+		return fmt.Errorf("ledger: unknown accounting kind %q", e.Kind)
+	case !validAmount(e.Epsilon) || !validAmount(e.Delta) || !validAmount(e.Rho):
+		return fmt.Errorf("ledger: charge of epsilon %g, delta %g, rho %g is not a finite non-negative amount", e.Epsilon, e.Delta, e.Rho)
+	case e.Rho > 0 && e.Kind == mechanisms.AccountingNone:
+		return errors.New("ledger: a rho charge needs an accounting kind")
+	}
+	return nil
+}
+
+// fits reports whether spent+cost stays within limit (with capTolerance).
+func fits(spent, cost, limit float64) bool {
+	return cost == 0 || spent+cost <= limit+capTolerance*limit
+}
+
+// Charge records e durably before returning, or refuses it with a
+// *pgerror.Error (SQLSTATE 53400) when it would take the analyst past caps
+// plus grants for e.Kind; a refused entry is not charged. An entry with no
+// accounting kind is recorded without a cap check.
+func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error) {
+	if err := e.validate(); err != nil {
+		return Balance{}, err
+	}
+	if math.IsNaN(caps.Epsilon) || math.IsNaN(caps.Delta) || caps.Epsilon < 0 || caps.Delta < 0 {
+		return Balance{}, fmt.Errorf("ledger: caps epsilon %g, delta %g must be >= 0 (NoCap for no limit)", caps.Epsilon, caps.Delta)
+	}
+	st := l.analyst(e.Analyst)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if e.Rho > 0 {
+		return l.chargeRho(ctx, st, e, caps)
+	}
+	if e.Kind == mechanisms.AccountingNone || l.reserve <= 1 {
+		return l.chargeDirect(ctx, e, caps)
+	}
+	if c := st.chunks[e.Kind]; c != nil && len(c.pending) < l.reserve &&
+		c.remainingEps >= e.Epsilon && c.remainingDelta >= e.Delta {
+		answered := Balance{EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta}
+		capE, capD := caps.Epsilon+c.grantEps, caps.Delta+c.grantDelta
+		if fits(answered.EpsilonSpent, e.Epsilon, capE) && fits(answered.DeltaSpent, e.Delta, capD) {
+			c.remainingEps -= e.Epsilon
+			c.remainingDelta -= e.Delta
+			c.pending = append(c.pending, pendingEntry{at: l.now(), e: e})
+			return l.chunkBalance(e.Analyst, e.Kind, c, caps), nil
+		}
+	}
+	return l.chargeReserving(ctx, st, e, caps)
+}
+
+// chunkBalance is the balance implied by an open reservation.
+func (l *Ledger) chunkBalance(analyst string, kind mechanisms.Accounting, c *chunk, caps Caps) Balance {
+	return Balance{
+		Analyst: analyst, Kind: kind,
+		EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta,
+		EpsilonReserved: c.remainingEps, DeltaReserved: c.remainingDelta,
+		EpsilonGranted: c.grantEps, DeltaGranted: c.grantDelta,
+		EpsilonCap: caps.Epsilon + c.grantEps, DeltaCap: caps.Delta + c.grantDelta,
+	}
+}
+
+// exhausted is the refusal for a charge over the cap.
+func exhausted(e Entry, what string, spent, limit, cost float64) error {
+	return &pgerror.Error{
+		Code: pgerror.ConfigurationLimitExceeded,
+		Message: fmt.Sprintf("privacy budget exhausted for analyst %q: %s %s spent %.10g of %.10g, this query needs %.10g",
+			e.Analyst, e.Kind, what, spent, limit, cost),
+		Hint: "Lower the per-query share with SET " + what + ", or ask the data owner for a grant (countwall budget grant).",
+	}
+}
+
+func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance, error) {
+	var bal Balance
+	err := l.immediate(ctx, func(tx *sql.Conn) error {
+		b, err := l.read(ctx, tx, e.Analyst, e.Kind, caps)
+		if err != nil {
+			return err
+		}
+		if e.Kind != mechanisms.AccountingNone {
+			if !fits(b.EpsilonSpent, e.Epsilon, b.EpsilonCap) {
+				return exhausted(e, "epsilon", b.EpsilonSpent, b.EpsilonCap, e.Epsilon)
+			}
+			if !fits(b.DeltaSpent, e.Delta, b.DeltaCap) {
+				return exhausted(e, "delta", b.DeltaSpent, b.DeltaCap, e.Delta)
+			}
+		}
+		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
+			return err
+		}
+		if e.Kind != mechanisms.AccountingNone {
+			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
+				return err
+			}
+		}
+		b.EpsilonSpent += e.Epsilon
+		b.DeltaSpent += e.Delta
+		bal = b
+		return nil
+	})
+	return bal, err
+}
+
+// chargeReserving settles the kind's open reservation (if any) and takes a
+// new one that covers e, in one transaction.
+func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry, caps Caps) (Balance, error) {
+	old := st.chunks[e.Kind]
+	var next *chunk
+	var refusal error
+	err := l.immediate(ctx, func(tx *sql.Conn) error {
+		if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
+			return err
+		}
+		b, err := l.read(ctx, tx, e.Analyst, e.Kind, caps)
+		if err != nil {
+			return err
+		}
+		if !fits(b.EpsilonSpent, e.Epsilon, b.EpsilonCap) {
+			refusal = exhausted(e, "epsilon", b.EpsilonSpent, b.EpsilonCap, e.Epsilon)
+			return nil // commit the settlement, charge nothing
+		}
+		if !fits(b.DeltaSpent, e.Delta, b.DeltaCap) {
+			refusal = exhausted(e, "delta", b.DeltaSpent, b.DeltaCap, e.Delta)
+			return nil
+		}
+		resEps := reservation(e.Epsilon, l.reserve, b.EpsilonCap-b.EpsilonSpent)
+		resDelta := reservation(e.Delta, l.reserve, b.DeltaCap-b.DeltaSpent)
+		res, err := tx.ExecContext(ctx, `INSERT INTO ledger_reservations (at, analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?, ?)`,
+			l.now().UTC().Format(time.RFC3339Nano), e.Analyst, string(e.Kind), resEps, resDelta)
+		if err != nil {
+			return fmt.Errorf("ledger: writing reservation: %w", err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("ledger: writing reservation: %w", err)
+		}
+		if err := addSpent(ctx, tx, e.Analyst, e.Kind, resEps, resDelta); err != nil {
+			return err
+		}
+		next = &chunk{
+			id: id, remainingEps: resEps - e.Epsilon, remainingDelta: resDelta - e.Delta,
+			spentEps: b.EpsilonSpent + resEps, spentDelta: b.DeltaSpent + resDelta,
+			grantEps: b.EpsilonGranted, grantDelta: b.DeltaGranted,
+			pending: []pendingEntry{{at: l.now(), e: e}},
+		}
+		return nil
+	})
+	if err != nil {
+		return Balance{}, err
+	}
+	delete(st.chunks, e.Kind) // settled
+	if refusal != nil {
+		return Balance{}, refusal
+	}
+	st.chunks[e.Kind] = next
+	return l.chunkBalance(e.Analyst, e.Kind, next, caps), nil
+}
+
+// reservation is how much to reserve for a charge of cost: reserve times
+// the cost, or what is available if less (never less than the cost, which
+// the caller has checked fits).
+func reservation(cost float64, reserve int, available float64) float64 {
+	if cost == 0 {
+		return 0
+	}
+	return math.Max(cost, math.Min(cost*float64(reserve), available))
+}
+
+// settle writes a reservation's answered entries and gives back its unused
+// part. If the reservation is gone (an analyst reset by another process),
+// the entries are charged afresh instead: counting them twice is the safe
+// side.
+func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, c *chunk) error {
+	if c == nil { // no reservation open
+		return nil
+	}
+	if err := insertEntries(ctx, tx, c.pending); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM ledger_reservations WHERE id = ?`, c.id)
+	if err != nil {
+		return fmt.Errorf("ledger: settling reservation: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("ledger: settling reservation: %w", err)
+	} else if n == 1 {
+		return addSpent(ctx, tx, analyst, kind, -c.remainingEps, -c.remainingDelta)
+	}
+	var usedEps, usedDelta float64
+	for _, p := range c.pending {
+		usedEps += p.e.Epsilon
+		usedDelta += p.e.Delta
+	}
+	return addSpent(ctx, tx, analyst, kind, usedEps, usedDelta)
+}
+
+func insertEntries(ctx context.Context, tx *sql.Conn, entries []pendingEntry) error {
+	for _, p := range entries {
+		e := p.e
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO ledger (at, analyst, mechanism, kind, epsilon, delta, fingerprint, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.at.UTC().Format(time.RFC3339Nano), e.Analyst, e.Mechanism, string(e.Kind), e.Epsilon, e.Delta, e.Fingerprint, e.Rho); err != nil {
+			return fmt.Errorf("ledger: recording charge: %w", err)
+		}
+	}
+	return nil
+}
+
+func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, eps, delta float64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_spent (analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?)
+ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon + excluded.epsilon), delta = max(0, ledger_spent.delta + excluded.delta)`,
+		analyst, string(kind), eps, delta)
+	if err != nil {
+		return fmt.Errorf("ledger: updating spent total: %w", err)
+	}
+	return nil
+}
+
+// read returns the durable balance of one analyst and kind, zCDP spending
+// folded in.
+func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+	b, err := l.readRaw(ctx, q, analyst, kind, caps)
+	if err != nil {
+		return Balance{}, err
+	}
+	return foldRho(b), nil
+}
+
+// readRaw returns the durable balance with the pure and zCDP spending apart
+// (RhoSpent not folded into EpsilonSpent and DeltaSpent).
+func (l *Ledger) readRaw(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+	b := Balance{Analyst: analyst, Kind: kind}
+	err := q.QueryRowContext(ctx, `SELECT
+	coalesce((SELECT epsilon FROM ledger_spent WHERE analyst = ?1 AND kind = ?2), 0),
+	coalesce((SELECT delta FROM ledger_spent WHERE analyst = ?1 AND kind = ?2), 0),
+	coalesce((SELECT sum(epsilon) FROM ledger_grants WHERE analyst = ?1 AND kind = ?2), 0),
+	coalesce((SELECT sum(delta) FROM ledger_grants WHERE analyst = ?1 AND kind = ?2), 0)`,
+		analyst, string(kind)).Scan(&b.EpsilonSpent, &b.DeltaSpent, &b.EpsilonGranted, &b.DeltaGranted)
+	if err != nil {
+		return Balance{}, fmt.Errorf("ledger: reading balance: %w", err)
+	}
+	err = q.QueryRowContext(ctx, `SELECT coalesce((SELECT rho FROM ledger_spent WHERE analyst = ? AND kind = ?), 0)`,
+		analyst, string(kind)).Scan(&b.RhoSpent)
+	if err != nil {
+		return Balance{}, fmt.Errorf("ledger: reading balance: %w", err)
+	}
+	b.EpsilonCap, b.DeltaCap = caps.Epsilon+b.EpsilonGranted, caps.Delta+b.DeltaGranted
+	return b, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// immediate runs fn in a BEGIN IMMEDIATE transaction on one connection: the
+// write lock is taken before anything is read, so two processes checking
+// the same analyst's cap are serialised. fn's error rolls back.
+func (l *Ledger) immediate(ctx context.Context, fn func(tx *sql.Conn) error) error {
+	conn, err := l.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("ledger: starting transaction: %w", err)
+	}
+	if err := fn(conn); err != nil {
+		// The rollback must run even when ctx is what failed.
+		if _, rbErr := conn.ExecContext(context.Background(), "ROLLBACK"); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("ledger: rolling back: %w", rbErr))
+		}
+		return err
+	}
+	if _, err := conn.ExecContext(context.Background(), "COMMIT"); err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return fmt.Errorf("ledger: committing: %w", err)
+	}
+	return nil
+}

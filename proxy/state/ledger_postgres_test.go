@@ -1,0 +1,27 @@
+package state
+
+import (
+	"testing"
+
+	"countwall/planner/pgtest"
+)
+
+// TestPostgresLedger runs the ledger's tests against a PostgreSQL state
+// database: caps, kinds, grants and resets; eight goroutines and two
+// processes racing to one analyst's cap; SIGKILL of a charging process
+// twenty times; zCDP composition; held caps; the charge's transaction.
+func TestPostgresLedger(t *testing.T) {
+	onPostgres = pgtest.Server(t)
+	defer func() { onPostgres = nil }()
+	for name, test := range map[string]func(*testing.T){
+		"caps kinds grants reset": TestLedgerCapsKindsGrantsReset,
+		"race goroutines":         TestLedgerRaceGoroutines,
+		"race processes":          TestLedgerRaceProcesses,
+		"crash":                   TestLedgerCrash,
+		"zcdp":                    TestLedgerComposesRhoUnderZCDP,
+		"hold never raises":       TestHoldNeverRaisesACap,
+		"list shows held caps":    TestListShowsHeldCaps,
+	} {
+		t.Run(name, test)
+	}
+}

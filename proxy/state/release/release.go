@@ -1,0 +1,130 @@
+// Package release is what the audit log keeps of an answered statement, in
+// the form `countwall audit export` writes and `countwall audit risk` reads:
+// who asked, when, the statement (its shape and its constants) and the cells
+// that left the firewall. It is a leaf, so that the risk solvers read the
+// audit without importing the state database, the planner or the
+// mechanisms.
+package release
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Release is one audited statement. Answered queries carry Shape,
+// Constants and Cells; refusals carry SQLState and Reason.
+type Release struct {
+	ID          int64     `json:"id"`
+	At          time.Time `json:"at"`
+	Analyst     string    `json:"analyst"`
+	Kind        string    `json:"kind"` // query, set, show, chatter, invalid
+	Mechanism   string    `json:"mechanism"`
+	Outcome     string    `json:"outcome"` // answered, refused
+	SQLState    string    `json:"sqlstate,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Fingerprint string    `json:"fingerprint"`
+	ChargeKind  string    `json:"charge_kind,omitempty"`
+	Epsilon     float64   `json:"epsilon,omitempty"`
+	Delta       float64   `json:"delta,omitempty"`
+	// Shape is the statement with each constant replaced by $1, $2, ...;
+	// Constants fill them in order.
+	Shape     string     `json:"shape,omitempty"`
+	Constants []Constant `json:"constants,omitempty"`
+	Cells     []Cell     `json:"cells,omitempty"`
+}
+
+// Constant is one literal of a statement: a number (its text as written)
+// or a string.
+type Constant struct {
+	Text   string `json:"text"`
+	String bool   `json:"string,omitempty"`
+}
+
+// SQL renders the literal as it is spelt in a statement.
+func (c Constant) SQL() string {
+	if c.String {
+		return "'" + strings.ReplaceAll(c.Text, "'", "''") + "'"
+	}
+	return c.Text
+}
+
+// Datum is a group value of a released row.
+type Datum struct {
+	Null bool   `json:"null,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
+// Cell is one released row: its group values (GROUP BY) and the value sent.
+type Cell struct {
+	Group      []Datum `json:"group,omitempty"`
+	Value      float64 `json:"value"`
+	IsFloat    bool    `json:"float,omitempty"`
+	Suppressed bool    `json:"suppressed,omitempty"`
+}
+
+// Statement is the statement's text: the shape with its constants put back.
+func (r Release) Statement() string {
+	if r.Shape == "" {
+		return ""
+	}
+	var b strings.Builder
+	s := r.Shape
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(s[i+1 : j])
+		if err != nil || n < 1 || n > len(r.Constants) {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteString(r.Constants[n-1].SQL())
+		i = j - 1
+	}
+	return b.String()
+}
+
+// Answered reports whether the statement was answered.
+func (r Release) Answered() bool { return r.Outcome == "answered" }
+
+// Write writes releases as JSON lines.
+func Write(w io.Writer, rs []Release) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("writing audit export: %w", err)
+		}
+	}
+	return nil
+}
+
+// Read reads JSON lines written by Write.
+func Read(r io.Reader) ([]Release, error) {
+	var out []Release
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<26)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var rel Release
+		if err := json.Unmarshal(sc.Bytes(), &rel); err != nil {
+			return nil, fmt.Errorf("audit export line %d: %w", line, err)
+		}
+		out = append(out, rel)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading audit export: %w", err)
+	}
+	return out, nil
+}
