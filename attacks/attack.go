@@ -235,6 +235,10 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	if err != nil {
 		return nil, err
 	}
+	// An interrupted run keeps what it recovered: the read-backs and the
+	// score below still run, on a context the interrupt does not cancel.
+	ctx, cancel := afterRun(ctx)
+	defer cancel()
 	res.Progress = progress
 	res.Attack, res.Target = a.Name, o.Target.countSQL()
 	res.Queries, res.Refused = q.Sent(), q.Refused()
@@ -267,6 +271,19 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 		res.Truth, res.Exact, res.Success = &truth, &exact, &success
 	}
 	return res, nil
+}
+
+// afterRunTimeout bounds the read-backs and the scoring of an interrupted
+// run: a second Ctrl-C is not needed to end them.
+const afterRunTimeout = time.Minute
+
+// afterRun is the context of what follows a run: ctx while it is live, else
+// one the interrupt does not cancel, with a deadline of its own.
+func afterRun(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), afterRunTimeout)
 }
 
 // Difference is what was spent between two readings of SHOW budget, by

@@ -72,6 +72,10 @@ func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error)
 		l.mu.Unlock()
 		return nil, l.spent
 	}
+	if ctx.Err() != nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("after %d queries: %w", l.sent, interrupted(ctx, ctx.Err()))
+	}
 	if l.Max > 0 && l.sent >= l.Max {
 		l.mu.Unlock()
 		return nil, fmt.Errorf("after %d queries: %w", l.sent, ErrQueryLimit)
@@ -80,6 +84,9 @@ func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error)
 	l.write(sql)
 	l.mu.Unlock()
 	rows, err := q.Query(ctx, sql)
+	if err != nil && ctx.Err() != nil {
+		return nil, interrupted(ctx, err)
+	}
 	if err != nil {
 		l.mu.Lock()
 		l.refused++
