@@ -550,4 +550,3 @@ func reconValue(d Domain, i int64) string {
 	}
 	return strconv.FormatInt(d.Lo+i, 10)
 }
-

@@ -89,4 +89,3 @@ func (c *reconQuerier) Unwrap() Querier { return c.q }
 func (c *reconQuerier) Setup(ctx context.Context, sql string) (*Rows, error) {
 	return sessionQuery(ctx, c.q, sql)
 }
-
