@@ -46,6 +46,12 @@ var IDPReconstruct = &Attack{
 	Score:   scoreReconstruction,
 	Flags: func(f *pflag.FlagSet, o *Options) {
 		thresholdFlags(f, o)
+		p, _ := o.Params.(*ReconstructParams)
+		if p == nil {
+			p = &ReconstructParams{}
+			o.Params = p
+		}
+		f.StringVar(&p.Resume, "resume", p.Resume, "resume the run whose result (interrupted or stopped) was written to this file with --json: its completed columns are not asked again")
 		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
 	},
 	Demo: func() Options {
@@ -282,24 +288,15 @@ func (r *reconstruction) workers(ctx context.Context) (oracles []*ThresholdOracl
 }
 
 func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, error) {
-	if o.Target.Table == "" || len(o.Domains) == 0 {
-		return nil, errors.New("idp-reconstruct needs a table (--table) and the public domains of the columns to rebuild (--domain, in order)")
+	if err := checkReconOptions(o); err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for _, d := range o.Domains {
-		if d.Size() < 1 {
-			return nil, fmt.Errorf("column %q has an empty domain", d.Column)
-		}
-		if seen[strings.ToLower(d.Column)] {
-			return nil, fmt.Errorf("column %q is named twice", d.Column)
-		}
-		seen[strings.ToLower(d.Column)] = true
+	resume, err := resumeFrom(o)
+	if err != nil {
+		return nil, err
 	}
-	if o.Parallel < 0 {
-		return nil, fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
-	}
-	if o.Parallel > 1 && o.Reconnect == nil {
-		return nil, fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
+	if resume != nil && o.Threshold.Rows <= 0 {
+		o.Threshold.Rows = resume.tableSize // known: not searched for again
 	}
 	cq := newReconQuerier(q)
 	res := &Result{Details: map[string]any{"columns": []string{}}}
@@ -309,6 +306,9 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 			res.Note += fmt.Sprintf("stopped before the table size was known: %v", cq.stopped())
 			return res, nil
 		}
+		return nil, err
+	}
+	if err := resume.checkModel(oracle.K); err != nil {
 		return nil, err
 	}
 	res.Mechanism = oracle.Mechanism
@@ -326,17 +326,19 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	for i, d := range o.Domains {
 		order[i] = d.Column
 	}
-	perColumn := map[string]int{}
-	groupsAfter := map[string]int{}
 	details := res.Details
 	details["k"], details["table_size"], details["columns_order"] = oracle.K, oracle.N, order
-	details["queries_per_column"], details["groups_per_column"] = perColumn, groupsAfter
-
-	// The starting group: the target's rows.
 	details["setup_queries"] = cq.sent()
 	if len(oracles) > 1 {
 		details["connections"] = len(oracles)
 	}
+	if resume != nil {
+		details["resumed_from"], details["resumed_columns"], details["earlier_queries"] = resume.path, resume.cols, resume.queries
+		details["target_rows"] = resume.n0
+		r.outside = resume.outside
+		return r.columns(ctx, res, oracles, resume.groups, resume.cols, resume.n0)
+	}
+	// The starting group: the target's rows.
 	n0 := oracle.N
 	if o.Target.Where != "" {
 		before := cq.sent()
@@ -347,12 +349,46 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 	}
 	details["target_rows"] = n0
-	groups := []recGroup{{count: n0}}
+	return r.columns(ctx, res, oracles, []recGroup{{count: n0}}, 0, n0)
+}
 
+// checkReconOptions refuses what idp-reconstruct cannot run with.
+func checkReconOptions(o Options) error {
+	if o.Target.Table == "" || len(o.Domains) == 0 {
+		return errors.New("idp-reconstruct needs a table (--table) and the public domains of the columns to rebuild (--domain, in order)")
+	}
+	seen := map[string]bool{}
+	for _, d := range o.Domains {
+		if d.Size() < 1 {
+			return fmt.Errorf("column %q has an empty domain", d.Column)
+		}
+		if seen[strings.ToLower(d.Column)] {
+			return fmt.Errorf("column %q is named twice", d.Column)
+		}
+		seen[strings.ToLower(d.Column)] = true
+	}
+	if o.Parallel < 0 {
+		return fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
+	}
+	if o.Parallel > 1 && o.Reconnect == nil {
+		return fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
+	}
+	return nil
+}
+
+// columns splits groups, known over the first from columns, by each column
+// left in turn, and finishes the result with the groups of the last column
+// completed.
+func (r *reconstruction) columns(ctx context.Context, res *Result, oracles []*ThresholdOracle, groups []recGroup, from int, n0 int64) (*Result, error) {
+	o, cq := r.o, r.q
+	perColumn := map[string]int{}
+	groupsAfter := map[string]int{}
+	res.Details["queries_per_column"], res.Details["groups_per_column"] = perColumn, groupsAfter
 	// Progress: groups split so far out of a lower bound on the groups to
 	// split (every group now known splits at least once per column left).
 	done := 0
-	for ci, d := range o.Domains {
+	for ci := from; ci < len(o.Domains); ci++ {
+		d := o.Domains[ci]
 		before := cq.sent()
 		progress := func(gi, next int) {
 			done++
@@ -508,7 +544,11 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 		if code := pgerror.SQLState(stop); code != "" && !strings.Contains(why, code) {
 			why += " (SQLSTATE " + code + ")"
 		}
-		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent(), why, cols)
+		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed (written with --json FILE, --resume FILE goes on from them)", r.q.sent(), why, cols)
+	}
+	if from, ok := d["resumed_from"].(string); ok {
+		res.Note = appendSentence(res.Note, fmt.Sprintf("Resumed from %s: its %d columns were taken as found there (%d queries in earlier runs, not counted here).",
+			from, d["resumed_columns"], d["earlier_queries"]))
 	}
 	d["domain_check_queries"] = r.checkQueries
 	if len(r.outside) > 0 {

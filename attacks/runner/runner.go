@@ -159,12 +159,27 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 		return err
 	}
 	Print(w, res)
-	if ro.JSON == "" {
+	if ro.JSON != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(ro.JSON, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return interruptedRun(ctx, ro.JSON)
+}
+
+// interruptedRun is the error a run ends with when it was interrupted: the
+// result was printed (and written) all the same, and the exit status says it
+// is partial.
+func interruptedRun(ctx context.Context, jsonPath string) error {
+	if ctx.Err() == nil {
 		return nil
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
+	if jsonPath == "" {
+		return errors.New("interrupted: the result above is what the run had recovered")
 	}
-	return os.WriteFile(ro.JSON, append(b, '\n'), 0o644)
+	return fmt.Errorf("interrupted: the result above is what the run had recovered, written to %s", jsonPath)
 }

@@ -1,0 +1,95 @@
+package attacks_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"countwall/attacks"
+)
+
+// cancelAfter cancels the run's context once n queries have been answered:
+// an interrupt (Ctrl-C) in the middle of a run.
+type cancelAfter struct {
+	q      attacks.Querier
+	n      int
+	cancel context.CancelFunc
+
+	mu   sync.Mutex
+	seen int
+}
+
+func (c *cancelAfter) Query(ctx context.Context, sql string) (*attacks.Rows, error) {
+	rows, err := c.q.Query(ctx, sql)
+	c.mu.Lock()
+	if c.seen++; c.seen == c.n {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	return rows, err
+}
+
+// An interrupted reconstruction keeps the columns it completed, is still
+// scored and read back, and says how to go on; resumed from its JSON, the
+// run completes with the rows an uninterrupted run recovers, in fewer
+// queries than that run.
+func TestIDPReconstructResumesAfterAnInterrupt(t *testing.T) {
+	o := allPeople()
+	o.Target.Where = "suburb = 'suburb_0003'"
+	full, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := reconEngine(t, 1)
+	q.Querier = &cancelAfter{q: q.Querier, n: full.Queries / 2, cancel: cancel}
+	part, err := attacks.Execute(ctx, attacks.IDPReconstruct, q, o, reconPeople(t))
+	if err != nil {
+		t.Fatalf("an interrupted run failed instead of keeping its work: %v", err)
+	}
+	cols, _ := attacks.ReconstructedRows(part)
+	if len(cols) == 0 || len(cols) == len(o.Domains) || !strings.Contains(part.Note, "interrupted") || !strings.Contains(part.Note, "--resume") {
+		t.Fatalf("interrupted run: columns %v, note %q", cols, part.Note)
+	}
+	if part.Refused != 0 || part.Spent == nil || part.Truth == nil || *part.Truth != *full.Truth {
+		t.Errorf("interrupted run: %d refused, spent %v, truth %v: want no refusal, the budget read back and the score", part.Refused, part.Spent, part.Truth)
+	}
+
+	b, err := json.Marshal(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "part.json")
+	if err := os.WriteFile(saved, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Params = &attacks.ReconstructParams{Resume: saved}
+	resumed, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wantRows := attacks.ReconstructedRows(full)
+	gotCols, gotRows := attacks.ReconstructedRows(resumed)
+	if len(gotCols) != len(o.Domains) || !reflect.DeepEqual(gotRows, wantRows) || !*resumed.Exact {
+		t.Fatalf("resumed: columns %v, %d distinct rows (want %d), exact %v, note %q", gotCols, len(gotRows), len(wantRows), *resumed.Exact, resumed.Note)
+	}
+	if resumed.Queries >= full.Queries || part.Queries+resumed.Queries < full.Queries/2 {
+		t.Errorf("resumed after %d queries with %d more; the whole run took %d", part.Queries, resumed.Queries, full.Queries)
+	}
+	if !strings.Contains(resumed.Note, "Resumed from "+saved) {
+		t.Errorf("resumed note %q", resumed.Note)
+	}
+
+	// A resume of another target is refused, naming both.
+	o.Target.Where = "suburb = 'suburb_0004'"
+	if _, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t)); err == nil || !strings.Contains(err.Error(), "give the same --table and --where") {
+		t.Errorf("resume of another target: %v", err)
+	}
+}
