@@ -3,6 +3,7 @@ package attacks
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -111,11 +112,15 @@ type Result struct {
 	// Success is the fraction of cells (or, for one target, 0 or 1)
 	// recovered exactly.
 	// Undecided says the attack reached no verdict (stopped first, or the
-	// firewall's answers could not be read with certainty): Recovered then
-	// means nothing.
+	// firewall's answers could not be read with certainty): Recovered and
+	// Estimate are then 0 and left out of the JSON, since every number,
+	// -1 included, may be a value of some domain.
 	Undecided  bool           `json:"undecided,omitempty"`
 	Histogram  []Bin          `json:"histogram,omitempty"`
 	CellsTotal int            `json:"cells_total,omitempty"`
+	// Unit says what CellsExact of CellsTotal are ("bits recovered
+	// exactly", "combinations classified right"), for the headline.
+	Unit       string         `json:"unit,omitempty"`
 	CellsExact *int           `json:"cells_exact,omitempty"`
 	Success    *float64       `json:"success,omitempty"`
 	Details    map[string]any `json:"details,omitempty"`
@@ -123,6 +128,21 @@ type Result struct {
 	// sent, as it went (for long attacks that report their steps): the
 	// HTML report card plots it.
 	Progress []ProgressPoint `json:"progress,omitempty"`
+}
+
+// MarshalJSON writes a result without recovered and estimate when it has
+// no verdict ("undecided": true says so): a number there would read as a
+// value recovered.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	if !r.Undecided {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Recovered *int64   `json:"recovered,omitempty"`
+		Estimate  *float64 `json:"estimate,omitempty"`
+	}{plain: plain(r)})
 }
 
 // ProgressPoint is one step of an attack's progress: Done of Total steps
@@ -263,7 +283,7 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 		if err != nil {
 			return nil, err
 		}
-		exact := truth == res.Recovered
+		exact := !res.Undecided && truth == res.Recovered
 		success := 0.0
 		if exact {
 			success = 1

@@ -40,7 +40,7 @@ func scoreReconstruction(ctx context.Context, truthPath string, o Options, r *Re
 		matched += min(row.Count, truth[k])
 	}
 	exact := int(matched)
-	r.CellsTotal = int(nTruth)
+	r.CellsTotal, r.Unit = int(nTruth), "rows recovered exactly"
 	r.CellsExact = &exact
 	s := 0.0
 	if denom := max(nTruth, r.Recovered); denom > 0 {

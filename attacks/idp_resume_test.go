@@ -93,3 +93,35 @@ func TestIDPReconstructResumesAfterAnInterrupt(t *testing.T) {
 		t.Errorf("resume of another target: %v", err)
 	}
 }
+
+// A result without a verdict carries no number for it in its JSON: every
+// number, -1 included, may be a value of the domain attacked.
+func TestUndecidedResultHasNoValue(t *testing.T) {
+	for _, tc := range []struct {
+		r    attacks.Result
+		want []string
+		bans []string
+	}{
+		{attacks.Result{Attack: "idp-attribute", Undecided: true}, []string{`"undecided":true`}, []string{`"recovered"`, `"estimate"`}},
+		{attacks.Result{Attack: "idp-attribute", Recovered: -1, Estimate: -1}, []string{`"recovered":-1`, `"estimate":-1`}, []string{`"undecided"`}},
+	} {
+		b, err := json.Marshal(tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %s", b, w)
+			}
+		}
+		for _, w := range tc.bans {
+			if strings.Contains(string(b), w) {
+				t.Errorf("%s holds %s", b, w)
+			}
+		}
+		var back attacks.Result
+		if err := json.Unmarshal(b, &back); err != nil || back.Undecided != tc.r.Undecided || back.Recovered != tc.r.Recovered {
+			t.Errorf("read back %+v (%v), want %+v", back, err, tc.r)
+		}
+	}
+}

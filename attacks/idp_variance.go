@@ -129,7 +129,7 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 	share := ts.share
 	b := max(ts.oracle.K, 1)
 	sqlText := thresholdSQL(o.Target.Table, o.Target.Where, b)
-	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	res := &Result{Undecided: true}
 	z := make([]float64, 0, m)
 	exact, stopped := 0, false
 	for i := range m {

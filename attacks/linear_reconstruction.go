@@ -265,7 +265,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 			if j == 0 && !Stopped(err) {
 				if st := SQLState(err); st == pgerror.InsufficientPrivilege || st == pgerror.ProgramLimitExceeded || st == pgerror.FeatureNotSupported {
 					// The policy refuses the subset SQL: the finding is which rule.
-					return &Result{Undecided: true, Recovered: -1,
+					return &Result{Undecided: true,
 						Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, err),
 						Details: map[string]any{"refused_by_policy": st}}, nil
 				}
@@ -283,7 +283,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 			o.Progress(j+1, len(subs))
 		}
 	}
-	res := &Result{Recovered: -1, Note: note, Details: map[string]any{
+	res := &Result{Note: note, Details: map[string]any{
 		"people": g.people, "unknowns": len(g.values), "queries_planned": len(subs),
 		"answers": len(answers), "solver": p.Solver,
 	}}
@@ -496,6 +496,6 @@ func scoreLinearReconstruction(ctx context.Context, truthPath string, o Options,
 	success := float64(right) / float64(max(people, 1))
 	exact := right == int(people)
 	r.Exact = &exact
-	r.CellsTotal, r.CellsExact, r.Success = int(people), &right, &success
+	r.CellsTotal, r.CellsExact, r.Success, r.Unit = int(people), &right, &success, "bits recovered exactly"
 	return nil
 }
