@@ -115,9 +115,9 @@ type Result struct {
 	// firewall's answers could not be read with certainty): Recovered and
 	// Estimate are then 0 and left out of the JSON, since every number,
 	// -1 included, may be a value of some domain.
-	Undecided  bool           `json:"undecided,omitempty"`
-	Histogram  []Bin          `json:"histogram,omitempty"`
-	CellsTotal int            `json:"cells_total,omitempty"`
+	Undecided  bool  `json:"undecided,omitempty"`
+	Histogram  []Bin `json:"histogram,omitempty"`
+	CellsTotal int   `json:"cells_total,omitempty"`
 	// Unit says what CellsExact of CellsTotal are ("bits recovered
 	// exactly", "combinations classified right"), for the headline.
 	Unit       string         `json:"unit,omitempty"`
