@@ -53,7 +53,9 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Progress = progress.Counter(os.Stderr, a.Name)
+			ro.Progress = func(sent func() int) (func(done, total int), func()) {
+				return progress.Attack(os.Stderr, a.Name, sent)
+			}
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
