@@ -107,6 +107,9 @@ type Result struct {
 
 	// Mechanism is the mechanism the firewall said it runs (SHOW mechanism).
 	Mechanism string `json:"mechanism,omitempty"`
+	// Reach is how the run reached the firewall, set by whoever opened the
+	// connection (the attack command, the demo); nil when not recorded.
+	Reach *Reach `json:"reach,omitempty"`
 	// Histogram is what a histogram attack recovered, value by value;
 	// CellsTotal and CellsExact score it when the truth is known, and
 	// Success is the fraction of cells (or, for one target, 0 or 1)

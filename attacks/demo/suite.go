@@ -168,6 +168,8 @@ type Firewall struct {
 	*server.Loopback
 	setting   Setting
 	passwords map[string]string
+	// configPath is the config file the firewall runs (absolute when dir is).
+	configPath string
 }
 
 // StartFirewall writes the config of setting s in dir, fronting dbPath with
@@ -202,7 +204,8 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 			}
 		}
 	}
-	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{
+	fw.configPath = filepath.Join(dir, "countwall-attacks-"+slug+".yaml")
+	cfg, err := writeConfig(fw.configPath, configFile{
 		Database:   dbPath,
 		State:      statePath,
 		Audit:      auditSection{Sync: s.AuditSync},
@@ -252,6 +255,7 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 		row.Err = err.Error()
 		return row
 	}
+	res.Reach = &attacks.Reach{Transport: attacks.TransportWire, Server: fw.Addr + "/countwall", Config: fw.configPath, Table: o.Target.Table}
 	if name == attacks.PerturbationFinder.Name && fw.setting.Mechanism == "cellkey" {
 		truth, exact := int64(cellKeyD), res.Recovered == cellKeyD
 		res.Truth, res.Exact = &truth, &exact

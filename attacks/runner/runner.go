@@ -167,6 +167,10 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 	if err != nil {
 		return err
 	}
+	res.Reach = attacks.InProcessReach(ro.Config, o.Target.Table)
+	if ro.DSN != "" {
+		res.Reach = attacks.WireReach(ro.DSN, "", o.Target.Table)
+	}
 	Print(w, res)
 	if ro.JSON != "" {
 		b, err := json.MarshalIndent(res, "", "  ")
