@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"countwall/config"
+	"countwall/config/starter"
+	"countwall/dataset"
+	"countwall/proxy/pgwire"
+)
+
+func init() { rootCmd.AddCommand(newInitCmd()) }
+
+// starterFlags are the flags of a written config, shared by `load
+// --config-out` and `init`.
+type starterFlags struct {
+	out, analyst, mechanism, listen string
+	replace                         bool
+}
+
+func (s *starterFlags) add(f *pflag.FlagSet, outName, outUsage string) {
+	f.StringVar(&s.out, outName, "", outUsage)
+	f.StringVar(&s.analyst, "analyst", "analyst", "the analyst the config names, with a generated password shown once")
+	f.StringVar(&s.mechanism, "mechanism", "laplace", "the mechanism in force (every mechanism's parameters are written)")
+	f.StringVar(&s.listen, "listen", "127.0.0.1:5433", "server.listen")
+	f.BoolVar(&s.replace, "replace-config", false, "replace the config file if it exists")
+}
+
+func newInitCmd() *cobra.Command {
+	var s starterFlags
+	var dbPath, table, unit string
+	cmd := &cobra.Command{
+		Use:   "init --db FILE --table NAME --unit COLUMN --out FILE",
+		Short: "Write a whole runnable config for a table of an existing SQLite database",
+		Long: `init writes a config that 'countwall serve' runs as it is: the database and state paths, one
+analyst with a generated password (printed once; the file keeps only its SCRAM verifier), the
+budget, every mechanism's parameters, the table with its columns and privacy unit, and domains
+read from the data: integer ranges, and the values of text columns with at most 50 of them. A
+domain read from the data is not public knowledge (it says which values occur), so each one is
+marked in the file for review before analysts connect. The database is opened read-only.
+'countwall load --config-out FILE' does the same for a CSV file it imports.`,
+		Example: `  countwall init --db bank.db --table bank --unit id --out bank.yaml && countwall serve --config bank.yaml`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := starter.ReadTable(cmd.Context(), dbPath, table, unit)
+			if err != nil {
+				return fmt.Errorf("init: %w", err)
+			}
+			return writeStarter(cmd.Context(), cmd.OutOrStdout(), s, dbPath, t)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "the SQLite database to protect (read only)")
+	f.StringVar(&table, "table", "", "the table analysts will count")
+	f.StringVar(&unit, "unit", "", "its privacy-unit column: identifies the contributor of each row")
+	s.add(f, "out", "the config file to write")
+	for _, name := range []string{"db", "table", "unit", "out"} {
+		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above
+	}
+	return cmd
+}
+
+// writeStarter writes the config s asks for, fronting table t of the
+// database at dbPath, checks that it loads, and prints the analyst's
+// password once with what to review.
+func writeStarter(ctx context.Context, w io.Writer, s starterFlags, dbPath string, t dataset.Table) error {
+	t, observed, err := starter.ObserveDomains(ctx, dbPath, t)
+	if err != nil {
+		return err
+	}
+	password, err := starter.NewPassword()
+	if err != nil {
+		return err
+	}
+	verifier, err := pgwire.NewVerifier(password, 4096)
+	if err != nil {
+		return err
+	}
+	o := starter.Options{ConfigPath: s.out, Database: dbPath, Table: t, Observed: observed,
+		Analyst: s.analyst, Verifier: verifier, Mechanism: s.mechanism, Listen: s.listen}
+	if err := starter.WriteFile(o, s.replace); err != nil {
+		return err
+	}
+	if _, err := config.Load(s.out, nil); err != nil {
+		os.Remove(s.out)
+		return fmt.Errorf("the config written would not load, so it was removed: %w", err)
+	}
+	fmt.Fprintf(w, "wrote %s: table %s, analyst %s, mechanism %s\n", s.out, t.Name, s.analyst, s.mechanism)
+	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", s.analyst, password)
+	if len(observed) > 0 {
+		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(observed, ", "))
+	}
+	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", s.out, s.analyst, s.listen)
+	return nil
+}
