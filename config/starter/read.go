@@ -139,7 +139,6 @@ func ObserveDomains(ctx context.Context, path string, t dataset.Table) (dataset.
 // ReviewMark is the comment on a domain read from the data.
 const ReviewMark = "read from the data: REVIEW"
 
-
 // categories is a text column's distinct non-NULL values in SQLite's
 // order, nil when there are more than MaxCategories.
 func categories(ctx context.Context, db *sql.DB, col, from string) ([]string, error) {
