@@ -42,7 +42,8 @@ func newInitCmd() *cobra.Command {
 		Long: `init writes a config that 'countwall serve' runs as it is: the database and state paths, one
 analyst with a generated password (printed once; the file keeps only its SCRAM verifier), the
 budget, every mechanism's parameters, the table with its columns and privacy unit, and domains
-read from the data: integer ranges, and the values of text columns with at most 50 of them. A
+read from the data: integer ranges up to 10,000 values wide, and the values of text columns with at
+most 50 of them. A
 domain read from the data is not public knowledge (it says which values occur), so each one is
 marked in the file for review before analysts connect. The database is opened read-only.
 'countwall load --config-out FILE' does the same for a CSV file it imports.`,

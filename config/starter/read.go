@@ -24,6 +24,12 @@ import (
 // list would be the data itself.
 const MaxCategories = 50
 
+// MaxRangeValues is the widest integer range written as a domain: the
+// default policy.max_groups, beyond which no GROUP BY over the column is
+// answered, while its ends would still say what the smallest and largest
+// values are (a weight, an income).
+const MaxRangeValues = 10_000
+
 // openReadOnly opens the SQLite database at path read-only.
 func openReadOnly(path string) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Opaque: path, RawQuery: "mode=ro"}
@@ -90,8 +96,9 @@ func columnType(declared string) string {
 }
 
 // ObserveDomains reads from the data a domain for each column of t but the
-// privacy unit: an integer column's smallest and largest values, a text
-// column's values when there are at most MaxCategories of them. It returns
+// privacy unit: an integer column's smallest and largest values when they
+// span at most MaxRangeValues, a text column's values when there are at
+// most MaxCategories of them. It returns
 // t with those domains set and each marked in its Doc as read from the data,
 // and the names of the columns that got one.
 func ObserveDomains(ctx context.Context, path string, t dataset.Table) (dataset.Table, []string, error) {
@@ -114,7 +121,7 @@ func ObserveDomains(ctx context.Context, path string, t dataset.Table) (dataset.
 			if err := db.QueryRowContext(ctx, "SELECT MIN("+col+"), MAX("+col+")"+from).Scan(&lo, &hi); err != nil {
 				return t, nil, fmt.Errorf("reading the range of %s: %w", c.Name, err)
 			}
-			if !lo.Valid {
+			if !lo.Valid || hi.Int64-lo.Int64 >= MaxRangeValues {
 				continue
 			}
 			out.Columns[i].Min, out.Columns[i].Max, out.Columns[i].HasRange = lo.Int64, hi.Int64, true

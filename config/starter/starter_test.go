@@ -27,20 +27,20 @@ func loadCSV(t *testing.T, dir, body string) string {
 
 // The table is read as declared; integer columns get their range, text
 // columns of at most MaxCategories values their sorted values, each marked
-// for review; a text column with more values, a real column and the unit
-// get none.
+// for review; a text column with more values, an integer range over
+// MaxRangeValues wide, a real column and the unit get none.
 func TestReadTableAndObserveDomains(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("id,n,c,many,r\n")
+	b.WriteString("id,n,c,many,r,wide\n")
 	for i := 1; i <= MaxCategories+1; i++ {
-		fmt.Fprintf(&b, "%d,%d,%s,v%03d,%d.5\n", i, i*10-300, []string{"b", "a", "c"}[i%3], i, i)
+		fmt.Fprintf(&b, "%d,%d,%s,v%03d,%d.5,%d\n", i, i*10-300, []string{"b", "a", "c"}[i%3], i, i, i*MaxRangeValues/50)
 	}
 	db := loadCSV(t, t.TempDir(), b.String())
 	table, err := ReadTable(context.Background(), db, "t", "id")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTypes := []string{dataset.TypeInteger, dataset.TypeInteger, dataset.TypeText, dataset.TypeText, dataset.TypeReal}
+	wantTypes := []string{dataset.TypeInteger, dataset.TypeInteger, dataset.TypeText, dataset.TypeText, dataset.TypeReal, dataset.TypeInteger}
 	for i, c := range table.Columns {
 		if c.Type != wantTypes[i] {
 			t.Errorf("column %s: type %s, want %s", c.Name, c.Type, wantTypes[i])
@@ -64,7 +64,7 @@ func TestReadTableAndObserveDomains(t *testing.T) {
 	if !reflect.DeepEqual(c.Categories, []string{"a", "b", "c"}) || c.Doc != ReviewMark {
 		t.Errorf("c: %+v, want [a b c] marked for review", c)
 	}
-	for _, name := range []string{"id", "many", "r"} {
+	for _, name := range []string{"id", "many", "r", "wide"} {
 		if col, _ := got.Column(name); col.HasDomain() {
 			t.Errorf("%s got a domain: %+v", name, col)
 		}
