@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -255,6 +256,11 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	var progress []ProgressPoint
 	recordProgress(&o, q, &progress)
 	res, err := a.Run(ctx, q, o)
+	if errors.Is(err, ErrInterrupted) {
+		// Interrupted before it had anything to keep: a result all the
+		// same, with no verdict, so that the run is still written.
+		res, err = &Result{Undecided: true, Note: fmt.Sprintf("stopped before a verdict: %v", err)}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

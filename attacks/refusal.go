@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"countwall/pgerror"
 )
 
@@ -12,6 +14,27 @@ import (
 // privacy budget: the point where an attack must stop and report what it has.
 func IsBudgetExhausted(err error) bool {
 	return pgerror.SQLState(err) == pgerror.ConfigurationLimitExceeded
+}
+
+// WithHint adds to err the hint the firewall gave with its refusal (how an
+// owner allows what was refused), which a driver's error text leaves out.
+func WithHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	var hint string
+	var local interface{ HintText() string }
+	var wire *pgconn.PgError
+	switch {
+	case errors.As(err, &wire):
+		hint = wire.Hint
+	case errors.As(err, &local):
+		hint = local.HintText()
+	}
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w\nHINT: %s", err, hint)
 }
 
 // ErrInterrupted is what Logged answers once the run's context is

@@ -165,7 +165,7 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 	res, err := attacks.Execute(ctx, a, logged, o, ro.Truth)
 	stopProgress() // no progress line after the result
 	if err != nil {
-		return err
+		return attacks.WithHint(err)
 	}
 	res.Reach = attacks.InProcessReach(ro.Config, o.Target.Table)
 	if ro.DSN != "" {
