@@ -101,3 +101,29 @@ func TestLoadWritesARunnableConfig(t *testing.T) {
 		t.Errorf("init over an existing config: %v\n%s", err, out)
 	}
 }
+
+// `demo --dir demo-run`, a relative path, keeps configs whose database
+// paths work from where the demo ran, as `attack report --help` and the
+// README use them: a query through one of them counts the demo's people.
+func TestDemoKeptInARelativeDir(t *testing.T) {
+	cwd := t.TempDir()
+	runIn := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Env = cwd, append(os.Environ(), "CI=true")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	runIn("demo", "--no-attacks", "--rows", "500", "--dir", "demo-run")
+	out := runIn("query", "--config", "demo-run/countwall-exact.yaml", "SELECT COUNT(*) FROM people")
+	if !strings.Contains(out, "500") {
+		t.Errorf("query through the kept config:\n%s", out)
+	}
+	body, err := os.ReadFile(filepath.Join(cwd, "demo-run", "countwall-exact.yaml"))
+	if err != nil || !strings.Contains(string(body), "database: "+filepath.Join(cwd, "demo-run", "demo.db")) {
+		t.Errorf("the kept config names its database %v:\n%s", err, body)
+	}
+}
