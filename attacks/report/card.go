@@ -71,13 +71,17 @@ func Headline(r *attacks.Result) string {
 	if v, ok := r.Details["value"].(string); ok && v != "" {
 		value = v // a category, which Recovered holds as its index
 	}
+	if v, ok := r.Details["verdict"].(string); ok && v != "" {
+		// membership and uniqueness: the verdict in words, 1 or 0 beside it
+		value = fmt.Sprintf("%s (%d)", v, r.Recovered)
+	}
 	switch {
 	case r.Exact != nil && r.Truth != nil && *r.Exact:
 		return "recovered " + value + " exactly"
 	case r.Exact != nil && r.Truth != nil:
 		return fmt.Sprintf("recovered %s, the truth is %d", value, *r.Truth)
 	}
-	return "recovered " + value + " (not scored: --truth gives the protected database)"
+	return "recovered " + value + " (not scored)"
 }
 
 // Charged lists the epsilon this run cost, by accounting kind (the

@@ -76,7 +76,9 @@ func TestPrintHeadlineFirst(t *testing.T) {
 		{"differencing", attacks.Result{Recovered: 53, Truth: i64(41), Exact: &no},
 			"result     recovered 53, the truth is 41", "unscored"},
 		{"averaging", attacks.Result{Recovered: 612},
-			"result     recovered 612 (not scored: --truth gives the protected database)", "the truth is"},
+			"result     recovered 612 (not scored)", "the truth is"},
+		{"idp-membership", attacks.Result{Recovered: 1, Truth: i64(1), Exact: &yes, Details: map[string]any{"verdict": "in the table"}},
+			"result     recovered in the table (1) exactly", "estimate   -"},
 	}
 	for _, tt := range tests {
 		tt.r.Attack = tt.name
