@@ -53,16 +53,8 @@ func TestLoadWritesARunnableConfig(t *testing.T) {
 		t.Errorf("config mode %v (%v), want 0600", st.Mode().Perm(), err)
 	}
 
-	cmd := exec.Command(binary, "serve", "--config", cfgPath)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // the wait below reports
-		cmd.Wait()                       //nolint:errcheck // exit status after SIGINT is not the point
-	}()
+	logs, stop := startServe(t, "--config", cfgPath)
+	defer stop()
 	psql := func(sql string) (string, error) {
 		c := exec.Command("psql", "postgres://analyst@"+addr+"/countwall?sslmode=disable", "-X", "-A", "-t", "-c", sql)
 		c.Env = append(os.Environ(), "PGPASSWORD="+password)
