@@ -59,18 +59,35 @@ func auditJoin(rep *audit.Report, row Row) string {
 	if filepath.Clean(reach.Config) != filepath.Clean(rep.ConfigPath) || !strings.EqualFold(reach.Table, rep.Table) {
 		return "-"
 	}
+	// An audit of a deployment names each result by mechanism and kind of
+	// neighbour ("idp (removed)"): the run's mechanism shows the best of
+	// them.
+	var best *audit.Measurement
+	var kind string
 	for _, res := range rep.Results {
-		if res.Mechanism != mechanismOf(row) {
+		name, neighbour, _ := strings.Cut(res.Mechanism, " ")
+		if name != mechanismOf(row) {
 			continue
 		}
-		m := res.Best()
-		loss := audit.Audited(m)
-		if m.ClaimedEpsilon > 0 {
-			loss += " (claimed " + audit.Claimed(m.ClaimedEpsilon) + " for that test)"
+		if m := res.Best(); best == nil || m.EpsilonLB > best.EpsilonLB {
+			best, kind = &m, strings.Trim(neighbour, "()")
 		}
-		return loss
 	}
-	return "-"
+	if best == nil {
+		return "-"
+	}
+	loss := audit.Audited(*best)
+	var about []string
+	if best.ClaimedEpsilon > 0 {
+		about = append(about, "claimed "+audit.Claimed(best.ClaimedEpsilon)+" for that test")
+	}
+	if kind != "" {
+		about = append(about, "neighbour "+kind)
+	}
+	if len(about) > 0 {
+		loss += " (" + strings.Join(about, "; ") + ")"
+	}
+	return loss
 }
 
 // writeCardTable writes the card: a row per run.

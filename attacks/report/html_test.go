@@ -19,8 +19,9 @@ import (
 
 // samplePage is a card of three attacks (one with a progress series, one
 // refused part way, one failed), two runs of noise-remover against laplace
-// on two configs, runs over the wire and in process, and an audit of three
-// mechanisms on the config and table of the in-process runs.
+// on two configs, runs over the wire and in process, and an audit of the
+// config and table of the in-process runs (layered by kind of neighbour, as
+// audit --config names them).
 func samplePage() Page {
 	success := func(f float64) *float64 { return &f }
 	inProcess := func(config string) *attacks.Reach {
@@ -40,6 +41,8 @@ func samplePage() Page {
 		{Attack: "differencing", Mechanism: "suppress", Result: &attacks.Result{Attack: "differencing", Mechanism: "suppress", Queries: 2,
 			Recovered: 41, Truth: ptr(int64(41)), Exact: ptr(true), Success: success(1), Reach: inProcess("a.yaml")}},
 		{Attack: "differencing", Mechanism: "laplace", Err: "connection refused <&>"},
+		{Attack: "split-averaging", Mechanism: "layered", Result: &attacks.Result{Attack: "split-averaging", Mechanism: "layered", Queries: 400,
+			Recovered: 1314, Truth: ptr(int64(1320)), Exact: ptr(false), Success: success(0), Reach: inProcess("a.yaml")}},
 	}
 	rep := &audit.Report{Trials: 1000, Confidence: 0.95, Rows: 200, CellRows: 20, Seconds: 12, ConfigPath: "/srv/a.yaml", Table: "people",
 		Results: []*audit.Result{
@@ -48,6 +51,8 @@ func samplePage() Page {
 				{Distinguisher: "count", Queries: 1, ClaimedEpsilon: 1, EpsilonLB: 0.6},
 				{Distinguisher: "average", Queries: 25, ClaimedEpsilon: 25, EpsilonLB: 2.7}}},
 			{Mechanism: "idp", Measurements: []audit.Measurement{{Distinguisher: "threshold", Queries: 1, ClaimedEpsilon: 1e-10, EpsilonLB: 5.28}}},
+			{Mechanism: "layered (removed)", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 0.5}}},
+			{Mechanism: "layered (several-rows)", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 1.5}}},
 			{Mechanism: "cellkey", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1}}},
 		}}
 	return Page{Rows: rows, Audit: rep, Generated: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
@@ -70,7 +75,9 @@ func TestWriteHTML(t *testing.T) {
 		"<td>0 of 101 exact (0.0%)</td><td class=num>21</td><td class=num>1</td><td>dp 2</td><td>-</td>",
 		`<td>differencing</td><td>suppress</td><td><span title="/srv/a.yaml">in process, config a.yaml, table people</span></td><td>41, exact</td><td class=num>2</td><td class=num>0</td><td>nothing</td><td>≥ 5.28</td>`,
 		"failed: connection refused &lt;&amp;&gt;",
-		"Runs: 1 over the PostgreSQL wire protocol, 3 in process (no wire), 1 with no record of how they reached the firewall.",
+		"Runs: 1 over the PostgreSQL wire protocol, 4 in process (no wire), 1 with no record of how they reached the firewall.",
+		// a deployment's audit: the best of the neighbour kinds
+		"<td>1314, truth 1320</td><td class=num>400</td><td class=num>0</td><td>nothing</td><td>≥ 1.50 (neighbour several-rows)</td>",
 		`aria-label="noise-remover"`, `aria-label="differencing"`,
 		"<td>idp</td><td>1e-10</td><td>threshold</td>",
 		"Asghar and Kaafar, Table 3", "Protivash et al., Table 1", `<tr class="paper"><td>±2 (the paper's)</td><td class=num>103.2</td>`,
@@ -83,8 +90,8 @@ func TestWriteHTML(t *testing.T) {
 	if strings.Contains(page, "Each attack ran over the PostgreSQL wire protocol") {
 		t.Error("the page says every run went over the wire")
 	}
-	if n := strings.Count(page, `<svg class="plot`); n != 3 {
-		t.Errorf("%d plots, want 3 (two attacks and the audit)", n)
+	if n := strings.Count(page, `<svg class="plot`); n != 4 {
+		t.Errorf("%d plots, want 4 (three attacks and the audit)", n)
 	}
 	for _, banned := range []string{"http://", "https://", "<script", "<link"} {
 		if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), banned) {
@@ -132,8 +139,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	// screenshot.
 	shot := filepath.Join(dir, "card.png")
 	dom := runChromium(t, browser, dir, "--dump-dom", "--screenshot="+shot, "--window-size=1200,1800", "file://"+path)
-	if n := strings.Count(string(dom), `<svg class="plot`); n != 3 {
-		t.Errorf("the rendered DOM has %d plots, want 3", n)
+	if n := strings.Count(string(dom), `<svg class="plot`); n != 4 {
+		t.Errorf("the rendered DOM has %d plots, want 4", n)
 	}
 	checkRenderedCard(t, string(dom))
 	f, err := os.Open(shot)
@@ -214,8 +221,8 @@ func checkRenderedCard(t *testing.T, dom string) {
 		t.Error("the rendered card says every run went over the wire")
 	}
 	plots := svgPlot.FindAllString(dom, -1)
-	if len(plots) != 2 {
-		t.Fatalf("%d progress plots, want 2", len(plots))
+	if len(plots) != 3 {
+		t.Fatalf("%d progress plots, want 3", len(plots))
 	}
 	var ticks []string
 	for _, m := range tickText.FindAllStringSubmatch(plots[0], -1) {
