@@ -127,6 +127,10 @@ type reconstruction struct {
 	outside []OutsideDomain
 	// checkQueries is how many queries the domain checks sent.
 	checkQueries int
+	// resumed is the earlier run this one goes on from, nil for a fresh one.
+	resumed *resumePoint
+	// partial is the column a stop cut short, with its groups finished.
+	partial *partialColumn
 }
 
 // where renders the predicate of a group: the target's predicate and one
@@ -187,8 +191,9 @@ func split(ctx context.Context, oracle *ThresholdOracle, where string, d Domain,
 // timing. Progress is reported group by group in that order too, as
 // progress(gi, groups so far). The first worker to fail halts the others
 // before their next query; the error returned is the first that was not
-// a halt (errStopped when a stop came first).
-func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOracle, d Domain, groups []recGroup, progress func(gi, next int)) ([]recGroup, error) {
+// a halt (errStopped when a stop came first), with the splits of the
+// groups finished in order before it, done of them, kept for a resume.
+func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOracle, d Domain, groups []recGroup, progress func(gi, next int)) (next []recGroup, done int, err error) {
 	parts := make([][]recGroup, len(groups))
 	finished := make([]bool, len(groups))
 	var (
@@ -247,16 +252,13 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 		r.oracle.Inconsistent += o.Inconsistent
 		o.Inconsistent = 0
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	var next []recGroup
-	for gi, g := range groups {
+	// Without an error every group was reported: reported is len(groups).
+	for gi, g := range groups[:reported] {
 		for _, p := range parts[gi] {
 			next = append(next, recGroup{vals: append(slices.Clip(g.vals), p.vals[0]), count: p.count})
 		}
 	}
-	return next, nil
+	return next, reported, firstErr
 }
 
 // workers are the oracles of a run over o.Parallel connections: r.oracle,
@@ -335,7 +337,7 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	if resume != nil {
 		details["resumed_from"], details["resumed_columns"], details["earlier_queries"] = resume.path, resume.cols, resume.queries
 		details["target_rows"] = resume.n0
-		r.outside = resume.outside
+		r.outside, r.resumed = resume.outside, resume
 		return r.columns(ctx, res, oracles, resume.groups, resume.cols, resume.n0)
 	}
 	// The starting group: the target's rows.
@@ -379,6 +381,10 @@ func checkReconOptions(o Options) error {
 // columns splits groups, known over the first from columns, by each column
 // left in turn, and finishes the result with the groups of the last column
 // completed.
+//
+// A column a resumed run had cut short (r.resumed.partial) is not split
+// again for the groups it had finished. A column this run cuts short keeps
+// its finished groups in r.partial, for the next resume.
 func (r *reconstruction) columns(ctx context.Context, res *Result, oracles []*ThresholdOracle, groups []recGroup, from int, n0 int64) (*Result, error) {
 	o, cq := r.o, r.q
 	perColumn := map[string]int{}
@@ -390,16 +396,24 @@ func (r *reconstruction) columns(ctx context.Context, res *Result, oracles []*Th
 	for ci := from; ci < len(o.Domains); ci++ {
 		d := o.Domains[ci]
 		before := cq.sent()
+		var kept []recGroup // splits of the first skip groups, from a resume
+		skip := 0
+		if p := r.resumed; p != nil && ci == from && p.partialDone > 0 {
+			kept, skip = p.partial, p.partialDone
+		}
 		progress := func(gi, next int) {
 			done++
 			if o.Progress != nil {
-				left := len(groups) - gi - 1
+				left := len(groups) - skip - gi - 1
+				next += len(kept)
 				o.Progress(done, done+left+(next+left)*(len(o.Domains)-ci-1))
 			}
 		}
-		next, err := r.splitGroups(ctx, oracles, d, groups, progress)
+		split, splitDone, err := r.splitGroups(ctx, oracles, d, groups[skip:], progress)
+		next := append(slices.Clip(kept), split...)
 		if err != nil {
 			perColumn[d.Column] = cq.sent() - before
+			r.partial = &partialColumn{column: ci, done: skip + splitDone, groups: next}
 			return r.finish(res, groups, ci, n0, err)
 		}
 		groupsAfter[d.Column] = len(next)
@@ -507,19 +521,7 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	for i := range names {
 		names[i] = r.o.Domains[i].Column
 	}
-	var rows []RecoveredRow
-	var total int64
-	for _, g := range groups {
-		if cols == 0 || len(g.vals) != cols {
-			continue
-		}
-		vals := make([]string, cols)
-		for i, v := range g.vals {
-			vals[i] = reconValue(r.o.Domains[i], v)
-		}
-		rows = append(rows, RecoveredRow{Values: vals, Count: g.count})
-		total += g.count
-	}
+	rows, total := r.rowsOf(groups, cols)
 	res.Recovered, res.Estimate = total, float64(total)
 	d["columns"] = names
 	d["rows"] = rows
@@ -544,11 +546,21 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 		if code := pgerror.SQLState(stop); code != "" && !strings.Contains(why, code) {
 			why += " (SQLSTATE " + code + ")"
 		}
-		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed (written with --json FILE, --resume FILE goes on from them)", r.q.sent(), why, cols)
+		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent(), why, cols)
+		if p := r.partial; p != nil && p.done > 0 {
+			partRows, _ := r.rowsOf(p.groups, p.column+1)
+			d["partial_column"] = savedPartial{Column: r.o.Domains[p.column].Column, GroupsDone: p.done, Rows: partRows}
+			res.Note += fmt.Sprintf(", and %s for %d of their %d groups", r.o.Domains[p.column].Column, p.done, len(rows))
+		}
+		res.Note += " (written with --json FILE, --resume FILE goes on from them)"
 	}
 	if from, ok := d["resumed_from"].(string); ok {
-		res.Note = appendSentence(res.Note, fmt.Sprintf("Resumed from %s: its %d columns were taken as found there (%d queries in earlier runs, not counted here).",
-			from, d["resumed_columns"], d["earlier_queries"]))
+		kept := fmt.Sprintf("its %d columns", d["resumed_columns"])
+		if p := r.resumed; p != nil && p.partialDone > 0 {
+			kept += fmt.Sprintf(" and %d groups of %s", p.partialDone, r.o.Domains[p.cols].Column)
+		}
+		res.Note = appendSentence(res.Note, fmt.Sprintf("Resumed from %s: %s were taken as found there (%d queries in earlier runs, not counted here).",
+			from, kept, d["earlier_queries"]))
 	}
 	d["domain_check_queries"] = r.checkQueries
 	if len(r.outside) > 0 {
@@ -563,6 +575,23 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	}
 	res.Note = strings.TrimSpace(res.Note)
 	return res, nil
+}
+
+// rowsOf is groups over the first cols columns as rows of values, and the
+// rows they hold.
+func (r *reconstruction) rowsOf(groups []recGroup, cols int) (rows []RecoveredRow, total int64) {
+	for _, g := range groups {
+		if cols == 0 || len(g.vals) != cols {
+			continue
+		}
+		vals := make([]string, cols)
+		for i, v := range g.vals {
+			vals[i] = reconValue(r.o.Domains[i], v)
+		}
+		rows = append(rows, RecoveredRow{Values: vals, Count: g.count})
+		total += g.count
+	}
+	return rows, total
 }
 
 // outsideNote tells the user which domains look too narrow, at which end,

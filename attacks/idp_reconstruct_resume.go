@@ -29,6 +29,26 @@ type resumePoint struct {
 	k         int64
 	queries   int // every earlier run's queries
 	outside   []OutsideDomain
+	// partial are the splits, by the column after the cols completed, of
+	// the first partialDone groups: what the earlier run did of the column
+	// it was cut short in.
+	partial     []recGroup
+	partialDone int
+}
+
+// partialColumn is a column a stop cut short: the splits of its first
+// done groups, in order.
+type partialColumn struct {
+	column int
+	done   int
+	groups []recGroup
+}
+
+// savedPartial is a partialColumn as a result holds it.
+type savedPartial struct {
+	Column     string         `json:"column"`
+	GroupsDone int            `json:"groups_done"`
+	Rows       []RecoveredRow `json:"rows"`
 }
 
 // savedReconstruction is the part of a written result that a resume reads.
@@ -44,6 +64,7 @@ type savedReconstruction struct {
 		Queries        int             `json:"queries"`
 		EarlierQueries int             `json:"earlier_queries"`
 		Outside        []OutsideDomain `json:"outside_domain"`
+		Partial        *savedPartial   `json:"partial_column"`
 	} `json:"details"`
 }
 
@@ -76,25 +97,42 @@ func readResume(path string, o Options) (*resumePoint, error) {
 	}
 	p := &resumePoint{path: path, cols: len(d.Columns), n0: *d.TargetRows, tableSize: d.TableSize, k: d.K,
 		queries: d.Queries + d.EarlierQueries, outside: d.Outside}
-	if p.cols == 0 {
-		p.groups = []recGroup{{count: p.n0}}
-		return p, nil
+	p.groups = []recGroup{{count: p.n0}}
+	if p.cols > 0 {
+		if p.groups, err = groupsOf(d.Rows, o.Domains, p.cols); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", path, err)
+		}
 	}
-	for _, row := range d.Rows {
+	if part := d.Partial; part != nil && p.cols < len(o.Domains) {
+		if part.Column != o.Domains[p.cols].Column || part.GroupsDone > len(p.groups) {
+			return nil, fmt.Errorf("--resume %s: its column cut short, %q after %d groups, does not follow its %d columns", path, part.Column, part.GroupsDone, p.cols)
+		}
+		if p.partial, err = groupsOf(part.Rows, o.Domains, p.cols+1); err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", path, err)
+		}
+		p.partialDone = part.GroupsDone
+	}
+	return p, nil
+}
+
+// groupsOf reads saved rows over the first cols of domains back as groups.
+func groupsOf(rows []RecoveredRow, domains []Domain, cols int) ([]recGroup, error) {
+	var out []recGroup
+	for _, row := range rows {
 		g := recGroup{count: row.Count}
-		if len(row.Values) != p.cols {
-			return nil, fmt.Errorf("--resume %s: a row has %d values for %d columns", path, len(row.Values), p.cols)
+		if len(row.Values) != cols {
+			return nil, fmt.Errorf("a row has %d values for %d columns", len(row.Values), cols)
 		}
 		for i, v := range row.Values {
-			idx, err := domainIndex(o.Domains[i], v)
+			idx, err := domainIndex(domains[i], v)
 			if err != nil {
-				return nil, fmt.Errorf("--resume %s: %w", path, err)
+				return nil, err
 			}
 			g.vals = append(g.vals, idx)
 		}
-		p.groups = append(p.groups, g)
+		out = append(out, g)
 	}
-	return p, nil
+	return out, nil
 }
 
 // domainIndex is the index in d of v, a value as reconValue writes it.
