@@ -119,3 +119,21 @@ func TestDemoKeptInARelativeDir(t *testing.T) {
 		t.Errorf("the kept config names its database %v:\n%s", err, body)
 	}
 }
+
+// In-process `query` is charged to the analyst `local` the README names,
+// unless --analyst names another; `budget list` shows it.
+func TestQueryChargesLocal(t *testing.T) {
+	dir := t.TempDir()
+	csv := writeFile(t, dir, "t.csv", "id,sex\n1,F\n2,M\n3,F\n")
+	db, cfgPath := filepath.Join(dir, "t.db"), filepath.Join(dir, "t.yaml")
+	if out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "t", "--unit", "id", "--config-out", cfgPath); err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "query", "--config", cfgPath, "SELECT COUNT(*) FROM t"); err != nil || !strings.Contains(out, "charged epsilon 0.1 (dp)") {
+		t.Fatalf("query: %v\n%s", err, out)
+	}
+	out, err := run(t, "", "budget", "list", "--config", cfgPath)
+	if err != nil || !regexp.MustCompile(`(?m)^local +dp +0\.1 `).MatchString(out) {
+		t.Errorf("budget list: %v\n%s", err, out)
+	}
+}
