@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,9 @@ marked in the file for review before analysts connect. The database is opened re
 		Example: `  countwall init --db bank.db --table bank --unit id --out bank.yaml && countwall serve --config bank.yaml`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.Contains(dbPath, "://") {
+				return errors.New("init: --db must be a SQLite file; a PostgreSQL store's config is written by hand (README, \"When one machine is not enough\")")
+			}
 			t, err := starter.ReadTable(cmd.Context(), dbPath, table, unit)
 			if err != nil {
 				return fmt.Errorf("init: %w", err)
