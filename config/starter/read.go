@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 
@@ -45,6 +46,9 @@ func openReadOnly(path string) (*sql.DB, error) {
 // each row has a unit of its own (unit_keyed). The database is opened
 // read-only.
 func ReadTable(ctx context.Context, path, table, unit string) (dataset.Table, error) {
+	if _, err := os.Stat(path); err != nil {
+		return dataset.Table{}, fmt.Errorf("the database: %w", err)
+	}
 	db, err := openReadOnly(path)
 	if err != nil {
 		return dataset.Table{}, err
