@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,34 +72,20 @@ marked in the file for review before analysts connect. The database is opened re
 }
 
 // writeStarter writes the config s asks for, fronting table t of the
-// database at dbPath, checks that it loads, and prints the analyst's
-// password once with what to review.
+// database at dbPath, and prints the analyst's password once with what to
+// review.
 func writeStarter(ctx context.Context, w io.Writer, s starterFlags, dbPath string, t dataset.Table) error {
-	t, observed, err := starter.ObserveDomains(ctx, dbPath, t)
+	o := starter.Options{ConfigPath: s.out, Database: dbPath, Analyst: s.analyst, Mechanism: s.mechanism, Listen: s.listen}
+	made, err := starter.Create(ctx, o, t, s.replace,
+		func(password string) (string, error) { return pgwire.NewVerifier(password, 4096) },
+		func(path string) error { _, err := config.Load(path, nil); return err })
 	if err != nil {
 		return err
-	}
-	password, err := starter.NewPassword()
-	if err != nil {
-		return err
-	}
-	verifier, err := pgwire.NewVerifier(password, 4096)
-	if err != nil {
-		return err
-	}
-	o := starter.Options{ConfigPath: s.out, Database: dbPath, Table: t, Observed: observed,
-		Analyst: s.analyst, Verifier: verifier, Mechanism: s.mechanism, Listen: s.listen}
-	if err := starter.WriteFile(o, s.replace); err != nil {
-		return err
-	}
-	if _, err := config.Load(s.out, nil); err != nil {
-		os.Remove(s.out)
-		return fmt.Errorf("the config written would not load, so it was removed: %w", err)
 	}
 	fmt.Fprintf(w, "wrote %s: table %s, analyst %s, mechanism %s\n", s.out, t.Name, s.analyst, s.mechanism)
-	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", s.analyst, password)
-	if len(observed) > 0 {
-		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(observed, ", "))
+	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", s.analyst, made.Password)
+	if len(made.Observed) > 0 {
+		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(made.Observed, ", "))
 	}
 	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", s.out, s.analyst, s.listen)
 	return nil

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -159,6 +160,40 @@ func yamlKey(s string) string {
 		return strconv.Quote(s)
 	}
 	return yamlScalar(s)
+}
+
+// Made is what Create did: the analyst's password, to be shown once, and
+// the columns whose domains were read from the data.
+type Made struct {
+	Password string
+	Observed []string
+}
+
+// Create writes the config o describes for table t of the database at
+// o.Database: it reads the domains from the data, makes the analyst's
+// password and its verifier (with verifier), writes the file and checks it
+// with check (the config loader), removing it when it does not load.
+func Create(ctx context.Context, o Options, t dataset.Table, replace bool, verifier func(password string) (string, error), check func(path string) error) (Made, error) {
+	t, observed, err := ObserveDomains(ctx, o.Database, t)
+	if err != nil {
+		return Made{}, err
+	}
+	password, err := NewPassword()
+	if err != nil {
+		return Made{}, err
+	}
+	if o.Verifier, err = verifier(password); err != nil {
+		return Made{}, err
+	}
+	o.Table, o.Observed = t, observed
+	if err := WriteFile(o, replace); err != nil {
+		return Made{}, err
+	}
+	if err := check(o.ConfigPath); err != nil {
+		os.Remove(o.ConfigPath)
+		return Made{}, fmt.Errorf("the config written would not load, so it was removed: %w", err)
+	}
+	return Made{Password: password, Observed: observed}, nil
 }
 
 // WriteFile writes the config to o.ConfigPath, readable by its owner only
