@@ -142,6 +142,10 @@ func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, er
 			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
 		}
 		fw.Stop()
+		if err := ctx.Err(); err != nil {
+			// An interrupted attack keeps its result; the suite stops.
+			return nil, err
+		}
 	}
 	var rows []report.Row
 	for _, p := range AttackPlan {
