@@ -53,7 +53,11 @@ func printHistogram(w io.Writer, r *attacks.Result) {
 				mark = "  wrong"
 			}
 		}
-		fmt.Fprintf(w, "%-10s %10d %10d %10s%s\n", b.Value, b.Answer, b.Estimate, truth, mark)
+		est := strconv.FormatInt(b.Estimate, 10)
+		if b.Estimate < 0 {
+			est = "none" // the attack stopped before this value
+		}
+		fmt.Fprintf(w, "%-10s %10d %10s %10s%s\n", b.Value, b.Answer, est, truth, mark)
 	}
 	if r.CellsExact != nil {
 		fmt.Fprintf(w, "\n%d of %d values recovered exactly (%.1f%%)\n", *r.CellsExact, r.CellsTotal, 100*float64(*r.CellsExact)/float64(r.CellsTotal))

@@ -32,7 +32,7 @@ func TestPrint(t *testing.T) {
 	cells := 2
 	r := &attacks.Result{Attack: "differencing", Target: "SELECT COUNT(*) FROM people WHERE age > 60", Estimate: 41, Recovered: 41,
 		Queries: 2, Charged: map[string]float64{"dp": 0.2}, Spent: map[string]float64{"dp": 0.5}, Seconds: 0.01, Truth: &truth, Exact: &exact, Note: "a note",
-		Histogram: []attacks.Bin{{Value: "17", Answer: 3, Estimate: 4, Truth: &truth}}, CellsTotal: 4, CellsExact: &cells, Unit: "values recovered exactly"}
+		Histogram: []attacks.Bin{{Value: "17", Answer: 3, Estimate: 4, Truth: &truth}, {Value: "18", Answer: 0, Estimate: -1, Truth: &truth}}, CellsTotal: 4, CellsExact: &cells, Unit: "values recovered exactly"}
 	var b bytes.Buffer
 	Print(&b, r)
 	want := "attack     differencing\n" +
@@ -46,6 +46,7 @@ func TestPrint(t *testing.T) {
 		"note       a note\n" +
 		"\nvalue          answer  recovered      truth\n" +
 		"17                  3          4         41  wrong\n" +
+		"18                  0       none         41  wrong\n" +
 		"\n2 of 4 values recovered exactly (50.0%)\n"
 	if b.String() != want {
 		t.Errorf("Print:\n%s\nwant:\n%s", b.String(), want)
