@@ -40,9 +40,10 @@ func SQLState(err error) string { return pgerror.SQLState(err) }
 
 // Logged wraps a Querier: it counts statements and writes each one, ended
 // with a semicolon, to Log (when set), so that the log runs in psql. It is
-// where every attack stops: at Max queries (ErrQueryLimit), and after the
-// firewall refused a query for a spent budget, when it answers every later
-// query with that refusal without sending it.
+// where every attack stops: at Max queries (ErrQueryLimit), once the run's
+// context is cancelled (ErrInterrupted: a query cut off then is not counted
+// as refused), and after the firewall refused a query for a spent budget,
+// when it answers every later query with that refusal without sending it.
 type Logged struct {
 	Querier Querier
 	Log     io.Writer
