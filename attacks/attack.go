@@ -243,6 +243,7 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	// A firewall without SHOW budget charges nothing to read: before stays
 	// nil and so does Charged.
 	before, beforeErr := Spent(ctx, q)
+	reopen := o.Reconnect
 	if open := o.Reconnect; open != nil {
 		// Every further connection is counted, limited and logged with q.
 		o.Reconnect = func(ctx context.Context) (Querier, func(), error) {
@@ -272,25 +273,48 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	res.Attack, res.Target = a.Name, o.Target.countSQL()
 	res.Queries, res.Refused = q.Sent(), q.Refused()
 	res.Seconds = time.Since(start).Seconds()
-	if spent, err := Spent(ctx, q); err == nil {
-		res.Spent = spent
-		if beforeErr == nil {
-			res.Charged = Difference(spent, before)
+	readBack(ctx, q, reopen, res)
+	if beforeErr == nil && res.Spent != nil {
+		res.Charged = Difference(res.Spent, before)
+	}
+	if err := score(ctx, a, truthPath, o, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// readBack reads what the analyst has spent (SHOW budget) and, when the
+// attack did not say, the mechanism into res, through q or, when q no
+// longer answers (a wire connection an interrupt closed), through a new
+// connection from reopen, as the same analyst.
+func readBack(ctx context.Context, q Querier, reopen func(context.Context) (Querier, func(), error), res *Result) {
+	spent, err := Spent(ctx, q)
+	if err != nil && reopen != nil {
+		if c, closeC, openErr := reopen(ctx); openErr == nil {
+			defer closeC()
+			q = c
+			spent, err = Spent(ctx, q)
 		}
+	}
+	if err == nil {
+		res.Spent = spent
 	}
 	if res.Mechanism == "" {
 		res.Mechanism = mechanismName(ctx, q)
 	}
+}
+
+// score scores res against the protected database at truthPath, when one
+// is given: with the attack's own Score, else on the target's count.
+func score(ctx context.Context, a *Attack, truthPath string, o Options, res *Result) error {
 	switch {
 	case truthPath == "":
 	case a.Score != nil:
-		if err := a.Score(ctx, truthPath, o, res); err != nil {
-			return nil, err
-		}
+		return a.Score(ctx, truthPath, o, res)
 	default:
 		truth, err := TrueCount(ctx, truthPath, o.Target)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		exact := !res.Undecided && truth == res.Recovered
 		success := 0.0
@@ -299,7 +323,7 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 		}
 		res.Truth, res.Exact, res.Success = &truth, &exact, &success
 	}
-	return res, nil
+	return nil
 }
 
 // afterRunTimeout bounds the read-backs and the scoring of an interrupted
