@@ -53,7 +53,7 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ro.Progress = func(sent func() int) (func(done, total int), func()) {
+			ro.Progress = func(sent func() int) (func(done, total int), func(string), func()) {
 				return progress.Attack(os.Stderr, a.Name, sent)
 			}
 			stopProfile, err := startCPUProfile(cmd)

@@ -67,8 +67,11 @@ type Options struct {
 	K, BaseK, BaseSize int
 	// Seed chooses which two-partitions are sampled.
 	Seed uint64
-	// Progress, when set, is told how many steps of a long attack are done.
+	// Progress, when set, is told how many steps of a long attack are done;
+	// Stage, when set, what the attack is working through ("column 3 of 10:
+	// age"), for the progress line.
 	Progress func(done, total int)
+	Stage    func(stage string)
 
 	// Threshold attacks (idp-*, bdp-existence) meet the firewall this way:
 	// the idp group size they assume, the epsilon share they ask for, the

@@ -395,6 +395,9 @@ func (r *reconstruction) columns(ctx context.Context, res *Result, oracles []*Th
 	done := 0
 	for ci := from; ci < len(o.Domains); ci++ {
 		d := o.Domains[ci]
+		if o.Stage != nil {
+			o.Stage(fmt.Sprintf("column %d of %d (%s)", ci+1, len(o.Domains), d.Column))
+		}
 		before := cq.sent()
 		var kept []recGroup // splits of the first skip groups, from a resume
 		skip := 0

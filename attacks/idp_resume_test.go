@@ -42,10 +42,17 @@ func (c *cancelAfter) Query(ctx context.Context, sql string) (*attacks.Rows, err
 func TestIDPReconstructResumesAfterAnInterrupt(t *testing.T) {
 	o := allPeople()
 	o.Target.Where = "suburb = 'suburb_0003'"
+	var stages []string
+	o.Stage = func(s string) { stages = append(stages, s) }
 	full, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The progress line names the column at work.
+	if len(stages) != len(o.Domains) || stages[0] != "column 1 of 10 (sex)" || stages[9] != "column 10 of 10 (income)" {
+		t.Errorf("stages %q", stages)
+	}
+	o.Stage = nil
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

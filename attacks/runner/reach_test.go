@@ -95,9 +95,9 @@ func TestRunInterruptedWritesItsResult(t *testing.T) {
 	cfg, _ := suppressConfig(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ro := Options{Progress: func(func() int) (func(int, int), func()) {
+	ro := Options{Progress: func(func() int) (func(int, int), func(string), func()) {
 		cancel() // the run's progress starts as its queries do
-		return nil, func() {}
+		return nil, nil, func() {}
 	}}
 	out, jsonOut, err := runDifferencingWith(t, ctx, ro, cfg, "--where", "age > 90")
 	if err == nil || !strings.Contains(err.Error(), "interrupted: the result above is what the run had recovered, written to "+jsonOut) {

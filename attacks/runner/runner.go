@@ -78,9 +78,9 @@ type Options struct {
 	JSON        string         // file to write the result to; "" writes none
 	Emit        bool           // print the attack's SQL script instead of running it
 	// Progress, when set, is how the run's progress is shown, given how to
-	// read the queries sent so far: update is told the steps done (nil: none
-	// shown), stop ends the showing.
-	Progress func(sent func() int) (update func(done, total int), stop func())
+	// read the queries sent so far: update is told the steps done and stage
+	// what the attack is at (nil: not shown), stop ends the showing.
+	Progress func(sent func() int) (update func(done, total int), stage func(string), stop func())
 }
 
 // Defaults are attack a's options before any flag: its demo defaults, which
@@ -160,7 +160,7 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 	}
 	stopProgress := func() {}
 	if ro.Progress != nil {
-		o.Progress, stopProgress = ro.Progress(logged.Sent)
+		o.Progress, o.Stage, stopProgress = ro.Progress(logged.Sent)
 	}
 	res, err := attacks.Execute(ctx, a, logged, o, ro.Truth)
 	stopProgress() // no progress line after the result

@@ -19,19 +19,20 @@ const LineEvery = 10 * time.Second
 
 // Attack reports an attack's progress on w: the progress bar on a
 // terminal, and away from one (a log file, a pipe, nohup) a line every
-// LineEvery with the queries sent (read with sent), their rate, the steps
-// done and the time left. It is quiet when CI is set and inside go test.
-// stop ends the lines; update is nil when nothing is shown.
-func Attack(w io.Writer, label string, sent func() int) (update func(done, total int), stop func()) {
+// LineEvery with the queries sent (read with sent), their rate, the stage
+// the attack is at, the steps done and the time left. It is quiet when CI
+// is set and inside go test. stop ends the lines; update and stage are nil
+// when they show nothing.
+func Attack(w io.Writer, label string, sent func() int) (update func(done, total int), stage func(string), stop func()) {
 	f, ok := w.(*os.File)
 	if ok && isatty.IsTerminal(f.Fd()) {
-		return Counter(w, label), func() {}
+		return Counter(w, label), nil, func() {}
 	}
 	if InCI() || testing.Testing() {
-		return nil, func() {}
+		return nil, nil, func() {}
 	}
 	l := NewLines(w, label, sent, time.Now)
-	return l.Update, l.Start(LineEvery)
+	return l.Update, l.Stage, l.Start(LineEvery)
 }
 
 // Lines writes progress lines: label, the queries sent and their rate, the
@@ -45,6 +46,7 @@ type Lines struct {
 	mu          sync.Mutex
 	start       time.Time
 	done, total int
+	stage       string
 }
 
 // NewLines starts the clock of a run whose queries sent reads; now is the
@@ -57,6 +59,14 @@ func NewLines(w io.Writer, label string, sent func() int, now func() time.Time) 
 func (l *Lines) Update(done, total int) {
 	l.mu.Lock()
 	l.done, l.total = done, total
+	l.mu.Unlock()
+}
+
+// Stage records what the work is at ("column 3 of 10 (age)"); the next
+// line shows it.
+func (l *Lines) Stage(stage string) {
+	l.mu.Lock()
+	l.stage = stage
 	l.mu.Unlock()
 }
 
@@ -86,10 +96,10 @@ func (l *Lines) Start(interval time.Duration) (stop func()) {
 }
 
 // Write writes one line now: "idp-reconstruct: 12,345 queries (410/s),
-// 3 of 9 steps done (33%), about 1m20s left".
+// column 3 of 10 (age), 3 of 9 steps done (33%), about 1m20s left".
 func (l *Lines) Write() {
 	l.mu.Lock()
-	done, total := l.done, l.total
+	done, total, stage := l.done, l.total, l.stage
 	l.mu.Unlock()
 	elapsed := l.now().Sub(l.start)
 	line := l.label + ":"
@@ -100,6 +110,9 @@ func (l *Lines) Write() {
 			line += fmt.Sprintf(" (%s/s)", humanize.Comma(int64(float64(n)/s)))
 		}
 		line += ","
+	}
+	if stage != "" {
+		line += " " + stage + ","
 	}
 	switch {
 	case total <= 0:

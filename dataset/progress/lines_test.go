@@ -18,15 +18,19 @@ func TestLines(t *testing.T) {
 		after       time.Duration
 		sent        int
 		done, total int
+		stage       string
 		want        string
 	}{
-		{10 * time.Second, 4100, 0, 0, "idp-reconstruct: 4,100 queries (410/s), 10s elapsed\n"},
-		{20 * time.Second, 8200, 0, 9, "idp-reconstruct: 8,200 queries (410/s), 0 of 9 steps done, 20s elapsed\n"},
-		{30 * time.Second, 12300, 3, 9, "idp-reconstruct: 12,300 queries (410/s), 3 of 9 steps done (33%), about 1m0s left\n"},
+		{10 * time.Second, 4100, 0, 0, "", "idp-reconstruct: 4,100 queries (410/s), 10s elapsed\n"},
+		{20 * time.Second, 8200, 0, 9, "", "idp-reconstruct: 8,200 queries (410/s), 0 of 9 steps done, 20s elapsed\n"},
+		{30 * time.Second, 12300, 3, 9, "", "idp-reconstruct: 12,300 queries (410/s), 3 of 9 steps done (33%), about 1m0s left\n"},
+		{30 * time.Second, 12300, 3, 9, "column 3 of 10 (age)",
+			"idp-reconstruct: 12,300 queries (410/s), column 3 of 10 (age), 3 of 9 steps done (33%), about 1m0s left\n"},
 	}
 	for _, tt := range tests {
 		now, sent = start.Add(tt.after), tt.sent
 		l.Update(tt.done, tt.total)
+		l.Stage(tt.stage)
 		b.Reset()
 		l.Write()
 		if b.String() != tt.want {
@@ -39,9 +43,9 @@ func TestLines(t *testing.T) {
 // update is nil and stop is safe to call.
 func TestAttackQuietInTests(t *testing.T) {
 	var b bytes.Buffer
-	update, stop := Attack(&b, "attacking", func() int { return 1 })
+	update, stage, stop := Attack(&b, "attacking", func() int { return 1 })
 	stop()
-	if update != nil || b.Len() != 0 {
+	if update != nil || stage != nil || b.Len() != 0 {
 		t.Errorf("update %v, wrote %q", update != nil, b.String())
 	}
 }
