@@ -53,7 +53,9 @@ func newAttackCmd(a *attacks.Attack) *cobra.Command {
 		Short: fmt.Sprintf("against %s: %s (%s)", a.Against, a.Summary, a.Source),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Progress = progress.Counter(os.Stderr, a.Name)
+			ro.Progress = func(sent func() int) (func(done, total int), func(string), func()) {
+				return progress.Attack(os.Stderr, a.Name, sent)
+			}
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
@@ -107,7 +109,7 @@ func newReportCmd() *cobra.Command {
 		Short: "Print a report card from the demo's report.json or from attack results written with --json",
 		Example: `  countwall demo --dir demo-run && countwall attack report demo-run/report.json
   countwall attack idp-membership --config c.yaml --json a.json && countwall attack report a.json
-  countwall audit --json audit.json && countwall attack report --html card.html --audit audit.json demo-run/report.json`,
+  countwall audit --config c.yaml --json audit.json && countwall attack report --html card.html --audit audit.json a.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rows, err := report.Read(args...)
@@ -121,6 +123,6 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&htmlOut, "html", "", "write the card as one self-contained HTML page with plots instead of printing it")
-	cmd.Flags().StringVar(&auditPath, "audit", "", "an audit written by 'countwall audit --json', shown beside the card in the HTML page")
+	cmd.Flags().StringVar(&auditPath, "audit", "", "an audit written by 'countwall audit --json', shown in the HTML page; beside a run only when audited on the run's config and table (audit --config)")
 	return cmd
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +86,25 @@ func runDeployedAudit(cmd *cobra.Command, configPath, table string, names []stri
 		Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
 		Progress: func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) },
 	})
+	if err == nil {
+		rep.ConfigPath, rep.Table = auditedConfig(configPath, table, cfg)
+	}
 	return reportAudit(cmd, rep, err, jsonOut)
+}
+
+// auditedConfig names what `audit --config` audited, as a run's Reach names
+// it: the config file made absolute, and the table (the config's only one
+// when none was named).
+func auditedConfig(configPath, table string, cfg *config.Config) (string, string) {
+	if abs, err := filepath.Abs(configPath); err == nil {
+		configPath = abs
+	}
+	if table == "" && len(cfg.Tables) == 1 {
+		for name := range cfg.Tables {
+			table = name
+		}
+	}
+	return configPath, strings.ToLower(table)
 }
 
 // reportAudit prints an audit, and saves it as JSON when asked.

@@ -19,6 +19,7 @@ func init() {
 func newLoadCmd() *cobra.Command {
 	var o dataset.LoadOptions
 	var delimiter string
+	var s starterFlags
 	cmd := &cobra.Command{
 		Use:   "load --csv FILE --db FILE --table NAME (--unit COLUMN | --add-id NAME) [--replace]",
 		Short: "Import a CSV file into a SQLite table, with inferred types and a privacy-unit column",
@@ -30,7 +31,9 @@ func newLoadCmd() *cobra.Command {
 			"(or --unit rownum). The delimiter (',', ';', tab or '|') is detected from the header line\n" +
 			"unless --delimiter gives it; fields may be quoted.\n" +
 			"A malformed file is reported with its line number and nothing is written. On success\n" +
-			"the command prints the tables: entry to add to the countwall config.",
+			"the command prints the tables: entry to add to the countwall config; --config-out FILE\n" +
+			"writes a whole runnable config instead (as 'countwall init' does), with one analyst whose\n" +
+			"generated password is printed once and domains read from the data marked for review.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			update, done := progress.Bar(cmd.ErrOrStderr(), "loading "+o.Table)
@@ -54,8 +57,12 @@ func newLoadCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("load: %w", err)
 			}
-			res.Report(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.DBPath, time.Since(start))
-			return nil
+			if s.out == "" {
+				res.Report(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.DBPath, time.Since(start))
+				return nil
+			}
+			res.Summary(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.DBPath, time.Since(start))
+			return writeStarter(cmd.Context(), cmd.OutOrStdout(), s, o.DBPath, res.Table)
 		},
 	}
 	f := cmd.Flags()
@@ -66,6 +73,7 @@ func newLoadCmd() *cobra.Command {
 	f.StringVar(&o.AddID, "add-id", "", "add a column of this name numbering the rows, as the privacy unit (each row one person)")
 	f.StringVar(&delimiter, "delimiter", "", `field separator: ",", ";", "tab" or "|" (default: detected)`)
 	f.BoolVar(&o.Replace, "replace", false, "replace the table if the database already has it")
+	s.add(f, "config-out", "also write a whole runnable config for the table to this file")
 	cmd.MarkFlagsOneRequired("unit", "add-id")
 	for _, name := range []string{"csv", "db", "table"} {
 		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above

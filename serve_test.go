@@ -25,6 +25,22 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// startServe runs `countwall serve` with args, its output in logs, until
+// stop interrupts it and waits for it to end.
+func startServe(t *testing.T, args ...string) (logs *strings.Builder, stop func()) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	logs = &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return logs, func() {
+		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // the wait below reports
+		cmd.Wait()                       //nolint:errcheck // exit status after SIGINT is not the point
+	}
+}
+
 // TestServeReloadsEditedConfig runs `countwall serve`, edits the config's
 // mechanism under an open session, then breaks the config: the session sees
 // the new mechanism on its next query, and the broken config is refused with
@@ -52,16 +68,8 @@ func TestServeReloadsEditedConfig(t *testing.T) {
 	}
 	write(string(example))
 	addr := freePort(t)
-	cmd := exec.Command(binary, "serve", "--config", cfgPath, "--server.listen", addr)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // the wait below reports
-		cmd.Wait()                       //nolint:errcheck // exit status after SIGINT is not the point
-	}()
+	logs, stop := startServe(t, "--config", cfgPath, "--server.listen", addr)
+	defer stop()
 
 	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword("alice", "alice-secret"), Host: addr, Path: "/countwall", RawQuery: "sslmode=disable"}).String()
 	var conn *pgx.Conn

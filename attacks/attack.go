@@ -3,6 +3,8 @@ package attacks
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -65,8 +67,11 @@ type Options struct {
 	K, BaseK, BaseSize int
 	// Seed chooses which two-partitions are sampled.
 	Seed uint64
-	// Progress, when set, is told how many steps of a long attack are done.
+	// Progress, when set, is told how many steps of a long attack are done;
+	// Stage, when set, what the attack is working through ("column 3 of 10:
+	// age"), for the progress line.
 	Progress func(done, total int)
+	Stage    func(stage string)
 
 	// Threshold attacks (idp-*, bdp-existence) meet the firewall this way:
 	// the idp group size they assume, the epsilon share they ask for, the
@@ -106,16 +111,23 @@ type Result struct {
 
 	// Mechanism is the mechanism the firewall said it runs (SHOW mechanism).
 	Mechanism string `json:"mechanism,omitempty"`
+	// Reach is how the run reached the firewall, set by whoever opened the
+	// connection (the attack command, the demo); nil when not recorded.
+	Reach *Reach `json:"reach,omitempty"`
 	// Histogram is what a histogram attack recovered, value by value;
 	// CellsTotal and CellsExact score it when the truth is known, and
 	// Success is the fraction of cells (or, for one target, 0 or 1)
 	// recovered exactly.
 	// Undecided says the attack reached no verdict (stopped first, or the
-	// firewall's answers could not be read with certainty): Recovered then
-	// means nothing.
-	Undecided  bool           `json:"undecided,omitempty"`
-	Histogram  []Bin          `json:"histogram,omitempty"`
-	CellsTotal int            `json:"cells_total,omitempty"`
+	// firewall's answers could not be read with certainty): Recovered and
+	// Estimate are then 0 and left out of the JSON, since every number,
+	// -1 included, may be a value of some domain.
+	Undecided  bool  `json:"undecided,omitempty"`
+	Histogram  []Bin `json:"histogram,omitempty"`
+	CellsTotal int   `json:"cells_total,omitempty"`
+	// Unit says what CellsExact of CellsTotal are ("bits recovered
+	// exactly", "combinations classified right"), for the headline.
+	Unit       string         `json:"unit,omitempty"`
 	CellsExact *int           `json:"cells_exact,omitempty"`
 	Success    *float64       `json:"success,omitempty"`
 	Details    map[string]any `json:"details,omitempty"`
@@ -123,6 +135,21 @@ type Result struct {
 	// sent, as it went (for long attacks that report their steps): the
 	// HTML report card plots it.
 	Progress []ProgressPoint `json:"progress,omitempty"`
+}
+
+// MarshalJSON writes a result without recovered and estimate when it has
+// no verdict ("undecided": true says so): a number there would read as a
+// value recovered.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	if !r.Undecided {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Recovered *int64   `json:"recovered,omitempty"`
+		Estimate  *float64 `json:"estimate,omitempty"`
+	}{plain: plain(r)})
 }
 
 // ProgressPoint is one step of an attack's progress: Done of Total steps
@@ -219,6 +246,7 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	// A firewall without SHOW budget charges nothing to read: before stays
 	// nil and so does Charged.
 	before, beforeErr := Spent(ctx, q)
+	reopen := o.Reconnect
 	if open := o.Reconnect; open != nil {
 		// Every further connection is counted, limited and logged with q.
 		o.Reconnect = func(ctx context.Context) (Querier, func(), error) {
@@ -232,41 +260,86 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	var progress []ProgressPoint
 	recordProgress(&o, q, &progress)
 	res, err := a.Run(ctx, q, o)
+	if errors.Is(err, ErrInterrupted) {
+		// Interrupted before it had anything to keep: a result all the
+		// same, with no verdict, so that the run is still written.
+		res, err = &Result{Undecided: true, Note: fmt.Sprintf("stopped before a verdict: %v", err)}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	// An interrupted run keeps what it recovered: the read-backs and the
+	// score below still run, on a context the interrupt does not cancel.
+	ctx, cancel := afterRun(ctx)
+	defer cancel()
 	res.Progress = progress
 	res.Attack, res.Target = a.Name, o.Target.countSQL()
 	res.Queries, res.Refused = q.Sent(), q.Refused()
 	res.Seconds = time.Since(start).Seconds()
-	if spent, err := Spent(ctx, q); err == nil {
-		res.Spent = spent
-		if beforeErr == nil {
-			res.Charged = Difference(spent, before)
+	readBack(ctx, q, reopen, res)
+	if beforeErr == nil && res.Spent != nil {
+		res.Charged = Difference(res.Spent, before)
+	}
+	if err := score(ctx, a, truthPath, o, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// readBack reads what the analyst has spent (SHOW budget) and, when the
+// attack did not say, the mechanism into res, through q or, when q no
+// longer answers (a wire connection an interrupt closed), through a new
+// connection from reopen, as the same analyst.
+func readBack(ctx context.Context, q Querier, reopen func(context.Context) (Querier, func(), error), res *Result) {
+	spent, err := Spent(ctx, q)
+	if err != nil && reopen != nil {
+		if c, closeC, openErr := reopen(ctx); openErr == nil {
+			defer closeC()
+			q = c
+			spent, err = Spent(ctx, q)
 		}
+	}
+	if err == nil {
+		res.Spent = spent
 	}
 	if res.Mechanism == "" {
 		res.Mechanism = mechanismName(ctx, q)
 	}
+}
+
+// score scores res against the protected database at truthPath, when one
+// is given: with the attack's own Score, else on the target's count.
+func score(ctx context.Context, a *Attack, truthPath string, o Options, res *Result) error {
 	switch {
 	case truthPath == "":
 	case a.Score != nil:
-		if err := a.Score(ctx, truthPath, o, res); err != nil {
-			return nil, err
-		}
+		return a.Score(ctx, truthPath, o, res)
 	default:
 		truth, err := TrueCount(ctx, truthPath, o.Target)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		exact := truth == res.Recovered
+		exact := !res.Undecided && truth == res.Recovered
 		success := 0.0
 		if exact {
 			success = 1
 		}
 		res.Truth, res.Exact, res.Success = &truth, &exact, &success
 	}
-	return res, nil
+	return nil
+}
+
+// afterRunTimeout bounds the read-backs and the scoring of an interrupted
+// run: a second Ctrl-C is not needed to end them.
+const afterRunTimeout = time.Minute
+
+// afterRun is the context of what follows a run: ctx while it is live, else
+// one the interrupt does not cancel, with a deadline of its own.
+func afterRun(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), afterRunTimeout)
 }
 
 // Difference is what was spent between two readings of SHOW budget, by

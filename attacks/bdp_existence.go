@@ -216,8 +216,7 @@ func scoreExistence(ctx context.Context, path string, o Options, r *Result) erro
 			falseAbsent++
 		}
 	}
-	r.CellsTotal = total
-	r.CellsExact = &right
+	r.CellsTotal, r.CellsExact, r.Unit = total, &right, "combinations classified right"
 	success := float64(right) / float64(total)
 	r.Success = &success
 	exact := right == total

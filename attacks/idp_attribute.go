@@ -59,7 +59,7 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, err
 	}
 	b := ts.oracle.K
-	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	res := &Result{Undecided: true}
 	check, err := uniqueness.ask(ctx, q, o, ts)
 	if err != nil {
 		return nil, err

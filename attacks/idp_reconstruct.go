@@ -2,7 +2,6 @@ package attacks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -47,6 +46,12 @@ var IDPReconstruct = &Attack{
 	Score:   scoreReconstruction,
 	Flags: func(f *pflag.FlagSet, o *Options) {
 		thresholdFlags(f, o)
+		p, _ := o.Params.(*ReconstructParams)
+		if p == nil {
+			p = &ReconstructParams{}
+			o.Params = p
+		}
+		f.StringVar(&p.Resume, "resume", p.Resume, "resume the run whose result (interrupted or stopped) was written to this file with --json: its completed columns are not asked again")
 		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
 	},
 	Demo: func() Options {
@@ -122,91 +127,10 @@ type reconstruction struct {
 	outside []OutsideDomain
 	// checkQueries is how many queries the domain checks sent.
 	checkQueries int
-}
-
-// reconQuerier counts what the attack sends and turns the stop of the
-// logging querier below (a spent budget, the query limit) into errStopped.
-// Under --parallel each connection has its own reconQuerier, all sharing one
-// tally.
-type reconQuerier struct {
-	q Querier
-	t *reconTally
-}
-
-// reconTally is what the connections of one reconstruction share: the
-// queries sent, the stop that ended the attack, and whether a worker halted
-// the others. It is safe for concurrent use.
-type reconTally struct {
-	mu     sync.Mutex
-	n      int
-	stop   error // the refusal or limit that ended the attack
-	halted bool  // a worker failed: the others send nothing more
-}
-
-func newReconQuerier(q Querier) *reconQuerier { return &reconQuerier{q: q, t: &reconTally{}} }
-
-// through is a reconQuerier over another connection, sharing c's tally.
-func (c *reconQuerier) through(q Querier) *reconQuerier { return &reconQuerier{q: q, t: c.t} }
-
-func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
-	t := c.t
-	t.mu.Lock()
-	halted := t.halted
-	t.mu.Unlock()
-	if halted {
-		return nil, errStopped
-	}
-	rows, err := c.q.Query(ctx, sql)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err != nil && Stopped(err) {
-		if t.stop == nil {
-			t.stop = err
-		}
-		t.halted = true
-		return nil, errStopped
-	}
-	t.n++
-	return rows, err
-}
-
-// halt stops every connection sharing c's tally before its next query: one
-// worker's failure ends the others' searches.
-func (c *reconQuerier) halt() {
-	c.t.mu.Lock()
-	c.t.halted = true
-	c.t.mu.Unlock()
-}
-
-// sent is how many queries the connections sharing c's tally sent.
-func (c *reconQuerier) sent() int {
-	c.t.mu.Lock()
-	defer c.t.mu.Unlock()
-	return c.t.n
-}
-
-// stopped is what ended the attack, nil while it runs.
-func (c *reconQuerier) stopped() error {
-	c.t.mu.Lock()
-	defer c.t.mu.Unlock()
-	return c.t.stop
-}
-
-// setStop records err as what ended the attack, unless a stop came first.
-func (c *reconQuerier) setStop(err error) {
-	c.t.mu.Lock()
-	defer c.t.mu.Unlock()
-	if c.t.stop == nil {
-		c.t.stop = err
-	}
-}
-
-// Unwrap is the Querier below the count.
-func (c *reconQuerier) Unwrap() Querier { return c.q }
-
-// Setup sends a session statement (SET epsilon) uncounted, as Logged does.
-func (c *reconQuerier) Setup(ctx context.Context, sql string) (*Rows, error) {
-	return sessionQuery(ctx, c.q, sql)
+	// resumed is the earlier run this one goes on from, nil for a fresh one.
+	resumed *resumePoint
+	// partial is the column a stop cut short, with its groups finished.
+	partial *partialColumn
 }
 
 // where renders the predicate of a group: the target's predicate and one
@@ -267,8 +191,9 @@ func split(ctx context.Context, oracle *ThresholdOracle, where string, d Domain,
 // timing. Progress is reported group by group in that order too, as
 // progress(gi, groups so far). The first worker to fail halts the others
 // before their next query; the error returned is the first that was not
-// a halt (errStopped when a stop came first).
-func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOracle, d Domain, groups []recGroup, progress func(gi, next int)) ([]recGroup, error) {
+// a halt (errStopped when a stop came first), with the splits of the
+// groups finished in order before it, done of them, kept for a resume.
+func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOracle, d Domain, groups []recGroup, progress func(gi, next int)) (next []recGroup, done int, err error) {
 	parts := make([][]recGroup, len(groups))
 	finished := make([]bool, len(groups))
 	var (
@@ -327,16 +252,13 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 		r.oracle.Inconsistent += o.Inconsistent
 		o.Inconsistent = 0
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	var next []recGroup
-	for gi, g := range groups {
+	// Without an error every group was reported: reported is len(groups).
+	for gi, g := range groups[:reported] {
 		for _, p := range parts[gi] {
 			next = append(next, recGroup{vals: append(slices.Clip(g.vals), p.vals[0]), count: p.count})
 		}
 	}
-	return next, nil
+	return next, reported, firstErr
 }
 
 // workers are the oracles of a run over o.Parallel connections: r.oracle,
@@ -368,24 +290,15 @@ func (r *reconstruction) workers(ctx context.Context) (oracles []*ThresholdOracl
 }
 
 func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, error) {
-	if o.Target.Table == "" || len(o.Domains) == 0 {
-		return nil, errors.New("idp-reconstruct needs a table (--table) and the public domains of the columns to rebuild (--domain, in order)")
+	if err := checkReconOptions(o); err != nil {
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for _, d := range o.Domains {
-		if d.Size() < 1 {
-			return nil, fmt.Errorf("column %q has an empty domain", d.Column)
-		}
-		if seen[strings.ToLower(d.Column)] {
-			return nil, fmt.Errorf("column %q is named twice", d.Column)
-		}
-		seen[strings.ToLower(d.Column)] = true
+	resume, err := resumeFrom(o)
+	if err != nil {
+		return nil, err
 	}
-	if o.Parallel < 0 {
-		return nil, fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
-	}
-	if o.Parallel > 1 && o.Reconnect == nil {
-		return nil, fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
+	if resume != nil && o.Threshold.Rows <= 0 {
+		o.Threshold.Rows = resume.tableSize // known: not searched for again
 	}
 	cq := newReconQuerier(q)
 	res := &Result{Details: map[string]any{"columns": []string{}}}
@@ -395,6 +308,9 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 			res.Note += fmt.Sprintf("stopped before the table size was known: %v", cq.stopped())
 			return res, nil
 		}
+		return nil, err
+	}
+	if err := resume.checkModel(oracle.K); err != nil {
 		return nil, err
 	}
 	res.Mechanism = oracle.Mechanism
@@ -412,17 +328,19 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	for i, d := range o.Domains {
 		order[i] = d.Column
 	}
-	perColumn := map[string]int{}
-	groupsAfter := map[string]int{}
 	details := res.Details
 	details["k"], details["table_size"], details["columns_order"] = oracle.K, oracle.N, order
-	details["queries_per_column"], details["groups_per_column"] = perColumn, groupsAfter
-
-	// The starting group: the target's rows.
 	details["setup_queries"] = cq.sent()
 	if len(oracles) > 1 {
 		details["connections"] = len(oracles)
 	}
+	if resume != nil {
+		details["resumed_from"], details["resumed_columns"], details["earlier_queries"] = resume.path, resume.cols, resume.queries
+		details["target_rows"] = resume.n0
+		r.outside, r.resumed = resume.outside, resume
+		return r.columns(ctx, res, oracles, resume.groups, resume.cols, resume.n0)
+	}
+	// The starting group: the target's rows.
 	n0 := oracle.N
 	if o.Target.Where != "" {
 		before := cq.sent()
@@ -433,23 +351,72 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 		}
 	}
 	details["target_rows"] = n0
-	groups := []recGroup{{count: n0}}
+	return r.columns(ctx, res, oracles, []recGroup{{count: n0}}, 0, n0)
+}
 
+// checkReconOptions refuses what idp-reconstruct cannot run with.
+func checkReconOptions(o Options) error {
+	if o.Target.Table == "" || len(o.Domains) == 0 {
+		return errors.New("idp-reconstruct needs a table (--table) and the public domains of the columns to rebuild (--domain, in order)")
+	}
+	seen := map[string]bool{}
+	for _, d := range o.Domains {
+		if d.Size() < 1 {
+			return fmt.Errorf("column %q has an empty domain", d.Column)
+		}
+		if seen[strings.ToLower(d.Column)] {
+			return fmt.Errorf("column %q is named twice", d.Column)
+		}
+		seen[strings.ToLower(d.Column)] = true
+	}
+	if o.Parallel < 0 {
+		return fmt.Errorf("--parallel %d: give at least 1 connection", o.Parallel)
+	}
+	if o.Parallel > 1 && o.Reconnect == nil {
+		return fmt.Errorf("--parallel %d needs further connections to the firewall, which this run cannot open", o.Parallel)
+	}
+	return nil
+}
+
+// columns splits groups, known over the first from columns, by each column
+// left in turn, and finishes the result with the groups of the last column
+// completed.
+//
+// A column a resumed run had cut short (r.resumed.partial) is not split
+// again for the groups it had finished. A column this run cuts short keeps
+// its finished groups in r.partial, for the next resume.
+func (r *reconstruction) columns(ctx context.Context, res *Result, oracles []*ThresholdOracle, groups []recGroup, from int, n0 int64) (*Result, error) {
+	o, cq := r.o, r.q
+	perColumn := map[string]int{}
+	groupsAfter := map[string]int{}
+	res.Details["queries_per_column"], res.Details["groups_per_column"] = perColumn, groupsAfter
 	// Progress: groups split so far out of a lower bound on the groups to
 	// split (every group now known splits at least once per column left).
 	done := 0
-	for ci, d := range o.Domains {
+	for ci := from; ci < len(o.Domains); ci++ {
+		d := o.Domains[ci]
+		if o.Stage != nil {
+			o.Stage(fmt.Sprintf("column %d of %d (%s)", ci+1, len(o.Domains), d.Column))
+		}
 		before := cq.sent()
+		var kept []recGroup // splits of the first skip groups, from a resume
+		skip := 0
+		if p := r.resumed; p != nil && ci == from && p.partialDone > 0 {
+			kept, skip = p.partial, p.partialDone
+		}
 		progress := func(gi, next int) {
 			done++
 			if o.Progress != nil {
-				left := len(groups) - gi - 1
+				left := len(groups) - skip - gi - 1
+				next += len(kept)
 				o.Progress(done, done+left+(next+left)*(len(o.Domains)-ci-1))
 			}
 		}
-		next, err := r.splitGroups(ctx, oracles, d, groups, progress)
+		split, splitDone, err := r.splitGroups(ctx, oracles, d, groups[skip:], progress)
+		next := append(slices.Clip(kept), split...)
 		if err != nil {
 			perColumn[d.Column] = cq.sent() - before
+			r.partial = &partialColumn{column: ci, done: skip + splitDone, groups: next}
 			return r.finish(res, groups, ci, n0, err)
 		}
 		groupsAfter[d.Column] = len(next)
@@ -467,82 +434,6 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 	return r.finish(res, groups, len(o.Domains), n0, nil)
 }
 
-// OutsideDomain is what the domain check found at one end of a column's
-// domain: Rows of the target's rows lie beyond it (below the low end, above
-// the high end) and were counted as the boundary value.
-type OutsideDomain struct {
-	Column   string `json:"column"`
-	End      string `json:"end"` // "low" or "high"
-	Boundary string `json:"boundary"`
-	Rows     int64  `json:"rows"`
-	// Categorical says the domain is a list of text values, whose ends are
-	// in SQLite's sort order.
-	Categorical bool `json:"categorical,omitempty"`
-}
-
-// checkDomain asks, at each end of d (the ci-th column) whose boundary value
-// the split gave rows, how many of the target's rows lie beyond that end: a
-// domain narrower than the data folds them into the boundary value, and the
-// rows recovered are then wrong. One threshold query at b = k settles "none"
-// (the exact 0, the usual case); otherwise a search counts them, in [1, the
-// rows the boundary value got]. Ends whose value holds no rows cost nothing:
-// no row can lie beyond them.
-func (r *reconstruction) checkDomain(ctx context.Context, d Domain, ci int, groups []recGroup) ([]OutsideDomain, error) {
-	var atLow, atHigh int64
-	for _, g := range groups {
-		if g.vals[ci] == 0 {
-			atLow += g.count
-		}
-		if g.vals[ci] == d.Size()-1 {
-			atHigh += g.count
-		}
-	}
-	var out []OutsideDomain
-	for _, end := range []struct {
-		name  string
-		rows  int64
-		index int64
-		op    string
-	}{{"low", atLow, 0, " < "}, {"high", atHigh, d.Size() - 1, " > "}} {
-		if end.rows == 0 {
-			continue
-		}
-		where := reconAnd(r.where(recGroup{}), QuoteIdent(d.Column)+end.op+d.Literal(end.index))
-		before := r.q.sent()
-		n, err := r.countAtMost(ctx, where, end.rows)
-		r.checkQueries += r.q.sent() - before
-		if err != nil {
-			return out, err
-		}
-		if n > 0 {
-			out = append(out, OutsideDomain{Column: d.Column, End: end.name, Boundary: reconValue(d, end.index), Rows: n, Categorical: d.Categories != nil})
-		}
-	}
-	return out, nil
-}
-
-// countAtMost counts the rows where selects, known to be at most hi, in one
-// query when there are none.
-func (r *reconstruction) countAtMost(ctx context.Context, where string, hi int64) (int64, error) {
-	k := r.oracle.K
-	out, err := r.oracle.Probe(ctx, where, k)
-	if err != nil {
-		return 0, err
-	}
-	l, h := bounds(0, hi, k, k, out)
-	switch {
-	case l > h: // contradicts the model: the nearest bound, as Count does
-		r.oracle.Inconsistent++
-		if h < 0 {
-			return 0, nil
-		}
-		return hi, nil
-	case l == h:
-		return l, nil
-	}
-	return r.oracle.Count(ctx, where, l, h)
-}
-
 // finish fills the result from the groups of the last column completed
 // (cols of them): the rows recovered over those columns. A run the firewall,
 // the query limit or an error cut short keeps them and says why it stopped:
@@ -557,19 +448,7 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	for i := range names {
 		names[i] = r.o.Domains[i].Column
 	}
-	var rows []RecoveredRow
-	var total int64
-	for _, g := range groups {
-		if cols == 0 || len(g.vals) != cols {
-			continue
-		}
-		vals := make([]string, cols)
-		for i, v := range g.vals {
-			vals[i] = reconValue(r.o.Domains[i], v)
-		}
-		rows = append(rows, RecoveredRow{Values: vals, Count: g.count})
-		total += g.count
-	}
+	rows, total := r.rowsOf(groups, cols)
 	res.Recovered, res.Estimate = total, float64(total)
 	d["columns"] = names
 	d["rows"] = rows
@@ -595,6 +474,20 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 			why += " (SQLSTATE " + code + ")"
 		}
 		res.Note += fmt.Sprintf("stopped after %d queries (%s); kept the rows over the %d columns completed", r.q.sent(), why, cols)
+		if p := r.partial; p != nil && p.done > 0 {
+			partRows, _ := r.rowsOf(p.groups, p.column+1)
+			d["partial_column"] = savedPartial{Column: r.o.Domains[p.column].Column, GroupsDone: p.done, Rows: partRows}
+			res.Note += fmt.Sprintf(", and %s for %d of their %d groups", r.o.Domains[p.column].Column, p.done, len(rows))
+		}
+		res.Note += " (written with --json FILE, --resume FILE goes on from them)"
+	}
+	if from, ok := d["resumed_from"].(string); ok {
+		kept := fmt.Sprintf("its %d columns", d["resumed_columns"])
+		if p := r.resumed; p != nil && p.partialDone > 0 {
+			kept += fmt.Sprintf(" and %d groups of %s", p.partialDone, r.o.Domains[p.cols].Column)
+		}
+		res.Note = appendSentence(res.Note, fmt.Sprintf("Resumed from %s: %s were taken as found there (%d queries in earlier runs, not counted here).",
+			from, kept, d["earlier_queries"]))
 	}
 	d["domain_check_queries"] = r.checkQueries
 	if len(r.outside) > 0 {
@@ -611,21 +504,21 @@ func (r *reconstruction) finish(res *Result, groups []recGroup, cols int, n0 int
 	return res, nil
 }
 
-// outsideNote tells the user which domains look too narrow, at which end,
-// and how many rows each folded into its boundary value.
-func outsideNote(found []OutsideDomain) string {
-	parts := make([]string, len(found))
-	for i, f := range found {
-		side := map[bool]string{false: "below", true: "above"}[f.End == "high"]
-		boundary := f.Boundary
-		if f.Categorical {
-			side = map[bool]string{false: "sorting before", true: "sorting after"}[f.End == "high"]
-			boundary = Literal(f.Boundary)
+// rowsOf is groups over the first cols columns as rows of values, and the
+// rows they hold.
+func (r *reconstruction) rowsOf(groups []recGroup, cols int) (rows []RecoveredRow, total int64) {
+	for _, g := range groups {
+		if cols == 0 || len(g.vals) != cols {
+			continue
 		}
-		parts[i] = fmt.Sprintf("the domain of %s looks too narrow at its %s end: %d of the target's rows have %s %s %s and were counted as %s",
-			f.Column, f.End, f.Rows, f.Column, side, boundary, boundary)
+		vals := make([]string, cols)
+		for i, v := range g.vals {
+			vals[i] = reconValue(r.o.Domains[i], v)
+		}
+		rows = append(rows, RecoveredRow{Values: vals, Count: g.count})
+		total += g.count
 	}
-	return "Rows were folded into boundary values: " + strings.Join(parts, "; ") + " (give a wider --domain)."
+	return rows, total
 }
 
 // reconValue is the i-th value of d as text, as the truth database gives it
@@ -635,135 +528,4 @@ func reconValue(d Domain, i int64) string {
 		return d.Categories[i]
 	}
 	return strconv.FormatInt(d.Lo+i, 10)
-}
-
-// ReconstructedRows is the multiset of rows a reconstruction recovered (over
-// the columns it completed), from its result's Details.
-func ReconstructedRows(r *Result) ([]string, []RecoveredRow) {
-	if r == nil || r.Details == nil {
-		return nil, nil
-	}
-	cols, _ := r.Details["columns"].([]string)
-	rows, _ := r.Details["rows"].([]RecoveredRow)
-	return cols, rows
-}
-
-// scoreReconstruction compares the recovered rows with the target's true
-// rows over the same columns, read from the protected database (opened
-// read-only), as multisets: CellsTotal is the number of true rows,
-// CellsExact the size of the multiset intersection, and Success that size
-// over the larger of the two multisets, so that it is 1 only when the table
-// was recovered exactly, spurious rows included.
-func scoreReconstruction(ctx context.Context, truthPath string, o Options, r *Result) error {
-	cols, rows := ReconstructedRows(r)
-	truth, err := TrueRows(ctx, truthPath, o.Target, cols)
-	if err != nil {
-		return err
-	}
-	var nTruth int64
-	for _, c := range truth {
-		nTruth += c
-	}
-	var matched int64
-	for _, row := range rows {
-		k := reconRowKey(row.Values)
-		matched += min(row.Count, truth[k])
-	}
-	exact := int(matched)
-	r.CellsTotal = int(nTruth)
-	r.CellsExact = &exact
-	s := 0.0
-	if denom := max(nTruth, r.Recovered); denom > 0 {
-		s = float64(matched) / float64(denom)
-	} else {
-		s = 1 // an empty target recovered as empty
-	}
-	r.Success = &s
-	ex := matched == nTruth && matched == r.Recovered
-	r.Exact = &ex
-	r.Truth = &nTruth
-	if !ex {
-		scored := fmt.Sprintf("Scored against the truth: %d of the %d rows recovered match its %d rows (%d spurious, %d missed).",
-			matched, r.Recovered, nTruth, r.Recovered-matched, nTruth-matched)
-		if r.Recovered == 0 {
-			scored = fmt.Sprintf("Scored against the truth: no row recovered of its %d.", nTruth)
-		}
-		r.Note = appendSentence(r.Note, scored)
-	}
-	if r.Details != nil {
-		r.Details["rows_matched"] = matched
-		r.Details["rows_spurious"] = r.Recovered - matched
-		r.Details["rows_missed"] = nTruth - matched
-	}
-	return nil
-}
-
-// appendSentence adds a sentence to a note, ending the note's last one
-// first.
-func appendSentence(note, sentence string) string {
-	note = strings.TrimSpace(note)
-	switch {
-	case note == "":
-		return sentence
-	case !strings.HasSuffix(note, "."):
-		note += "."
-	}
-	return note + " " + sentence
-}
-
-func reconRowKey(vals []string) string { return strings.Join(vals, "\x00") }
-
-// TrueRows reads the target's rows over columns from the protected database,
-// opened read-only, as a multiset: each distinct row (values as text, joined
-// by NUL) with its count. With no columns it is one empty row per target row.
-func TrueRows(ctx context.Context, path string, t Target, columns []string) (map[string]int64, error) {
-	if !IsIdentifier(t.Table) {
-		return nil, fmt.Errorf("table %q must be a plain SQL identifier", t.Table)
-	}
-	sel := make([]string, len(columns))
-	for i, c := range columns {
-		if c == "" {
-			return nil, fmt.Errorf("a column name is empty")
-		}
-		sel[i] = "CAST(" + QuoteIdent(c) + " AS TEXT)"
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		return nil, fmt.Errorf("opening the truth database: %w", err)
-	}
-	defer db.Close()
-	query := "SELECT COUNT(*) FROM " + t.Table
-	if len(sel) > 0 {
-		query = "SELECT " + strings.Join(sel, ", ") + ", COUNT(*) FROM " + t.Table
-	}
-	if t.Where != "" {
-		query += " WHERE " + t.Where
-	}
-	if len(sel) > 0 {
-		query += " GROUP BY " + strings.Join(sel, ", ")
-	}
-	rs, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("reading the true rows: %w", err)
-	}
-	defer rs.Close()
-	out := map[string]int64{}
-	vals := make([]sql.NullString, len(columns))
-	dest := make([]any, len(columns)+1)
-	for i := range vals {
-		dest[i] = &vals[i]
-	}
-	var n int64
-	dest[len(columns)] = &n
-	for rs.Next() {
-		if err := rs.Scan(dest...); err != nil {
-			return nil, err
-		}
-		text := make([]string, len(columns))
-		for i, v := range vals {
-			text[i] = v.String // NULL reads as "", which no domain value is
-		}
-		out[reconRowKey(text)] += n
-	}
-	return out, rs.Err()
 }

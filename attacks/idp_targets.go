@@ -34,7 +34,7 @@ import (
 // attribute search probes at b = 0. Any other firewall's plain 0s and 1s are
 // not the truth: against laplace (a thresholded noisy count) each is, at an
 // epsilon of 1e-10, a coin flip. There the attacks recover nothing
-// (Recovered -1) and report what the answers would say read as exact as a
+// (Undecided) and report what the answers would say read as exact as a
 // guess (Details["guess"] and the note), or that they contradict the model.
 // A user who gives k (GroupK >= 0) vouches for the model, and the reading
 // then counts as recovered whatever the firewall.
@@ -141,7 +141,7 @@ func (s *targetSession) conclude(res *Result, value int64, found string, certain
 		res.Note = s.notes(found)
 		return
 	}
-	res.Recovered, res.Estimate, res.Undecided = -1, -1, true
+	res.Recovered, res.Estimate, res.Undecided = 0, 0, true
 	res.Details["guess"] = value
 	res.Note = s.notes(fmt.Sprintf("no verdict: the firewall runs %s, whose answers this attack cannot read with certainty; read as exact they say: %s",
 		cmp.Or(s.mechanism, "an unnamed mechanism"), found))
@@ -243,7 +243,7 @@ func (r *targetReading) how() string {
 }
 
 // run asks the test's two threshold queries and reads the count's range off
-// their outcomes. Recovered is 1 (member, or unique), 0 (not), or -1 when
+// their outcomes. Recovered is 1 (member, or unique), 0 (not); no verdict (Undecided) when
 // the answers contradict the model or the firewall stopped the test.
 func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, error) {
 	ts, err := openTarget(ctx, q, o)
@@ -251,7 +251,7 @@ func (t targetTest) run(ctx context.Context, q Querier, o Options) (*Result, err
 		return nil, err
 	}
 	or := ts.oracle
-	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	res := &Result{Undecided: true}
 	r, err := t.ask(ctx, q, o, ts)
 	if err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func (t targetTest) score(ctx context.Context, path string, o Options, r *Result
 
 // setVerdictScore scores a result whose Recovered is a verdict or a value.
 func setVerdictScore(r *Result, truth int64) {
-	exact := r.Recovered == truth
+	exact := !r.Undecided && r.Recovered == truth
 	success := 0.0
 	if exact {
 		success = 1

@@ -129,7 +129,7 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 	share := ts.share
 	b := max(ts.oracle.K, 1)
 	sqlText := thresholdSQL(o.Target.Table, o.Target.Where, b)
-	res := &Result{Recovered: -1, Estimate: -1, Undecided: true}
+	res := &Result{Undecided: true}
 	z := make([]float64, 0, m)
 	exact, stopped := 0, false
 	for i := range m {
@@ -166,6 +166,7 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 		decision = 1
 	}
 	res.Details["sensitivity"] = decision
+	res.Details["verdict"] = fmt.Sprintf("sensitivity %d", decision) // the headline's words
 	cmp, meaning := "<", fmt.Sprintf("sensitivity 0: the count is 0 or above %d", 2*b)
 	if decision == 1 {
 		cmp, meaning = ">=", fmt.Sprintf("sensitivity 1: 1 <= count <= %d, the target is in the table", 2*b)

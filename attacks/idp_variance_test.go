@@ -187,13 +187,13 @@ func TestIDPVarianceFailsAgainstLaplace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, guess := int64(-1), any(int64(0))
+		undecided, guess := true, any(int64(0))
 		if k >= 0 {
-			want, guess = 0, nil
+			undecided, guess = false, nil
 		}
-		if r.Recovered != want || r.Details["guess"] != guess || r.Estimate > 1e-6 || r.Details["exact_answers"] != 1000 {
-			t.Errorf("against laplace, k = %d: recovered %d (guess %v) with psi %g and %v exact answers; want %d (guess %v), about 0 and 1000",
-				k, r.Recovered, r.Details["guess"], r.Estimate, r.Details["exact_answers"], want, guess)
+		if r.Undecided != undecided || r.Recovered != 0 || r.Details["guess"] != guess || r.Estimate > 1e-6 || r.Details["exact_answers"] != 1000 {
+			t.Errorf("against laplace, k = %d: recovered %d (undecided %v, guess %v) with psi %g and %v exact answers; want 0 (undecided %v, guess %v), about 0 and 1000",
+				k, r.Recovered, r.Undecided, r.Details["guess"], r.Estimate, r.Details["exact_answers"], undecided, guess)
 		}
 		t.Log(r.Note)
 	}

@@ -65,7 +65,7 @@ var LinearReconstruction = &Attack{
 		p := o.Params.(*LinearParams)
 		f.StringVar(&o.Background, "public", o.Background, "the attacker's prior information: a database holding the group's public columns (the key), read for those only")
 		ColumnFlag(f, &p.Key, "key", "the public column whose values single people out within the group")
-		ColumnFlag(f, &p.Secret, "secret", "the secret 0/1 column")
+		f.StringVar(&p.Secret, "secret", p.Secret, `the secret bit: a 0/1 column (1 is the secret), or a condition that holds where it is 1 ("y = 'yes'")`)
 		f.IntVar(&p.M, "m", p.M, "queries to ask (0: --m-per-n times the group's size)")
 		f.Float64Var(&p.MPerN, "m-per-n", p.MPerN, "queries per person in the group, when --m is 0")
 		f.StringVar(&p.Solver, "solver", p.Solver, "lp (smallest max error), lsq (least squares) or exp (all 2^n subsets, n <= 12)")
@@ -78,12 +78,24 @@ func init() { register(LinearReconstruction) }
 
 // LinearParams are linear-reconstruction's own options.
 type LinearParams struct {
+	// Key is the public column singling people out; Secret is the secret
+	// bit, a 0/1 column or a condition true where the bit is 1.
 	Key, Secret string
 	M           int
 	MPerN       float64
 	Solver      string
 	MaxIn       int
 	Seed        uint64
+}
+
+// secretCondition is the predicate true for the people whose bit is 1: a
+// column name (plain or double-quoted) means a 0/1 column equal to 1; any
+// other text is a condition, taken as written ("y = 'yes'").
+func (p *LinearParams) secretCondition() string {
+	if name, err := ParseColumnName(p.Secret); err == nil {
+		return QuoteIdent(name) + " = 1"
+	}
+	return "(" + strings.TrimSpace(p.Secret) + ")"
 }
 
 // exponentialMaxN is the largest group the exponential attack takes on:
@@ -103,8 +115,11 @@ func linearParams(o Options) (*LinearParams, error) {
 	if !ok || p == nil {
 		return nil, errors.New("linear-reconstruction: no parameters")
 	}
-	if !IsIdentifier(o.Target.Table) || p.Key == "" || p.Secret == "" {
-		return nil, fmt.Errorf("linear-reconstruction: table, --key and --secret must be plain SQL identifiers")
+	if !IsIdentifier(o.Target.Table) || p.Key == "" {
+		return nil, fmt.Errorf("linear-reconstruction: the table must be a plain SQL identifier and --key a column")
+	}
+	if strings.TrimSpace(p.Secret) == "" {
+		return nil, errors.New("linear-reconstruction: --secret is empty: give a 0/1 column or a condition (\"y = 'yes'\")")
 	}
 	if o.Background == "" {
 		return nil, errors.New("linear-reconstruction needs the attacker's prior information: --public DB, a database with the group's public columns")
@@ -208,7 +223,7 @@ func subsetSQL(o Options, p *LinearParams, g *linearGroup, s []bool) string {
 	if len(lists) > 1 {
 		cond = "(" + strings.Join(lists, " OR ") + ")"
 	}
-	where := QuoteIdent(p.Secret) + " = 1 AND " + cond
+	where := p.secretCondition() + " AND " + cond
 	if o.Target.Where != "" {
 		where = "(" + o.Target.Where + ") AND " + where
 	}
@@ -265,7 +280,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 			if j == 0 && !Stopped(err) {
 				if st := SQLState(err); st == pgerror.InsufficientPrivilege || st == pgerror.ProgramLimitExceeded || st == pgerror.FeatureNotSupported {
 					// The policy refuses the subset SQL: the finding is which rule.
-					return &Result{Undecided: true, Recovered: -1,
+					return &Result{Undecided: true,
 						Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, err),
 						Details: map[string]any{"refused_by_policy": st}}, nil
 				}
@@ -283,7 +298,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 			o.Progress(j+1, len(subs))
 		}
 	}
-	res := &Result{Recovered: -1, Note: note, Details: map[string]any{
+	res := &Result{Note: note, Details: map[string]any{
 		"people": g.people, "unknowns": len(g.values), "queries_planned": len(subs),
 		"answers": len(answers), "solver": p.Solver,
 	}}
@@ -450,7 +465,7 @@ func scoreLinearReconstruction(ctx context.Context, truthPath string, o Options,
 		return fmt.Errorf("opening the truth database: %w", err)
 	}
 	defer db.Close()
-	q := "SELECT " + QuoteIdent(p.Key) + ", SUM(" + QuoteIdent(p.Secret) + " = 1), COUNT(*) FROM " + o.Target.Table
+	q := "SELECT " + QuoteIdent(p.Key) + ", SUM(CASE WHEN " + p.secretCondition() + " THEN 1 ELSE 0 END), COUNT(*) FROM " + o.Target.Table
 	if o.Target.Where != "" {
 		q += " WHERE " + o.Target.Where
 	}
@@ -496,6 +511,6 @@ func scoreLinearReconstruction(ctx context.Context, truthPath string, o Options,
 	success := float64(right) / float64(max(people, 1))
 	exact := right == int(people)
 	r.Exact = &exact
-	r.CellsTotal, r.CellsExact, r.Success = int(people), &right, &success
+	r.CellsTotal, r.CellsExact, r.Success, r.Unit = int(people), &right, &success, "bits recovered exactly"
 	return nil
 }

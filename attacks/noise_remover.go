@@ -376,8 +376,7 @@ func scoreHistogram(ctx context.Context, truthPath string, o Options, r *Result)
 			exact++
 		}
 	}
-	r.CellsTotal = len(r.Histogram)
-	r.CellsExact = &exact
+	r.CellsTotal, r.CellsExact, r.Unit = len(r.Histogram), &exact, "values recovered exactly"
 	if r.CellsTotal > 0 {
 		s := float64(exact) / float64(r.CellsTotal)
 		r.Success = &s

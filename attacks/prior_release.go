@@ -293,7 +293,7 @@ func runPriorRelease(ctx context.Context, q Querier, o Options) (*Result, error)
 		}
 	}
 	if len(est) == 0 {
-		return &Result{Undecided: true, Recovered: -1, Note: note}, nil
+		return &Result{Undecided: true, Note: note}, nil
 	}
 	// Step 4.
 	mean, median := meanOf(est), medianOf(est)

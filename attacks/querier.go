@@ -40,9 +40,10 @@ func SQLState(err error) pgerror.Code { return pgerror.SQLState(err) }
 
 // Logged wraps a Querier: it counts statements and writes each one, ended
 // with a semicolon, to Log (when set), so that the log runs in psql. It is
-// where every attack stops: at Max queries (ErrQueryLimit), and after the
-// firewall refused a query for a spent budget, when it answers every later
-// query with that refusal without sending it.
+// where every attack stops: at Max queries (ErrQueryLimit), once the run's
+// context is cancelled (ErrInterrupted: a query cut off then is not counted
+// as refused), and after the firewall refused a query for a spent budget,
+// when it answers every later query with that refusal without sending it.
 type Logged struct {
 	Querier Querier
 	Log     io.Writer
@@ -72,6 +73,10 @@ func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error)
 		l.mu.Unlock()
 		return nil, l.spent
 	}
+	if ctx.Err() != nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("after %d queries: %w", l.sent, interrupted(ctx, ctx.Err()))
+	}
 	if l.Max > 0 && l.sent >= l.Max {
 		l.mu.Unlock()
 		return nil, fmt.Errorf("after %d queries: %w", l.sent, ErrQueryLimit)
@@ -80,6 +85,9 @@ func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error)
 	l.write(sql)
 	l.mu.Unlock()
 	rows, err := q.Query(ctx, sql)
+	if err != nil && ctx.Err() != nil {
+		return nil, interrupted(ctx, err)
+	}
 	if err != nil {
 		l.mu.Lock()
 		l.refused++

@@ -155,7 +155,7 @@ forms:
 		results = append(results, f)
 	}
 	if len(all) == 0 {
-		return &Result{Undecided: true, Recovered: -1, Note: note}, nil
+		return &Result{Undecided: true, Note: note}, nil
 	}
 	mean := meanOf(all)
 	return &Result{Estimate: mean, Recovered: int64(math.Round(math.Max(0, mean))), Note: note,

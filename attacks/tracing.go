@@ -216,7 +216,7 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 	right := tp + len(out) - fp
 	success := float64(right) / float64(len(in)+len(out))
 	return &Result{Estimate: tpr, Recovered: int64(tp), Note: note,
-		CellsTotal: len(in) + len(out), CellsExact: &right, Success: &success,
+		CellsTotal: len(in) + len(out), CellsExact: &right, Unit: "people classified right", Success: &success,
 		Details: map[string]any{"tpr": tpr, "fpr": fpr, "auc": ROCArea(in, out), "threshold": T,
 			"members": len(in), "non_members": len(out), "people": pop.People, "snps": d,
 			"d_over_n": float64(d) / float64(pop.People), "references": p.References}}, nil

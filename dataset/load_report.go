@@ -13,6 +13,14 @@ import (
 // the table went on out, then the config entry to add; warnings and notes
 // (names lowered, reserved words) go to warn.
 func (r *LoadResult) Report(out, warn io.Writer, dbPath string, elapsed time.Duration) {
+	r.Summary(out, warn, dbPath, elapsed)
+	fmt.Fprintf(out, "\n# Config entry for %s (add it under the countwall config):\n", r.Table.Name)
+	fmt.Fprint(out, r.Table.ConfigSnippet())
+}
+
+// Summary is Report without the config entry, for a load that writes a
+// whole config instead.
+func (r *LoadResult) Summary(out, warn io.Writer, dbPath string, elapsed time.Duration) {
 	what := "existing database"
 	if r.CreatedFile {
 		what = "new database"
@@ -20,7 +28,7 @@ func (r *LoadResult) Report(out, warn io.Writer, dbPath string, elapsed time.Dur
 	for _, w := range r.Warnings {
 		fmt.Fprintln(warn, "warning: "+w)
 	}
-	fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n\n",
+	fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n",
 		humanize.Comma(r.Rows), r.Table.Name, what, dbPath, elapsed.Round(time.Millisecond))
 	if len(r.Lowered) > 0 {
 		fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names: %s\n", strings.Join(r.Lowered, ", "))
@@ -29,8 +37,6 @@ func (r *LoadResult) Report(out, warn io.Writer, dbPath string, elapsed time.Dur
 		fmt.Fprintf(warn, "warning: reserved words in SQL, to be written in double quotes in queries (WHERE \"%s\" = ...): %s\n",
 			reserved[0], strings.Join(reserved, ", "))
 	}
-	fmt.Fprintf(out, "# Config entry for %s (add it under the countwall config):\n", r.Table.Name)
-	fmt.Fprint(out, r.Table.ConfigSnippet())
 }
 
 // ParseDelimiter reads a field separator as a user writes it: one

@@ -37,9 +37,14 @@ type Report struct {
 	Results    []*Result `json:"results"`
 	// Config says what `audit --config` audited (the mechanism and table);
 	// Tests are its distinguishers (the default ones when empty).
-	Config string     `json:"config,omitempty"`
-	Tests  []TestInfo `json:"tests,omitempty"`
-	Notes  []string   `json:"notes,omitempty"`
+	Config string `json:"config,omitempty"`
+	// ConfigPath (absolute) and Table are the config file and table that
+	// `audit --config` audited: a report card joins the audit only to runs
+	// on the same ones. Empty for the audit of the synthetic table.
+	ConfigPath string     `json:"config_path,omitempty"`
+	Table      string     `json:"table,omitempty"`
+	Tests      []TestInfo `json:"tests,omitempty"`
+	Notes      []string   `json:"notes,omitempty"`
 }
 
 // TestInfo names a distinguisher in a report.

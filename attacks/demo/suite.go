@@ -143,6 +143,10 @@ func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []
 			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
 		}
 		fw.Stop()
+		if err := ctx.Err(); err != nil {
+			// An interrupted attack keeps its result; the suite stops.
+			return nil, nil, err
+		}
 		plusOne, _ := s.Params["plus_one"].(bool)
 		run, err := assessState(ctx, s.Label, fw.StatePath, db, plusOne)
 		if err != nil {
@@ -177,6 +181,8 @@ type Firewall struct {
 	passwords map[string]string
 	// StatePath is the firewall's state database.
 	StatePath string
+	// configPath is the config file the firewall runs (absolute when dir is).
+	configPath string
 }
 
 // StartFirewall writes the config of setting s in dir, fronting dbPath with
@@ -212,7 +218,8 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 		}
 	}
 	fw.StatePath = statePath
-	cfg, err := writeConfig(filepath.Join(dir, "countwall-attacks-"+slug+".yaml"), configFile{
+	fw.configPath = filepath.Join(dir, "countwall-attacks-"+slug+".yaml")
+	cfg, err := writeConfig(fw.configPath, configFile{
 		Database:   dbPath,
 		State:      statePath,
 		Audit:      auditSection{Sync: s.AuditSync},
@@ -262,6 +269,7 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 		row.Err = err.Error()
 		return row
 	}
+	res.Reach = &attacks.Reach{Transport: attacks.TransportWire, Server: fw.Addr + "/countwall", Config: fw.configPath, Table: o.Target.Table}
 	if name == attacks.PerturbationFinder.Name && fw.setting.Mechanism == "cellkey" {
 		truth, exact := int64(cellKeyD), res.Recovered == cellKeyD
 		res.Truth, res.Exact = &truth, &exact

@@ -233,6 +233,11 @@ func runTable3Job(ctx context.Context, o Table3Options, dep deployment, j table3
 			K: k, BaseK: o.BaseK, Seed: splitmix(seed ^ uint64(j.run)<<16 ^ uint64(k)<<4 ^ uint64(j.d)),
 		})
 		closeConn()
+		if err == nil {
+			// The noise remover keeps what it has on an interrupt; the table
+			// stops there, its partial runs no figure.
+			err = ctx.Err()
+		}
 		if err != nil {
 			return out, fmt.Errorf("D=%d k=%d run %d: %w", j.d, k, j.run+1, err)
 		}

@@ -3,13 +3,17 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/dustin/go-humanize"
 
 	"countwall/attacks"
 )
@@ -46,6 +50,38 @@ func Recovered(r *attacks.Result) string {
 		return fmt.Sprintf("%d, truth %d", r.Recovered, *r.Truth)
 	}
 	return fmt.Sprintf("%d (unscored)", r.Recovered)
+}
+
+// Headline is a run's scored figure in words, the first line of its text
+// result: "146 of 147 bits recovered exactly (99.3%)", "no verdict",
+// "recovered 41 exactly".
+func Headline(r *attacks.Result) string {
+	switch {
+	case r == nil:
+		return "nothing"
+	case r.CellsTotal > 0 && r.CellsExact != nil:
+		return fmt.Sprintf("%s of %s %s (%.1f%%)", humanize.Comma(int64(*r.CellsExact)), humanize.Comma(int64(r.CellsTotal)),
+			cmp.Or(r.Unit, "cells exact"), 100*float64(*r.CellsExact)/float64(r.CellsTotal))
+	case r.Undecided && r.Truth != nil:
+		return fmt.Sprintf("no verdict (the truth is %d)", *r.Truth)
+	case r.Undecided:
+		return "no verdict"
+	}
+	value := strconv.FormatInt(r.Recovered, 10)
+	if v, ok := r.Details["value"].(string); ok && v != "" {
+		value = v // a category, which Recovered holds as its index
+	}
+	if v, ok := r.Details["verdict"].(string); ok && v != "" {
+		// membership and uniqueness: the verdict in words, 1 or 0 beside it
+		value = fmt.Sprintf("%s (%d)", v, r.Recovered)
+	}
+	switch {
+	case r.Exact != nil && r.Truth != nil && *r.Exact:
+		return "recovered " + value + " exactly"
+	case r.Exact != nil && r.Truth != nil:
+		return fmt.Sprintf("recovered %s, the truth is %d", value, *r.Truth)
+	}
+	return "recovered " + value + " (not scored)"
 }
 
 // Charged lists the epsilon this run cost, by accounting kind (the

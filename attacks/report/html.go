@@ -93,85 +93,13 @@ tr.paper td{color:#666;font-style:italic}
 </style></head><body>
 <h1>countwall report card</h1>
 `)
-	fmt.Fprintf(&b, `<p class="note">Generated %s. Each attack ran over the PostgreSQL wire protocol against the mechanisms named, scored against the protected table.</p>`+"\n",
-		html.EscapeString(p.Generated.UTC().Format("2006-01-02 15:04 MST")))
-
-	audited := auditedByMechanism(p.Audit)
-	b.WriteString("<h2>The card</h2>\n<table><tr><th>attack</th><th>mechanism</th><th>recovered</th><th>queries</th><th>refused</th><th>charged</th><th>audited loss of the mechanism</th></tr>\n")
-	for _, row := range p.Rows {
-		r := row.Result
-		loss := "-"
-		if m, ok := audited[mechanismOf(row)]; ok {
-			loss = audit.Audited(m)
-			if m.ClaimedEpsilon > 0 {
-				loss += " (claimed " + audit.Claimed(m.ClaimedEpsilon) + " for that test)"
-			}
-		}
-		if r == nil {
-			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>failed: %s</td><td></td><td></td><td></td><td>%s</td></tr>\n", esc(row.Attack), esc(row.Mechanism), esc(row.Err), esc(loss))
-			continue
-		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td class=num>%d</td><td class=num>%d</td><td>%s</td><td>%s</td></tr>\n",
-			esc(row.Attack), esc(row.Mechanism), esc(Recovered(r)), r.Queries, r.Refused, esc(Charged(r)), esc(loss))
-	}
-	b.WriteString("</table>\n")
-
-	b.WriteString(`<h2>Each attack against the queries it sent</h2>
-<p class="note">The line is the share of the attack's steps done after so many queries (a single-step attack jumps from 0 to 100%); the dot at its end is what it recovered exactly (its success). A line that stops short was refused by the firewall.</p>
-<div class="plots">
-`)
-	for _, name := range attackOrder(p.Rows) {
-		var lines []series
-		for _, row := range p.Rows {
-			if row.Attack != name || row.Result == nil {
-				continue
-			}
-			lines = append(lines, progressSeries(row.Mechanism, colour(len(lines)), row.Result))
-		}
-		b.WriteString(progressPlot(name, lines))
-		b.WriteString("\n")
-	}
-	b.WriteString("</div>\n")
-
-	if p.Audit != nil {
-		b.WriteString("<h2>What each mechanism claims, and what an attacker can demonstrate</h2>\n")
-		fmt.Fprintf(&b, `<p class="note">countwall audit: the best of %d distinguishing tests on two tables differing in one person, %d trials per table and test, lower bounds at %g%% joint confidence (Clopper-Pearson, Bonferroni), %.0f s. A test without errors can show at most %.2f with these trials.</p>`+"\n",
-			len(audit.Default(p.Audit.CellRows)), p.Audit.Trials, 100*p.Audit.Confidence, p.Audit.Seconds, audit.Ceiling(p.Audit.Trials, p.Audit.Confidence, len(audit.Default(p.Audit.CellRows))))
-		var pts []epsilonPoint
-		b.WriteString("<table><tr><th>mechanism</th><th>claimed per query</th><th>best test</th><th>queries</th><th>claimed for the test</th><th>errors (fp/fn)</th><th>audited epsilon</th></tr>\n")
-		for _, res := range p.Audit.Results {
-			m := res.Best()
-			pts = append(pts, epsilonPoint{mechanism: res.Mechanism, claimed: res.ClaimedPerQuery(), testClaim: m.ClaimedEpsilon, audited: m.EpsilonLB})
-			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td class=num>%d</td><td>%s</td><td>%d/%d</td><td>%s</td></tr>\n",
-				esc(res.Mechanism), audit.Claimed(res.ClaimedPerQuery()), esc(m.Distinguisher), m.Queries, audit.Claimed(m.ClaimedEpsilon), m.FalsePos, m.FalseNeg, esc(audit.Audited(m)))
-		}
-		b.WriteString("</table>\n<div class=\"plots\">")
-		b.WriteString(epsilonPlot(pts))
-		b.WriteString("</div>\n")
-	}
-
+	fmt.Fprintf(&b, `<p class="note">Generated %s. %s</p>`+"\n",
+		html.EscapeString(p.Generated.UTC().Format("2006-01-02 15:04 MST")), esc(transportSummary(p.Rows)))
+	writeCardTable(&b, p)
+	writeProgressPlots(&b, p.Rows)
+	writeAuditSection(&b, p.Audit)
 	writeRiskHTML(&b, p.Risk)
-
-	b.WriteString("<h2>The papers' tables beside ours</h2>\n")
-	for _, t := range PaperTables {
-		fmt.Fprintf(&b, "<h3>%s</h3>\n<p class=\"note\">%s. Ours: <code>%s</code>; the paper's figures in grey italics.</p>\n<table><tr>", esc(t.Title), esc(t.Source), esc(t.Command))
-		for _, c := range t.Columns {
-			fmt.Fprintf(&b, "<th>%s</th>", esc(c))
-		}
-		b.WriteString("</tr>\n")
-		for _, r := range t.Rows {
-			fmt.Fprintf(&b, "<tr><td>%s (ours)</td>", esc(r.Label))
-			for _, v := range r.Ours {
-				fmt.Fprintf(&b, "<td class=num>%s</td>", esc(v))
-			}
-			fmt.Fprintf(&b, "</tr>\n<tr class=\"paper\"><td>%s (paper)</td>", esc(r.Label))
-			for _, v := range r.Papers {
-				fmt.Fprintf(&b, "<td class=num>%s</td>", esc(v))
-			}
-			b.WriteString("</tr>\n")
-		}
-		b.WriteString("</table>\n")
-	}
+	writePaperTables(&b)
 	b.WriteString("</body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -187,17 +115,6 @@ func mechanismOf(row Row) string {
 	}
 	name, _, _ := strings.Cut(row.Mechanism, " ")
 	return name
-}
-
-func auditedByMechanism(r *audit.Report) map[string]audit.Measurement {
-	out := map[string]audit.Measurement{}
-	if r == nil {
-		return out
-	}
-	for _, res := range r.Results {
-		out[res.Mechanism] = res.Best()
-	}
-	return out
 }
 
 // attackOrder lists the attacks in the order the card first shows them.

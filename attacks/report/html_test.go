@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,34 +18,50 @@ import (
 )
 
 // samplePage is a card of three attacks (one with a progress series, one
-// refused part way, one failed) and an audit of three mechanisms.
+// refused part way, one failed), two runs of noise-remover against laplace
+// on two configs, runs over the wire and in process, and an audit of the
+// config and table of the in-process runs (layered by kind of neighbour, as
+// audit --config names them).
 func samplePage() Page {
 	success := func(f float64) *float64 { return &f }
+	inProcess := func(config string) *attacks.Reach {
+		return &attacks.Reach{Transport: attacks.TransportInProcess, Config: "/srv/" + config, Table: "people"}
+	}
+	wire := &attacks.Reach{Transport: attacks.TransportWire, Server: "127.0.0.1:5433/countwall", Table: "people"}
 	rows := []Row{
 		{Attack: "noise-remover", Mechanism: "cellkey", Result: &attacks.Result{Attack: "noise-remover", Mechanism: "cellkey", Queries: 10601,
-			CellsTotal: 101, CellsExact: ptr(96), Success: success(0.95),
+			CellsTotal: 101, CellsExact: ptr(96), Success: success(0.95), Reach: wire,
 			Progress: []attacks.ProgressPoint{{Queries: 101, Done: 1, Total: 203}, {Queries: 5000, Done: 100, Total: 203}, {Queries: 10601, Done: 203, Total: 203}}}},
 		{Attack: "noise-remover", Mechanism: "laplace", Result: &attacks.Result{Attack: "noise-remover", Mechanism: "laplace", Queries: 11, Refused: 1,
-			CellsTotal: 101, CellsExact: ptr(0), Success: success(0), Spent: map[string]float64{"dp": 1},
+			CellsTotal: 101, CellsExact: ptr(0), Success: success(0), Spent: map[string]float64{"dp": 1}, Reach: inProcess("a.yaml"),
 			Progress: []attacks.ProgressPoint{{Queries: 10, Done: 1, Total: 203}}}},
+		{Attack: "noise-remover", Mechanism: "laplace", Result: &attacks.Result{Attack: "noise-remover", Mechanism: "laplace", Queries: 21, Refused: 1,
+			CellsTotal: 101, CellsExact: ptr(0), Success: success(0), Spent: map[string]float64{"dp": 2}, Reach: inProcess("b.yaml"),
+			Progress: []attacks.ProgressPoint{{Queries: 20, Done: 2, Total: 203}}}},
 		{Attack: "differencing", Mechanism: "suppress", Result: &attacks.Result{Attack: "differencing", Mechanism: "suppress", Queries: 2,
-			Recovered: 41, Truth: ptr(int64(41)), Exact: ptr(true), Success: success(1)}},
+			Recovered: 41, Truth: ptr(int64(41)), Exact: ptr(true), Success: success(1), Reach: inProcess("a.yaml")}},
 		{Attack: "differencing", Mechanism: "laplace", Err: "connection refused <&>"},
+		{Attack: "split-averaging", Mechanism: "layered", Result: &attacks.Result{Attack: "split-averaging", Mechanism: "layered", Queries: 400,
+			Recovered: 1314, Truth: ptr(int64(1320)), Exact: ptr(false), Success: success(0), Reach: inProcess("a.yaml")}},
 	}
-	rep := &audit.Report{Trials: 1000, Confidence: 0.95, Rows: 200, CellRows: 20, Seconds: 12, Results: []*audit.Result{
-		{Mechanism: "suppress", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 5.28}}},
-		{Mechanism: "laplace", Measurements: []audit.Measurement{
-			{Distinguisher: "count", Queries: 1, ClaimedEpsilon: 1, EpsilonLB: 0.6},
-			{Distinguisher: "average", Queries: 25, ClaimedEpsilon: 25, EpsilonLB: 2.7}}},
-		{Mechanism: "idp", Measurements: []audit.Measurement{{Distinguisher: "threshold", Queries: 1, ClaimedEpsilon: 1e-10, EpsilonLB: 5.28}}},
-		{Mechanism: "cellkey", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1}}},
-	}}
+	rep := &audit.Report{Trials: 1000, Confidence: 0.95, Rows: 200, CellRows: 20, Seconds: 12, ConfigPath: "/srv/a.yaml", Table: "people",
+		Results: []*audit.Result{
+			{Mechanism: "suppress", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 5.28}}},
+			{Mechanism: "laplace", Measurements: []audit.Measurement{
+				{Distinguisher: "count", Queries: 1, ClaimedEpsilon: 1, EpsilonLB: 0.6},
+				{Distinguisher: "average", Queries: 25, ClaimedEpsilon: 25, EpsilonLB: 2.7}}},
+			{Mechanism: "idp", Measurements: []audit.Measurement{{Distinguisher: "threshold", Queries: 1, ClaimedEpsilon: 1e-10, EpsilonLB: 5.28}}},
+			{Mechanism: "layered (removed)", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 0.5}}},
+			{Mechanism: "layered (several-rows)", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1, EpsilonLB: 1.5}}},
+			{Mechanism: "cellkey", Measurements: []audit.Measurement{{Distinguisher: "count", Queries: 1}}},
+		}}
 	return Page{Rows: rows, Audit: rep, Generated: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 }
 
 // The page holds the card, one progress plot per attack, the audit with its
 // plot and both papers' tables; it loads nothing from the network, and
-// values from results are escaped.
+// values from results are escaped. Each run says how it reached the
+// firewall; the audit is joined only to the runs on its config and table.
 func TestWriteHTML(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteHTML(&b, samplePage()); err != nil {
@@ -52,24 +69,51 @@ func TestWriteHTML(t *testing.T) {
 	}
 	page := b.String()
 	for _, want := range []string{
-		"<td>noise-remover</td><td>cellkey</td><td>96 of 101 exact (95.0%)</td><td class=num>10601</td>",
-		"<td>differencing</td><td>suppress</td><td>41, exact</td><td class=num>2</td><td class=num>0</td><td>nothing</td><td>≥ 5.28</td>",
+		"<td>noise-remover</td><td>cellkey</td><td>wire 127.0.0.1:5433/countwall, table people</td><td>96 of 101 exact (95.0%)</td><td class=num>10601</td>",
+		// the cellkey run went over the wire with no config: not joined
+		"<td>0 of 101 exact (0.0%)</td><td class=num>11</td><td class=num>1</td><td>dp 1</td><td>≥ 2.70 (claimed 25 for that test)</td>",
+		"<td>0 of 101 exact (0.0%)</td><td class=num>21</td><td class=num>1</td><td>dp 2</td><td>-</td>",
+		`<td>differencing</td><td>suppress</td><td><span title="/srv/a.yaml">in process, config a.yaml, table people</span></td><td>41, exact</td><td class=num>2</td><td class=num>0</td><td>nothing</td><td>≥ 5.28</td>`,
 		"failed: connection refused &lt;&amp;&gt;",
+		"Runs: 1 over the PostgreSQL wire protocol, 4 in process (no wire), 1 with no record of how they reached the firewall.",
+		// a deployment's audit: the best of the neighbour kinds
+		"<td>1314, truth 1320</td><td class=num>400</td><td class=num>0</td><td>nothing</td><td>≥ 1.50 (neighbour several-rows)</td>",
 		`aria-label="noise-remover"`, `aria-label="differencing"`,
 		"<td>idp</td><td>1e-10</td><td>threshold</td>",
-		"Asghar and Kaafar, Table 3", "Protivash et al., Table 1", `<tr class="paper"><td>±2 (paper)</td><td class=num>103.2</td>`,
+		"Asghar and Kaafar, Table 3", "Protivash et al., Table 1", `<tr class="paper"><td>±2 (the paper's)</td><td class=num>103.2</td>`,
+		"<td>±2 (ours, separate run)</td>", "Not from the runs on this card.",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `<svg class="plot`); n != 3 {
-		t.Errorf("%d plots, want 3 (two attacks and the audit)", n)
+	if strings.Contains(page, "Each attack ran over the PostgreSQL wire protocol") {
+		t.Error("the page says every run went over the wire")
+	}
+	if n := strings.Count(page, `<svg class="plot`); n != 4 {
+		t.Errorf("%d plots, want 4 (three attacks and the audit)", n)
 	}
 	for _, banned := range []string{"http://", "https://", "<script", "<link"} {
 		if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), banned) {
 			t.Errorf("page contains %q: it must load nothing", banned)
 		}
+	}
+}
+
+// An audit of the synthetic table is shown on its own and joined to no run.
+func TestSyntheticAuditJoinsNoRun(t *testing.T) {
+	p := samplePage()
+	p.Audit.ConfigPath, p.Audit.Table = "", ""
+	var b bytes.Buffer
+	if err := WriteHTML(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	card, _, _ := strings.Cut(b.String(), "<h2>Each attack")
+	if strings.Contains(card, "≥") {
+		t.Error("the synthetic audit was joined to a run")
+	}
+	if !strings.Contains(b.String(), "a synthetic table of 200 people, not the tables the runs above attacked") {
+		t.Error("the audit does not say it was of a synthetic table")
 	}
 }
 
@@ -95,9 +139,10 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	// screenshot.
 	shot := filepath.Join(dir, "card.png")
 	dom := runChromium(t, browser, dir, "--dump-dom", "--screenshot="+shot, "--window-size=1200,1800", "file://"+path)
-	if n := strings.Count(string(dom), `<svg class="plot`); n != 3 {
-		t.Errorf("the rendered DOM has %d plots, want 3", n)
+	if n := strings.Count(string(dom), `<svg class="plot`); n != 4 {
+		t.Errorf("the rendered DOM has %d plots, want 4", n)
 	}
+	checkRenderedCard(t, string(dom))
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)
@@ -150,4 +195,53 @@ func inkShare(img image.Image) (dark, coloured, total int) {
 		}
 	}
 	return dark, coloured, total
+}
+
+var (
+	svgPlot   = regexp.MustCompile(`(?s)<svg class="plot progress".*?</svg>`)
+	tickText  = regexp.MustCompile(`<text class="tick"[^>]*>([^<]*)</text>`)
+	legendTxt = regexp.MustCompile(`<text class="legend"[^>]*>([^<]*)</text>`)
+)
+
+// checkRenderedCard reads the card as the browser built it: every run says
+// how it reached the firewall, the audit is joined only where config and
+// table match, the papers' figures are labelled as theirs, the log axes
+// read 1, 10, 100, 1k, and no plot has two legend entries alike.
+func checkRenderedCard(t *testing.T, dom string) {
+	t.Helper()
+	for _, want := range []string{
+		"wire 127.0.0.1:5433/countwall, table people", "in process, config a.yaml, table people", "in process, config b.yaml, table people",
+		"(claimed 25 for that test)", "(the paper's)", "(ours, separate run)", "Not from the runs on this card.",
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered card lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, "Each attack ran over the PostgreSQL wire protocol") {
+		t.Error("the rendered card says every run went over the wire")
+	}
+	plots := svgPlot.FindAllString(dom, -1)
+	if len(plots) != 3 {
+		t.Fatalf("%d progress plots, want 3", len(plots))
+	}
+	var ticks []string
+	for _, m := range tickText.FindAllStringSubmatch(plots[0], -1) {
+		ticks = append(ticks, m[1])
+	}
+	// noise-remover's longest run sent 10,601 queries: the axis ends at 100k.
+	if got, want := strings.Join(ticks, " "), "1 10 100 1k 10k 100k"; got != want {
+		t.Errorf("the noise-remover plot's axis reads %q, want %q", got, want)
+	}
+	for _, plot := range plots {
+		seen := map[string]bool{}
+		for _, m := range legendTxt.FindAllStringSubmatch(plot, -1) {
+			if seen[m[1]] {
+				t.Errorf("two legend entries read %q", m[1])
+			}
+			seen[m[1]] = true
+		}
+	}
+	if !strings.Contains(plots[0], ">laplace (a.yaml)<") || !strings.Contains(plots[0], ">laplace (b.yaml)<") {
+		t.Errorf("the two laplace runs of noise-remover are not told apart by their configs")
+	}
 }

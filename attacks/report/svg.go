@@ -45,7 +45,8 @@ func (a logAxis) pos(v float64) float64 {
 }
 
 // progressPlot draws an attack's progress against the queries it sent, one
-// line per mechanism, x on a log scale (queries + 1, so that 0 fits).
+// line per run, x on a log scale from 1 query, ticks at 1, 10, 100, 1k, ...;
+// a run's start (no query yet) is drawn at the left edge.
 func progressPlot(title string, lines []series) string {
 	maxQ := 1.0
 	for _, s := range lines {
@@ -53,23 +54,23 @@ func progressPlot(title string, lines []series) string {
 			maxQ = math.Max(maxQ, p.x)
 		}
 	}
-	ax := logAxis{1, math.Pow(10, math.Ceil(math.Log10(maxQ+1)))}
-	px := func(q float64) float64 { return padL + innerW*ax.pos(q+1) }
+	ax := logAxis{1, math.Max(10, math.Pow(10, math.Ceil(math.Log10(maxQ))))}
+	px := func(q float64) float64 { return padL + innerW*ax.pos(math.Max(q, 1)) }
 	py := func(f float64) float64 { return padT + innerH*(1-f) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
 		progressPlotClass, plotW, plotH, plotW, plotH, html.EscapeString(title))
 	fmt.Fprintf(&b, `<text x="%d" y="16" %s font-weight="bold">%s</text>`, padL, defaultFont, html.EscapeString(title))
 	frame(&b)
-	for e := 0.0; math.Pow(10, e) <= ax.hi; e++ {
-		x := px(math.Pow(10, e) - 1)
+	for v := 1.0; v <= ax.hi; v *= 10 {
+		x := px(v)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`, x, padT, x, padT+innerH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s text-anchor="middle">%s</text>`, x, padT+innerH+14, defaultFont, tickLabel(math.Pow(10, e)-1))
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%d" %s text-anchor="middle">%s</text>`, x, padT+innerH+14, defaultFont, tickLabel(v))
 	}
 	for _, f := range []float64{0, 0.5, 1} {
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s text-anchor="end">%.0f%%</text>`, padL-6, py(f)+4, defaultFont, 100*f)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" %s text-anchor="middle">queries sent</text>`, padL+innerW/2, plotH-8, defaultFont)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" %s text-anchor="middle">queries sent (log scale)</text>`, padL+innerW/2, plotH-8, defaultFont)
 	for i, s := range lines {
 		var pts []string
 		for _, p := range s.points {
@@ -145,7 +146,7 @@ func frame(b *strings.Builder) {
 
 func legend(b *strings.Builder, i int, name, colour string) {
 	x, y := padL+innerW+12, padT+10+18*i
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d" %s>%s</text>`,
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/><text class="legend" x="%d" y="%d" %s>%s</text>`,
 		x, y, x+18, y, colour, x+24, y+4, defaultFont, html.EscapeString(name))
 }
 

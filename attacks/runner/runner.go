@@ -77,6 +77,10 @@ type Options struct {
 	Truth       string         // protected database to score against; "" scores nothing
 	JSON        string         // file to write the result to; "" writes none
 	Emit        bool           // print the attack's SQL script instead of running it
+	// Progress, when set, is how the run's progress is shown, given how to
+	// read the queries sent so far: update is told the steps done and stage
+	// what the attack is at (nil: not shown), stop ends the showing.
+	Progress func(sent func() int) (update func(done, total int), stage func(string), stop func())
 }
 
 // Defaults are attack a's options before any flag: its demo defaults, which
@@ -154,17 +158,41 @@ func Run(ctx context.Context, w io.Writer, a *attacks.Attack, o attacks.Options,
 		defer f.Close()
 		logged.Log = f
 	}
+	stopProgress := func() {}
+	if ro.Progress != nil {
+		o.Progress, o.Stage, stopProgress = ro.Progress(logged.Sent)
+	}
 	res, err := attacks.Execute(ctx, a, logged, o, ro.Truth)
+	stopProgress() // no progress line after the result
 	if err != nil {
-		return err
+		return attacks.WithHint(err)
+	}
+	res.Reach = attacks.InProcessReach(ro.Config, o.Target.Table)
+	if ro.DSN != "" {
+		res.Reach = attacks.WireReach(ro.DSN, "", o.Target.Table)
 	}
 	Print(w, res)
-	if ro.JSON == "" {
+	if ro.JSON != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(ro.JSON, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return interruptedRun(ctx, ro.JSON)
+}
+
+// interruptedRun is the error a run ends with when it was interrupted: the
+// result was printed (and written) all the same, and the exit status says it
+// is partial.
+func interruptedRun(ctx context.Context, jsonPath string) error {
+	if ctx.Err() == nil {
 		return nil
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
+	if jsonPath == "" {
+		return errors.New("interrupted: the result above is what the run had recovered")
 	}
-	return os.WriteFile(ro.JSON, append(b, '\n'), 0o644)
+	return fmt.Errorf("interrupted: the result above is what the run had recovered, written to %s", jsonPath)
 }

@@ -32,22 +32,66 @@ func TestPrint(t *testing.T) {
 	cells := 2
 	r := &attacks.Result{Attack: "differencing", Target: "SELECT COUNT(*) FROM people WHERE age > 60", Estimate: 41, Recovered: 41,
 		Queries: 2, Charged: map[string]float64{"dp": 0.2}, Spent: map[string]float64{"dp": 0.5}, Seconds: 0.01, Truth: &truth, Exact: &exact, Note: "a note",
-		Histogram: []attacks.Bin{{Value: "17", Answer: 3, Estimate: 4, Truth: &truth}}, CellsTotal: 4, CellsExact: &cells}
+		Histogram: []attacks.Bin{{Value: "17", Answer: 3, Estimate: 4, Truth: &truth}, {Value: "18", Answer: 0, Estimate: -1, Truth: &truth}}, CellsTotal: 4, CellsExact: &cells, Unit: "values recovered exactly"}
 	var b bytes.Buffer
 	Print(&b, r)
 	want := "attack     differencing\n" +
+		"result     2 of 4 values recovered exactly (50.0%)\n" +
 		"target     SELECT COUNT(*) FROM people WHERE age > 60\n" +
 		"estimate   41.00 (recovered 41)\n" +
 		"queries    2 sent, 0 refused\n" +
 		"charged    dp epsilon 0.2 (analyst's total dp epsilon 0.5)\n" +
 		"time       0.01s\n" +
-		"truth      41: recovered exactly\n" +
+		"total      41, the truth is 41\n" +
 		"note       a note\n" +
 		"\nvalue          answer  recovered      truth\n" +
 		"17                  3          4         41  wrong\n" +
+		"18                  0       none         41  wrong\n" +
 		"\n2 of 4 values recovered exactly (50.0%)\n"
 	if b.String() != want {
 		t.Errorf("Print:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// The first line after the attack's name is its scored figure: the bits,
+// combinations or rows recovered of all of them, not the target's total;
+// a run without a verdict says so in words and prints no number for it.
+func TestPrintHeadlineFirst(t *testing.T) {
+	n := func(v int) *int { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	yes, no := true, false
+	tests := []struct {
+		name string
+		r    attacks.Result
+		want string // the second line
+		bans string // what must not be printed
+	}{
+		{"linear-reconstruction", attacks.Result{Recovered: 55, Truth: i64(57), Exact: &no, CellsTotal: 147, CellsExact: n(146), Unit: "bits recovered exactly"},
+			"result     146 of 147 bits recovered exactly (99.3%)", "not recovered"},
+		{"bdp-existence", attacks.Result{Recovered: 473, Truth: i64(473), Exact: &yes, CellsTotal: 1728, CellsExact: n(1728), Unit: "combinations classified right"},
+			"result     1,728 of 1,728 combinations classified right (100.0%)", "truth      473"},
+		{"idp-membership", attacks.Result{Undecided: true, Truth: i64(1), Exact: &no},
+			"result     no verdict (the truth is 1)", "estimate"},
+		{"idp-attribute", attacks.Result{Recovered: 3, Truth: i64(3), Exact: &yes, Details: map[string]any{"value": "doctorate"}},
+			"result     recovered doctorate exactly", "-1"},
+		{"differencing", attacks.Result{Recovered: 53, Truth: i64(41), Exact: &no},
+			"result     recovered 53, the truth is 41", "unscored"},
+		{"averaging", attacks.Result{Recovered: 612},
+			"result     recovered 612 (not scored)", "the truth is"},
+		{"idp-membership", attacks.Result{Recovered: 1, Truth: i64(1), Exact: &yes, Details: map[string]any{"verdict": "in the table"}},
+			"result     recovered in the table (1) exactly", "estimate   -"},
+	}
+	for _, tt := range tests {
+		tt.r.Attack = tt.name
+		var b bytes.Buffer
+		Print(&b, &tt.r)
+		lines := strings.Split(b.String(), "\n")
+		if len(lines) < 2 || lines[1] != tt.want {
+			t.Errorf("%s: second line %q, want %q", tt.name, lines[1], tt.want)
+		}
+		if strings.Contains(b.String(), tt.bans) {
+			t.Errorf("%s: printed %q:\n%s", tt.name, tt.bans, b.String())
+		}
 	}
 }
 
@@ -81,7 +125,7 @@ func TestRunInProcess(t *testing.T) {
 	if err := Run(ctx, &out, a, o, ro); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "recovered exactly") {
+	if !strings.Contains(out.String(), " exactly\n") {
 		t.Errorf("differencing against suppress did not recover the count:\n%s", out.String())
 	}
 	var res attacks.Result

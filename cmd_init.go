@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"countwall/config"
+	"countwall/config/starter"
+	"countwall/dataset"
+	"countwall/proxy/pgwire"
+)
+
+func init() { rootCmd.AddCommand(newInitCmd()) }
+
+// starterFlags are the flags of a written config, shared by `load
+// --config-out` and `init`.
+type starterFlags struct {
+	out, analyst, mechanism, listen string
+	replace                         bool
+}
+
+func (s *starterFlags) add(f *pflag.FlagSet, outName, outUsage string) {
+	f.StringVar(&s.out, outName, "", outUsage)
+	f.StringVar(&s.analyst, "analyst", "analyst", "the analyst the config names, with a generated password shown once")
+	f.StringVar(&s.mechanism, "mechanism", "laplace", "the mechanism in force (every mechanism's parameters are written)")
+	f.StringVar(&s.listen, "listen", "127.0.0.1:5433", "server.listen")
+	f.BoolVar(&s.replace, "replace-config", false, "replace the config file if it exists")
+}
+
+func newInitCmd() *cobra.Command {
+	var s starterFlags
+	var dbPath, table, unit string
+	cmd := &cobra.Command{
+		Use:   "init --db FILE --table NAME --unit COLUMN --out FILE",
+		Short: "Write a whole runnable config for a table of an existing SQLite database",
+		Long: `init writes a config that 'countwall serve' runs as it is: the database and state paths, one
+analyst with a generated password (printed once; the file keeps only its SCRAM verifier), the
+budget, every mechanism's parameters, the table with its columns and privacy unit, and domains
+read from the data: integer ranges up to 10,000 values wide, and the values of text columns with at
+most 50 of them. A
+domain read from the data is not public knowledge (it says which values occur), so each one is
+marked in the file for review before analysts connect. The database is opened read-only.
+'countwall load --config-out FILE' does the same for a CSV file it imports.`,
+		Example: `  countwall init --db bank.db --table bank --unit id --out bank.yaml && countwall serve --config bank.yaml`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.Contains(dbPath, "://") {
+				return errors.New("init: --db must be a SQLite file; a PostgreSQL store's config is written by hand (README, \"When one machine is not enough\")")
+			}
+			t, err := starter.ReadTable(cmd.Context(), dbPath, table, unit)
+			if err != nil {
+				return fmt.Errorf("init: %w", err)
+			}
+			return writeStarter(cmd.Context(), cmd.OutOrStdout(), s, dbPath, t)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "the SQLite database to protect (read only)")
+	f.StringVar(&table, "table", "", "the table analysts will count")
+	f.StringVar(&unit, "unit", "", "its privacy-unit column: identifies the contributor of each row")
+	s.add(f, "out", "the config file to write")
+	for _, name := range []string{"db", "table", "unit", "out"} {
+		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above
+	}
+	return cmd
+}
+
+// writeStarter writes the config s asks for, fronting table t of the
+// database at dbPath, and prints the analyst's password once with what to
+// review.
+func writeStarter(ctx context.Context, w io.Writer, s starterFlags, dbPath string, t dataset.Table) error {
+	o := starter.Options{ConfigPath: s.out, Database: dbPath, Analyst: s.analyst, Mechanism: s.mechanism, Listen: s.listen}
+	made, err := starter.Create(ctx, o, t, s.replace,
+		func(password string) (string, error) { return pgwire.NewVerifier(password, 4096) },
+		func(path string) error { _, err := config.Load(path, nil); return err })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s: table %s, analyst %s, mechanism %s\n", s.out, t.Name, s.analyst, s.mechanism)
+	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", s.analyst, made.Password)
+	if len(made.Observed) > 0 {
+		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(made.Observed, ", "))
+	}
+	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", s.out, s.analyst, s.listen)
+	return nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"countwall/config"
+)
+
+var passwordLine = regexp.MustCompile(`password of analyst: (\S+)`)
+
+// `load --config-out` writes a whole config from a CSV with no id and a
+// column named default: `serve` runs it as written and psql, with the
+// password shown once, counts through it, GROUP BY over the domains read
+// from the data included. The file keeps the verifier, not the password,
+// and marks each domain read from the data for review.
+func TestLoadWritesARunnableConfig(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Skip("psql is not installed")
+	}
+	dir := t.TempDir()
+	csv := writeFile(t, dir, "bank.csv", "age,job,balance,default,y\n30,admin,-1,no,yes\n45,tech,2000,yes,no\n50,admin,120,no,no\n")
+	db, cfgPath, addr := filepath.Join(dir, "bank.db"), filepath.Join(dir, "bank.yaml"), freePort(t)
+	out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "bank", "--add-id", "id", "--config-out", cfgPath, "--listen", addr)
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	m := passwordLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no password shown:\n%s", out)
+	}
+	password := m[1]
+	body, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"database: bank.db\n", "state: bank-state.db\n", "password: \"SCRAM-SHA-256$4096:",
+		"age: {min: 30, max: 50}  # read from the data: REVIEW", `default: ["no", "yes"]  # read from the data: REVIEW`,
+		"A domain\n      # read from the data is not public", "  idp: {k: 1, plus_one: false}", "  name: laplace"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the config lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), password) {
+		t.Error("the config holds the password")
+	}
+	if st, err := os.Stat(cfgPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("config mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+
+	logs, stop := startServe(t, "--config", cfgPath)
+	defer stop()
+	psql := func(sql string) (string, error) {
+		c := exec.Command("psql", "postgres://analyst@"+addr+"/countwall?sslmode=disable", "-X", "-A", "-t", "-c", sql)
+		c.Env = append(os.Environ(), "PGPASSWORD="+password)
+		var stderr strings.Builder
+		c.Stderr = &stderr // the NOTICE of the budget charged, or the error
+		b, err := c.Output()
+		if err != nil {
+			return stderr.String(), err
+		}
+		return string(b), nil
+	}
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if got, err = psql(`SELECT "default", COUNT(*) FROM bank GROUP BY "default"`); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("psql through the written config: %v\n%s\n%s", err, got, logs.String())
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(got), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "no|") || !strings.HasPrefix(lines[1], "yes|") {
+		t.Errorf("GROUP BY \"default\" under laplace: %q, want a row for no and for yes", got)
+	}
+
+	// init writes the same from the database alone, and refuses to
+	// overwrite a config.
+	initOut := filepath.Join(dir, "init.yaml")
+	if out, err := run(t, "", "init", "--db", db, "--table", "bank", "--unit", "id", "--out", initOut, "--mechanism", "idp"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	cfg, err := config.Load(initOut, nil)
+	if err != nil || cfg.Mechanism.Name != "idp" || !cfg.Tables["bank"].UnitKeyed {
+		t.Errorf("init's config: %v, %+v", err, cfg)
+	}
+	if out, err := run(t, "", "init", "--db", db, "--table", "bank", "--unit", "id", "--out", initOut); err == nil || !strings.Contains(out, "exists") {
+		t.Errorf("init over an existing config: %v\n%s", err, out)
+	}
+}
+
+// `demo --dir demo-run`, a relative path, keeps configs whose database
+// paths work from where the demo ran, as `attack report --help` and the
+// README use them: a query through one of them counts the demo's people.
+func TestDemoKeptInARelativeDir(t *testing.T) {
+	cwd := t.TempDir()
+	runIn := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Env = cwd, append(os.Environ(), "CI=true")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	runIn("demo", "--no-attacks", "--rows", "500", "--dir", "demo-run")
+	out := runIn("query", "--config", "demo-run/countwall-exact.yaml", "SELECT COUNT(*) FROM people")
+	if !strings.Contains(out, "500") {
+		t.Errorf("query through the kept config:\n%s", out)
+	}
+	body, err := os.ReadFile(filepath.Join(cwd, "demo-run", "countwall-exact.yaml"))
+	if err != nil || !strings.Contains(string(body), "database: "+filepath.Join(cwd, "demo-run", "demo.db")) {
+		t.Errorf("the kept config names its database %v:\n%s", err, body)
+	}
+}
+
+// In-process `query` is charged to the analyst `local` the README names,
+// unless --analyst names another; `budget list` shows it.
+func TestQueryChargesLocal(t *testing.T) {
+	dir := t.TempDir()
+	csv := writeFile(t, dir, "t.csv", "id,sex\n1,F\n2,M\n3,F\n")
+	db, cfgPath := filepath.Join(dir, "t.db"), filepath.Join(dir, "t.yaml")
+	if out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "t", "--unit", "id", "--config-out", cfgPath); err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "query", "--config", cfgPath, "SELECT COUNT(*) FROM t"); err != nil || !strings.Contains(out, "charged epsilon 0.1 (dp)") {
+		t.Fatalf("query: %v\n%s", err, out)
+	}
+	out, err := run(t, "", "budget", "list", "--config", cfgPath)
+	if err != nil || !regexp.MustCompile(`(?m)^local +dp +0\.1 `).MatchString(out) {
+		t.Errorf("budget list: %v\n%s", err, out)
+	}
+}
