@@ -282,7 +282,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 					// The policy refuses the subset SQL: the finding is which rule.
 					return &Result{Undecided: true,
 						Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, err),
-						Details: map[string]any{"refused_by_policy": st}}, nil
+						Details: map[string]any{"refused_by_policy": string(st)}}, nil
 				}
 				return nil, fmt.Errorf("asking the first subset count: %w", err)
 			}
