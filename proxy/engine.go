@@ -21,6 +21,7 @@ import (
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
 	"countwall/planner"
+	"countwall/proxy/catalog"
 	"countwall/proxy/statedb"
 )
 
@@ -52,6 +53,10 @@ type Engine struct {
 	sessions   map[*Session]struct{}
 
 	closeOnce sync.Once
+
+	// schema answers clients' schema discovery (pg_catalog and
+	// information_schema) from the config's public metadata.
+	schema *catalog.Catalog
 }
 
 // backend computes a validated query's cells from the protected data.
@@ -123,6 +128,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		return nil, err
 	}
 	e.live.Store(rt)
+	if err := e.openCatalog(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -147,6 +156,9 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	if err := e.budget.Configure(ctx, cfg); err != nil {
+		return err
+	}
+	if err := e.reloadCatalog(ctx, rt.catalog); err != nil {
 		return err
 	}
 	e.live.Store(rt)
@@ -182,6 +194,9 @@ func (e *Engine) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
 		err = errors.Join(e.store.Close(), e.budget.Close(), e.state.Close())
+		if e.schema != nil {
+			err = errors.Join(err, e.schema.Close())
+		}
 	})
 	return err
 }

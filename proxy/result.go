@@ -7,6 +7,7 @@ const (
 	ColumnText   ColumnType = iota // group columns, SHOW output
 	ColumnInt8                     // integer answers
 	ColumnFloat8                   // real answers (noise added by idp/bdp)
+	ColumnBool                     // schema discovery's flags: Value.Int 1 is true
 )
 
 // Column describes one output column.

@@ -15,6 +15,7 @@ import (
 	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
 	"countwall/planner"
+	"countwall/proxy/catalog"
 	"countwall/proxy/statedb"
 )
 
@@ -102,16 +103,24 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	fp := s.engine.Fingerprint(sql)
 	var stmt planner.Statement
 	var err error = errTerminated
+	schemaDiscovery := catalog.Handles(sql)
 	select {
 	case <-s.ended:
 	default:
-		stmt, err = planner.Parse(sql, args, rt.catalog)
+		if !schemaDiscovery {
+			stmt, err = planner.Parse(sql, args, rt.catalog)
+		} else {
+			err = nil
+		}
 	}
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
 	audited := false // the answer's audit row was committed with its charge
-	if err == nil {
+	if err == nil && schemaDiscovery {
+		kind = "catalog"
+		res, err = s.catalogQuery(ctx, sql, args)
+	} else if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
@@ -169,6 +178,9 @@ func (s *Session) Describe(ctx context.Context, sql string) (*Description, error
 	case <-s.ended:
 		return nil, errTerminated
 	default:
+	}
+	if catalog.Handles(sql) {
+		return s.describeCatalog(ctx, sql)
 	}
 	rt := s.engine.live.Load()
 	params, err := planner.DescribeParams(sql, rt.catalog)

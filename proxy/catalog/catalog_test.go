@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"countwall/pgerror"
+)
+
+func testModel() *Model {
+	return &Model{ServerVersion: "16.0 (countwall)", Tables: []Table{{Name: "people", Columns: []Column{
+		{Name: "id", Type: BigInt, Unit: true}, {Name: "age", Type: BigInt, HasDomain: true, IsRange: true, Min: 0, Max: 120},
+		{Name: "sex", Type: Text, HasDomain: true, Categories: []string{"F", "M"}}, {Name: "income", Type: Double}}}}}
+}
+
+func openTest(t *testing.T) *Catalog {
+	t.Helper()
+	c, err := Open(context.Background(), testModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// capturedStatements are the catalog statements psql 15 (\dt, \d, \d people,
+// \d+ people, \dn, \l), SQLAlchemy 1.4 with psycopg2 (the inspector, pandas'
+// read_sql), pgjdbc 42.5 (DatabaseMetaData as DBeaver and Metabase call it)
+// and pgx (LoadType) sent to PostgreSQL 15, logged by its log_statement.
+func capturedStatements(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/captured.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range strings.Split(string(b), "\n-- next\n") {
+		if Handles(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestEveryCapturedStatementIsAnswered: each statement real clients sent
+// is recognised and answered.
+func TestEveryCapturedStatementIsAnswered(t *testing.T) {
+	c := openTest(t)
+	stmts := capturedStatements(t)
+	if len(stmts) < 38 {
+		t.Fatalf("only %d captured statements are recognised as catalog statements", len(stmts))
+	}
+	for _, s := range stmts {
+		var args []*string
+		if strings.Contains(s, "$1") {
+			v := "int8"
+			if strings.Contains(s, "oid=$1") {
+				v = "20"
+			}
+			args = []*string{&v}
+		}
+		if _, err := c.Query(context.Background(), Session{Analyst: "alice"}, s, args); err != nil {
+			t.Errorf("%.120s: %v", strings.Join(strings.Fields(s), " "), err)
+		}
+	}
+}
+
+func rowsText(res *Result) string {
+	var lines []string
+	for _, r := range res.Rows {
+		var cells []string
+		for i, v := range r {
+			switch {
+			case v.Null:
+				cells = append(cells, "NULL")
+			case res.Columns[i].Type == WireBool:
+				cells = append(cells, fmt.Sprint(v.Bool))
+			case res.Columns[i].Type == WireInt8:
+				cells = append(cells, fmt.Sprint(v.Int))
+			case res.Columns[i].Type == WireFloat8:
+				cells = append(cells, fmt.Sprint(v.Float))
+			default:
+				cells = append(cells, v.Text)
+			}
+		}
+		lines = append(lines, strings.Join(cells, "|"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestAnswers checks exact answers, including that no statistic of the
+// protected data is told: a never-analysed table's reltuples -1, relpages 0,
+// no pg_stats rows, n_live_tup 0, sizes 0.
+func TestAnswers(t *testing.T) {
+	c := openTest(t)
+	tests := []struct{ sql, want string }{
+		{`SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind in ('r', 'p')`, "people"},
+		{`SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_catalog.col_description(a.attrelid, a.attnum)
+		  FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'people'::regclass AND a.attnum > 0 ORDER BY a.attnum`,
+			"id|bigint|false|privacy unit\nage|bigint|false|public domain: 0 to 120\nsex|text|false|public domain: F, M\nincome|double precision|false|NULL"},
+		{`SELECT reltuples, relpages, relallvisible FROM pg_catalog.pg_class WHERE relname = 'people'`, "-1|0|0"},
+		{`SELECT count(*) FROM pg_stats WHERE tablename = 'people'`, "0"},
+		{`SELECT n_live_tup, n_dead_tup FROM pg_stat_user_tables`, "0|0"},
+		{`SELECT pg_total_relation_size('people'::regclass), pg_relation_size(c.oid) FROM pg_class c`, "0|0"},
+		{`SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'people' ORDER BY ordinal_position`,
+			"id|bigint|YES\nage|bigint|YES\nsex|text|YES\nincome|double precision|YES"},
+		{`SELECT table_schema, table_name, table_type FROM information_schema.tables`, "public|people|BASE TABLE"},
+		{`SELECT current_database(), current_schema(), current_user, pg_catalog.version()`, "countwall|public|alice|PostgreSQL 16.0 (countwall)"},
+		{`SELECT n.nspname FROM pg_namespace n WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' ORDER BY 1`, "public"},
+		{`SELECT d.datname, pg_catalog.array_to_string(d.datacl, E'\n') FROM pg_catalog.pg_database d`, "countwall|NULL"},
+		{`SELECT 1`, "1"},
+		{`show transaction isolation level`, "read committed"},
+		{`SELECT $1::text::regtype::oid`, "20"},
+		{`SELECT x FROM pg_catalog.generate_series(1, 3) AS s(x)`, "1\n2\n3"},
+		{`SELECT typname FROM pg_type WHERE oid = ANY (SELECT atttypid FROM pg_attribute) ORDER BY 1`, "float8\nint8\ntext"},
+	}
+	for _, tc := range tests {
+		v := "bigint"
+		res, err := c.Query(context.Background(), Session{Analyst: "alice"}, tc.sql, []*string{&v})
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
+		}
+		if got := rowsText(res); got != tc.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestRefusals: what the catalog does not model is refused with 0A000, and
+// nothing outside its own tables can be reached.
+func TestRefusals(t *testing.T) {
+	c := openTest(t)
+	for _, sql := range []string{
+		"SELECT * FROM pg_authid",
+		"SELECT pg_read_file('/etc/passwd')",
+		"SELECT COUNT(*) FROM people JOIN pg_class ON true",
+		"SELECT * FROM pg_class; SELECT 1",
+		"SELECT load_extension('x') FROM pg_class",
+		"SELECT * FROM sqlite_master, pg_class",
+		`SELECT * FROM "SQLITE_MASTER", pg_class`,
+		"SELECT * FROM main.cw_type_format, pg_class",
+		"SELECT relname::circle FROM pg_class",
+		"SELECT relname FROM pg_class WHERE relname @@ 'x'",
+	} {
+		_, err := c.Query(context.Background(), Session{}, sql, nil)
+		if pgerror.SQLState(err) != pgerror.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", sql, err)
+		}
+	}
+}
+
+func TestHandles(t *testing.T) {
+	tests := []struct {
+		sql  string
+		want bool
+	}{
+		{"SELECT relname FROM pg_class", true},
+		{"select current_schema()", true},
+		{"SELECT 1", true},
+		{"select $1::text::regtype::oid;", true},
+		{"SHOW TRANSACTION ISOLATION LEVEL", true},
+		{"SELECT COUNT(*) FROM people", false},
+		{"SELECT COUNT(*) FORM people", false},
+		{"SELECT COUNT(*)", false},
+		{"SELECT version()", false},
+		{"SELECT current_setting('DateStyle')", false},
+		{"SHOW budget", false},
+	}
+	for _, tc := range tests {
+		if got := Handles(tc.sql); got != tc.want {
+			t.Errorf("Handles(%q) = %v, want %v", tc.sql, got, tc.want)
+		}
+	}
+}
