@@ -57,6 +57,8 @@ type Engine struct {
 	// schema answers clients' schema discovery (pg_catalog and
 	// information_schema) from the config's public metadata.
 	schema *catalog.Catalog
+	// ops is what operations metrics read (operations.go).
+	ops operations
 }
 
 // backend computes a validated query's cells from the protected data.
@@ -95,7 +97,8 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
+	snapshots := &snapshotStates{}
+	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshots.wrap(snapshotLogger(logger))})
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
@@ -122,6 +125,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		secret = opts.Secret
 	}
 	e := &Engine{store: store, backend: store, state: state, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
+	e.ops.snapshots = snapshots
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()

@@ -151,6 +151,7 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	}
 	s.engine.logger.Debug("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
+	s.engine.observe(kind, err, time.Since(start))
 	return res, err
 }
 
@@ -170,6 +171,7 @@ func (s *Session) Refused(sql string, err error) {
 	}
 	rt := s.engine.live.Load()
 	s.engine.audit(context.Background(), s.analyst, s.engine.Fingerprint(sql), "invalid", rt.mech.Name(), mechanisms.Charge{}, err) //nolint:errcheck // a refusal is queued, never waited for
+	s.engine.observe("invalid", err, 0)
 }
 
 // Describe validates a statement without running it and says what it returns.

@@ -101,6 +101,9 @@ type Server struct {
 	// onTrack, when set (by tests, before Serve), is told of each accepted
 	// connection once Shutdown and the pending-auth bound account for it.
 	onTrack func(net.Conn)
+
+	// evictedTotal counts every eviction, for metrics (logins.go).
+	evictedTotal atomic.Uint64
 }
 
 // New makes a server that opens sessions with sessions.
@@ -302,6 +305,7 @@ func (s *Server) track(nc net.Conn) bool {
 // cannot flood the log as well. The caller holds s.mu.
 func (s *Server) noteEviction() {
 	s.evicted++
+	s.evictedTotal.Add(1)
 	if now := time.Now(); now.Sub(s.evictLogged) >= time.Second {
 		s.logger.Warn("too many connections still authenticating; closed the oldest to make room",
 			"limit", s.opts.MaxPendingAuth, "closed", s.evicted)

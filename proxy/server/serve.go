@@ -30,6 +30,8 @@ type ServeOptions struct {
 	// Ready, when set, is told the listening address once connections are
 	// accepted.
 	Ready func(addr net.Addr)
+	// MetricsReady, when set, is told the metrics address once it serves.
+	MetricsReady func(addr net.Addr)
 }
 
 // Serve opens the engine of the loaded config and serves it on
@@ -59,6 +61,12 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("server.listen: %w", err)
 	}
 	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", planner.StoreName(cfg.Database))
+	stopMetrics, err := serveMetrics(cfg.Server.MetricsListen, engine, srv, logger, o.MetricsReady)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer stopMetrics()
 
 	reload := func(why string) {
 		next, err := o.Load()
