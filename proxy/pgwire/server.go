@@ -5,7 +5,6 @@
 package pgwire
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -52,10 +51,12 @@ type Options struct {
 	MaxConnections int
 	// MaxPendingAuth bounds connections that have not finished their
 	// startup and authentication, counted from accept, so that clients who
-	// never authenticate cannot take the sessions' slots (default 32). When
-	// it is reached, the connection waiting longest is closed to make room:
-	// a real login then only has to be quicker than auth timeouts, not
-	// outlast every silent socket.
+	// never authenticate cannot take the sessions' slots (default 32). It
+	// bounds separately those that have sent nothing complete yet and those
+	// that have sent a startup packet; when a class is full, its connection
+	// waiting longest is closed to make room (logins.go). A login under way
+	// is never closed for a silent socket, and one stalled in SCRAM only
+	// for a newer startup.
 	MaxPendingAuth int
 	// AuthTimeout is how long a connection may take from accept to the end
 	// of authentication (default 10s).
@@ -87,8 +88,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	open      map[net.Conn]struct{} // every accepted connection, for Shutdown
-	pending   *list.List            // connections not yet authenticated, oldest first
-	pendingAt map[net.Conn]*list.Element
+	pending   pendingLogins         // connections not yet authenticated (logins.go)
 	// evicted counts pending connections closed to make room since
 	// evictLogged, when that was last logged.
 	evicted     int
@@ -134,7 +134,7 @@ func New(sessions Sessions, opts Options) *Server {
 	rand.Read(decoyKey)
 	return &Server{sessions: sessions, opts: opts, logger: logger, decoyKey: decoyKey,
 		listeners: map[net.Listener]struct{}{}, open: map[net.Conn]struct{}{}, conns: map[uint32]*conn{},
-		pending: list.New(), pendingAt: map[net.Conn]*list.Element{}}
+		pending: newPendingLogins()}
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -286,14 +286,11 @@ func (s *Server) track(nc net.Conn) bool {
 	}
 	s.open[nc] = struct{}{}
 	s.wg.Add(1)
-	if s.pending.Len() >= s.opts.MaxPendingAuth {
-		oldest := s.pending.Remove(s.pending.Front()).(net.Conn)
-		delete(s.pendingAt, oldest)
+	if evicted := s.pending.add(nc, s.opts.MaxPendingAuth); evicted != nil {
 		// Its goroutine sees the closed socket and ends.
-		oldest.Close()
+		evicted.Close()
 		s.noteEviction()
 	}
-	s.pendingAt[nc] = s.pending.PushBack(nc)
 	if s.onTrack != nil {
 		s.onTrack(nc)
 	}
@@ -318,10 +315,7 @@ func (s *Server) noteEviction() {
 func (s *Server) authenticated(nc net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.pendingAt[nc]; ok {
-		s.pending.Remove(e)
-		delete(s.pendingAt, nc)
-	}
+	s.pending.remove(nc)
 }
 
 func (s *Server) untrack(nc net.Conn) {
