@@ -6,9 +6,10 @@ import (
 )
 
 // pendingLogins are the connections accepted and not yet authenticated, in
-// two classes each bounded by MaxPendingAuth and evicted oldest first
-// within its class: silent ones, which have not sent a complete startup
-// packet, and started ones, which have (an SSLRequest or a StartupMessage).
+// two classes each bounded and evicted oldest first within its class:
+// silent ones, which have not sent a complete startup packet (at most
+// silentFactor times MaxPendingAuth), and started ones, which have (an
+// SSLRequest or a StartupMessage; at most MaxPendingAuth).
 // A new connection can only evict a silent one, and a connection that
 // starts can only evict a started one, so a login under way is never closed
 // to make room for a socket that has sent nothing, however many of those
@@ -18,16 +19,35 @@ type pendingLogins struct {
 	at              map[net.Conn]*list.Element
 }
 
+// silentFactor sizes the silent class: silentFactor times MaxPendingAuth.
+// A real client is silent only from accept until its first packet is read
+// (well under a millisecond on loopback), but sockets that reconnect as soon
+// as they are closed arrive thousands a second; a larger class gives the
+// real client that many more arrivals before it is the oldest.
+const silentFactor = 32
+
 func newPendingLogins() pendingLogins {
 	return pendingLogins{silent: list.New(), started: list.New(), at: map[net.Conn]*list.Element{}}
 }
 
 func (p *pendingLogins) len() int { return p.silent.Len() + p.started.Len() }
 
-// add admits a new connection as silent; it returns the silent connection
-// evicted to make room, if any.
-func (p *pendingLogins) add(nc net.Conn, max int) (evicted net.Conn) {
-	evicted = p.evictOldest(p.silent, max)
+// add admits a new connection as silent; it returns the connections
+// evicted to make room. Before a silent connection is evicted, its socket
+// is checked for a startup packet the server has not read yet (the client
+// sent it, its goroutine has not run): such a connection is started, not
+// silent, and may only make room for another started one.
+func (p *pendingLogins) add(nc net.Conn, max int) (evicted []net.Conn) {
+	for p.silent.Len() >= silentFactor*max {
+		oldest := p.silent.Front().Value.(net.Conn)
+		if hasSentStartup(oldest) {
+			if e := p.start(oldest, max); e != nil {
+				evicted = append(evicted, e)
+			}
+			continue
+		}
+		evicted = append(evicted, p.evictOldest(p.silent, max))
+	}
 	p.at[nc] = p.silent.PushBack(nc)
 	return evicted
 }

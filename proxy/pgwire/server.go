@@ -52,11 +52,11 @@ type Options struct {
 	// MaxPendingAuth bounds connections that have not finished their
 	// startup and authentication, counted from accept, so that clients who
 	// never authenticate cannot take the sessions' slots (default 32). It
-	// bounds separately those that have sent nothing complete yet and those
-	// that have sent a startup packet; when a class is full, its connection
-	// waiting longest is closed to make room (logins.go). A login under way
-	// is never closed for a silent socket, and one stalled in SCRAM only
-	// for a newer startup.
+	// bounds those that have sent a startup packet, and 32 times it those
+	// that have sent nothing complete yet; when a class is full, its
+	// connection waiting longest is closed to make room (logins.go). A login
+	// under way is never closed for a silent socket, and one stalled in SCRAM
+	// only for a newer startup.
 	MaxPendingAuth int
 	// AuthTimeout is how long a connection may take from accept to the end
 	// of authentication (default 10s).
@@ -286,7 +286,7 @@ func (s *Server) track(nc net.Conn) bool {
 	}
 	s.open[nc] = struct{}{}
 	s.wg.Add(1)
-	if evicted := s.pending.add(nc, s.opts.MaxPendingAuth); evicted != nil {
+	for _, evicted := range s.pending.add(nc, s.opts.MaxPendingAuth) {
 		// Its goroutine sees the closed socket and ends.
 		evicted.Close()
 		s.noteEviction()
