@@ -169,6 +169,9 @@ func TestHandles(t *testing.T) {
 		{"SELECT version()", false},
 		{"SELECT current_setting('DateStyle')", false},
 		{"SHOW budget", false},
+		{"SELECT COUNT(*) FROM people WHERE age > 30 AND sex = 'F'", false},
+		{"SELECT   Current_Schema()   ", true},
+		{"SELECT x FROM PG_CATALOG.PG_CLASS", true},
 	}
 	for _, tc := range tests {
 		if got := Handles(tc.sql); got != tc.want {
