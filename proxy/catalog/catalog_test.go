@@ -179,3 +179,36 @@ func TestHandles(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeRowQueries: navigators such as DBeaver read whole catalog rows
+// (c.*, a.*) joined to their descriptions and dependencies; queries of that
+// shape answer with every column the catalog models.
+func TestWholeRowQueries(t *testing.T) {
+	c := openTest(t)
+	ctx := context.Background()
+	ns := "2200"
+	res, err := c.Query(ctx, Session{}, `select c.oid,c.*,t.relname as tabrelname,rn.nspname as tabrelnsp,d.description
+		from pg_catalog.pg_class c
+		left outer join pg_catalog.pg_class t on t.oid=c.reltoastrelid
+		left outer join pg_catalog.pg_namespace rn on rn.oid=t.relnamespace
+		left outer join pg_catalog.pg_description d on d.objoid=c.oid and d.objsubid=0 and d.classoid='pg_class'::regclass
+		where c.relnamespace=$1 and c.relkind not in ('i','I','c')`, []*string{&ns})
+	if err != nil || len(res.Rows) != 1 || len(res.Columns) != 1+len(columnNames("pg_catalog.pg_class"))+3 {
+		t.Fatalf("tables: %v, %+v", err, res)
+	}
+	oid := "16384"
+	res, err = c.Query(ctx, Session{}, `select c.relname,a.*,pg_catalog.pg_get_expr(ad.adbin, ad.adrelid, true) as def_value,dsc.description,dep.objid
+		from pg_catalog.pg_attribute a
+		inner join pg_catalog.pg_class c on (a.attrelid=c.oid)
+		left outer join pg_catalog.pg_attrdef ad on (a.attrelid=ad.adrelid and a.attnum = ad.adnum)
+		left outer join pg_catalog.pg_description dsc on (c.oid=dsc.objoid and a.attnum = dsc.objsubid)
+		left outer join pg_depend dep on dep.refobjid = a.attrelid AND dep.deptype = 'i' and dep.refobjsubid = a.attnum and dep.classid = dep.refclassid
+		where NOT a.attisdropped and c.relkind not in ('i','I','c') and c.oid=$1
+		order by a.attnum`, []*string{&oid})
+	if err != nil || len(res.Rows) != 4 {
+		t.Fatalf("columns: %v, %+v", err, res)
+	}
+	if got := rowsText(&Result{Columns: res.Columns[:3], Rows: [][]Value{res.Rows[2][:3]}}); got != "people|16384|sex" {
+		t.Errorf("third column row starts %q", got)
+	}
+}
