@@ -62,10 +62,10 @@ func (c *Catalog) create(ctx context.Context) error {
 	stmts := []string{
 		"ATTACH DATABASE ':memory:' AS pg_catalog",
 		"ATTACH DATABASE ':memory:' AS information_schema",
-		typeFormatDDL,
+		namesTable.createStatement(),
 	}
 	for _, r := range relations {
-		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (%s)", r.schema, r.name, r.columns))
+		stmts = append(stmts, r.createStatement())
 	}
 	for _, s := range stmts {
 		if _, err := c.conn.ExecContext(ctx, s); err != nil {

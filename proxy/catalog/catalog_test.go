@@ -115,6 +115,8 @@ func TestAnswers(t *testing.T) {
 		{`show transaction isolation level`, "read committed"},
 		{`SELECT $1::text::regtype::oid`, "20"},
 		{`SELECT x FROM pg_catalog.generate_series(1, 3) AS s(x)`, "1\n2\n3"},
+		{`SELECT relname, obj_description(oid), col_description(oid, 1) FROM pg_class`, "people|NULL|privacy unit"},
+		{`SELECT 'people'::regclass::text, 20::regtype::text, oid::regtype::text FROM pg_type WHERE oid = to_regtype('double precision')`, "people|bigint|double precision"},
 		{`SELECT typname FROM pg_type WHERE oid = ANY (SELECT atttypid FROM pg_attribute) ORDER BY 1`, "float8\nint8\ntext"},
 	}
 	for _, tc := range tests {

@@ -82,7 +82,7 @@ func fill(ctx context.Context, conn *sql.Conn, m *Model) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM main.cw_type_format"); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM main.cw_names"); err != nil {
 		return err
 	}
 	f := &filler{ctx: ctx, tx: tx}
@@ -111,8 +111,8 @@ func (f *filler) insert(rel string, values ...any) {
 		return
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(values)), ",")
-	cols := []string{"oid", "format"}
-	if rel != "main.cw_type_format" {
+	cols := []string{"cw_kind", "cw_oid", "cw_name", "cw_display"}
+	if rel != "main.cw_names" {
 		cols = columnNames(rel)
 	}
 	if len(values) != len(cols) {
@@ -123,6 +123,11 @@ func (f *filler) insert(rel string, values ...any) {
 	if _, err := f.tx.ExecContext(f.ctx, stmt, values...); err != nil {
 		f.err = fmt.Errorf("catalog: filling %s: %w", rel, err)
 	}
+}
+
+// name records a name of an object for the reg casts and format_type.
+func (f *filler) name(kind string, oid int64, name string, display bool) {
+	f.insert("main.cw_names", kind, oid, name, display)
 }
 
 // columnNames lists a relation's columns, from its declaration.
@@ -147,6 +152,7 @@ func (f *filler) fixed() {
 		owner int64
 	}{{oidPgCatalog, "pg_catalog", oidOwner}, {oidPublic, "public", 6171}, {oidInformationSchema, "information_schema", oidOwner}} {
 		f.insert("pg_catalog.pg_namespace", ns.oid, ns.name, ns.owner, nil)
+		f.name("regnamespace", ns.oid, ns.name, true)
 		f.insert("information_schema.schemata", DatabaseName, ns.name, Owner, nil, nil, nil, nil)
 	}
 	f.insert("pg_catalog.pg_roles", Owner, 0, 1, 0, 0, 1, 0, -1, "********", nil, 0, nil, oidOwner)
@@ -171,11 +177,13 @@ func (f *filler) types() {
 		f.insert("pg_catalog.pg_type", t.oid, t.name, oidPgCatalog, oidOwner, t.length, t.length > 0 && t.length <= 8,
 			"b", t.category, 0, 1, ",", 0, nil, 0, t.array, t.name+"in", t.name+"out", t.name+"recv", t.name+"send",
 			nil, nil, nil, "i", "p", 0, 0, -1, 0, collationOf(t), nil, nil, nil)
-		f.insert("main.cw_type_format", t.oid, t.format)
+		f.name("regtype", t.oid, t.name, false)
+		f.name("regtype", t.oid, t.format, true)
 		f.insert("pg_catalog.pg_type", t.array, "_"+t.name, oidPgCatalog, oidOwner, -1, 0, "b", "A", 0, 1, ",", 0,
 			"array_subscript_handler", t.oid, 0, "array_in", "array_out", "array_recv", "array_send",
 			nil, nil, nil, "i", "x", 0, 0, -1, 0, 0, nil, nil, nil)
-		f.insert("main.cw_type_format", t.array, t.format+"[]")
+		f.name("regtype", t.array, "_"+t.name, false)
+		f.name("regtype", t.array, t.format+"[]", true)
 	}
 }
 
@@ -187,7 +195,8 @@ func (f *filler) table(oid int64, t Table) {
 		0, -1, 0, 0, 0, 0, "p", "r", len(t.Columns), 0, 0, 0, 0, 0, 0, 1, "d", 0, 0, 0, 1, nil, nil, nil)
 	f.insert("pg_catalog.pg_type", rowType, t.Name, oidPublic, oidOwner, -1, 0, "c", "C", 0, 1, ",", oid, nil, 0, 0,
 		"record_in", "record_out", "record_recv", "record_send", nil, nil, nil, "d", "x", 0, 0, -1, 0, 0, nil, nil, nil)
-	f.insert("main.cw_type_format", rowType, t.Name)
+	f.name("regtype", rowType, t.Name, true)
+	f.name("regclass", oid, t.Name, true)
 	f.insert("pg_catalog.pg_tables", "public", t.Name, Owner, nil, 0, 0, 0, 0)
 	f.insert("pg_catalog.pg_stat_user_tables", oid, "public", t.Name, 0, 0, nil, nil, 0, 0, 0, 0, 0, nil, nil, 0)
 	f.insert("information_schema.tables", DatabaseName, "public", t.Name, "BASE TABLE", nil, nil, nil, nil, nil, "NO", "NO", nil)

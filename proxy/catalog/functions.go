@@ -94,8 +94,11 @@ func init() {
 		"pg_table_size":          constant("0"),
 		"pg_indexes_size":        constant("0"),
 		"pg_database_size":       constant("0"),
+		"to_regclass":            arity(1, func(_ *translator, a []string) (string, error) { return regLookup("regclass", a[0]), nil }),
+		"to_regtype":             arity(1, func(_ *translator, a []string) (string, error) { return regLookup("regtype", a[0]), nil }),
+		"to_regnamespace":        arity(1, func(_ *translator, a []string) (string, error) { return regLookup("regnamespace", a[0]), nil }),
 		"format_type": arity(1, func(_ *translator, a []string) (string, error) {
-			return "(SELECT format FROM main.cw_type_format WHERE oid = " + a[0] + ")", nil
+			return regName("regtype", a[0]), nil
 		}),
 		"obj_description": arity(1, func(_ *translator, a []string) (string, error) {
 			return "(SELECT description FROM pg_catalog.pg_description WHERE objoid = " + a[0] + " AND objsubid = 0)", nil

@@ -1,11 +1,48 @@
 package catalog
 
+import (
+	"fmt"
+	"strings"
+)
+
 // relation is one catalog table or view clients query, as a SQLite table.
 // The declared types name the PostgreSQL type the column is sent as (see
 // wireType): BOOL, a name with INT (an integer, with SQLite's integer
 // affinity so that oid = '16384' compares as PostgreSQL does), FLOAT, or text.
 type relation struct {
 	schema, name, columns string
+}
+
+// keys are the primary keys of the relations without an oid column, which
+// are made WITHOUT ROWID tables: in an ordinary SQLite table "oid" names the
+// rowid, so a client's unqualified oid in a subquery over pg_description
+// (obj_description(oid)) would mean the description's rowid instead of the
+// outer relation's oid, as it does in PostgreSQL. An empty relation's key is
+// its first column.
+var keys = map[string]string{
+	"pg_catalog.pg_attribute":        "attrelid, attnum",
+	"pg_catalog.pg_description":      "objoid, classoid, objsubid",
+	"pg_catalog.pg_settings":         "name",
+	"pg_catalog.pg_tables":           "schemaname, tablename",
+	"pg_catalog.pg_stat_user_tables": "relid",
+	"pg_catalog.pg_user":             "usesysid",
+	"information_schema.schemata":    "schema_name",
+	"information_schema.tables":      "table_schema, table_name",
+	"information_schema.columns":     "table_schema, table_name, column_name",
+	"main.cw_names":                  "cw_kind, cw_name, cw_oid, cw_display",
+}
+
+// createStatement is a relation's CREATE TABLE.
+func (r relation) createStatement() string {
+	q := r.schema + "." + r.name
+	if strings.HasPrefix(strings.TrimSpace(r.columns), "oid ") || strings.Contains(r.columns, ", oid OID_INT") {
+		return fmt.Sprintf("CREATE TABLE %s (%s)", q, r.columns)
+	}
+	key, ok := keys[q]
+	if !ok {
+		key = strings.Fields(r.columns)[0]
+	}
+	return fmt.Sprintf("CREATE TABLE %s (%s, PRIMARY KEY (%s)) WITHOUT ROWID", q, r.columns, key)
 }
 
 // relations are the catalog relations answered. Those never filled (keys,
@@ -126,5 +163,10 @@ var relations = []relation{
 	{"information_schema", "sequences", "sequence_catalog TEXT, sequence_schema TEXT, sequence_name TEXT, data_type TEXT"},
 }
 
-// typeFormat is a hidden helper table: the name format_type() prints.
-const typeFormatDDL = "CREATE TABLE main.cw_type_format (oid INTEGER PRIMARY KEY, format TEXT)"
+// namesDDL is a hidden helper table: the names of types, relations and
+// schemas by kind (regtype, regclass, regnamespace), for casts to and from
+// the reg types and format_type(). Display marks the name an oid is shown
+// as (format_type's "bigint", not "int8"). Its columns are named cw_* so
+// that no column of a client's query resolves to them (and clients cannot
+// name them: translate refuses cw_ names).
+var namesTable = relation{"main", "cw_names", "cw_kind TEXT, cw_oid INTEGER, cw_name TEXT, cw_display INTEGER"}

@@ -472,6 +472,11 @@ func castTo(operand, typ string) (string, error) {
 	}
 	switch typ {
 	case "text", "varchar", "character varying", "name", "char", "bpchar", "character", "\"char\"":
+		for typ := range regTypes {
+			if strings.HasPrefix(operand, "/*"+typ+"*/") {
+				return regName(typ, operand), nil
+			}
+		}
 		return "cw_text(" + operand + ")", nil
 	case "int", "int2", "int4", "int8", "integer", "smallint", "bigint", "oid", "xid", "regproc", "regprocedure":
 		if typ == "regproc" || typ == "regprocedure" {
@@ -482,22 +487,28 @@ func castTo(operand, typ string) (string, error) {
 		return "CAST(" + operand + " AS REAL)", nil
 	case "bool", "boolean":
 		return "cw_bool(" + operand + ")", nil
-	case "regclass":
-		return regLookup(operand, "SELECT oid FROM pg_catalog.pg_class WHERE relname = cw_unqualify(%s)"), nil
-	case "regtype":
-		return regLookup(operand, "SELECT oid FROM pg_catalog.pg_type WHERE typname = cw_unqualify(%[1]s) "+
-			"UNION ALL SELECT oid FROM main.cw_type_format WHERE format = cw_unqualify(%[1]s) LIMIT 1"), nil
-	case "regnamespace":
-		return regLookup(operand, "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = cw_unqualify(%s)"), nil
+	case "regclass", "regtype", "regnamespace":
+		return regLookup(typ, operand), nil
 	case "json", "jsonb", "unknown":
 		return operand, nil
 	}
 	return "", unsupported("cast to " + typ)
 }
 
-// regLookup makes a name an oid (an integer is one already).
-func regLookup(operand, lookup string) string {
-	return fmt.Sprintf("(CASE WHEN typeof(%[1]s) = 'integer' THEN %[1]s ELSE (%[2]s) END)", operand, fmt.Sprintf(lookup, operand))
+// regTypes are the oid types that name catalog objects.
+var regTypes = map[string]bool{"regclass": true, "regtype": true, "regnamespace": true}
+
+// regLookup makes a name an oid (an integer is one already). The rendering
+// starts with a comment naming the type, so that a cast of it to text can
+// name the object.
+func regLookup(typ, operand string) string {
+	return fmt.Sprintf("/*%[1]s*/(CASE WHEN typeof(%[2]s) = 'integer' THEN %[2]s ELSE "+
+		"(SELECT cw_oid FROM main.cw_names WHERE cw_kind = '%[1]s' AND cw_name = cw_unqualify(%[2]s) LIMIT 1) END)", typ, operand)
+}
+
+// regName is the name an oid of a reg type is shown as.
+func regName(typ, operand string) string {
+	return fmt.Sprintf("(SELECT cw_name FROM main.cw_names WHERE cw_kind = '%s' AND cw_display = 1 AND cw_oid = %s)", typ, operand)
 }
 
 // checkName refuses the names of SQLite's own schema and the catalog's
