@@ -197,3 +197,38 @@ const jdbcColumns = `SELECT * FROM (SELECT n.nspname, c.relname, a.attname, t.ty
  LEFT JOIN pg_catalog.pg_description dsc ON (c.oid=dsc.objoid AND a.attnum = dsc.objsubid)
  WHERE c.relkind in ('r','p','v','f','m') and a.attnum > 0 AND NOT a.attisdropped AND n.nspname LIKE 'public' AND c.relname LIKE 'people') c
  WHERE true AND attname LIKE '%' ORDER BY nspname,c.relname,attnum`
+
+// psycopg3Script binds a parameter server-side and reads a type as psycopg
+// 3's TypeInfo does (pg_type through to_regtype and a regtype cast).
+const psycopg3Script = `
+import sys, psycopg
+from psycopg.types import TypeInfo
+host, port, user, password = sys.argv[1:5]
+conn = psycopg.connect(host=host, port=port, user=user, password=password, dbname="countwall", autocommit=True)
+print("count:", conn.execute("SELECT COUNT(*) FROM people WHERE age > %s", (200,)).fetchone()[0])
+t = TypeInfo.fetch(conn, "int8")
+print("type:", t.name, t.oid, t.array_oid)
+t = TypeInfo.fetch(conn, "people")
+print("row type:", t.name, t.oid)
+`
+
+// TestPsycopg3SchemaDiscovery runs psycopg 3 (Debian's python3-psycopg,
+// which .ci/run installs) against the firewall.
+func TestPsycopg3SchemaDiscovery(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psycopg 3 is missing in CI: .ci/run installs python3-psycopg")
+		}
+		t.Skip("psycopg 3 is not installed (apt-get install python3-psycopg)")
+	}
+	ts := startServer(t, "exact", nil, nil)
+	host, port, _ := net.SplitHostPort(ts.addr)
+	out, err := exec.Command("/usr/bin/python3", "-c", psycopg3Script, host, port, testAnalyst, testPassword).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psycopg 3: %v\n%s", err, out)
+	}
+	want := "count: 0\ntype: int8 20 1016\nrow type: people 16385\n"
+	if string(out) != want {
+		t.Errorf("psycopg 3 printed\n%s\nwant\n%s", out, want)
+	}
+}
