@@ -18,6 +18,7 @@ import (
 const (
 	statementTimeout = 5 * time.Second
 	maxRows          = 10000
+	maxStatement     = 64 << 10 // bytes; JDBC's longest discovery query is under 2 KiB
 )
 
 // Catalog answers catalog queries from a model. It is safe for concurrent
@@ -27,6 +28,8 @@ type Catalog struct {
 	db    *sql.DB
 	conn  *sql.Conn
 	model *Model
+	// timeout is statementTimeout; tests shorten it.
+	timeout time.Duration
 }
 
 // Open makes a catalog holding the model. Close releases it.
@@ -46,7 +49,7 @@ func Open(ctx context.Context, m *Model) (*Catalog, error) {
 		db.Close()
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
-	c := &Catalog{db: db, conn: conn}
+	c := &Catalog{db: db, conn: conn, timeout: statementTimeout}
 	if err := c.create(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -217,6 +220,9 @@ type Result struct {
 // Query answers a catalog statement. args are the values of $1..$n (text,
 // nil for NULL).
 func (c *Catalog) Query(ctx context.Context, s Session, sql string, args []*string) (*Result, error) {
+	if len(sql) > maxStatement {
+		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "catalog statement is %d bytes, over the limit of %d", len(sql), maxStatement)
+	}
 	if res, ok := showChatter(sql); ok {
 		return res, nil
 	}
@@ -225,7 +231,7 @@ func (c *Catalog) Query(ctx context.Context, s Session, sql string, args []*stri
 	query, err := c.prepare(s, sql)
 	var res *Result
 	if err == nil {
-		ctx, cancel := context.WithTimeout(ctx, statementTimeout)
+		ctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 		res, err = c.run(ctx, query, args)
 	}

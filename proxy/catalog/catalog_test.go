@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"countwall/pgerror"
 )
@@ -152,6 +153,15 @@ func TestRefusals(t *testing.T) {
 		if pgerror.SQLState(err) != pgerror.FeatureNotSupported {
 			t.Errorf("%s: %v, want 0A000", sql, err)
 		}
+	}
+	long := "SELECT relname FROM pg_class WHERE relname IN ('" + strings.Repeat("x", maxStatement) + "')"
+	if _, err := c.Query(context.Background(), Session{}, long, nil); pgerror.SQLState(err) != pgerror.ProgramLimitExceeded {
+		t.Errorf("a %d-byte statement: %v, want 54000", len(long), err)
+	}
+	c.timeout = 50 * time.Millisecond
+	huge := "SELECT count(*) FROM generate_series(1, 10000) a, generate_series(1, 10000) b, generate_series(1, 10000) c"
+	if _, err := c.Query(context.Background(), Session{}, huge, nil); pgerror.SQLState(err) != pgerror.QueryCanceled {
+		t.Errorf("a statement running past the catalog's deadline: %v, want 57014", err)
 	}
 }
 
