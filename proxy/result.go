@@ -8,6 +8,8 @@ const (
 	ColumnInt8                     // integer answers
 	ColumnFloat8                   // real answers (noise added by idp/bdp)
 	ColumnBool                     // schema discovery's flags: Value.Int 1 is true
+	ColumnTextArray                // schema discovery's arrays: Value.Text is the array's text form
+	ColumnInt8Array
 )
 
 // Column describes one output column.

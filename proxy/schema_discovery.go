@@ -77,9 +77,15 @@ func (e *Engine) reloadCatalog(ctx context.Context, cat *planner.Catalog) error 
 }
 
 // catalogQuery answers a schema-discovery statement. It charges nothing and
-// reads nothing but the catalog, which holds no protected row.
+// reads nothing but the catalog, which holds no protected row. Bound
+// arguments (args not nil) mean the extended protocol, where the client was
+// told the columns' types at Describe: the answer keeps them.
 func (s *Session) catalogQuery(ctx context.Context, sql string, args []*string) (*Result, error) {
-	res, err := s.engine.schema.Query(ctx, catalog.Session{Analyst: s.analyst}, sql, args)
+	query := s.engine.schema.Query
+	if args != nil {
+		query = s.engine.schema.QueryDescribed
+	}
+	res, err := query(ctx, catalog.Session{Analyst: s.analyst}, sql, args)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +132,10 @@ func catalogColumns(cols []catalog.OutputColumn) []Column {
 			out[i].Type = ColumnFloat8
 		case catalog.WireBool:
 			out[i].Type = ColumnBool
+		case catalog.WireTextArray:
+			out[i].Type = ColumnTextArray
+		case catalog.WireInt8Array:
+			out[i].Type = ColumnInt8Array
 		default:
 			out[i].Type = ColumnText
 		}

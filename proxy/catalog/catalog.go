@@ -332,6 +332,8 @@ func wireType(decl string) WireType {
 	switch {
 	case decl == "BOOL":
 		return WireBool
+	case strings.HasPrefix(decl, "ARRAY"):
+		return WireTextArray
 	case strings.Contains(decl, "INT"):
 		return WireInt8
 	case strings.Contains(decl, "FLOAT"):
@@ -357,6 +359,10 @@ func settleTypes(cols []OutputColumn, types []*sql.ColumnType, rows [][]any) {
 				kind = WireInt8
 			}
 		}
+		if array, ok := arrayKind(rows, i); ok && (kind == WireText || kind == WireTextArray || kind == WireInt8) {
+			cols[i].Type = array
+			continue
+		}
 		for _, r := range rows {
 			switch r[i].(type) {
 			case nil, int64:
@@ -365,7 +371,9 @@ func settleTypes(cols []OutputColumn, types []*sql.ColumnType, rows [][]any) {
 					kind = WireFloat8
 				}
 			default:
-				kind = WireText
+				if kind != WireTextArray {
+					kind = WireText
+				}
 			}
 		}
 		cols[i].Type = kind
@@ -392,6 +400,8 @@ func values(cols []OutputColumn, row []any) []Value {
 			case float64:
 				out[i].Float = n
 			}
+		case WireTextArray, WireInt8Array:
+			out[i].Text = arrayLiteral(v, cols[i].Type)
 		default:
 			out[i].Text = text(v)
 		}

@@ -31,6 +31,10 @@ func typeOID(t proxy.ColumnType) uint32 {
 		return oidFloat8
 	case proxy.ColumnBool:
 		return oidBool
+	case proxy.ColumnTextArray:
+		return oidTextArray
+	case proxy.ColumnInt8Array:
+		return oidInt8Array
 	default:
 		return oidText
 	}
@@ -38,7 +42,7 @@ func typeOID(t proxy.ColumnType) uint32 {
 
 func typeSize(t proxy.ColumnType) int16 {
 	switch t {
-	case proxy.ColumnText:
+	case proxy.ColumnText, proxy.ColumnTextArray, proxy.ColumnInt8Array:
 		return -1
 	case proxy.ColumnBool:
 		return 1
@@ -93,6 +97,8 @@ func dataRow(cols []proxy.Column, row []proxy.Value, formats []int16) *pgproto3.
 			}
 		case proxy.ColumnBool:
 			dr.Values[i] = encodeBool(v.Int != 0, binaryFormat)
+		case proxy.ColumnTextArray, proxy.ColumnInt8Array:
+			dr.Values[i] = encodeArray(v.Text, typeOID(cols[i].Type), binaryFormat)
 		default:
 			dr.Values[i] = []byte(v.Text)
 		}
