@@ -224,3 +224,31 @@ func TestWholeRowQueries(t *testing.T) {
 		t.Errorf("third column row starts %q", got)
 	}
 }
+
+// TestQueryDescribedKeepsDescribedTypes: with an argument that makes rows
+// exist, an expression column computed from no rows at Describe (text) is
+// still text in the answer, in PostgreSQL's text form of its values.
+func TestQueryDescribedKeepsDescribedTypes(t *testing.T) {
+	c := openTest(t)
+	sql := "SELECT array_agg(attname), count(*) + 0.5, max(attnotnull) FROM pg_attribute WHERE attrelid = $1::regclass GROUP BY attrelid"
+	name := "people"
+	plain, err := c.Query(context.Background(), Session{}, sql, []*string{&name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []WireType{plain.Columns[0].Type, plain.Columns[1].Type}; got[0] != WireTextArray || got[1] != WireFloat8 {
+		t.Fatalf("undescribed types %v", got)
+	}
+	res, err := c.QueryDescribed(context.Background(), Session{}, sql, []*string{&name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsText(res); got != "{id,age,sex,income}|4.5|0" {
+		t.Errorf("described answer %q", got)
+	}
+	for i, col := range res.Columns {
+		if col.Type != WireText {
+			t.Errorf("column %d is %v, want text as described", i, col.Type)
+		}
+	}
+}
