@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -111,6 +112,9 @@ type Server struct {
 	// MaxPendingAuth bounds connections still in startup or authentication,
 	// apart from MaxConnections, so that they cannot lock analysts out.
 	MaxPendingAuth int `mapstructure:"max_pending_auth"`
+	// MetricsListen, when set, is the address serve exposes Prometheus
+	// metrics on (HTTP, /metrics); empty means no metrics.
+	MetricsListen string `mapstructure:"metrics_listen"`
 }
 
 // Table is a protected table's configuration.
@@ -366,6 +370,11 @@ func decode(v *viper.Viper) (*Config, error) {
 	}
 	if cfg.Server.MaxPendingAuth < 1 {
 		fail("server.max_pending_auth", "must be at least 1")
+	}
+	if a := cfg.Server.MetricsListen; a != "" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			fail("server.metrics_listen", "must be host:port such as 127.0.0.1:9187, got %q", a)
+		}
 	}
 
 	cfg.Analysts = map[string]Analyst{}

@@ -20,6 +20,7 @@ import (
 	"countwall/config"
 	"countwall/mechanisms"
 	"countwall/planner"
+	"countwall/proxy/catalog"
 	"countwall/proxy/state"
 )
 
@@ -58,6 +59,12 @@ type Engine struct {
 	retentionDone chan struct{}
 
 	closeOnce sync.Once
+
+	// schema answers clients' schema discovery (pg_catalog and
+	// information_schema) from the config's public metadata.
+	schema *catalog.Catalog
+	// ops is what operations metrics read (operations.go).
+	ops operations
 }
 
 // backend computes a validated query's cells from the protected data.
@@ -96,7 +103,8 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
+	snapshots := &snapshotStates{}
+	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshots.wrap(snapshotLogger(logger))})
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
@@ -117,6 +125,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		secret = opts.Secret
 	}
 	e := &Engine{store: store, backend: store, state: st, secret: secret, budget: budget, logger: logger, noiseSeed: opts.NoiseSeed, sessions: map[*Session]struct{}{}}
+	e.ops.snapshots = snapshots
 	rt, err := e.build(ctx, cfg)
 	if err != nil {
 		e.Close()
@@ -124,6 +133,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	}
 	e.live.Store(rt)
 	e.startRetention()
+	if err := e.openCatalog(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -163,6 +176,9 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := e.budget.Configure(ctx, cfg); err != nil {
 		return err
 	}
+	if err := e.reloadCatalog(ctx, rt.catalog); err != nil {
+		return err
+	}
 	e.live.Store(rt)
 	e.endRemovedSessions(old, cfg)
 	// Not logged here: the caller logs the reload once, with what triggered it.
@@ -197,6 +213,9 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopRetentionLoop()
 		err = errors.Join(e.store.Close(), e.budget.Close(), e.state.Close())
+		if e.schema != nil {
+			err = errors.Join(err, e.schema.Close())
+		}
 	})
 	return err
 }

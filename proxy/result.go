@@ -4,9 +4,12 @@ package proxy
 type ColumnType int
 
 const (
-	ColumnText   ColumnType = iota // group columns, SHOW output
-	ColumnInt8                     // integer answers
-	ColumnFloat8                   // real answers (noise added by idp/bdp)
+	ColumnText      ColumnType = iota // group columns, SHOW output
+	ColumnInt8                        // integer answers
+	ColumnFloat8                      // real answers (noise added by idp/bdp)
+	ColumnBool                        // schema discovery's flags: Value.Int 1 is true
+	ColumnTextArray                   // schema discovery's arrays: Value.Text is the array's text form
+	ColumnInt8Array
 )
 
 // Column describes one output column.

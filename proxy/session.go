@@ -83,14 +83,17 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	select {
 	case <-s.ended:
 	default:
-		if err = s.engine.suspension(s.analyst); err == nil {
+		if err = s.engine.suspension(s.analyst); err == nil && !st.schema {
 			stmt, explain, err = st.bind(args)
 		}
 	}
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
-	if err == nil {
+	if err == nil && st.schema {
+		kind = "catalog"
+		res, err = s.catalogQuery(ctx, st.SQL, args)
+	} else if err == nil {
 		switch st := stmt.(type) {
 		case *planner.Query:
 			kind = "query"
@@ -128,6 +131,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	}
 	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
 		"outcome", outcome(err), "latency", time.Since(start))
+	s.engine.observe(kind, err, time.Since(start))
 	return res, err
 }
 
@@ -148,6 +152,7 @@ func (s *Session) Refused(st *Statement, err error) {
 	}
 	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, released{}, err) //nolint:errcheck // a refusal is queued, never waited for
 	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", "invalid", "outcome", outcome(err))
+	s.engine.observe("invalid", err, 0)
 }
 
 // publicError makes sure what reaches the analyst is a *pgerror.Error: the

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"countwall/planner"
+	"countwall/proxy/catalog"
 )
 
 // Statement is a statement the Engine has read once (Session.Prepare): its
@@ -27,6 +28,10 @@ type Statement struct {
 	// countwall does not answer (options, ANALYZE, no statement).
 	explain    bool
 	explainErr error
+	// schema marks a schema-discovery statement (pg_catalog,
+	// information_schema), answered from the config's public metadata by
+	// proxy/catalog and never by the planner.
+	schema bool
 }
 
 // bind fills the statement's parameters and says whether it is explained.
@@ -43,6 +48,7 @@ func (st *Statement) bind(args []*string) (planner.Statement, bool, error) {
 
 // read prepares sql against cat, an EXPLAIN's statement without the EXPLAIN.
 func (st *Statement) read(cat *planner.Catalog) {
+	st.schema = catalog.Handles(st.SQL)
 	body, explain, err := explainedStatement(st.SQL)
 	st.explain, st.explainErr = explain, err
 	st.prepared, st.catalog = planner.Prepare(body, cat), cat
@@ -128,7 +134,7 @@ type Description struct {
 
 // Describe validates a prepared statement without running it and says what
 // it returns.
-func (s *Session) Describe(_ context.Context, st *Statement) (*Description, error) {
+func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, error) {
 	select {
 	case <-s.ended:
 		return nil, errTerminated
@@ -136,6 +142,9 @@ func (s *Session) Describe(_ context.Context, st *Statement) (*Description, erro
 	}
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
+	if st.schema {
+		return s.describeCatalog(ctx, st.SQL)
+	}
 	if st.explainErr != nil {
 		return nil, publicError(st.explainErr)
 	}

@@ -219,12 +219,12 @@ var battery = []badInput{
 	{sql: "SET delta = 1", code: "22023"},
 	{sql: "SET delta = 'x'", code: "22023"},
 
-	// Catalog queries.
-	{sql: "SELECT COUNT(*) FROM pg_catalog.pg_class", code: "0A000"},
-	{sql: "SELECT COUNT(*) FROM information_schema.tables", code: "0A000"},
-	{sql: "SELECT COUNT(*) FROM pg_tables", code: "0A000"},
+	// Catalog queries beyond schema discovery: relations and functions the
+	// catalog does not model, and protected tables joined to the catalog.
+	{sql: "SELECT COUNT(*) FROM pg_catalog.pg_authid", code: "0A000"},
 	{sql: "SELECT pg_sleep(1)", code: "0A000"},
-	{sql: `SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(people)$' COLLATE pg_catalog.default`, code: "0A000"},
+	{sql: "SELECT pg_read_file('/etc/passwd')", code: "0A000"},
+	{sql: "SELECT COUNT(*) FROM people JOIN pg_catalog.pg_class c ON c.relname = people.suburb", code: "0A000"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb = pg_backend_pid()", code: "0A000"},
 }
 

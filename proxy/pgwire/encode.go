@@ -29,14 +29,23 @@ func typeOID(t proxy.ColumnType) uint32 {
 		return oidInt8
 	case proxy.ColumnFloat8:
 		return oidFloat8
+	case proxy.ColumnBool:
+		return oidBool
+	case proxy.ColumnTextArray:
+		return oidTextArray
+	case proxy.ColumnInt8Array:
+		return oidInt8Array
 	default:
 		return oidText
 	}
 }
 
 func typeSize(t proxy.ColumnType) int16 {
-	if t == proxy.ColumnText {
+	switch t {
+	case proxy.ColumnText, proxy.ColumnTextArray, proxy.ColumnInt8Array:
 		return -1
+	case proxy.ColumnBool:
+		return 1
 	}
 	return 8
 }
@@ -86,6 +95,10 @@ func dataRow(cols []proxy.Column, row []proxy.Value, formats []int16) *pgproto3.
 			} else {
 				dr.Values[i] = strconv.AppendFloat(nil, v.Float, 'g', -1, 64)
 			}
+		case proxy.ColumnBool:
+			dr.Values[i] = encodeBool(v.Int != 0, binaryFormat)
+		case proxy.ColumnTextArray, proxy.ColumnInt8Array:
+			dr.Values[i] = encodeArray(v.Text, typeOID(cols[i].Type), binaryFormat)
 		default:
 			dr.Values[i] = []byte(v.Text)
 		}

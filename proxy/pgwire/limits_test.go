@@ -144,8 +144,8 @@ func stuckInSCRAM(t *testing.T, addr string) net.Conn {
 // The lock-out, with small limits: 16 sockets that send a startup
 // and never answer SCRAM, and more that never send a byte, held every
 // session slot, so every real login got 53300. Now they hold no session
-// slot and at most MaxPendingAuth pending ones, and a real login succeeds
-// while all of them are still open.
+// slot, at most MaxPendingAuth of them are pending once started, and a real
+// login succeeds while all of them are still open.
 func TestUnauthenticatedClientsDoNotLockOutALogin(t *testing.T) {
 	ts, tracked := startRecording(t, func(o *Options) {
 		o.MaxConnections = 2
@@ -165,10 +165,10 @@ func TestUnauthenticatedClientsDoNotLockOutALogin(t *testing.T) {
 		<-tracked
 	}
 	ts.srv.mu.Lock()
-	pending := ts.srv.pending.Len()
+	started, silent := ts.srv.pending.started.Len(), ts.srv.pending.silent.Len()
 	ts.srv.mu.Unlock()
-	if pending != 4 {
-		t.Errorf("%d connections pending authentication, want the limit 4", pending)
+	if started != 4 || silent != 8 {
+		t.Errorf("%d started and %d silent connections pending authentication, want the limit 4 and the 8 silent ones", started, silent)
 	}
 	for i := 0; i < 2; i++ { // both session slots, one after the other
 		conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
@@ -489,5 +489,46 @@ func TestNegotiatesProtocolThreeZero(t *testing.T) {
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(context.Background(), "SELECT COUNT(*) FROM people").ReadAll(); err != nil {
 		t.Errorf("query after negotiating 3.0: %v", err)
+	}
+}
+
+// A login that has sent its startup is never closed to make room for
+// sockets that send nothing: with MaxPendingAuth 4 (so 128 silent ones), a
+// connection waiting in SCRAM stays open while 200 silent sockets come and
+// evict each other (72 evictions, all of silent ones), and a real login
+// then succeeds.
+func TestSilentSocketsNeverEvictAStartedLogin(t *testing.T) {
+	ts, tracked := startRecording(t, func(o *Options) {
+		o.MaxPendingAuth = 4
+		o.AuthTimeout = time.Minute
+	})
+	inSCRAM := stuckInSCRAM(t, ts.addr)
+	serverSide := <-tracked
+	for i := 0; i < 200; i++ {
+		silent, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer silent.Close()
+		<-tracked
+	}
+	if got := ts.srv.EvictedLogins(); got != 200-silentFactor*4 {
+		t.Errorf("%d evictions, want %d (the silent sockets beyond the %d allowed)", got, 200-silentFactor*4, silentFactor*4)
+	}
+	ts.srv.mu.Lock()
+	_, stillPending := ts.srv.pending.at[serverSide]
+	started := ts.srv.pending.started.Len()
+	ts.srv.mu.Unlock()
+	if started != 1 || !stillPending {
+		t.Errorf("the login in SCRAM is no longer pending (started %d, pending %v)", started, stillPending)
+	}
+	inSCRAM.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := inSCRAM.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the login in SCRAM was closed: %v", err)
+	}
+	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
+	var n int64
+	if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM people").Scan(&n); err != nil || n != 5000 {
+		t.Fatalf("login with 200 silent sockets opened: count %d, %v", n, err)
 	}
 }

@@ -5,7 +5,6 @@
 package pgwire
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -34,10 +33,12 @@ type Options struct {
 	MaxConnections int
 	// MaxPendingAuth bounds connections that have not finished their
 	// startup and authentication, counted from accept, so that clients who
-	// never authenticate cannot take the sessions' slots (default 32). When
-	// it is reached, the connection waiting longest is closed to make room:
-	// a real login then only has to be quicker than auth timeouts, not
-	// outlast every silent socket.
+	// never authenticate cannot take the sessions' slots (default 32). It
+	// bounds those that have sent a startup packet, and 32 times it those
+	// that have sent nothing complete yet; when a class is full, its
+	// connection waiting longest is closed to make room (logins.go). A login
+	// under way is never closed for a silent socket, and one stalled in SCRAM
+	// only for a newer startup.
 	MaxPendingAuth int
 	// AuthTimeout is how long a connection may take from accept to the end
 	// of authentication (default 10s).
@@ -69,8 +70,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	open      map[net.Conn]struct{} // every accepted connection, for Shutdown
-	pending   *list.List            // connections not yet authenticated, oldest first
-	pendingAt map[net.Conn]*list.Element
+	pending   pendingLogins         // connections not yet authenticated (logins.go)
 	// evicted counts pending connections closed to make room since
 	// evictLogged, when that was last logged.
 	evicted     int
@@ -83,6 +83,9 @@ type Server struct {
 	// onTrack, when set (by tests, before Serve), is told of each accepted
 	// connection once Shutdown and the pending-auth bound account for it.
 	onTrack func(net.Conn)
+
+	// evictedTotal counts every eviction, for metrics (logins.go).
+	evictedTotal atomic.Uint64
 }
 
 // New makes a server that opens sessions with sessions.
@@ -113,7 +116,7 @@ func New(sessions Sessions, opts Options) *Server {
 	rand.Read(decoyKey)
 	return &Server{sessions: sessions, opts: opts, logger: logger, decoyKey: decoyKey,
 		listeners: map[net.Listener]struct{}{}, open: map[net.Conn]struct{}{}, conns: map[uint32]*conn{},
-		pending: list.New(), pendingAt: map[net.Conn]*list.Element{}}
+		pending: newPendingLogins()}
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -265,14 +268,11 @@ func (s *Server) track(nc net.Conn) bool {
 	}
 	s.open[nc] = struct{}{}
 	s.wg.Add(1)
-	if s.pending.Len() >= s.opts.MaxPendingAuth {
-		oldest := s.pending.Remove(s.pending.Front()).(net.Conn)
-		delete(s.pendingAt, oldest)
+	for _, evicted := range s.pending.add(nc, s.opts.MaxPendingAuth) {
 		// Its goroutine sees the closed socket and ends.
-		oldest.Close()
+		evicted.Close()
 		s.noteEviction()
 	}
-	s.pendingAt[nc] = s.pending.PushBack(nc)
 	if s.onTrack != nil {
 		s.onTrack(nc)
 	}
@@ -284,6 +284,7 @@ func (s *Server) track(nc net.Conn) bool {
 // cannot flood the log as well. The caller holds s.mu.
 func (s *Server) noteEviction() {
 	s.evicted++
+	s.evictedTotal.Add(1)
 	if now := time.Now(); now.Sub(s.evictLogged) >= time.Second {
 		s.logger.Warn("too many connections still authenticating; closed the oldest to make room",
 			"limit", s.opts.MaxPendingAuth, "closed", s.evicted)
@@ -296,10 +297,7 @@ func (s *Server) noteEviction() {
 func (s *Server) authenticated(nc net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.pendingAt[nc]; ok {
-		s.pending.Remove(e)
-		delete(s.pendingAt, nc)
-	}
+	s.pending.remove(nc)
 }
 
 func (s *Server) untrack(nc net.Conn) {

@@ -479,7 +479,8 @@ func TestPsql(t *testing.T) {
 		{"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY sex", []string{" F ", " M ", "(2 rows)"}, false},
 		{"SELECT * FROM people", []string{"ERROR:  SELECT * is not supported"}, true},
 		{"SHOW budget", []string{"epsilon_spent", "dp", "idp", "bdp", "(3 rows)"}, false},
-		{`\d`, []string{"catalog queries are not supported"}, true},
+		{`\d`, []string{" public | people | table | countwall"}, false},
+		{`SELECT COUNT(*) FROM pg_authid`, []string{"catalog query not supported: no such table: pg_authid"}, true},
 	}
 	for _, tc := range tests {
 		out, err := run(tc.sql)

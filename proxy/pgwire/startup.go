@@ -42,10 +42,14 @@ func readStartupPacket(r io.Reader) (code uint32, body []byte, err error) {
 
 // startup reads SSL/GSS negotiation, cancel requests and the startup message.
 func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
+	raw := c.nc
 	for tries := 0; tries < 3; tries++ {
 		code, body, err := readStartupPacket(c.nc)
 		if err != nil {
 			return nil, false
+		}
+		if tries == 0 {
+			c.srv.loginStarted(raw)
 		}
 		switch {
 		case code == sslRequestCode:

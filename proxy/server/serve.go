@@ -34,6 +34,8 @@ type ServeOptions struct {
 	// OnRisk, when set, is told each decision of the risk monitor
 	// (monitor: in the config), for a metric.
 	OnRisk func(monitor.Decision)
+	// MetricsReady, when set, is told the metrics address once it serves.
+	MetricsReady func(addr net.Addr)
 }
 
 // Serve opens the engine of the loaded config and serves it on
@@ -75,6 +77,12 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if stop := startMonitor(ctx, engine, cfg, logger, o.OnRisk); stop != nil {
 		defer stop()
 	}
+	stopMetrics, err := serveMetrics(cfg.Server.MetricsListen, engine, srv, logger, o.MetricsReady)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer stopMetrics()
 
 	reload := func(why string) {
 		next, err := o.Load()
