@@ -28,7 +28,7 @@ const reconRows = 400
 
 // peopleSim fronts the small people table, grouped by every attribute, with
 // a mechanism on the simulated firewall.
-func peopleSim(t *testing.T, mechanism string, params mechanisms.Params) *columnsim.Firewall {
+func peopleSim(t testing.TB, mechanism string, params mechanisms.Params) *columnsim.Firewall {
 	t.Helper()
 	var names []string
 	for _, d := range attacks.PeopleDomains() {
