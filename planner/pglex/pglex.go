@@ -70,9 +70,14 @@ const MaxParam = 1000
 // the statement than the token they stopped at.
 func Lex(sql string) ([]Token, error) {
 	// About one token for every three bytes of SQL (IN lists of small
-	// numbers are that dense), so that the slice is rarely grown: attack
-	// streams lex hundreds of thousands of statements.
-	l := &lexer{src: sql, toks: make([]Token, 0, len(sql)/3+8)}
+	// numbers are that dense), so that the slice is rarely grown.
+	return LexAppend(make([]Token, 0, len(sql)/3+8), sql)
+}
+
+// LexAppend is Lex appending the tokens to dst, so that a caller reading
+// statement after statement (an attack stream) can reuse one slice.
+func LexAppend(dst []Token, sql string) ([]Token, error) {
+	l := &lexer{src: sql, toks: dst}
 	for {
 		tok, ok, err := l.next()
 		if err != nil {
