@@ -3,8 +3,6 @@ package attacks_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,27 +38,12 @@ func reconStatements(b *testing.B) []string {
 // reserves 1,000 queries' worth at a time), with each answer's audit row on
 // disk before it leaves (audit.sync: full) and only in the state's log
 // (normal). cpu-ns/op is the process's CPU time per statement, which other
-// jobs on the machine do not inflate as they do the wall time.
+// jobs on a shared machine inflate far less than the wall time.
 func BenchmarkReconstructionInProcess(b *testing.B) {
 	stmts := reconStatements(b)
 	for _, auditSync := range []string{"full", "normal"} {
 		b.Run("audit-"+auditSync, func(b *testing.B) {
-			body := fmt.Sprintf(`database: %s
-state: %s
-audit: {sync: %s}
-mechanism: {name: idp}
-mechanisms:
-  idp: {k: 1}
-budget:
-  epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}
-  epsilon_cap: 1
-  reserve: 1000
-tables:
-  people:
-    privacy_unit: id
-`, reconPeople(b), filepath.Join(b.TempDir(), "state.db"), auditSync)
-			e, _ := openEngine(b, body)
-			benchStatements(b, &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}, stmts)
+			benchStatements(b, reconEngineWith(b, 1, auditSync, 1000), stmts)
 		})
 	}
 }
