@@ -28,7 +28,7 @@ const reconRows = 400
 
 // peopleSim fronts the small people table, grouped by every attribute, with
 // a mechanism on the simulated firewall.
-func peopleSim(t *testing.T, mechanism string, params mechanisms.Params) *columnsim.Firewall {
+func peopleSim(t testing.TB, mechanism string, params mechanisms.Params) *columnsim.Firewall {
 	t.Helper()
 	var names []string
 	for _, d := range attacks.PeopleDomains() {
@@ -349,20 +349,28 @@ func TestIDPReconstructTooNarrowThroughTheEngine(t *testing.T) {
 // through the real planner, SQLite and ledger, with an epsilon cap.
 func reconEngine(t *testing.T, epsilonCap float64) *attacks.Logged {
 	t.Helper()
+	return reconEngineWith(t, epsilonCap, "full", 100)
+}
+
+// reconEngineWith is reconEngine with the audit's sync and the ledger's
+// reservation (queries' worth of budget reserved at a time).
+func reconEngineWith(t testing.TB, epsilonCap float64, auditSync string, reserve int) *attacks.Logged {
+	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
 state: %s
+audit: {sync: %s}
 mechanism: {name: idp}
 mechanisms:
   idp: {k: 1}
 budget:
   epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}
   epsilon_cap: %g
-  reserve: 100
+  reserve: %d
 tables:
   people:
     privacy_unit: id
-`, reconPeople(t), filepath.Join(dir, "state.db"), epsilonCap)
+`, reconPeople(t), filepath.Join(dir, "state.db"), auditSync, epsilonCap, reserve)
 	e, _ := openEngine(t, body)
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
 }

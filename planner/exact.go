@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 	"math/big"
+	"slices"
 )
 
 // PostgreSQL compares an integer column with a decimal constant exactly
@@ -17,12 +18,15 @@ import (
 // exactDecimal is a decimal literal's exact value, for an integer column; ok
 // is false when the literal is not a decimal (an integer literal, text).
 func exactDecimal(l Literal) (*big.Rat, bool) {
-	if l.Kind != LitFloat || l.Text == "" {
+	if !isDecimal(l) {
 		return nil, false
 	}
 	r, ok := new(big.Rat).SetString(l.Text)
 	return r, ok
 }
+
+// isDecimal reports whether l is a number kept as its decimal text.
+func isDecimal(l Literal) bool { return l.Kind == LitFloat && l.Text != "" }
 
 var (
 	minInt64 = new(big.Int).SetInt64(math.MinInt64)
@@ -113,6 +117,9 @@ func boundCompare(col, op string, n int64, below, above bool) Pred {
 // exactIn keeps the values of an IN list that an integer can equal; a list
 // left empty matches no row (IN) or every non-NULL row (NOT IN).
 func exactIn(in *In) Pred {
+	if len(in.Values) > 0 && !slices.ContainsFunc(in.Values, isDecimal) {
+		return in // integers all: nothing to rewrite
+	}
 	kept := in.Values[:0:0]
 	for _, v := range in.Values {
 		r, ok := exactDecimal(v)

@@ -48,6 +48,11 @@ func render(toks []pglex.Token) (mysqlText, error) {
 // counting the accepted literals from 1.
 func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysqlText, error) {
 	var b strings.Builder
+	size := 0
+	for _, t := range toks {
+		size += len(t.Text) + 6 // a space, backquotes or quotes, a slot's number
+	}
+	b.Grow(size)
 	out := mysqlText{toks: toks, starts: make([]int, len(toks))}
 	slots := 0
 	for i, t := range toks {

@@ -165,6 +165,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
 		}
 		in := &In{Column: col, Negate: op == sqlparser.NotInStr}
+		if len(tuple) > 0 {
+			in.Values = make([]Literal, 0, len(tuple))
+		}
 		for _, v := range tuple {
 			lit, err := p.literal(v, col)
 			if err != nil {
@@ -264,6 +267,17 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 }
 
 func containsSubquery(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.ColName, *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal:
+		return false // the sides of almost every condition: no walk needed
+	case sqlparser.ValTuple:
+		for _, v := range x {
+			if containsSubquery(v) {
+				return true
+			}
+		}
+		return false
+	}
 	found := false
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 		if _, ok := n.(*sqlparser.Subquery); ok {
@@ -427,6 +441,15 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 			if want == TypeText {
 				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
 			}
+			if v.Type == sqlparser.IntVal && digitsOnly(v.Val) {
+				// The common case, read without the text's copy.
+				if n, err := strconv.ParseInt(string(v.Val), 10, 64); err == nil {
+					if neg {
+						n = -n
+					}
+					return integerLiteral(n, want), nil
+				}
+			}
 			s := string(v.Val)
 			if neg {
 				s = "-" + s
@@ -438,6 +461,9 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 }
 
 func numberFromText(s string, want ColumnType, col string) (Literal, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return integerLiteral(n, want), nil // [+-]digits: a valid, finite number
+	}
 	if nonFinite(s) {
 		// 'NaN' and 'Infinity' read as numbers in Go but compare with nothing
 		// in SQLite the way PostgreSQL would; refused like any non-number.
@@ -445,12 +471,6 @@ func numberFromText(s string, want ColumnType, col string) (Literal, error) {
 	}
 	if !decimalRE.MatchString(s) {
 		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if want == TypeReal {
-			return Literal{Kind: LitFloat, Float: float64(n)}, nil
-		}
-		return Literal{Kind: LitInt, Int: n}, nil
 	}
 	if want == TypeInt {
 		// Kept exact (see exact.go): the comparison is rewritten into an
@@ -465,6 +485,24 @@ func numberFromText(s string, want ColumnType, col string) (Literal, error) {
 		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
 	}
 	return Literal{Kind: LitFloat, Float: f}, nil
+}
+
+// integerLiteral is an integer compared with a column of type want.
+func integerLiteral(n int64, want ColumnType) Literal {
+	if want == TypeReal {
+		return Literal{Kind: LitFloat, Float: float64(n)}
+	}
+	return Literal{Kind: LitInt, Int: n}
+}
+
+// digitsOnly reports whether b is one or more ASCII digits.
+func digitsOnly(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // param binds placeholder :vN to the N-th argument, typed by the column.

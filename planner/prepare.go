@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"sync"
 	"unicode/utf8"
 
 	"github.com/xwb1989/sqlparser"
@@ -60,7 +61,9 @@ func prepare(sql string, cat *Catalog, ownText bool) *Prepared {
 		pr.early = errInvalidUTF8
 		return pr
 	}
-	toks := pr.readTokens(sql)
+	buf := tokenBufs.Get().(*[]pglex.Token)
+	defer putTokens(buf)
+	toks := pr.readTokens(sql, buf)
 	if pr.tokErr != nil || pr.stmt != nil {
 		return pr
 	}
@@ -73,15 +76,40 @@ func prepare(sql string, cat *Catalog, ownText bool) *Prepared {
 	return pr
 }
 
-// readTokens lexes sql and decides what the tokens alone decide; the
-// statement's tokens are returned when it needs the parser.
-func (pr *Prepared) readTokens(sql string) (toks []pglex.Token) {
+// tokenBufs hold token slices for Prepare: a statement's tokens are not
+// kept once it is read (the parse tree and the IR hold strings, never the
+// tokens), so each statement of a stream lexes into a slice used before.
+var tokenBufs = sync.Pool{New: func() any { return new([]pglex.Token) }}
+
+// maxPooledTokens bounds the slices kept: one long statement does not pin
+// its tokens' memory for every later short one.
+const maxPooledTokens = 4096
+
+func putTokens(buf *[]pglex.Token) {
+	if cap(*buf) > maxPooledTokens {
+		return
+	}
+	clear((*buf)[:cap(*buf)]) // keep no statement's text alive
+	*buf = (*buf)[:0]
+	tokenBufs.Put(buf)
+}
+
+// readTokens lexes sql into *buf (kept there for the next statement) and
+// decides what the tokens alone decide; the statement's tokens are returned
+// when it needs the parser.
+func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token) (toks []pglex.Token) {
 	defer func() {
 		if r := recover(); r != nil {
 			toks, pr.stmt, pr.tokErr = nil, nil, errUnparsable
 		}
 	}()
-	toks, err := pglex.Lex(sql)
+	if cap(*buf) == 0 {
+		*buf = make([]pglex.Token, 0, len(sql)/3+8) // as Lex sizes it
+	}
+	toks, err := pglex.LexAppend((*buf)[:0], sql)
+	if toks != nil {
+		*buf = toks
+	}
 	if err == nil {
 		toks, err = splitStatements(toks)
 	}

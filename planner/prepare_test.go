@@ -172,3 +172,25 @@ func BenchmarkExtendedProtocolReading(b *testing.B) {
 		}
 	})
 }
+
+// attackStatements are statements as attack programs send them: an
+// idp-reconstruct threshold count over a group of earlier columns and a
+// range, and a noise-remover IN list.
+var attackStatements = []string{
+	"SELECT COUNT(*) > 12 FROM people WHERE sex = 'F' AND age >= 30 AND age < 45 AND suburb = 'suburb_0003'",
+	"SELECT COUNT(*) FROM people WHERE age IN (3, 5, 8, 40, 42, 44, 45)",
+}
+
+// BenchmarkAttackStatementReading is what the planner spends reading one
+// attack statement the Engine has not seen (Prepare, then Bind), its shape
+// already cached:
+//
+//	go test ./planner -run '^$' -bench AttackStatementReading -benchmem -count 6 | benchstat -
+func BenchmarkAttackStatementReading(b *testing.B) {
+	cat := testCatalog(nil)
+	for i := 0; b.Loop(); i++ {
+		if _, err := Prepare(attackStatements[i%len(attackStatements)], cat).Bind(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

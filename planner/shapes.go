@@ -105,12 +105,19 @@ func literalSlots(tree sqlparser.Statement) []*sqlparser.SQLVal {
 
 // constantOf is the parse-tree value the parser gives a string or number
 // token; false for a number its tokenizer would not read as one constant.
-func constantOf(t pglex.Token) (sqlparser.SQLVal, bool) {
+//
+// The value's bytes are appended to *arena, which the caller sizes for all
+// of a statement's constants, so that they take one allocation, not one each.
+func constantOf(t pglex.Token, arena *[]byte) (sqlparser.SQLVal, bool) {
 	if t.Kind == pglex.String {
 		// render escapes only backslash and quote, which the parser
 		// unescapes, so the value is the token's own; a zero byte, which
 		// render refuses, stays in the text for it to refuse.
-		return sqlparser.SQLVal{Type: sqlparser.StrVal, Val: []byte(t.Text)}, strings.IndexByte(t.Text, 0) < 0
+		return sqlparser.SQLVal{Type: sqlparser.StrVal, Val: arenaBytes(arena, t.Text)}, strings.IndexByte(t.Text, 0) < 0
+	}
+	if allDigits(t.Text) {
+		// What the parser's tokenizer reads as one INTEGRAL, bytes unchanged.
+		return sqlparser.SQLVal{Type: sqlparser.IntVal, Val: arenaBytes(arena, t.Text)}, true
 	}
 	tkn := sqlparser.NewStringTokenizer(t.Text)
 	typ, val := tkn.Scan()
@@ -132,11 +139,19 @@ func constantOf(t pglex.Token) (sqlparser.SQLVal, bool) {
 // it. ok is false when the statement has no usable shape; the caller then
 // parses its text.
 func shapeOf(toks []pglex.Token) (sh *shape, constants []sqlparser.SQLVal, ok bool) {
+	n, size := 0, 0
+	for _, t := range toks {
+		if t.Kind == pglex.String || t.Kind == pglex.Number {
+			n, size = n+1, size+len(t.Text)
+		}
+	}
+	constants = make([]sqlparser.SQLVal, 0, n)
+	arena := make([]byte, 0, size)
 	text, err := renderSlots(toks, func(i int, t pglex.Token) bool {
 		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {
 			return false
 		}
-		v, ok := constantOf(t)
+		v, ok := constantOf(t, &arena)
 		if ok {
 			constants = append(constants, v)
 		}
@@ -150,6 +165,24 @@ func shapeOf(toks []pglex.Token) (sh *shape, constants []sqlparser.SQLVal, ok bo
 		return nil, nil, false
 	}
 	return sh, constants, true
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// arenaBytes appends s to *arena and returns its copy there, capped so that
+// appending to it cannot reach the next value.
+func arenaBytes(arena *[]byte, s string) []byte {
+	start := len(*arena)
+	*arena = append(*arena, s...)
+	return (*arena)[start:len(*arena):len(*arena)]
 }
 
 // read reads the shape's tree with one statement's constants in its value

@@ -229,7 +229,7 @@ func (e *snapEval) conjunction(p *And, mask bitset) (t, f bitset, ok bool) {
 		negate bool
 		rows   int64 // rows where it can hold, at most
 	}
-	var parts []conjunct
+	parts := make([]conjunct, 0, 8) // one allocation for the usual few
 	var flatten func(Pred) bool
 	flatten = func(p Pred) bool {
 		if a, isAnd := p.(*And); isAnd {

@@ -223,9 +223,6 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 	if len(s.SelectExprs) != 1 || len(s.From) != 1 {
 		return nil
 	}
-	if t, ok := s.From[0].(*sqlparser.AliasedTableExpr); !ok || sqlparser.String(t.Expr) != "dual" {
-		return nil
-	}
 	ae, ok := s.SelectExprs[0].(*sqlparser.AliasedExpr)
 	if !ok {
 		return nil
@@ -234,7 +231,16 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 	if !ok {
 		return nil
 	}
-	switch f.Name.Lowered() {
+	// Checked after the select list, which rules out every COUNT query
+	// without formatting the table name.
+	name := f.Name.Lowered()
+	if name != "version" && name != "current_setting" {
+		return nil
+	}
+	if t, ok := s.From[0].(*sqlparser.AliasedTableExpr); !ok || sqlparser.String(t.Expr) != "dual" {
+		return nil
+	}
+	switch name {
 	case "version":
 		return &Chatter{Kind: ChatterVersion}
 	case "current_setting":

@@ -247,8 +247,6 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	if s.pg != nil {
 		return s.runPostgres(ctx, t, q, needs, secret, shape)
 	}
-	var text string
-	var args []any
 	var bounds Bounds
 	var rank bool
 	if needs.Bound {
@@ -256,12 +254,6 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		if rank && len(secret) == 0 {
 			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
 		}
-		text, args, err = compileBounded(t, q, needs, bounds, rank, secret)
-	} else {
-		text, args, err = compile(t, q, needs, secret)
-	}
-	if err != nil {
-		return nil, err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
@@ -298,6 +290,18 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		}
 	}
 
+	// The SQL is rendered only for SQLite: an answer from the snapshot
+	// does not need it (rendering refuses nothing a valid query holds).
+	var text string
+	var args []any
+	if needs.Bound {
+		text, args, err = compileBounded(t, q, needs, bounds, rank, secret)
+	} else {
+		text, args, err = compile(t, q, needs, secret)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var rd querier = s.db
 	if needs.TableSize {
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})

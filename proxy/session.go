@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -129,8 +130,12 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 		res, err = nil, publicError(aerr)
 		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
 	}
-	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
-		"outcome", outcome(err), "latency", time.Since(start))
+	// Checked first: the line's arguments would be boxed even for a logger
+	// that drops them, on every attack statement.
+	if s.engine.logger.Enabled(ctx, slog.LevelInfo) {
+		s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
+			"outcome", outcome(err), "latency", time.Since(start))
+	}
 	s.engine.observe(kind, err, time.Since(start))
 	return res, err
 }

@@ -27,6 +27,20 @@ var reserved = setOf(
 	"notnull", "outer", "overlaps", "right", "similar", "tablesample", "verbose",
 )
 
+// foldedWords are the words statements commonly write in capitals (the
+// reserved keywords and a few more the COUNT language uses), each to its
+// one folded string.
+var foldedWords = func() map[string]string {
+	m := map[string]string{}
+	for w := range reserved {
+		m[w] = w
+	}
+	for _, w := range []string{"count", "between", "by", "escape", "exists", "set", "show", "begin", "commit", "rollback"} {
+		m[w] = w
+	}
+	return m
+}()
+
 func setOf(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
 	for _, w := range words {

@@ -70,9 +70,14 @@ const MaxParam = 1000
 // the statement than the token they stopped at.
 func Lex(sql string) ([]Token, error) {
 	// About one token for every three bytes of SQL (IN lists of small
-	// numbers are that dense), so that the slice is rarely grown: attack
-	// streams lex hundreds of thousands of statements.
-	l := &lexer{src: sql, toks: make([]Token, 0, len(sql)/3+8)}
+	// numbers are that dense), so that the slice is rarely grown.
+	return LexAppend(make([]Token, 0, len(sql)/3+8), sql)
+}
+
+// LexAppend is Lex appending the tokens to dst, so that a caller reading
+// statement after statement (an attack stream) can reuse one slice.
+func LexAppend(dst []Token, sql string) ([]Token, error) {
+	l := &lexer{src: sql, toks: dst}
 	for {
 		tok, ok, err := l.next()
 		if err != nil {
@@ -225,11 +230,22 @@ func foldASCII(s string) string {
 	if i < 0 {
 		return s // already folded: most words are, and this is every word of every statement
 	}
-	b := []byte(s)
+	var buf [32]byte
+	b := buf[:0]
+	if len(s) > len(buf) {
+		b = make([]byte, 0, len(s))
+	}
+	b = append(b, s...)
 	for ; i < len(b); i++ {
 		if c := b[i]; c >= 'A' && c <= 'Z' {
 			b[i] = c + 'a' - 'A'
 		}
+	}
+	// Keywords written in capitals (SELECT COUNT(*) FROM ... WHERE ... AND)
+	// are folded to one shared string each rather than a new one per
+	// statement.
+	if w, ok := foldedWords[string(b)]; ok {
+		return w
 	}
 	return string(b)
 }
@@ -238,8 +254,16 @@ func foldASCII(s string) string {
 // constants separated only by whitespace that holds a newline are one, as
 // the SQL standard and PostgreSQL say.
 func (l *lexer) str(start int) (Token, bool, error) {
-	var b strings.Builder
 	l.pos = start
+	body, err := l.quoted('\'', "unterminated quoted string")
+	if err != nil {
+		return Token{}, false, err
+	}
+	if !l.continuation() {
+		return Token{Kind: String, Text: body, Raw: l.src[start:l.pos], Pos: start}, true, nil
+	}
+	var b strings.Builder
+	b.WriteString(body)
 	for {
 		body, err := l.quoted('\'', "unterminated quoted string")
 		if err != nil {
@@ -258,6 +282,13 @@ func (l *lexer) str(start int) (Token, bool, error) {
 func (l *lexer) quoted(delim byte, unterminated string) (string, error) {
 	open := l.pos
 	l.pos++
+	// Most constants hold no doubled delimiter: their body is the text
+	// between the delimiters, shared with the statement rather than copied.
+	if i := strings.IndexByte(l.src[l.pos:], delim); i >= 0 && (l.pos+i+1 >= len(l.src) || l.src[l.pos+i+1] != delim) {
+		body := l.src[l.pos : l.pos+i]
+		l.pos += i + 1
+		return body, nil
+	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(l.src[l.pos:], delim)

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package attacks_test
+
+// processCPU is not measured here: benchStatements then reports no CPU.
+func processCPU() int64 { return -1 }
