@@ -10,8 +10,8 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 	"countwall/proxy/columnsim"
 )
 
@@ -140,7 +140,7 @@ func smallFirewall(t *testing.T, rows [4][10]int64, mechanism string, params mec
 			}
 		}
 	}
-	f, err := columnsim.New("t", []columnsim.Column{{Name: "a", Type: planner.TypeInt}, {Name: "b", Type: planner.TypeInt}}, groups, m, columnsim.Additive, 0)
+	f, err := columnsim.New("t", []columnsim.Column{{Name: "a", Type: ir.TypeInt}, {Name: "b", Type: ir.TypeInt}}, groups, m, columnsim.Additive, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"countwall/attacks"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 	"countwall/proxy/columnsim"
 )
 
@@ -113,7 +113,7 @@ func varianceFirewall(t testing.TB, mechanism string, params mechanisms.Params, 
 		t.Fatal(err)
 	}
 	groups := []columnsim.Group{{Values: []any{int64(1)}, Count: 1}, {Values: []any{int64(2)}, Count: 100}}
-	f, err := columnsim.New("t", []columnsim.Column{{Name: "v", Type: planner.TypeInt}}, groups, m, columnsim.Additive, 0)
+	f, err := columnsim.New("t", []columnsim.Column{{Name: "v", Type: ir.TypeInt}}, groups, m, columnsim.Additive, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

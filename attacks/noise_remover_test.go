@@ -13,8 +13,8 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 	"countwall/proxy"
 	"countwall/proxy/columnsim"
 	"countwall/proxy/pgwire"
@@ -171,7 +171,7 @@ func paperSynthetic(rng *rand.Rand) ([]columnsim.Column, []columnsim.Group) {
 		}
 		groups = append(groups, columnsim.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
 	}
-	return []columnsim.Column{{Name: "value", Type: planner.TypeInt}}, groups
+	return []columnsim.Column{{Name: "value", Type: ir.TypeInt}}, groups
 }
 
 // The paper's Table 2 at k = 200: all 107 values of the 600,000-row column

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 )
 
 // stickyCells is a Querier that models the cell key method exactly: every
@@ -42,7 +42,7 @@ func (s *stickyCells) Query(ctx context.Context, sql string) (*Rows, error) {
 	if strings.Count(sql, " AND ") == 1 {
 		count = 25
 	}
-	req := &mechanisms.Request{Query: &planner.Query{Table: "t"}, Result: &planner.Result{Cells: []planner.Cell{{Count: count, Key: key, InDomain: true}}}}
+	req := &mechanisms.Request{Query: &ir.Query{Table: "t"}, Result: &ir.Result{Cells: []ir.Cell{{Count: count, Key: key, InDomain: true}}}}
 	answers, _, err := s.mech.Answer(ctx, req)
 	if err != nil {
 		return nil, err

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"countwall/attacks"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 	"countwall/proxy/columnsim"
 )
 
@@ -24,7 +24,7 @@ func valueFirewall(t *testing.T, counts []int64, mechanism string, params mechan
 	for x, c := range counts {
 		groups[x] = columnsim.Group{Values: []any{int64(x)}, Count: c}
 	}
-	f, err := columnsim.New("t", []columnsim.Column{{Name: "v", Type: planner.TypeInt}}, groups, m, columnsim.Additive, 0)
+	f, err := columnsim.New("t", []columnsim.Column{{Name: "v", Type: ir.TypeInt}}, groups, m, columnsim.Additive, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,42 +2,10 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"errors"
 	"fmt"
 )
-
-// Bounds limit what one privacy unit may contribute to a query, so that a
-// noise mechanism can be calibrated to a person rather than to a row (as
-// Google's DP SQL, SmartNoise SQL and PipelineDP do).
-type Bounds struct {
-	// MaxRowsPerUnit (C) is how many rows of one unit a cell may count.
-	MaxRowsPerUnit int64
-	// MaxGroupsPerUnit (G) is how many cells of one query one unit may
-	// contribute to.
-	MaxGroupsPerUnit int64
-}
-
-// DefaultBounds are a table's bounds when the config names none: one row and
-// one cell per unit, so that a unit moves at most one count by one.
-func DefaultBounds() Bounds { return Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1} }
-
-// override returns b with the non-zero fields of o put in their place.
-func (b Bounds) override(o Bounds) Bounds {
-	if o.MaxRowsPerUnit > 0 {
-		b.MaxRowsPerUnit = o.MaxRowsPerUnit
-	}
-	if o.MaxGroupsPerUnit > 0 {
-		b.MaxGroupsPerUnit = o.MaxGroupsPerUnit
-	}
-	return b
-}
-
-// ContributionBounds are the table's bounds with the non-zero fields of
-// override in their place, defaults where neither names one: what a bounded
-// query on t enforces before G is lowered to the number of cells.
-func (t *Table) ContributionBounds(override Bounds) Bounds {
-	return DefaultBounds().override(t.Bounds).override(override)
-}
 
 // effectiveBounds are the bounds a bounded Run enforces on q, and whether
 // the unit's cells must be chosen (ranked) to keep G of them.
@@ -46,9 +14,9 @@ func (t *Table) ContributionBounds(override Bounds) Bounds {
 // lowered to the number of cells when that is known (a plain COUNT has one,
 // a domain-complete GROUP BY its domain product): a unit cannot be in more
 // cells than there are, and then no cells need to be chosen.
-func effectiveBounds(t *Table, q *Query, needs Needs, shape *cellShape) (b Bounds, rank bool) {
+func effectiveBounds(t *ir.Table, q *ir.Query, needs ir.Needs, shape *cellShape) (b ir.Bounds, rank bool) {
 	b = t.ContributionBounds(needs.Bounds)
-	if q.Agg == CountDistinct {
+	if q.Agg == ir.CountDistinct {
 		b.MaxRowsPerUnit = 1
 	}
 	cells := int64(-1) // unknown
@@ -59,17 +27,17 @@ func effectiveBounds(t *Table, q *Query, needs Needs, shape *cellShape) (b Bound
 		cells = int64(len(shape.product))
 	}
 	if cells >= 0 && b.MaxGroupsPerUnit >= cells {
-		return Bounds{MaxRowsPerUnit: b.MaxRowsPerUnit, MaxGroupsPerUnit: max(cells, 1)}, false
+		return ir.Bounds{MaxRowsPerUnit: b.MaxRowsPerUnit, MaxGroupsPerUnit: max(cells, 1)}, false
 	}
 	return b, true
 }
 
 // PlanBounds are the bounds a bounded Run of q will enforce, known from the
 // schema alone: a mechanism prices a query with them before any row is read.
-func PlanBounds(t *Table, q *Query, needs Needs) (Bounds, error) {
+func PlanBounds(t *ir.Table, q *ir.Query, needs ir.Needs) (ir.Bounds, error) {
 	shape, err := newCellShape(t, q)
 	if err != nil {
-		return Bounds{}, err
+		return ir.Bounds{}, err
 	}
 	b, _ := effectiveBounds(t, q, needs, shape)
 	return b, nil
@@ -81,7 +49,7 @@ var ErrNotUnitKeyed = errors.New("the table is declared unit_keyed, but some pri
 
 // CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
 // unit, no unit with two rows. The error names no value.
-func (s *Store) CheckUnitKeyed(ctx context.Context, t *Table) error {
+func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
 	unit, table := quoteIdent(t.PrivacyUnit), quoteIdent(t.Name)
 	var broken int
 	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+unit+" IS NULL "+

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"fmt"
 	"strings"
@@ -49,7 +50,7 @@ var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": 
 // Compile returns "" and nil when q names a column t does not know or calls a
 // function or operator outside the allow-list: a validated query never does,
 // and Run reports such a query as an error instead of running it.
-func Compile(t *Table, q *Query, needs Needs) (sql string, args []any) {
+func Compile(t *ir.Table, q *ir.Query, needs ir.Needs) (sql string, args []any) {
 	sql, args, err := compile(t, q, needs, nil)
 	if err != nil {
 		return "", nil
@@ -58,7 +59,7 @@ func Compile(t *Table, q *Query, needs Needs) (sql string, args []any) {
 }
 
 // compile is Compile with the secret bound and the reason for a refusal kept.
-func compile(t *Table, q *Query, needs Needs, secret []byte) (string, []any, error) {
+func compile(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []any, error) {
 	c := &compiler{t: t}
 	table := quoteIdent(t.Name)
 	groups := make([]string, len(q.GroupBy))
@@ -68,7 +69,7 @@ func compile(t *Table, q *Query, needs Needs, secret []byte) (string, []any, err
 	// The unit column is resolved only when the SQL uses it, so a table
 	// without one still answers plain counts.
 	var unit string
-	if q.Agg == CountDistinct || needs.Units || needs.Key {
+	if q.Agg == ir.CountDistinct || needs.Units || needs.Key {
 		unit = c.column(t.PrivacyUnit)
 	}
 
@@ -101,7 +102,7 @@ func compile(t *Table, q *Query, needs Needs, secret []byte) (string, []any, err
 			sb.WriteString(g)
 			sb.WriteString(", ")
 		}
-		if q.Agg == CountDistinct {
+		if q.Agg == ir.CountDistinct {
 			sb.WriteString("COUNT(DISTINCT " + unit + ")")
 		} else {
 			sb.WriteString("COUNT(*)")
@@ -129,7 +130,7 @@ func compile(t *Table, q *Query, needs Needs, secret []byte) (string, []any, err
 		sb.WriteString(g)
 		sb.WriteString(", ")
 	}
-	if q.Agg == CountDistinct {
+	if q.Agg == ir.CountDistinct {
 		sb.WriteString("COUNT(" + unitAlias + ")")
 	} else {
 		sb.WriteString("COALESCE(SUM(" + rowsAlias + "), 0)")
@@ -172,7 +173,7 @@ func quoteIdent(name string) string {
 // compiler renders predicates and expressions, collecting bound arguments in
 // the order their ? marks appear. The first problem found is kept in err.
 type compiler struct {
-	t    *Table
+	t    *ir.Table
 	sb   strings.Builder
 	args []any
 	err  error
@@ -185,9 +186,9 @@ type compiler struct {
 // function call or operator differs from SQLite's meaning.
 type dialect interface {
 	// column is the reference to a catalog column.
-	column(col *Column) string
+	column(col *ir.Column) string
 	// placeholder marks the n-th (1-based) bound parameter of literal l.
-	placeholder(n int, l Literal) string
+	placeholder(n int, l ir.Literal) string
 	// function renders a call of allow-listed function name over the
 	// rendered arguments, or fails when its meaning would differ.
 	function(name string, args []string) (string, error)
@@ -214,7 +215,7 @@ func (c *compiler) column(name string) string {
 	return quoteIdent(col.Name)
 }
 
-func (c *compiler) bind(l Literal) {
+func (c *compiler) bind(l ir.Literal) {
 	c.args = append(c.args, l.Value())
 	if c.dialect != nil {
 		c.sb.WriteString(c.dialect.placeholder(len(c.args), l))
@@ -223,28 +224,28 @@ func (c *compiler) bind(l Literal) {
 	c.sb.WriteString("?")
 }
 
-func (c *compiler) pred(p Pred) {
+func (c *compiler) pred(p ir.Pred) {
 	switch p := p.(type) {
-	case *And:
+	case *ir.And:
 		c.binary(p.Left, " AND ", p.Right)
-	case *Or:
+	case *ir.Or:
 		c.binary(p.Left, " OR ", p.Right)
-	case *Not:
+	case *ir.Not:
 		c.sb.WriteString("NOT ")
 		c.sb.WriteString("(")
 		c.pred(p.Inner)
 		c.sb.WriteString(")")
-	case *Compare:
+	case *ir.Compare:
 		c.sb.WriteString(c.column(p.Column))
 		c.op(p.Op)
 		c.bind(p.Value)
-	case *Between:
+	case *ir.Between:
 		c.sb.WriteString(c.column(p.Column))
 		c.sb.WriteString(negated(p.Negate, " BETWEEN "))
 		c.bind(p.Lo)
 		c.sb.WriteString(" AND ")
 		c.bind(p.Hi)
-	case *In:
+	case *ir.In:
 		if len(p.Values) == 0 {
 			c.fail("an IN list is empty")
 			return
@@ -259,22 +260,22 @@ func (c *compiler) pred(p Pred) {
 			c.bind(v)
 		}
 		c.sb.WriteString(")")
-	case *IsNull:
+	case *ir.IsNull:
 		c.sb.WriteString(c.column(p.Column))
 		if p.Negate {
 			c.sb.WriteString(" IS NOT NULL")
 		} else {
 			c.sb.WriteString(" IS NULL")
 		}
-	case *Like:
+	case *ir.Like:
 		// PostgreSQL's LIKE escapes with a backslash by default; SQLite's has
 		// no escape unless told. Case sensitivity comes from the store's
 		// case_sensitive_like pragma.
 		c.sb.WriteString(c.column(p.Column))
 		c.sb.WriteString(negated(p.Negate, " LIKE "))
-		c.bind(Literal{Kind: LitText, Text: p.Pattern})
+		c.bind(ir.Literal{Kind: ir.LitText, Text: p.Pattern})
 		c.sb.WriteString(` ESCAPE '\'`)
-	case *MathCompare:
+	case *ir.MathCompare:
 		c.expr(p.Expr)
 		c.op(p.Op)
 		c.bind(p.Value)
@@ -285,7 +286,7 @@ func (c *compiler) pred(p Pred) {
 	}
 }
 
-func (c *compiler) binary(l Pred, op string, r Pred) {
+func (c *compiler) binary(l ir.Pred, op string, r ir.Pred) {
 	c.sb.WriteString("(")
 	c.pred(l)
 	c.sb.WriteString(op)
@@ -309,13 +310,13 @@ func negated(negate bool, keyword string) string {
 	return keyword
 }
 
-func (c *compiler) expr(e Expr) {
+func (c *compiler) expr(e ir.Expr) {
 	switch e := e.(type) {
-	case *ColumnRef:
+	case *ir.ColumnRef:
 		c.sb.WriteString(c.column(e.Column))
-	case *NumberLit:
+	case *ir.NumberLit:
 		c.bind(e.Value)
-	case *BinaryExpr:
+	case *ir.BinaryExpr:
 		if !arithOps[e.Op] {
 			c.fail("arithmetic operator %q is not supported", e.Op)
 			return
@@ -335,7 +336,7 @@ func (c *compiler) expr(e Expr) {
 		c.sb.WriteString(" " + e.Op + " ")
 		c.expr(e.Right)
 		c.sb.WriteString(")")
-	case *FuncCall:
+	case *ir.FuncCall:
 		f, ok := sqlFuncs[e.Name]
 		if !ok {
 			c.fail("function %q is not supported", e.Name)
@@ -375,7 +376,7 @@ func (c *compiler) expr(e Expr) {
 
 // sub renders an expression on its own, its parameters numbered after those
 // already bound, and returns the text.
-func (c *compiler) sub(e Expr) string {
+func (c *compiler) sub(e ir.Expr) string {
 	outer := c.sb
 	c.sb = strings.Builder{}
 	c.expr(e)
@@ -386,16 +387,16 @@ func (c *compiler) sub(e Expr) string {
 
 // isReal reports whether an expression may yield a real: a real column or
 // literal anywhere in it.
-func (c *compiler) isReal(e Expr) bool {
+func (c *compiler) isReal(e ir.Expr) bool {
 	switch e := e.(type) {
-	case *ColumnRef:
+	case *ir.ColumnRef:
 		col, ok := c.t.Columns[strings.ToLower(e.Column)]
-		return ok && col.Type == TypeReal
-	case *NumberLit:
-		return e.Value.Kind == LitFloat
-	case *BinaryExpr:
+		return ok && col.Type == ir.TypeReal
+	case *ir.NumberLit:
+		return e.Value.Kind == ir.LitFloat
+	case *ir.BinaryExpr:
 		return c.isReal(e.Left) || c.isReal(e.Right)
-	case *FuncCall:
+	case *ir.FuncCall:
 		for _, a := range e.Args {
 			if c.isReal(a) {
 				return true

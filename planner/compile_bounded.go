@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"fmt"
 	"strconv"
@@ -25,7 +26,7 @@ const (
 // group, the fastest form; otherwise a per-(group, unit) pass clamps and
 // ranks, and the outer query sums per group. Contributor keys are not
 // available in this rendering.
-func compileBounded(t *Table, q *Query, needs Needs, b Bounds, rank bool, secret []byte) (string, []any, error) {
+func compileBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank bool, secret []byte) (string, []any, error) {
 	if needs.Key {
 		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
 	}
@@ -55,7 +56,7 @@ func compileBounded(t *Table, q *Query, needs Needs, b Bounds, rank bool, secret
 	}
 
 	var sb strings.Builder
-	if !rank && (b.MaxRowsPerUnit == 1 || q.Agg == CountDistinct) {
+	if !rank && (b.MaxRowsPerUnit == 1 || q.Agg == ir.CountDistinct) {
 		// Each unit counts once in each of its cells: COUNT(DISTINCT unit).
 		sb.WriteString("SELECT ")
 		for _, g := range groups {
@@ -130,7 +131,7 @@ func compileBounded(t *Table, q *Query, needs Needs, b Bounds, rank bool, secret
 	for _, g := range inner {
 		sb.WriteString(g + ", ")
 	}
-	if q.Agg == CountDistinct || b.MaxRowsPerUnit == 1 {
+	if q.Agg == ir.CountDistinct || b.MaxRowsPerUnit == 1 {
 		sb.WriteString("COUNT(*)")
 	} else {
 		sb.WriteString("COALESCE(SUM(MIN(" + rowsAlias + ", " + strconv.FormatInt(b.MaxRowsPerUnit, 10) + ")), 0)")

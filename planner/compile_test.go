@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"reflect"
 	"strconv"
 	"strings"
@@ -9,100 +10,100 @@ import (
 
 // testPeopleTable is the catalog entry of the people table the store tests
 // build: id is the privacy unit.
-func testPeopleTable() *Table {
-	return &Table{
+func testPeopleTable() *ir.Table {
+	return &ir.Table{
 		Name:        "people",
 		PrivacyUnit: "id",
-		Columns: map[string]*Column{
-			"id":     {Name: "id", Type: TypeInt},
-			"age":    {Name: "age", Type: TypeInt},
-			"sex":    {Name: "sex", Type: TypeText},
-			"suburb": {Name: "suburb", Type: TypeText},
-			"income": {Name: "income", Type: TypeInt},
+		Columns: map[string]*ir.Column{
+			"id":     {Name: "id", Type: ir.TypeInt},
+			"age":    {Name: "age", Type: ir.TypeInt},
+			"sex":    {Name: "sex", Type: ir.TypeText},
+			"suburb": {Name: "suburb", Type: ir.TypeText},
+			"income": {Name: "income", Type: ir.TypeInt},
 		},
-		Policy: DefaultPolicy(),
+		Policy: ir.DefaultPolicy(),
 	}
 }
 
-func intLit(v int64) Literal     { return Literal{Kind: LitInt, Int: v} }
-func floatLit(v float64) Literal { return Literal{Kind: LitFloat, Float: v} }
-func textLit(v string) Literal   { return Literal{Kind: LitText, Text: v} }
+func intLit(v int64) ir.Literal     { return ir.Literal{Kind: ir.LitInt, Int: v} }
+func floatLit(v float64) ir.Literal { return ir.Literal{Kind: ir.LitFloat, Float: v} }
+func textLit(v string) ir.Literal   { return ir.Literal{Kind: ir.LitText, Text: v} }
 
 func TestCompileExactSQL(t *testing.T) {
 	people := testPeopleTable()
-	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
 	cases := []struct {
 		name  string
-		q     *Query
-		needs Needs
+		q     *ir.Query
+		needs ir.Needs
 		sql   string
 		args  []any
 	}{
 		{
 			name: "plain count",
-			q:    &Query{Table: "people"},
+			q:    &ir.Query{Table: "people"},
 			sql:  `SELECT COUNT(*) FROM "people"`,
 		},
 		{
 			name: "equality",
-			q:    &Query{Table: "people", Where: age30},
+			q:    &ir.Query{Table: "people", Where: age30},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE "age" = ?`,
 			args: []any{int64(30)},
 		},
 		{
 			name: "bang-equals becomes <>",
-			q:    &Query{Table: "people", Where: &Compare{Column: "sex", Op: "!=", Value: textLit("F")}},
+			q:    &ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "!=", Value: textLit("F")}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE "sex" <> ?`,
 			args: []any{"F"},
 		},
 		{
 			name: "every comparison operator",
-			q: &Query{Table: "people", Where: &And{
-				Left:  &Or{Left: &Compare{Column: "age", Op: "<", Value: intLit(1)}, Right: &Compare{Column: "age", Op: "<=", Value: intLit(2)}},
-				Right: &Or{Left: &Compare{Column: "age", Op: ">", Value: intLit(3)}, Right: &Compare{Column: "income", Op: ">=", Value: floatLit(4.5)}},
+			q: &ir.Query{Table: "people", Where: &ir.And{
+				Left:  &ir.Or{Left: &ir.Compare{Column: "age", Op: "<", Value: intLit(1)}, Right: &ir.Compare{Column: "age", Op: "<=", Value: intLit(2)}},
+				Right: &ir.Or{Left: &ir.Compare{Column: "age", Op: ">", Value: intLit(3)}, Right: &ir.Compare{Column: "income", Op: ">=", Value: floatLit(4.5)}},
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE (("age" < ? OR "age" <= ?) AND ("age" > ? OR "income" >= ?))`,
 			args: []any{int64(1), int64(2), int64(3), 4.5},
 		},
 		{
 			name: "between and not between",
-			q: &Query{Table: "people", Where: &And{
-				Left:  &Between{Column: "age", Lo: intLit(20), Hi: intLit(29)},
-				Right: &Between{Column: "income", Lo: intLit(0), Hi: intLit(10), Negate: true},
+			q: &ir.Query{Table: "people", Where: &ir.And{
+				Left:  &ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)},
+				Right: &ir.Between{Column: "income", Lo: intLit(0), Hi: intLit(10), Negate: true},
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE ("age" BETWEEN ? AND ? AND "income" NOT BETWEEN ? AND ?)`,
 			args: []any{int64(20), int64(29), int64(0), int64(10)},
 		},
 		{
 			name: "in and not in",
-			q: &Query{Table: "people", Where: &Or{
-				Left:  &In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}},
-				Right: &In{Column: "age", Values: []Literal{intLit(1)}, Negate: true},
+			q: &ir.Query{Table: "people", Where: &ir.Or{
+				Left:  &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}},
+				Right: &ir.In{Column: "age", Values: []ir.Literal{intLit(1)}, Negate: true},
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE ("sex" IN (?, ?) OR "age" NOT IN (?))`,
 			args: []any{"M", "F", int64(1)},
 		},
 		{
 			name: "is null and is not null under not",
-			q: &Query{Table: "people", Where: &Not{Inner: &And{
-				Left:  &IsNull{Column: "income"},
-				Right: &IsNull{Column: "sex", Negate: true},
+			q: &ir.Query{Table: "people", Where: &ir.Not{Inner: &ir.And{
+				Left:  &ir.IsNull{Column: "income"},
+				Right: &ir.IsNull{Column: "sex", Negate: true},
 			}}},
 			sql: `SELECT COUNT(*) FROM "people" WHERE NOT (("income" IS NULL AND "sex" IS NOT NULL))`,
 		},
 		{
 			name: "like and not like bind the pattern",
-			q: &Query{Table: "people", Where: &And{
-				Left:  &Like{Column: "suburb", Pattern: "North%"},
-				Right: &Like{Column: "suburb", Pattern: "%\\_x", Negate: true},
+			q: &ir.Query{Table: "people", Where: &ir.And{
+				Left:  &ir.Like{Column: "suburb", Pattern: "North%"},
+				Right: &ir.Like{Column: "suburb", Pattern: "%\\_x", Negate: true},
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE ("suburb" LIKE ? ESCAPE '\' AND "suburb" NOT LIKE ? ESCAPE '\')`,
 			args: []any{"North%", "%\\_x"},
 		},
 		{
 			name: "math from the expression tree",
-			q: &Query{Table: "people", Where: &MathCompare{
-				Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: intLit(40)}}}},
+			q: &ir.Query{Table: "people", Where: &ir.MathCompare{
+				Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: intLit(40)}}}},
 				Op:   "<", Value: intLit(5),
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE abs(("age" - ?)) < ?`,
@@ -110,51 +111,51 @@ func TestCompileExactSQL(t *testing.T) {
 		},
 		{
 			name: "math with round of two arguments and text functions",
-			q: &Query{Table: "people", Where: &Or{
-				Left: &MathCompare{Expr: &FuncCall{Name: "round", Args: []Expr{
-					&BinaryExpr{Op: "/", Left: &ColumnRef{Column: "income"}, Right: &NumberLit{Value: floatLit(3)}},
-					&NumberLit{Value: intLit(1)},
+			q: &ir.Query{Table: "people", Where: &ir.Or{
+				Left: &ir.MathCompare{Expr: &ir.FuncCall{Name: "round", Args: []ir.Expr{
+					&ir.BinaryExpr{Op: "/", Left: &ir.ColumnRef{Column: "income"}, Right: &ir.NumberLit{Value: floatLit(3)}},
+					&ir.NumberLit{Value: intLit(1)},
 				}}, Op: ">=", Value: floatLit(10.5)},
-				Right: &MathCompare{Expr: &FuncCall{Name: "length", Args: []Expr{&FuncCall{Name: "upper", Args: []Expr{&ColumnRef{Column: "suburb"}}}}}, Op: "=", Value: intLit(4)},
+				Right: &ir.MathCompare{Expr: &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.FuncCall{Name: "upper", Args: []ir.Expr{&ir.ColumnRef{Column: "suburb"}}}}}, Op: "=", Value: intLit(4)},
 			}},
 			sql:  `SELECT COUNT(*) FROM "people" WHERE (round(("income" / ?), ?) >= ? OR length(upper("suburb")) = ?)`,
 			args: []any{3.0, int64(1), 10.5, int64(4)},
 		},
 		{
 			name: "group by two columns",
-			q:    &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: age30},
+			q:    &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: age30},
 			sql:  `SELECT countwall_group_text("sex"), countwall_group_text("suburb"), COUNT(*) FROM "people" WHERE "age" = ? GROUP BY countwall_group_text("sex"), countwall_group_text("suburb") ORDER BY countwall_group_text("sex"), countwall_group_text("suburb")`,
 			args: []any{int64(30)},
 		},
 		{
 			name: "count distinct units",
-			q:    &Query{Table: "people", Agg: CountDistinct, GroupBy: []string{"sex"}},
+			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct, GroupBy: []string{"sex"}},
 			sql:  `SELECT countwall_group_text("sex"), COUNT(DISTINCT "id") FROM "people" GROUP BY countwall_group_text("sex") ORDER BY countwall_group_text("sex")`,
 		},
 		{
 			name:  "table size and conditions need no extra SQL",
-			q:     &Query{Table: "people", Where: age30},
-			needs: Needs{TableSize: true, Conditions: true},
+			q:     &ir.Query{Table: "people", Where: age30},
+			needs: ir.Needs{TableSize: true, Conditions: true},
 			sql:   `SELECT COUNT(*) FROM "people" WHERE "age" = ?`,
 			args:  []any{int64(30)},
 		},
 		{
 			name:  "units without keys: one pass with COUNT(DISTINCT)",
-			q:     &Query{Table: "people", GroupBy: []string{"sex"}, Where: age30},
-			needs: Needs{Units: true},
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: age30},
+			needs: ir.Needs{Units: true},
 			sql:   `SELECT countwall_group_text("sex"), COUNT(*), COUNT(DISTINCT "id") FROM "people" WHERE "age" = ? GROUP BY countwall_group_text("sex") ORDER BY countwall_group_text("sex")`,
 			args:  []any{int64(30)},
 		},
 		{
 			name:  "count distinct with units",
-			q:     &Query{Table: "people", Agg: CountDistinct},
-			needs: Needs{Units: true},
+			q:     &ir.Query{Table: "people", Agg: ir.CountDistinct},
+			needs: ir.Needs{Units: true},
 			sql:   `SELECT COUNT(DISTINCT "id"), COUNT(DISTINCT "id") FROM "people"`,
 		},
 		{
 			name:  "key: the secret goes first",
-			q:     &Query{Table: "people", GroupBy: []string{"sex", "age"}, Where: &Compare{Column: "income", Op: ">", Value: intLit(100)}},
-			needs: Needs{Key: true},
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex", "age"}, Where: &ir.Compare{Column: "income", Op: ">", Value: intLit(100)}},
+			needs: ir.Needs{Key: true},
 			sql: `SELECT cw_g0, cw_g1, COALESCE(SUM(cw_n), 0), COUNT(cw_u), COALESCE(SUM(cw_k), 0) % 4294967296 ` +
 				`FROM (SELECT countwall_group_text("sex") AS cw_g0, CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g1, ` +
 				`"id" AS cw_u, COUNT(*) AS cw_n, countwall_record_key(?, "id") AS cw_k ` +
@@ -164,8 +165,8 @@ func TestCompileExactSQL(t *testing.T) {
 		},
 		{
 			name:  "count distinct with keys, no group",
-			q:     &Query{Table: "people", Agg: CountDistinct},
-			needs: Needs{Units: true, Key: true},
+			q:     &ir.Query{Table: "people", Agg: ir.CountDistinct},
+			needs: ir.Needs{Units: true, Key: true},
 			sql: `SELECT COUNT(cw_u), COUNT(cw_u), COALESCE(SUM(cw_k), 0) % 4294967296 ` +
 				`FROM (SELECT "id" AS cw_u, COUNT(*) AS cw_n, countwall_record_key(?, "id") AS cw_k FROM "people" GROUP BY "id")`,
 			args: []any{[]byte(nil)},
@@ -188,16 +189,16 @@ func TestCompileExactSQL(t *testing.T) {
 }
 
 func TestCompileQuotesCatalogIdentifiers(t *testing.T) {
-	tbl := &Table{
+	tbl := &ir.Table{
 		Name:        `my "table"`,
 		PrivacyUnit: "uid",
-		Columns: map[string]*Column{
-			"uid":    {Name: "uid", Type: TypeInt},
-			`we"ird`: {Name: `We"ird`, Type: TypeText},
+		Columns: map[string]*ir.Column{
+			"uid":    {Name: "uid", Type: ir.TypeInt},
+			`we"ird`: {Name: `We"ird`, Type: ir.TypeText},
 		},
 	}
-	q := &Query{Table: tbl.Name, GroupBy: []string{`we"ird`}, Where: &IsNull{Column: `WE"IRD`, Negate: true}}
-	sql, args := Compile(tbl, q, Needs{})
+	q := &ir.Query{Table: tbl.Name, GroupBy: []string{`we"ird`}, Where: &ir.IsNull{Column: `WE"IRD`, Negate: true}}
+	sql, args := Compile(tbl, q, ir.Needs{})
 	want := `SELECT countwall_group_text("We""ird"), COUNT(*) FROM "my ""table""" WHERE "We""ird" IS NOT NULL GROUP BY countwall_group_text("We""ird") ORDER BY countwall_group_text("We""ird")`
 	if sql != want || args != nil {
 		t.Errorf("got %s %v, want %s []", sql, args, want)
@@ -206,24 +207,24 @@ func TestCompileQuotesCatalogIdentifiers(t *testing.T) {
 
 func TestCompileRefusesWhatTheCatalogDoesNotKnow(t *testing.T) {
 	people := testPeopleTable()
-	cases := map[string]*Query{
-		"unknown where column":  {Where: &Compare{Column: "salary", Op: "=", Value: intLit(1)}},
+	cases := map[string]*ir.Query{
+		"unknown where column":  {Where: &ir.Compare{Column: "salary", Op: "=", Value: intLit(1)}},
 		"unknown group column":  {GroupBy: []string{"salary"}},
-		"function not allowed":  {Where: &MathCompare{Expr: &FuncCall{Name: "random"}, Op: "=", Value: intLit(1)}},
-		"wrong argument count":  {Where: &MathCompare{Expr: &FuncCall{Name: "abs"}, Op: "=", Value: intLit(1)}},
-		"operator not allowed":  {Where: &MathCompare{Expr: &BinaryExpr{Op: "||", Left: &ColumnRef{Column: "age"}, Right: &ColumnRef{Column: "age"}}, Op: "=", Value: intLit(1)}},
-		"comparison not known":  {Where: &Compare{Column: "age", Op: "<=>", Value: intLit(1)}},
-		"empty in list":         {Where: &In{Column: "age"}},
-		"nil inside not":        {Where: &Not{}},
-		"column ref is unknown": {Where: &MathCompare{Expr: &ColumnRef{Column: "x"}, Op: "=", Value: intLit(1)}},
+		"function not allowed":  {Where: &ir.MathCompare{Expr: &ir.FuncCall{Name: "random"}, Op: "=", Value: intLit(1)}},
+		"wrong argument count":  {Where: &ir.MathCompare{Expr: &ir.FuncCall{Name: "abs"}, Op: "=", Value: intLit(1)}},
+		"operator not allowed":  {Where: &ir.MathCompare{Expr: &ir.BinaryExpr{Op: "||", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.ColumnRef{Column: "age"}}, Op: "=", Value: intLit(1)}},
+		"comparison not known":  {Where: &ir.Compare{Column: "age", Op: "<=>", Value: intLit(1)}},
+		"empty in list":         {Where: &ir.In{Column: "age"}},
+		"nil inside not":        {Where: &ir.Not{}},
+		"column ref is unknown": {Where: &ir.MathCompare{Expr: &ir.ColumnRef{Column: "x"}, Op: "=", Value: intLit(1)}},
 	}
 	for name, q := range cases {
 		t.Run(name, func(t *testing.T) {
 			q.Table = "people"
-			if sql, args := Compile(people, q, Needs{Key: true}); sql != "" || args != nil {
+			if sql, args := Compile(people, q, ir.Needs{Key: true}); sql != "" || args != nil {
 				t.Errorf("compiled to %q %v, want a refusal", sql, args)
 			}
-			if _, _, err := compile(people, q, Needs{}, nil); err == nil {
+			if _, _, err := compile(people, q, ir.Needs{}, nil); err == nil {
 				t.Error("compile gave no error")
 			}
 		})
@@ -237,34 +238,34 @@ func TestCompileNeverInlinesLiterals(t *testing.T) {
 	people := testPeopleTable()
 	var markers []string
 	next := 0
-	text := func() Literal {
+	text := func() ir.Literal {
 		next++
 		m := "zq'marker\"" + strconv.Itoa(next) + "--;"
 		markers = append(markers, m)
 		return textLit(m)
 	}
-	num := func() Literal {
+	num := func() ir.Literal {
 		next++
 		v := int64(7_654_321_000 + next)
 		markers = append(markers, strconv.FormatInt(v, 10))
 		return intLit(v)
 	}
-	where := &And{
-		Left: &Or{
-			Left:  &Compare{Column: "sex", Op: "=", Value: text()},
-			Right: &Between{Column: "age", Lo: num(), Hi: num(), Negate: true},
+	where := &ir.And{
+		Left: &ir.Or{
+			Left:  &ir.Compare{Column: "sex", Op: "=", Value: text()},
+			Right: &ir.Between{Column: "age", Lo: num(), Hi: num(), Negate: true},
 		},
-		Right: &Not{Inner: &Or{
-			Left: &In{Column: "suburb", Values: []Literal{text(), text(), text()}},
-			Right: &And{
-				Left:  &Like{Column: "suburb", Pattern: text().Text},
-				Right: &MathCompare{Expr: &BinaryExpr{Op: "*", Left: &ColumnRef{Column: "income"}, Right: &NumberLit{Value: num()}}, Op: ">", Value: num()},
+		Right: &ir.Not{Inner: &ir.Or{
+			Left: &ir.In{Column: "suburb", Values: []ir.Literal{text(), text(), text()}},
+			Right: &ir.And{
+				Left:  &ir.Like{Column: "suburb", Pattern: text().Text},
+				Right: &ir.MathCompare{Expr: &ir.BinaryExpr{Op: "*", Left: &ir.ColumnRef{Column: "income"}, Right: &ir.NumberLit{Value: num()}}, Op: ">", Value: num()},
 			},
 		}},
 	}
-	for _, needs := range []Needs{{}, {Units: true}, {Key: true, TableSize: true}} {
-		for _, agg := range []AggKind{CountRows, CountDistinct} {
-			q := &Query{Table: "people", Agg: agg, Where: where, GroupBy: []string{"sex"}}
+	for _, needs := range []ir.Needs{{}, {Units: true}, {Key: true, TableSize: true}} {
+		for _, agg := range []ir.AggKind{ir.CountRows, ir.CountDistinct} {
+			q := &ir.Query{Table: "people", Agg: agg, Where: where, GroupBy: []string{"sex"}}
 			sql, args := Compile(people, q, needs)
 			if sql == "" {
 				t.Fatalf("needs %+v: query refused", needs)

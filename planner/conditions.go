@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"countwall/ir"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // NOT is pushed down to the leaves (De Morgan), where it becomes the negated
 // form of the leaf: NOT (age < 30) is age >= 30, which SQL's three-valued logic
 // makes an equivalence, NULL included. A one-value IN is an equality.
-func Conditions(q *Query) []string {
+func Conditions(q *ir.Query) []string {
 	if q == nil || q.Where == nil {
 		return []string{}
 	}
@@ -42,35 +43,35 @@ func canonicalOp(op string) string {
 	return op
 }
 
-func collectConditions(p Pred, neg bool, out *[]string) {
+func collectConditions(p ir.Pred, neg bool, out *[]string) {
 	switch p := p.(type) {
-	case *And:
+	case *ir.And:
 		collectConditions(p.Left, neg, out)
 		collectConditions(p.Right, neg, out)
-	case *Or:
+	case *ir.Or:
 		collectConditions(p.Left, neg, out)
 		collectConditions(p.Right, neg, out)
-	case *Not:
+	case *ir.Not:
 		collectConditions(p.Inner, !neg, out)
-	case *Compare:
+	case *ir.Compare:
 		*out = append(*out, canonicalCompare(canonicalColumn(p.Column), p.Op, neg, p.Value))
-	case *MathCompare:
+	case *ir.MathCompare:
 		*out = append(*out, canonicalCompare(canonicalExpr(p.Expr, true), p.Op, neg, p.Value))
-	case *Between:
+	case *ir.Between:
 		kw := " BETWEEN "
 		if p.Negate != neg {
 			kw = " NOT BETWEEN "
 		}
 		*out = append(*out, canonicalColumn(p.Column)+kw+canonicalLiteral(p.Lo)+" AND "+canonicalLiteral(p.Hi))
-	case *In:
+	case *ir.In:
 		*out = append(*out, canonicalIn(p, p.Negate != neg))
-	case *IsNull:
+	case *ir.IsNull:
 		if p.Negate != neg {
 			*out = append(*out, canonicalColumn(p.Column)+" IS NOT NULL")
 		} else {
 			*out = append(*out, canonicalColumn(p.Column)+" IS NULL")
 		}
-	case *Like:
+	case *ir.Like:
 		kw := " LIKE "
 		if p.Negate != neg {
 			kw = " NOT LIKE "
@@ -79,7 +80,7 @@ func collectConditions(p Pred, neg bool, out *[]string) {
 	}
 }
 
-func canonicalCompare(lhs, op string, neg bool, v Literal) string {
+func canonicalCompare(lhs, op string, neg bool, v ir.Literal) string {
 	op = canonicalOp(op)
 	if neg {
 		if inv, ok := negatedOps[op]; ok {
@@ -91,10 +92,10 @@ func canonicalCompare(lhs, op string, neg bool, v Literal) string {
 	return lhs + " " + op + " " + canonicalLiteral(v)
 }
 
-func canonicalIn(p *In, negate bool) string {
+func canonicalIn(p *ir.In, negate bool) string {
 	vals := slices.Clone(p.Values)
 	slices.SortFunc(vals, compareLiterals)
-	vals = slices.CompactFunc(vals, func(a, b Literal) bool { return compareLiterals(a, b) == 0 })
+	vals = slices.CompactFunc(vals, func(a, b ir.Literal) bool { return compareLiterals(a, b) == 0 })
 	col := canonicalColumn(p.Column)
 	if len(vals) == 1 {
 		return canonicalCompare(col, "=", negate, vals[0])
@@ -112,11 +113,11 @@ func canonicalIn(p *In, negate bool) string {
 
 // compareLiterals orders numbers numerically before text, text bytewise, as
 // SQLite orders values.
-func compareLiterals(a, b Literal) int {
-	an, bn := a.Kind != LitText, b.Kind != LitText
+func compareLiterals(a, b ir.Literal) int {
+	an, bn := a.Kind != ir.LitText, b.Kind != ir.LitText
 	switch {
 	case an && bn:
-		if a.Kind == LitInt && b.Kind == LitInt {
+		if a.Kind == ir.LitInt && b.Kind == ir.LitInt {
 			return cmp.Compare(a.Int, b.Int)
 		}
 		return cmp.Compare(literalFloat(a), literalFloat(b))
@@ -129,8 +130,8 @@ func compareLiterals(a, b Literal) int {
 	}
 }
 
-func literalFloat(l Literal) float64 {
-	if l.Kind == LitInt {
+func literalFloat(l ir.Literal) float64 {
+	if l.Kind == ir.LitInt {
 		return float64(l.Int)
 	}
 	return l.Float
@@ -138,11 +139,11 @@ func literalFloat(l Literal) float64 {
 
 // canonicalLiteral renders a literal the same way however it was typed: 30,
 // 30.0 and 3e1 are all 30; text is single-quoted with quotes doubled.
-func canonicalLiteral(l Literal) string {
+func canonicalLiteral(l ir.Literal) string {
 	switch l.Kind {
-	case LitInt:
+	case ir.LitInt:
 		return strconv.FormatInt(l.Int, 10)
-	case LitFloat:
+	case ir.LitFloat:
 		return strconv.FormatFloat(l.Float, 'g', -1, 64)
 	default:
 		return quoteText(l.Text)
@@ -155,19 +156,19 @@ func quoteText(s string) string {
 
 func canonicalColumn(name string) string { return strings.ToLower(name) }
 
-func canonicalExpr(e Expr, top bool) string {
+func canonicalExpr(e ir.Expr, top bool) string {
 	switch e := e.(type) {
-	case *ColumnRef:
+	case *ir.ColumnRef:
 		return canonicalColumn(e.Column)
-	case *NumberLit:
+	case *ir.NumberLit:
 		return canonicalLiteral(e.Value)
-	case *BinaryExpr:
+	case *ir.BinaryExpr:
 		s := canonicalExpr(e.Left, false) + " " + e.Op + " " + canonicalExpr(e.Right, false)
 		if top {
 			return s
 		}
 		return "(" + s + ")"
-	case *FuncCall:
+	case *ir.FuncCall:
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {
 			args[i] = canonicalExpr(a, true)

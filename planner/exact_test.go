@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"errors"
 	"strings"
 
@@ -39,8 +40,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	cat := &Catalog{Tables: map[string]*Table{"people": {Name: "people", PrivacyUnit: "id", Policy: DefaultPolicy(),
-		Columns: map[string]*Column{"id": {Name: "id", Type: TypeInt}, "age": {Name: "age", Type: TypeInt}}}}}
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": {Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{"id": {Name: "id", Type: ir.TypeInt}, "age": {Name: "age", Type: ir.TypeInt}}}}}
 
 	// count is the exact number of ages satisfying `age op v`.
 	count := func(op, v string) int64 {
@@ -77,8 +78,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
-					q := stmt.(*Query)
-					res, err := store.Run(context.Background(), cat.Tables["people"], q, Needs{}, testSecret)
+					q := stmt.(*ir.Query)
+					res, err := store.Run(context.Background(), cat.Tables["people"], q, ir.Needs{}, testSecret)
 					if err != nil {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
@@ -108,7 +109,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}
-			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*Query), Needs{}, testSecret)
+			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*ir.Query), ir.Needs{}, testSecret)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}
@@ -122,8 +123,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 // TestUnitInWhereSaysHowToAllowIt: the refusal of a condition on the
 // privacy unit names the policy key that allows it.
 func TestUnitInWhereSaysHowToAllowIt(t *testing.T) {
-	cat := &Catalog{Tables: map[string]*Table{"people": {Name: "people", PrivacyUnit: "id", Policy: DefaultPolicy(),
-		Columns: map[string]*Column{"id": {Name: "id", Type: TypeInt}}}}}
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": {Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{"id": {Name: "id", Type: ir.TypeInt}}}}}
 	_, err := Parse("SELECT COUNT(*) FROM people WHERE id <= 20000", nil, cat)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.InsufficientPrivilege || !strings.Contains(pe.Hint, "tables.people.policy.unit_in_where: true") {

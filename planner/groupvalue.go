@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"database/sql/driver"
 	"fmt"
 	"slices"
@@ -65,8 +66,8 @@ func sqlGroupText(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value,
 
 // groupSQL is a GROUP BY column's expression in SQLite SQL, given its
 // quoted reference.
-func groupSQL(col *Column, ref string) string {
-	if col.Type == TypeText {
+func groupSQL(col *ir.Column, ref string) string {
+	if col.Type == ir.TypeText {
 		return groupTextFunc + "(" + ref + ")"
 	}
 	return "CASE WHEN typeof(" + ref + ") IN ('integer', 'real') THEN " + ref + " END"
@@ -87,14 +88,14 @@ func (c *compiler) group(name string) string {
 // catalog type reads them as (see above), numbered in the order the SQL's
 // ORDER BY gives them.
 type grouping struct {
-	group  []uint32     // value code -> group number
-	values []GroupValue // group number -> rendered value
+	group  []uint32        // value code -> group number
+	values []ir.GroupValue // group number -> rendered value
 }
 
 // grouping returns the column's grouping under a catalog type, computed once
 // per snapshot.
-func (c *snapColumn) grouping(typ ColumnType) *grouping {
-	text := typ == TypeText
+func (c *snapColumn) grouping(typ ir.ColumnType) *grouping {
+	text := typ == ir.TypeText
 	c.groupingOnce[b2u(text)].Do(func() { c.groupings[b2u(text)] = buildGrouping(c.values, text) })
 	return c.groupings[b2u(text)]
 }
@@ -105,7 +106,7 @@ func buildGrouping(values []dictValue, text bool) *grouping {
 		// values are in SQLite's order: NULL, numbers ascending (an integer
 		// and an equal real side by side), then text and blobs. NULL is
 		// group 0, and text and blobs join it.
-		g.values = []GroupValue{{Null: true}}
+		g.values = []ir.GroupValue{{Null: true}}
 		for code, v := range values {
 			if v.class != classInt && v.class != classReal {
 				continue
@@ -136,13 +137,13 @@ func buildGrouping(values []dictValue, text bool) *grouping {
 	}
 	slices.Sort(texts)
 	if nulls {
-		g.values = append(g.values, GroupValue{Null: true})
+		g.values = append(g.values, ir.GroupValue{Null: true})
 	}
 	for _, s := range texts {
 		for _, code := range byText[s] {
 			g.group[code] = uint32(len(g.values))
 		}
-		g.values = append(g.values, GroupValue{Text: s})
+		g.values = append(g.values, ir.GroupValue{Text: s})
 	}
 	return g
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"database/sql"
 	"path/filepath"
 	"reflect"
@@ -43,15 +44,15 @@ func writeStorageClasses(t *testing.T) string {
 	return path
 }
 
-func storageClassesTable(withDomains bool) *Table {
-	t := &Table{Name: "classes", PrivacyUnit: "id", Policy: DefaultPolicy(), Columns: map[string]*Column{
-		"id":  {Name: "id", Type: TypeInt},
-		"grp": {Name: "grp", Type: TypeText},
-		"num": {Name: "num", Type: TypeInt},
+func storageClassesTable(withDomains bool) *ir.Table {
+	t := &ir.Table{Name: "classes", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
+		"id":  {Name: "id", Type: ir.TypeInt},
+		"grp": {Name: "grp", Type: ir.TypeText},
+		"num": {Name: "num", Type: ir.TypeInt},
 	}}
 	if withDomains {
-		t.Columns["grp"].Domain = &Domain{Categories: []string{"1", "2"}}
-		t.Columns["num"].Domain = &Domain{IsRange: true, Min: 1, Max: 2}
+		t.Columns["grp"].Domain = &ir.Domain{Categories: []string{"1", "2"}}
+		t.Columns["num"].Domain = &ir.Domain{IsRange: true, Min: 1, Max: 2}
 	}
 	return t
 }
@@ -62,19 +63,19 @@ func storageClassesTable(withDomains bool) *Table {
 // merged group and contribution bounds applied to a unit's rows together.
 func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 	path := writeStorageClasses(t)
-	g := func(s string) []GroupValue { return []GroupValue{{Text: s}} }
-	null := []GroupValue{{Null: true}}
+	g := func(s string) []ir.GroupValue { return []ir.GroupValue{{Text: s}} }
+	null := []ir.GroupValue{{Null: true}}
 	tests := []struct {
 		name    string
 		domains bool
-		q       *Query
-		needs   Needs
-		want    []Cell
+		q       *ir.Query
+		needs   ir.Needs
+		want    []ir.Cell
 	}{
 		{
 			name: "text column without a domain: one group per text, NULL first",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: null, Count: 1, Units: 1, InDomain: true},
 				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
@@ -83,16 +84,16 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 		},
 		{
 			name: "text column over a declared domain",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
 			},
 		},
 		{
 			name: "integer column: numbers by value, text and blobs read as NULL",
-			q:    &Query{Table: "classes", GroupBy: []string{"num"}}, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"num"}}, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: null, Count: 3, Units: 3, InDomain: true},
 				{Group: g("1"), Count: 102, Units: 101, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
@@ -101,17 +102,17 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 		},
 		{
 			name: "count distinct units over a domain",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}, Agg: CountDistinct}, domains: true,
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}, Agg: ir.CountDistinct}, domains: true,
+			want: []ir.Cell{
 				{Group: g("1"), Count: 103, InDomain: true},
 				{Group: g("2"), Count: 1, InDomain: true},
 			},
 		},
 		{
 			name: "bounded: person 1's two rows in group 1 are clamped together",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true,
-			needs: Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true,
+			needs: ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}},
+			want: []ir.Cell{
 				{Group: g("1"), Count: 103, InDomain: true},
 				{Group: g("2"), Count: 1, InDomain: true},
 			},
@@ -164,14 +165,14 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 // merged groups between the SQLite SQL and the snapshot.
 func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
 	path := writeStorageClasses(t)
-	q := &Query{Table: "classes", GroupBy: []string{"grp"}}
-	var got [2][]Cell
+	q := &ir.Query{Table: "classes", GroupBy: []string{"grp"}}
+	var got [2][]ir.Cell
 	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := store.Run(context.Background(), storageClassesTable(true), q, Needs{Key: true}, testSecret)
+		res, err := store.Run(context.Background(), storageClassesTable(true), q, ir.Needs{Key: true}, testSecret)
 		store.Close()
 		if err != nil {
 			t.Fatal(err)

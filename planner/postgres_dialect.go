@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"strconv"
 	"strings"
@@ -19,18 +20,18 @@ const (
 
 // pgKindOf classifies information_schema's data_type, and gives the
 // ColumnType the catalog declares for it.
-func pgKindOf(dataType string) (pgKind, ColumnType) {
+func pgKindOf(dataType string) (pgKind, ir.ColumnType) {
 	switch strings.ToLower(dataType) {
 	case "smallint", "integer", "bigint":
-		return pgNumber, TypeInt
+		return pgNumber, ir.TypeInt
 	case "real", "double precision":
-		return pgNumber, TypeReal
+		return pgNumber, ir.TypeReal
 	case "numeric":
-		return pgNumeric, TypeReal
+		return pgNumeric, ir.TypeReal
 	case "text", "character varying", "character":
-		return pgText, TypeText
+		return pgText, ir.TypeText
 	default:
-		return pgOther, TypeText
+		return pgOther, ir.TypeText
 	}
 }
 
@@ -43,7 +44,7 @@ type postgresDialect struct {
 	kinds map[string]pgKind // by catalog column name
 }
 
-func (d postgresDialect) column(col *Column) string {
+func (d postgresDialect) column(col *ir.Column) string {
 	name := quoteIdent(col.Name)
 	switch d.kinds[col.Name] {
 	case pgNumeric:
@@ -56,12 +57,12 @@ func (d postgresDialect) column(col *Column) string {
 	return name
 }
 
-func (postgresDialect) placeholder(n int, l Literal) string {
+func (postgresDialect) placeholder(n int, l ir.Literal) string {
 	p := "$" + strconv.Itoa(n)
 	switch l.Kind {
-	case LitInt:
+	case ir.LitInt:
 		return p + "::int8"
-	case LitFloat:
+	case ir.LitFloat:
 		return p + "::float8"
 	}
 	return p + "::text"
@@ -108,14 +109,14 @@ func (postgresDialect) arith(op, left, right string, real bool) (string, error) 
 // hashableUnit reports whether PostgreSQL's text of t's unit values is the
 // canonical text RecordKey hashes: integers in decimal and text as it is
 // (a real's text may differ from Go's shortest form).
-func (d postgresDialect) hashableUnit(t *Table) bool {
+func (d postgresDialect) hashableUnit(t *ir.Table) bool {
 	col, ok := t.Columns[strings.ToLower(t.PrivacyUnit)]
 	if !ok {
 		return false
 	}
 	switch d.kinds[col.Name] {
 	case pgNumber:
-		return col.Type == TypeInt
+		return col.Type == ir.TypeInt
 	case pgText:
 		return true
 	}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"countwall/pgerror"
 	"database/sql"
 	"errors"
@@ -177,8 +178,8 @@ func (s *Store) pgDialect(ctx context.Context, table string) (postgresDialect, e
 // unit's row count and Go finishes the cells exactly as the SQLite path's
 // countwall_record_key and countwall_cell_rank do; with
 // countwall_keys=pgcrypto the keys are computed by PostgreSQL instead.
-func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, error) {
-	var bounds Bounds
+func (s *Store) runPostgres(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *cellShape) (*ir.Result, error) {
+	var bounds ir.Bounds
 	var rank bool
 	if needs.Bound {
 		if needs.Key {
@@ -224,8 +225,8 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 		rd = tx
 	}
 
-	res := &Result{Bounds: bounds, Path: PathPostgres}
-	var cells []Cell
+	res := &ir.Result{Bounds: bounds, Path: ir.PathPostgres}
+	var cells []ir.Cell
 	if perUnit {
 		cells, err = s.pgReadUnits(ctx, rd, text, args, q, needs, shape, bounds, rank, secret)
 	} else {
@@ -258,14 +259,14 @@ func (s *Store) runPostgres(ctx context.Context, t *Table, q *Query, needs Needs
 // without a unit are left out when the counts are bounded. Otherwise the rows
 // are the cells: the group columns, the count (of distinct units when the
 // counts are bounded), and the units when asked.
-func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDialect) (string, []any, error) {
+func compilePostgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d postgresDialect) (string, []any, error) {
 	c := &compiler{t: t, dialect: d}
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		groups[i] = c.column(g)
 	}
 	var unit string
-	if perUnit || q.Agg == CountDistinct || needs.Units || needs.Bound {
+	if perUnit || q.Agg == ir.CountDistinct || needs.Units || needs.Bound {
 		unit = c.column(t.PrivacyUnit)
 	}
 	var conds []string
@@ -288,7 +289,7 @@ func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDi
 	if perUnit {
 		sb.WriteString(unit + ", COUNT(*)")
 	} else {
-		if q.Agg == CountDistinct || needs.Bound {
+		if q.Agg == ir.CountDistinct || needs.Bound {
 			sb.WriteString("COUNT(DISTINCT " + unit + ")")
 		} else {
 			sb.WriteString("COUNT(*)")
@@ -317,7 +318,7 @@ func compilePostgres(t *Table, q *Query, needs Needs, perUnit bool, d postgresDi
 // HMAC-SHA256(secret, the unit's text) as RecordKey computes them; the outer
 // query sums per group. The rows are cells: the group columns, the count,
 // the units and the key. The secret is the first parameter.
-func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (string, []any, error) {
+func compilePostgresKeys(t *ir.Table, q *ir.Query, d postgresDialect, secret []byte) (string, []any, error) {
 	c := &compiler{t: t, dialect: d, args: []any{secret}}
 	groups := make([]string, len(q.GroupBy))
 	inner := make([]string, len(q.GroupBy))
@@ -339,7 +340,7 @@ func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (
 	for _, g := range inner {
 		sb.WriteString(g + ", ")
 	}
-	if q.Agg == CountDistinct {
+	if q.Agg == ir.CountDistinct {
 		sb.WriteString("COUNT(" + unitAlias + ")")
 	} else {
 		sb.WriteString("COALESCE(SUM(" + rowsAlias + "), 0)::int8")
@@ -363,9 +364,9 @@ func compilePostgresKeys(t *Table, q *Query, d postgresDialect, secret []byte) (
 
 // pgReadCells reads rows that are cells already, stopping past the group
 // limit (the accumulator then refuses the query).
-func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, error) {
-	var cells []Cell
-	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, func(c Cell) error {
+func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]ir.Cell, error) {
+	var cells []ir.Cell
+	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, func(c ir.Cell) error {
 		cells = append(cells, c)
 		if shape.product == nil && len(cells) > shape.maxGroups {
 			return errEnoughCells
@@ -390,7 +391,7 @@ type rankedPair struct {
 
 // pgReadUnits reads one row per (group, unit) and computes each cell's count,
 // units and contributor key, or its bounded count, in Go.
-func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args []any, q *Query, needs Needs, shape *cellShape, b Bounds, rank bool, secret []byte) ([]Cell, error) {
+func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args []any, q *ir.Query, needs ir.Needs, shape *cellShape, b ir.Bounds, rank bool, secret []byte) ([]ir.Cell, error) {
 	rows, err := rd.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -405,14 +406,14 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 	}
 	dest = append(dest, &n)
 
-	var cells []Cell
+	var cells []ir.Cell
 	index := map[string]int{}
 	byUnit := map[string][]rankedPair{} // ranked: each unit's cells
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		group := make([]GroupValue, ng)
+		group := make([]ir.GroupValue, ng)
 		for i := range ng {
 			group[i] = groupValue(vals[i])
 		}
@@ -421,7 +422,7 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 		if !ok {
 			ci = len(cells)
 			index[gk] = ci
-			cells = append(cells, Cell{Group: group, InDomain: true})
+			cells = append(cells, ir.Cell{Group: group, InDomain: true})
 			if shape.product == nil && len(cells) > shape.maxGroups {
 				return cells, nil // the accumulator refuses the query
 			}
@@ -434,13 +435,13 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 				c.Units++
 				c.Key += RecordKey(secret, unit)
 			}
-			if q.Agg != CountDistinct {
+			if q.Agg != ir.CountDistinct {
 				c.Count += n
 			} else if unit != nil {
 				c.Count++
 			}
 		case rank:
-			uk := groupKey([]GroupValue{groupValue(unit)})
+			uk := groupKey([]ir.GroupValue{groupValue(unit)})
 			byUnit[uk] = append(byUnit[uk], rankedPair{cell: ci, rows: n, rank: CellRank(secret, unit, vals[:ng]...)})
 		default:
 			// Bounded: rows without a unit were left out by the SQL.
@@ -486,9 +487,9 @@ func cmpInt64(a, b int64) int {
 // assembleCells puts cells read in any order into the answer's shape: the
 // domain product when every group column has a domain, else the groups in
 // SQLite's order (NULL first, numbers, text bytewise), then ORDER BY.
-func assembleCells(shape *cellShape, cells []Cell) ([]Cell, bool, error) {
+func assembleCells(shape *cellShape, cells []ir.Cell) ([]ir.Cell, bool, error) {
 	if shape.product == nil {
-		slices.SortFunc(cells, func(a, b Cell) int {
+		slices.SortFunc(cells, func(a, b ir.Cell) int {
 			for i, col := range shape.columns {
 				if c := compareGroupValues(a.Group[i], b.Group[i], col.Type); c != 0 {
 					return c

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"countwall/ir"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,7 +131,7 @@ func constantOf(t pglex.Token) (sqlparser.SQLVal, bool) {
 
 // parseShaped reads toks through their shape's cached tree. ok is false
 // when the statement has no usable shape; the caller then parses its text.
-func (p *parser) parseShaped(toks []pglex.Token) (st Statement, ok bool, err error) {
+func (p *parser) parseShaped(toks []pglex.Token) (st ir.Statement, ok bool, err error) {
 	var constants []sqlparser.SQLVal
 	text, err := renderSlots(toks, func(i int, t pglex.Token) bool {
 		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -13,9 +14,9 @@ import (
 // those the compiled SQL would return: counts, distinct non-NULL units and
 // contributor keys per cell, cells in SQLite's GROUP BY order, then the same
 // domain filling, group limit and ORDER BY as readCells.
-func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte, shape *cellShape) (*Result, bool, error) {
+func (snap *tableSnapshot) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *cellShape) (*ir.Result, bool, error) {
 	ev := newSnapEval(snap)
-	withUnits := q.Agg == CountDistinct || needs.Units || needs.Key
+	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn
 	var keys []uint32
 	if withUnits {
@@ -36,7 +37,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
 	}
 
-	var cells []Cell
+	var cells []ir.Cell
 	// A table declared keyed by its unit has one row per unit (checked at
 	// start, and here against the snapshot): its units are counted without
 	// a set. The declaration, never the rows, picks that path.
@@ -45,7 +46,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 		return nil, true, fmt.Errorf("planner: table %q: %w", t.Name, ErrNotUnitKeyed)
 	}
 	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs, keyed); ok {
-		cells = []Cell{cell}
+		cells = []ir.Cell{cell}
 	} else {
 		matched := ev.all
 		if q.Where != nil {
@@ -66,7 +67,7 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 			return nil, true, err
 		}
 	}
-	res := &Result{Cells: acc.result(), DomainComplete: shape.complete}
+	res := &ir.Result{Cells: acc.result(), DomainComplete: shape.complete}
 	shape.order(res.Cells)
 	if needs.TableSize {
 		res.TableSize = int64(snap.rows)
@@ -78,9 +79,9 @@ func (snap *tableSnapshot) answer(t *Table, q *Query, needs Needs, secret []byte
 }
 
 // answerRows computes the cells of the matched rows.
-func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind, keyed bool) ([]Cell, bool) {
+func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
-		return []Cell{tallyRows(matched, unit, keys, needs, agg, keyed)}, true
+		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg)
 }
@@ -96,17 +97,17 @@ var oneConditionTallies = true
 // statements cost a few sums over the matching values, however long the
 // table. Units and keys need a table keyed by its unit (each unit one row),
 // where the units of a set of values are the sum of each value's.
-func (snap *tableSnapshot) oneConditionTally(ev *snapEval, q *Query, unit *snapColumn, keys []uint32, needs Needs, keyed bool) (Cell, bool) {
+func (snap *tableSnapshot) oneConditionTally(ev *snapEval, q *ir.Query, unit *snapColumn, keys []uint32, needs ir.Needs, keyed bool) (ir.Cell, bool) {
 	if !oneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
-		return Cell{}, false
+		return ir.Cell{}, false
 	}
 	c, set, negate, ok := ev.leafSet(q.Where)
 	if !ok {
-		return Cell{}, false
+		return ir.Cell{}, false
 	}
 	// A negated condition holds on the non-NULL values outside the set.
 	all := codeSet{ranges: []codeRange{{c.firstNonNull(), uint32(len(c.values))}}}
-	cell := Cell{InDomain: true, Count: c.rowsIn(set)}
+	cell := ir.Cell{InDomain: true, Count: c.rowsIn(set)}
 	if negate {
 		cell.Count = c.rowsIn(all) - cell.Count
 	}
@@ -189,8 +190,8 @@ func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classR
 // tally counts the rows each visits, and the distinct non-NULL units among
 // them with the sum of their record keys when unit is set. seen, when given,
 // is scratch of one entry per unit value, all false.
-func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, needs Needs, agg AggKind) Cell {
-	c := Cell{InDomain: true}
+func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, needs ir.Needs, agg ir.AggKind) ir.Cell {
+	c := ir.Cell{InDomain: true}
 	if unit == nil {
 		each(func(int) { c.Count++ })
 		return c
@@ -218,8 +219,8 @@ func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, n
 // tallyRows is tally over a row set, without a call per row: the path of
 // every plain COUNT. When each unit value occupies one row (a table keyed by
 // its unit), no set of seen units is needed.
-func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs Needs, agg AggKind, keyed bool) Cell {
-	c := Cell{InDomain: true, Count: rows.count()}
+func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ir.Cell {
+	c := ir.Cell{InDomain: true, Count: rows.count()}
 	if unit == nil {
 		return c
 	}
@@ -287,8 +288,8 @@ func lastWordMask(rows int) uint64 {
 	return ^uint64(0)
 }
 
-func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell {
-	if agg == CountDistinct {
+func finishTally(c ir.Cell, units int64, key uint32, needs ir.Needs, agg ir.AggKind) ir.Cell {
+	if agg == ir.CountDistinct {
 		c.Count = units
 	}
 	if needs.Units || needs.Key {
@@ -303,7 +304,7 @@ func finishTally(c Cell, units int64, key uint32, needs Needs, agg AggKind) Cell
 // groupCells splits the matching rows by the group columns' value codes. The
 // dictionaries are in SQLite's sort order, so ascending codes give the cells
 // in the order of the compiled SQL's ORDER BY.
-func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs Needs, agg AggKind) ([]Cell, bool) {
+func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind) ([]ir.Cell, bool) {
 	radix := uint64(1)
 	for _, g := range groups {
 		radix *= uint64(len(g.grouping.values))
@@ -322,7 +323,7 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	})
 	slices.Sort(pairs)
 
-	var cells []Cell
+	var cells []ir.Cell
 	var seen []bool
 	if unit != nil {
 		seen = make([]bool, len(unit.values))
@@ -345,7 +346,7 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 			}
 		}
 		r := int(uint32(run[0]))
-		c.Group = make([]GroupValue, len(groups))
+		c.Group = make([]ir.GroupValue, len(groups))
 		for i, g := range groups {
 			c.Group[i] = g.grouping.values[g.grouping.group[g.code(r)]]
 		}
@@ -363,16 +364,16 @@ type groupColumn struct {
 }
 
 // groupValue renders a value as readCells renders what SQLite returns.
-func (v dictValue) groupValue() GroupValue {
+func (v dictValue) groupValue() ir.GroupValue {
 	switch v.class {
 	case classNull:
-		return GroupValue{Null: true}
+		return ir.GroupValue{Null: true}
 	case classInt:
-		return GroupValue{Text: strconv.FormatInt(v.i, 10)}
+		return ir.GroupValue{Text: strconv.FormatInt(v.i, 10)}
 	case classReal:
-		return GroupValue{Text: strconv.FormatFloat(v.f, 'g', -1, 64)}
+		return ir.GroupValue{Text: strconv.FormatFloat(v.f, 'g', -1, 64)}
 	}
-	return GroupValue{Text: v.s}
+	return ir.GroupValue{Text: v.s}
 }
 
 // unitKeys returns the record key of every value of the unit column under

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"countwall/ir"
 	"math"
 	"math/bits"
 	"slices"
@@ -37,9 +38,9 @@ func newSnapEval(snap *tableSnapshot) *snapEval {
 	return &snapEval{snap: snap, all: all}
 }
 
-func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {
+func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
-	case *And:
+	case *ir.And:
 		if !wantF {
 			return e.conjunction(p, mask)
 		}
@@ -62,7 +63,7 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 			}
 		}
 		return lt, lf, true
-	case *Or:
+	case *ir.Or:
 		lt, lf, ok := e.pred(p.Left, mask, wantF)
 		if !ok {
 			return nil, nil, false
@@ -82,10 +83,10 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 			}
 		}
 		return lt, lf, true
-	case *Not:
+	case *ir.Not:
 		it, inf, ok := e.pred(p.Inner, mask, true)
 		return inf, it, ok
-	case *IsNull:
+	case *ir.IsNull:
 		c := e.column(p.Column)
 		if c == nil {
 			return nil, nil, false
@@ -99,7 +100,7 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 			t, f = f, t
 		}
 		return t, f, true
-	case *Compare, *Between, *In, *Like:
+	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
 		c, set, negate, ok := e.leafSet(p)
 		if !ok {
 			return nil, nil, false
@@ -113,16 +114,16 @@ func (e *snapEval) pred(p Pred, mask bitset, wantF bool) (t, f bitset, ok bool) 
 
 // leafSet resolves a column condition to its column and the value codes for
 // which it holds (before negation). ok is false when the snapshot declines it.
-func (e *snapEval) leafSet(p Pred) (c *snapColumn, set codeSet, negate, ok bool) {
+func (e *snapEval) leafSet(p ir.Pred) (c *snapColumn, set codeSet, negate, ok bool) {
 	var column string
 	switch p := p.(type) {
-	case *Compare:
+	case *ir.Compare:
 		column = p.Column
-	case *Between:
+	case *ir.Between:
 		column, negate = p.Column, p.Negate
-	case *In:
+	case *ir.In:
 		column, negate = p.Column, p.Negate
-	case *Like:
+	case *ir.Like:
 		column, negate = p.Column, p.Negate
 	default:
 		return nil, codeSet{}, false, false
@@ -135,9 +136,9 @@ func (e *snapEval) leafSet(p Pred) (c *snapColumn, set codeSet, negate, ok bool)
 }
 
 // codesWhere is the set of value codes on which a leaf condition holds.
-func (c *snapColumn) codesWhere(p Pred) (codeSet, bool) {
+func (c *snapColumn) codesWhere(p ir.Pred) (codeSet, bool) {
 	switch p := p.(type) {
-	case *Compare:
+	case *ir.Compare:
 		lit, ok := literalFor(c, p.Value)
 		if !ok {
 			return codeSet{}, false
@@ -157,13 +158,13 @@ func (c *snapColumn) codesWhere(p Pred) (codeSet, bool) {
 		case ">=":
 			return ranges(codeRange{lo, d}), true
 		}
-	case *Between:
+	case *ir.Between:
 		lo, ok1 := literalFor(c, p.Lo)
 		hi, ok2 := literalFor(c, p.Hi)
 		if ok1 && ok2 {
 			return ranges(codeRange{c.lowerBound(lo), c.upperBound(hi)}), true
 		}
-	case *In:
+	case *ir.In:
 		if len(p.Values) == 0 {
 			return codeSet{}, false
 		}
@@ -176,7 +177,7 @@ func (c *snapColumn) codesWhere(p Pred) (codeSet, bool) {
 			rs[i] = codeRange{c.lowerBound(lit), c.upperBound(lit)}
 		}
 		return ranges(rs...), true
-	case *Like:
+	case *ir.Like:
 		// Reals and blobs turn into text by SQLite's own rules, and invalid
 		// UTF-8 is read by its own decoder: those stay in SQLite.
 		if c.has[classReal] || c.has[classBlob] || !c.validUTF8 || !utf8.ValidString(p.Pattern) {
@@ -221,18 +222,18 @@ func (s codeSet) eachRun(f func(lo, hi uint32)) {
 // conjunction evaluates a chain of ANDs for its true rows only, most
 // selective condition first (counted from the dictionary's per-value row
 // counts), each on the rows the ones before it kept.
-func (e *snapEval) conjunction(p *And, mask bitset) (t, f bitset, ok bool) {
+func (e *snapEval) conjunction(p *ir.And, mask bitset) (t, f bitset, ok bool) {
 	type conjunct struct {
-		pred   Pred
+		pred   ir.Pred
 		c      *snapColumn
 		set    codeSet
 		negate bool
 		rows   int64 // rows where it can hold, at most
 	}
 	var parts []conjunct
-	var flatten func(Pred) bool
-	flatten = func(p Pred) bool {
-		if a, isAnd := p.(*And); isAnd {
+	var flatten func(ir.Pred) bool
+	flatten = func(p ir.Pred) bool {
+		if a, isAnd := p.(*ir.And); isAnd {
 			return flatten(a.Left) && flatten(a.Right)
 		}
 		c, set, negate, ok := e.leafSet(p)
@@ -270,9 +271,9 @@ func (e *snapEval) conjunction(p *And, mask bitset) (t, f bitset, ok bool) {
 }
 
 // isLeaf reports whether p is a column condition leafSet resolves.
-func isLeaf(p Pred) bool {
+func isLeaf(p ir.Pred) bool {
 	switch p.(type) {
-	case *Compare, *Between, *In, *Like:
+	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
 		return true
 	}
 	return false
@@ -458,16 +459,16 @@ func fillMatches[C uint8 | uint16 | uint32](t bitset, codes []C, lut []uint64) {
 // against a column of text or no affinity. Elsewhere SQLite's conversions
 // decide, so SQLite answers. A numeric column holding text that reads as a
 // number is declined too, since SQLite converts such text when comparing.
-func literalFor(c *snapColumn, l Literal) (dictValue, bool) {
+func literalFor(c *snapColumn, l ir.Literal) (dictValue, bool) {
 	switch {
-	case c.affinity == affinityNumeric && l.Kind == LitInt:
+	case c.affinity == affinityNumeric && l.Kind == ir.LitInt:
 		return dictValue{class: classInt, i: l.Int}, !c.numText
-	case c.affinity == affinityNumeric && l.Kind == LitFloat:
+	case c.affinity == affinityNumeric && l.Kind == ir.LitFloat:
 		if math.IsNaN(l.Float) {
 			return dictValue{}, false
 		}
 		return dictValue{class: classReal, f: l.Float}, !c.numText
-	case c.affinity != affinityNumeric && l.Kind == LitText:
+	case c.affinity != affinityNumeric && l.Kind == ir.LitText:
 		return dictValue{class: classText, s: l.Text}, true
 	}
 	return dictValue{}, false

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -15,14 +16,14 @@ import (
 // (a CSV's '?' in an integer column, blobs in a text column, an untyped column).
 const mixedDDL = `CREATE TABLE mixed (id INTEGER, n INTEGER, r REAL, t TEXT, u, d DATE)`
 
-func mixedTable() *Table {
-	cols := map[string]*Column{}
-	for name, typ := range map[string]ColumnType{"id": TypeInt, "n": TypeInt, "r": TypeReal, "t": TypeText, "u": TypeText, "d": TypeText} {
-		cols[name] = &Column{Name: name, Type: typ}
+func mixedTable() *ir.Table {
+	cols := map[string]*ir.Column{}
+	for name, typ := range map[string]ir.ColumnType{"id": ir.TypeInt, "n": ir.TypeInt, "r": ir.TypeReal, "t": ir.TypeText, "u": ir.TypeText, "d": ir.TypeText} {
+		cols[name] = &ir.Column{Name: name, Type: typ}
 	}
-	p := DefaultPolicy()
+	p := ir.DefaultPolicy()
 	p.AllowLike = true
-	return &Table{Name: "mixed", PrivacyUnit: "id", Columns: cols, Policy: p}
+	return &ir.Table{Name: "mixed", PrivacyUnit: "id", Columns: cols, Policy: p}
 }
 
 func writeMixed(t *testing.T, path string, r *rand.Rand, rows int) {
@@ -58,43 +59,43 @@ func writeMixed(t *testing.T, path string, r *rand.Rand, rows int) {
 }
 
 // mixedPred draws a random predicate over the mixed table.
-func mixedPred(r *rand.Rand, depth int) Pred {
+func mixedPred(r *rand.Rand, depth int) ir.Pred {
 	if depth > 0 && r.IntN(3) > 0 {
 		switch r.IntN(3) {
 		case 0:
-			return &And{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
+			return &ir.And{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
 		case 1:
-			return &Or{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
+			return &ir.Or{Left: mixedPred(r, depth-1), Right: mixedPred(r, depth-1)}
 		default:
-			return &Not{Inner: mixedPred(r, depth-1)}
+			return &ir.Not{Inner: mixedPred(r, depth-1)}
 		}
 	}
 	col := []string{"n", "r", "t", "u", "d", "id"}[r.IntN(6)]
-	lit := func() Literal {
+	lit := func() ir.Literal {
 		switch col {
 		case "n", "id":
 			if r.IntN(4) == 0 {
-				return Literal{Kind: LitFloat, Float: float64(r.IntN(12)-3) / 2}
+				return ir.Literal{Kind: ir.LitFloat, Float: float64(r.IntN(12)-3) / 2}
 			}
 			return intLit(int64(r.IntN(12) - 3))
 		case "r":
-			return Literal{Kind: LitFloat, Float: float64(r.IntN(10)) / 2}
+			return ir.Literal{Kind: ir.LitFloat, Float: float64(r.IntN(10)) / 2}
 		}
 		return textLit([]string{"F", "M", "f", "", "1", "2", "a", "5", "2020-01-01", "é", "10"}[r.IntN(11)])
 	}
 	ops := []string{"=", "<>", "<", "<=", ">", ">="}
 	switch r.IntN(5) {
 	case 0:
-		return &Compare{Column: col, Op: ops[r.IntN(len(ops))], Value: lit()}
+		return &ir.Compare{Column: col, Op: ops[r.IntN(len(ops))], Value: lit()}
 	case 1:
-		return &Between{Column: col, Lo: lit(), Hi: lit(), Negate: r.IntN(2) == 0}
+		return &ir.Between{Column: col, Lo: lit(), Hi: lit(), Negate: r.IntN(2) == 0}
 	case 2:
-		return &In{Column: col, Values: []Literal{lit(), lit(), lit()}, Negate: r.IntN(2) == 0}
+		return &ir.In{Column: col, Values: []ir.Literal{lit(), lit(), lit()}, Negate: r.IntN(2) == 0}
 	case 3:
-		return &IsNull{Column: col, Negate: r.IntN(2) == 0}
+		return &ir.IsNull{Column: col, Negate: r.IntN(2) == 0}
 	}
 	pats := []string{"%", "F%", "_", "a\\_b", "a_b", "%b", "1%", "é", "__", "a\\%b"}
-	return &Like{Column: col, Pattern: pats[r.IntN(len(pats))], Negate: r.IntN(2) == 0}
+	return &ir.Like{Column: col, Pattern: pats[r.IntN(len(pats))], Negate: r.IntN(2) == 0}
 }
 
 // TestSnapshotMatchesSQLiteOnMixedClasses compares the snapshot with SQLite
@@ -137,16 +138,16 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	answered := 0
 	const n = 300
 	for i := range n {
-		q := &Query{Table: "mixed", Where: mixedPred(r, 3)}
-		needs := Needs{}
+		q := &ir.Query{Table: "mixed", Where: mixedPred(r, 3)}
+		needs := ir.Needs{}
 		switch i % 4 {
 		case 1:
-			q.Agg, needs = CountDistinct, Needs{Key: true, TableSize: true}
+			q.Agg, needs = ir.CountDistinct, ir.Needs{Key: true, TableSize: true}
 		case 2:
-			q.GroupBy, needs = []string{"t"}, Needs{Units: true}
+			q.GroupBy, needs = []string{"t"}, ir.Needs{Units: true}
 		case 3:
-			q.GroupBy, needs = []string{"t", "r"}, Needs{Key: true}
-			q.OrderBy = []Order{{Column: "r", Desc: true}}
+			q.GroupBy, needs = []string{"t", "r"}, ir.Needs{Key: true}
+			q.OrderBy = []ir.Order{{Column: "r", Desc: true}}
 		}
 		want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
 		shape, err := newCellShape(tbl, q)
@@ -203,7 +204,7 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 	people := testPeopleTable()
 	count := func() int64 {
 		t.Helper()
-		res, err := s.Run(ctx, people, &Query{Table: "people", Where: &Compare{Column: "sex", Op: "=", Value: textLit("F")}}, Needs{}, nil)
+		res, err := s.Run(ctx, people, &ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}}, ir.Needs{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +236,7 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 func TestSnapshotOverTheLimitFallsBack(t *testing.T) {
 	var infos []SnapshotInfo
 	s, _ := openTestStore(t, StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i SnapshotInfo) { infos = append(infos, i) }})
-	res, err := s.Run(context.Background(), testPeopleTable(), &Query{Table: "people"}, Needs{}, nil)
+	res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil)
 	if err != nil || res.Cells[0].Count != 13 {
 		t.Fatalf("got %+v, %v; want 13 rows", res, err)
 	}
@@ -295,15 +296,15 @@ func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
 	gen := predGen{r: r}
 	most := 0
 	for i := range 200 {
-		q := &Query{Table: "people", Where: gen.pred(2)}
+		q := &ir.Query{Table: "people", Where: gen.pred(2)}
 		if i%5 == 0 {
 			q.Where = nil // every row: the complement is empty
 		}
-		want, err := raw.Run(context.Background(), people, q, Needs{Key: true}, testSecret)
+		want, err := raw.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := runPath(t, fast, true, people, q, Needs{Key: true}, testSecret)
+		got, err := runPath(t, fast, true, people, q, ir.Needs{Key: true}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,13 +337,13 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	people := testPeopleTable()
 	gen := predGen{r: r}
 	for i := range 120 {
-		q := &Query{Table: "people", Where: gen.pred(2)}
-		needs := Needs{Bound: true, Units: i%2 == 0, Bounds: Bounds{MaxRowsPerUnit: 1 + int64(i%3), MaxGroupsPerUnit: 1 + int64(i%2)}}
+		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		needs := ir.Needs{Bound: true, Units: i%2 == 0, Bounds: ir.Bounds{MaxRowsPerUnit: 1 + int64(i%3), MaxGroupsPerUnit: 1 + int64(i%2)}}
 		if i%3 == 1 {
 			q.GroupBy = []string{"sex"}
 		}
 		if i%4 == 3 {
-			q.Agg = CountDistinct
+			q.Agg = ir.CountDistinct
 		}
 		want, werr := raw.Run(ctx, people, q, needs, testSecret)
 		got, gerr := fast.Run(ctx, people, q, needs, testSecret)
@@ -439,17 +440,17 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 			taken := 0
 			for i := range 300 {
 				where := gen.leaf()
-				if _, math := where.(*MathCompare); math {
+				if _, math := where.(*ir.MathCompare); math {
 					continue
 				}
 				secret := testSecret
 				if i >= 150 {
 					secret = []byte("another secret for the second half")
 				}
-				q := &Query{Table: "people", Where: where}
-				needs := []Needs{{}, {Units: true}, {Key: true}}[i%3]
+				q := &ir.Query{Table: "people", Where: where}
+				needs := []ir.Needs{{}, {Units: true}, {Key: true}}[i%3]
 				if i%4 == 3 {
-					q.Agg = CountDistinct
+					q.Agg = ir.CountDistinct
 				}
 				want, err := raw.Run(ctx, people, q, needs, secret)
 				if err != nil {
@@ -464,7 +465,7 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 					t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(people, q), needs, want.Cells, got.Cells)
 				}
 				unit := (*snapColumn)(nil)
-				if needs.Units || needs.Key || q.Agg == CountDistinct {
+				if needs.Units || needs.Key || q.Agg == ir.CountDistinct {
 					unit = snap.columns["id"]
 				}
 				var keys []uint32
@@ -485,7 +486,7 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 
 // withoutPath clears what names the path that answered, so that results of
 // two paths compare by their figures.
-func withoutPath(results ...*Result) {
+func withoutPath(results ...*ir.Result) {
 	for _, r := range results {
 		if r != nil {
 			r.Path = ""

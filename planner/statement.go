@@ -1,6 +1,12 @@
+// Package planner turns analyst SQL into a validated query, compiles it to
+// SQLite SQL with bound parameters and runs it against the read-only store.
+//
+// The planner knows nothing of mechanisms or the wire: a caller says what it
+// needs (Needs) and gets back exactly those figures for every output cell.
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/planner/pglex"
 	"fmt"
@@ -16,19 +22,19 @@ import (
 // and each table's policy. args are the values bound to $1..$n by the wire's
 // extended protocol (nil elements are SQL NULL); each becomes a typed literal
 // in the IR, never text pasted into SQL.
-func Parse(sql string, args []*string, cat *Catalog) (Statement, error) {
+func Parse(sql string, args []*string, cat *ir.Catalog) (ir.Statement, error) {
 	p := &parser{cat: cat, args: args, bind: true}
 	return p.statement(sql)
 }
 
 // DescribeParams validates a statement whose placeholders are not yet bound
 // and returns the type each $n is compared with.
-func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
+func DescribeParams(sql string, cat *ir.Catalog) ([]ir.ColumnType, error) {
 	p := &parser{cat: cat}
 	if _, err := p.statement(sql); err != nil {
 		return nil, err
 	}
-	out := make([]ColumnType, len(p.paramTypes))
+	out := make([]ir.ColumnType, len(p.paramTypes))
 	for i, t := range p.paramTypes {
 		if t == nil {
 			return nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
@@ -43,17 +49,17 @@ func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
 var errInvalidUTF8 = pgerror.Errorf(pgerror.CharacterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 
 type parser struct {
-	cat        *Catalog
+	cat        *ir.Catalog
 	args       []*string
 	bind       bool // args are real values, not placeholders
-	table      *Table
+	table      *ir.Table
 	leaves     int
-	paramTypes []*ColumnType
+	paramTypes []*ir.ColumnType
 	depth      int  // nesting of the condition being read
 	ownText    bool // parse the statement's own text, not its shape's tree (tests)
 }
 
-func (p *parser) statement(sql string) (st Statement, err error) {
+func (p *parser) statement(sql string) (st ir.Statement, err error) {
 	defer func() {
 		// The SQL parser is not hardened against every input; a panic in it is
 		// a syntax error as far as the analyst is concerned.
@@ -81,7 +87,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 		return nil, err
 	}
 	if len(toks) == 0 {
-		return &Chatter{Kind: "empty"}, nil
+		return &ir.Chatter{Kind: "empty"}, nil
 	}
 	first := toks[0]
 	if first.Kind != pglex.Word && !(first.Kind == pglex.Op && first.Text == "(") {
@@ -94,13 +100,13 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 	case "show":
 		return parseShow(toks)
 	case "begin", "start":
-		return &Chatter{Kind: "begin"}, nil
+		return &ir.Chatter{Kind: "begin"}, nil
 	case "commit", "end":
-		return &Chatter{Kind: "commit"}, nil
+		return &ir.Chatter{Kind: "commit"}, nil
 	case "rollback", "abort":
-		return &Chatter{Kind: "rollback"}, nil
+		return &ir.Chatter{Kind: "rollback"}, nil
 	case "discard":
-		return &Chatter{Kind: "discard"}, nil
+		return &ir.Chatter{Kind: "discard"}, nil
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
 		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":
@@ -137,7 +143,7 @@ func (p *parser) statement(sql string) (st Statement, err error) {
 }
 
 // fromTree reads a parse tree into a statement.
-func (p *parser) fromTree(ast sqlparser.Statement) (Statement, error) {
+func (p *parser) fromTree(ast sqlparser.Statement) (ir.Statement, error) {
 	switch s := ast.(type) {
 	case *sqlparser.Select:
 		return p.selectStmt(s)
@@ -158,12 +164,12 @@ func (p *parser) maxBytes() int {
 		}
 	}
 	if limit <= 0 {
-		limit = DefaultPolicy().MaxStatementBytes
+		limit = ir.DefaultPolicy().MaxStatementBytes
 	}
 	return limit
 }
 
-func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
+func (p *parser) selectStmt(s *sqlparser.Select) (ir.Statement, error) {
 	if c := p.chatterSelect(s); c != nil {
 		return c, nil
 	}
@@ -180,7 +186,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	if err := p.from(s.From); err != nil {
 		return nil, err
 	}
-	q := &Query{Table: p.table.Name, Alias: "count"}
+	q := &ir.Query{Table: p.table.Name, Alias: "count"}
 	var plain []string
 	aggSeen := false
 	for _, se := range s.SelectExprs {
@@ -248,7 +254,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 		if !contains(q.GroupBy, name) {
 			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
 		}
-		q.OrderBy = append(q.OrderBy, Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
+		q.OrderBy = append(q.OrderBy, ir.Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
 	}
 	if s.Where != nil {
 		pred, err := p.pred(s.Where.Expr)
@@ -264,7 +270,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 }
 
 // chatterSelect recognises SELECT version() and SELECT current_setting('x').
-func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
+func (p *parser) chatterSelect(s *sqlparser.Select) *ir.Chatter {
 	if len(s.SelectExprs) != 1 || len(s.From) != 1 {
 		return nil
 	}
@@ -281,12 +287,12 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 	}
 	switch f.Name.Lowered() {
 	case "version":
-		return &Chatter{Kind: "version"}
+		return &ir.Chatter{Kind: "version"}
 	case "current_setting":
 		if len(f.Exprs) == 1 {
 			if a, ok := f.Exprs[0].(*sqlparser.AliasedExpr); ok {
 				if v, ok := a.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.StrVal {
-					return &Chatter{Kind: "current_setting", Value: strings.ToLower(string(v.Val))}
+					return &ir.Chatter{Kind: "current_setting", Value: strings.ToLower(string(v.Val))}
 				}
 			}
 		}
@@ -315,7 +321,7 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 				return pgerror.Errorf(pgerror.FeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
 			}
 			name := e.Name.String()
-			var tbl *Table
+			var tbl *ir.Table
 			if p.cat != nil {
 				tbl = p.cat.Tables[name]
 			}
@@ -342,7 +348,7 @@ func (p *parser) column(c *sqlparser.ColName) (string, error) {
 
 // aggregate reads COUNT(*), COUNT(1), COUNT(DISTINCT unit) and the threshold
 // forms COUNT(*) > b and COUNT(*) >= b.
-func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
+func (p *parser) aggregate(e sqlparser.Expr, q *ir.Query) error {
 	if cmp, ok := e.(*sqlparser.ComparisonExpr); ok {
 		f, isCount := cmp.Left.(*sqlparser.FuncExpr)
 		if !isCount || f.Name.Lowered() != "count" {
@@ -361,7 +367,7 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 			}
 			b--
 		}
-		q.Threshold = &Threshold{Bound: b}
+		q.Threshold = &ir.Threshold{Bound: b}
 		e = f
 	}
 	f, ok := e.(*sqlparser.FuncExpr)
@@ -380,11 +386,11 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 		if f.Distinct {
 			return pgerror.Errorf(pgerror.SyntaxError, "COUNT(DISTINCT *) is not valid")
 		}
-		q.Agg = CountRows
+		q.Agg = ir.CountRows
 		return nil
 	case *sqlparser.AliasedExpr:
 		if v, ok := a.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.IntVal && string(v.Val) == "1" && !f.Distinct {
-			q.Agg = CountRows
+			q.Agg = ir.CountRows
 			return nil
 		}
 		col, ok := a.Expr.(*sqlparser.ColName)
@@ -401,7 +407,7 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 		if cname != p.table.PrivacyUnit {
 			return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT(DISTINCT %s) is not supported: only the privacy-unit column %q may be counted distinctly", cname, p.table.PrivacyUnit)
 		}
-		q.Agg = CountDistinct
+		q.Agg = ir.CountDistinct
 		return nil
 	}
 	return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"countwall/pgerror"
 	"database/sql"
 	"errors"
@@ -137,7 +138,7 @@ func (s *Store) Close() error {
 // ColumnInfo is one column of a stored table as SQLite declares it.
 type ColumnInfo struct {
 	Name string
-	Type ColumnType
+	Type ir.ColumnType
 }
 
 // Columns lists a table's columns in declaration order.
@@ -172,21 +173,21 @@ func (s *Store) Columns(ctx context.Context, table string) ([]ColumnInfo, error)
 // anywhere means integer; CHAR, CLOB, TEXT mean text; BLOB or no type is kept
 // as text; REAL, FLOA, DOUB and the NUMERIC family (NUMERIC, DECIMAL) are real;
 // BOOLEAN holds 0 and 1, so it is integer; anything else (DATE...) is text.
-func declaredType(decl string) ColumnType {
+func declaredType(decl string) ir.ColumnType {
 	d := strings.ToUpper(decl)
 	switch {
 	case strings.Contains(d, "INT"):
-		return TypeInt
+		return ir.TypeInt
 	case strings.Contains(d, "CHAR"), strings.Contains(d, "CLOB"), strings.Contains(d, "TEXT"),
 		strings.Contains(d, "BLOB"), d == "":
-		return TypeText
+		return ir.TypeText
 	case strings.Contains(d, "REAL"), strings.Contains(d, "FLOA"), strings.Contains(d, "DOUB"),
 		strings.Contains(d, "NUM"), strings.Contains(d, "DEC"):
-		return TypeReal
+		return ir.TypeReal
 	case strings.Contains(d, "BOOL"):
-		return TypeInt
+		return ir.TypeInt
 	default:
-		return TypeText
+		return ir.TypeText
 	}
 }
 
@@ -214,7 +215,7 @@ type querier interface {
 // A Run that outlives the store's QueryTimeout, or whose ctx is cancelled,
 // fails with pgerror.QueryCanceled. Other SQLite failures are wrapped as plain
 // errors; their text names tables and columns, never data values.
-func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
+func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
 	if t == nil || q == nil {
 		return nil, pgerror.Errorf(pgerror.InternalError, "planner: Run needs a table and a query")
 	}
@@ -236,7 +237,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 	}
 	var text string
 	var args []any
-	var bounds Bounds
+	var bounds ir.Bounds
 	if needs.Bound {
 		var rank bool
 		bounds, rank = effectiveBounds(t, q, needs, shape)
@@ -272,7 +273,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 					return nil, s.runError(ctx, t, ctx.Err())
 				}
 				if res != nil {
-					res.Bounds, res.Path = bounds, PathSnapshot
+					res.Bounds, res.Path = bounds, ir.PathSnapshot
 				}
 				return res, err
 			}
@@ -289,7 +290,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 		rd = tx
 	}
 
-	res := &Result{Bounds: bounds, Path: PathSQLite}
+	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
 		var pe *pgerror.Error
@@ -312,7 +313,7 @@ func (s *Store) Run(ctx context.Context, t *Table, q *Query, needs Needs, secret
 // runError turns a failure into what the caller should see: a cancelled or
 // timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
 // is wrapped with the table's name.
-func (s *Store) runError(ctx context.Context, t *Table, err error) error {
+func (s *Store) runError(ctx context.Context, t *ir.Table, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout",
@@ -324,7 +325,7 @@ func (s *Store) runError(ctx context.Context, t *Table, err error) error {
 }
 
 // readCells runs the compiled SQL and assembles the output cells.
-func (s *Store) readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]Cell, bool, error) {
+func (s *Store) readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.newAccumulator()
 	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, acc.add)
 	if err != nil {
@@ -338,7 +339,7 @@ func (s *Store) readCells(ctx context.Context, rd querier, text string, args []a
 // scanCells runs SQL whose rows are cells (ng group columns, the count, then
 // the units and the contributor key when asked for) and hands each cell to
 // add, stopping at the first error add returns.
-func scanCells(ctx context.Context, rd querier, text string, args []any, ng int, withUnits, withKey bool, add func(Cell) error) error {
+func scanCells(ctx context.Context, rd querier, text string, args []any, ng int, withUnits, withKey bool, add func(ir.Cell) error) error {
 	rows, err := rd.QueryContext(ctx, text, args...)
 	if err != nil {
 		return err
@@ -361,9 +362,9 @@ func scanCells(ctx context.Context, rd querier, text string, args []any, ng int,
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		c := Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
+		c := ir.Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
 		if ng > 0 {
-			c.Group = make([]GroupValue, ng)
+			c.Group = make([]ir.GroupValue, ng)
 			for i, v := range groupVals {
 				c.Group[i] = groupValue(v)
 			}
@@ -377,21 +378,21 @@ func scanCells(ctx context.Context, rd querier, text string, args []any, ng int,
 
 // groupValue renders one group column value as text: integers in decimal,
 // reals with the shortest exact form, text and blobs as their bytes.
-func groupValue(v any) GroupValue {
+func groupValue(v any) ir.GroupValue {
 	switch v := v.(type) {
 	case nil:
-		return GroupValue{Null: true}
+		return ir.GroupValue{Null: true}
 	case int64:
-		return GroupValue{Text: strconv.FormatInt(v, 10)}
+		return ir.GroupValue{Text: strconv.FormatInt(v, 10)}
 	case float64:
-		return GroupValue{Text: strconv.FormatFloat(v, 'g', -1, 64)}
+		return ir.GroupValue{Text: strconv.FormatFloat(v, 'g', -1, 64)}
 	case string:
-		return GroupValue{Text: v}
+		return ir.GroupValue{Text: v}
 	case []byte:
-		return GroupValue{Text: string(v)}
+		return ir.GroupValue{Text: string(v)}
 	case time.Time:
-		return GroupValue{Text: v.Format(time.RFC3339Nano)}
+		return ir.GroupValue{Text: v.Format(time.RFC3339Nano)}
 	default:
-		return GroupValue{Text: fmt.Sprint(v)}
+		return ir.GroupValue{Text: fmt.Sprint(v)}
 	}
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"countwall/ir"
 	"countwall/pgerror"
 	"math"
 	"slices"
@@ -13,18 +14,18 @@ import (
 // data: the group columns, whether their public domains make the answer
 // domain-complete, and the order the cells go out in.
 type cellShape struct {
-	columns   []*Column
-	orderBy   []Order
+	columns   []*ir.Column
+	orderBy   []ir.Order
 	complete  bool           // every group column has a domain (or there is none)
-	product   []Cell         // domain-complete: every cell of the domain product, zero counts
+	product   []ir.Cell      // domain-complete: every cell of the domain product, zero counts
 	index     map[string]int // domain-complete: cell key -> position in product
 	maxGroups int
 }
 
-func newCellShape(t *Table, q *Query) (*cellShape, error) {
+func newCellShape(t *ir.Table, q *ir.Query) (*cellShape, error) {
 	s := &cellShape{orderBy: q.OrderBy, complete: true, maxGroups: t.Policy.MaxGroups}
 	if s.maxGroups <= 0 {
-		s.maxGroups = DefaultPolicy().MaxGroups
+		s.maxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	for _, g := range q.GroupBy {
 		col, ok := t.Columns[strings.ToLower(g)]
@@ -68,16 +69,16 @@ func (s *cellShape) buildProduct() error {
 		size *= n
 		values[i] = domainValues(col.Domain)
 	}
-	s.product = make([]Cell, 0, size)
+	s.product = make([]ir.Cell, 0, size)
 	s.index = make(map[string]int, size)
 	idx := make([]int, len(s.columns))
 	for {
-		group := make([]GroupValue, len(s.columns))
+		group := make([]ir.GroupValue, len(s.columns))
 		for i, j := range idx {
-			group[i] = GroupValue{Text: values[i][j]}
+			group[i] = ir.GroupValue{Text: values[i][j]}
 		}
 		s.index[groupKey(group)] = len(s.product)
-		s.product = append(s.product, Cell{Group: group, InDomain: true})
+		s.product = append(s.product, ir.Cell{Group: group, InDomain: true})
 		// Advance the odometer, last column fastest.
 		i := len(idx) - 1
 		for ; i >= 0; i-- {
@@ -94,7 +95,7 @@ func (s *cellShape) buildProduct() error {
 }
 
 // domainValues renders a domain's values as GroupValue texts.
-func domainValues(d *Domain) []string {
+func domainValues(d *ir.Domain) []string {
 	if !d.IsRange {
 		return d.Categories
 	}
@@ -108,7 +109,7 @@ func domainValues(d *Domain) []string {
 }
 
 // groupKey is an unambiguous map key for a group: each value is length-prefixed.
-func groupKey(g []GroupValue) string {
+func groupKey(g []ir.GroupValue) string {
 	var b strings.Builder
 	for _, v := range g {
 		if v.Null {
@@ -123,7 +124,7 @@ func groupKey(g []GroupValue) string {
 }
 
 // inDomain reports whether a value lies in a column's declared domain.
-func inDomain(d *Domain, v GroupValue) bool {
+func inDomain(d *ir.Domain, v ir.GroupValue) bool {
 	if v.Null {
 		return false
 	}
@@ -140,7 +141,7 @@ func inDomain(d *Domain, v GroupValue) bool {
 // soon as SQLite returns one too many.
 type cellAccumulator struct {
 	shape *cellShape
-	cells []Cell
+	cells []ir.Cell
 }
 
 func (s *cellShape) newAccumulator() *cellAccumulator {
@@ -151,7 +152,7 @@ func (s *cellShape) newAccumulator() *cellAccumulator {
 	return a
 }
 
-func (a *cellAccumulator) add(c Cell) error {
+func (a *cellAccumulator) add(c ir.Cell) error {
 	s := a.shape
 	if s.product != nil {
 		// Every backend groups by the value as the column's type reads it,
@@ -178,24 +179,24 @@ func (a *cellAccumulator) add(c Cell) error {
 	return nil
 }
 
-func (a *cellAccumulator) result() []Cell {
+func (a *cellAccumulator) result() []ir.Cell {
 	if len(a.shape.columns) == 0 && len(a.cells) == 0 {
 		// An aggregate without GROUP BY always has one row; this only guards
 		// the invariant that a plain COUNT yields exactly one cell.
-		return []Cell{{InDomain: true}}
+		return []ir.Cell{{InDomain: true}}
 	}
 	return a.cells
 }
 
 // order applies ORDER BY with a stable sort, so cells equal on the ORDER BY
 // columns keep domain order (or SQLite's group order).
-func (s *cellShape) order(cells []Cell) {
+func (s *cellShape) order(cells []ir.Cell) {
 	if len(s.orderBy) == 0 {
 		return
 	}
 	type term struct {
 		pos  int
-		typ  ColumnType
+		typ  ir.ColumnType
 		desc bool
 	}
 	terms := make([]term, 0, len(s.orderBy))
@@ -207,7 +208,7 @@ func (s *cellShape) order(cells []Cell) {
 			}
 		}
 	}
-	slices.SortStableFunc(cells, func(a, b Cell) int {
+	slices.SortStableFunc(cells, func(a, b ir.Cell) int {
 		for _, t := range terms {
 			c := compareGroupValues(a.Group[t.pos], b.Group[t.pos], t.typ)
 			if t.desc {
@@ -223,7 +224,7 @@ func (s *cellShape) order(cells []Cell) {
 
 // compareGroupValues orders values as SQLite does: NULL first, then numbers
 // (numerically, for integer and real columns), then text bytewise.
-func compareGroupValues(a, b GroupValue, typ ColumnType) int {
+func compareGroupValues(a, b ir.GroupValue, typ ir.ColumnType) int {
 	switch {
 	case a.Null && b.Null:
 		return 0
@@ -232,7 +233,7 @@ func compareGroupValues(a, b GroupValue, typ ColumnType) int {
 	case b.Null:
 		return 1
 	}
-	if typ == TypeInt || typ == TypeReal {
+	if typ == ir.TypeInt || typ == ir.TypeReal {
 		ai, aerr := strconv.ParseInt(a.Text, 10, 64)
 		bi, berr := strconv.ParseInt(b.Text, 10, 64)
 		if aerr == nil && berr == nil {

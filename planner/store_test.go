@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"countwall/pgerror"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -96,13 +97,13 @@ func keyOf(units ...int64) uint32 {
 	return k
 }
 
-func gv(texts ...string) []GroupValue {
-	out := make([]GroupValue, len(texts))
+func gv(texts ...string) []ir.GroupValue {
+	out := make([]ir.GroupValue, len(texts))
 	for i, s := range texts {
 		if s == "NULL" {
-			out[i] = GroupValue{Null: true}
+			out[i] = ir.GroupValue{Null: true}
 		} else {
-			out[i] = GroupValue{Text: s}
+			out[i] = ir.GroupValue{Text: s}
 		}
 	}
 	return out
@@ -111,53 +112,53 @@ func gv(texts ...string) []GroupValue {
 func TestStoreRunCells(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{})
 	people := testPeopleTable()
-	all := Needs{Units: true, Key: true}
-	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
+	all := ir.Needs{Units: true, Key: true}
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
 	cases := []struct {
 		name  string
-		q     *Query
-		needs Needs
-		want  []Cell
+		q     *ir.Query
+		needs ir.Needs
+		want  []ir.Cell
 	}{
 		{
 			name: "plain count",
-			q:    &Query{Table: "people"},
-			want: []Cell{{Count: 13, InDomain: true}},
+			q:    &ir.Query{Table: "people"},
+			want: []ir.Cell{{Count: 13, InDomain: true}},
 		},
 		{
 			name:  "plain count with units and key: the row without a unit counts but is no unit",
-			q:     &Query{Table: "people"},
+			q:     &ir.Query{Table: "people"},
 			needs: all,
-			want:  []Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
+			want:  []ir.Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
 		},
 		{
 			name: "count distinct",
-			q:    &Query{Table: "people", Agg: CountDistinct},
-			want: []Cell{{Count: 9, InDomain: true}},
+			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct},
+			want: []ir.Cell{{Count: 9, InDomain: true}},
 		},
 		{
 			name:  "count distinct, per-unit pass",
-			q:     &Query{Table: "people", Agg: CountDistinct, Where: age30},
+			q:     &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: age30},
 			needs: all,
-			want:  []Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
+			want:  []ir.Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
 		},
 		{
 			name:  "where with units only",
-			q:     &Query{Table: "people", Where: age30},
-			needs: Needs{Units: true},
-			want:  []Cell{{Count: 4, Units: 3, InDomain: true}},
+			q:     &ir.Query{Table: "people", Where: age30},
+			needs: ir.Needs{Units: true},
+			want:  []ir.Cell{{Count: 4, Units: 3, InDomain: true}},
 		},
 		{
 			name:  "nothing matches: still one cell",
-			q:     &Query{Table: "people", Where: &Compare{Column: "age", Op: ">", Value: intLit(1000)}},
+			q:     &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(1000)}},
 			needs: all,
-			want:  []Cell{{Count: 0, InDomain: true}},
+			want:  []ir.Cell{{Count: 0, InDomain: true}},
 		},
 		{
 			name:  "group by a column without a domain: the groups SQLite finds, NULL first",
-			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
 			needs: all,
-			want: []Cell{
+			want: []ir.Cell{
 				{Group: gv("NULL"), Count: 1, Units: 1, Key: keyOf(4), InDomain: true},
 				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
 				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
@@ -166,8 +167,8 @@ func TestStoreRunCells(t *testing.T) {
 		},
 		{
 			name: "order by an integer column descending is numeric, NULL last",
-			q:    &Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []Order{{Column: "age", Desc: true}}},
-			want: []Cell{
+			q:    &ir.Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []ir.Order{{Column: "age", Desc: true}}},
+			want: []ir.Cell{
 				{Group: gv("100"), Count: 1, InDomain: true},
 				{Group: gv("99"), Count: 2, InDomain: true},
 				{Group: gv("41"), Count: 2, InDomain: true},
@@ -178,9 +179,9 @@ func TestStoreRunCells(t *testing.T) {
 		},
 		{
 			name: "order by the second group column, ties keep group order",
-			q: &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}},
-				OrderBy: []Order{{Column: "suburb"}}},
-			want: []Cell{
+			q: &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}},
+				OrderBy: []ir.Order{{Column: "suburb"}}},
+			want: []ir.Cell{
 				{Group: gv("M", "NULL"), Count: 1, InDomain: true},
 				{Group: gv("M", "Central"), Count: 1, InDomain: true},
 				{Group: gv("F", "East"), Count: 2, InDomain: true},
@@ -211,19 +212,19 @@ func TestStoreRunCells(t *testing.T) {
 func TestStoreDomains(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{})
 	people := testPeopleTable()
-	people.Columns["sex"].Domain = &Domain{Categories: []string{"M", "F", "U"}}
-	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 24, Max: 26}
+	people.Columns["sex"].Domain = &ir.Domain{Categories: []string{"M", "F", "U"}}
+	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 24, Max: 26}
 	cases := []struct {
 		name  string
-		q     *Query
-		needs Needs
-		want  []Cell
+		q     *ir.Query
+		needs ir.Needs
+		want  []ir.Cell
 	}{
 		{
 			name:  "categories in listed order, zero cell included, X and NULL left out",
-			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
-			needs: Needs{Key: true},
-			want: []Cell{
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
+			needs: ir.Needs{Key: true},
+			want: []ir.Cell{
 				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
 				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
 				{Group: gv("U"), InDomain: true},
@@ -231,8 +232,8 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name: "count distinct over the domain",
-			q:    &Query{Table: "people", Agg: CountDistinct, GroupBy: []string{"sex"}},
-			want: []Cell{
+			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct, GroupBy: []string{"sex"}},
+			want: []ir.Cell{
 				{Group: gv("M"), Count: 4, InDomain: true},
 				{Group: gv("F"), Count: 4, InDomain: true},
 				{Group: gv("U"), InDomain: true},
@@ -240,9 +241,9 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name:  "a product of categories and a range, last column fastest",
-			q:     &Query{Table: "people", GroupBy: []string{"sex", "age"}},
-			needs: Needs{Units: true},
-			want: []Cell{
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex", "age"}},
+			needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: gv("M", "24"), InDomain: true},
 				{Group: gv("M", "25"), Count: 1, Units: 1, InDomain: true},
 				{Group: gv("M", "26"), InDomain: true},
@@ -256,9 +257,9 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name: "order by is a stable sort of the domain order",
-			q: &Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []Order{{Column: "sex", Desc: true}},
-				Where: &Compare{Column: "income", Op: "<", Value: intLit(300)}},
-			want: []Cell{
+			q: &ir.Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []ir.Order{{Column: "sex", Desc: true}},
+				Where: &ir.Compare{Column: "income", Op: "<", Value: intLit(300)}},
+			want: []ir.Cell{
 				{Group: gv("24", "U"), InDomain: true},
 				{Group: gv("25", "U"), InDomain: true},
 				{Group: gv("26", "U"), InDomain: true},
@@ -287,12 +288,12 @@ func TestStoreDomains(t *testing.T) {
 	}
 
 	t.Run("a partial domain marks the cells outside it", func(t *testing.T) {
-		q := &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
-		res, err := s.Run(context.Background(), people, q, Needs{}, testSecret)
+		q := &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
+		res, err := s.Run(context.Background(), people, q, ir.Needs{}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Cell{
+		want := []ir.Cell{
 			{Group: gv("F", "North"), Count: 2, InDomain: true},
 			{Group: gv("M", "North"), Count: 1, InDomain: true},
 			{Group: gv("X", "North"), Count: 2, InDomain: false},
@@ -309,20 +310,20 @@ func TestStoreMaxGroups(t *testing.T) {
 	people.Policy.MaxGroups = 3
 
 	// Three groups fit; four do not.
-	three := &Query{Table: "people", GroupBy: []string{"sex"}, Where: &IsNull{Column: "sex", Negate: true}}
-	if res, err := s.Run(context.Background(), people, three, Needs{}, nil); err != nil || len(res.Cells) != 3 {
+	three := &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: &ir.IsNull{Column: "sex", Negate: true}}
+	if res, err := s.Run(context.Background(), people, three, ir.Needs{}, nil); err != nil || len(res.Cells) != 3 {
 		t.Fatalf("three groups: %v, %v", res, err)
 	}
-	four := &Query{Table: "people", GroupBy: []string{"sex"}}
-	_, err := s.Run(context.Background(), people, four, Needs{}, nil)
+	four := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
+	_, err := s.Run(context.Background(), people, four, ir.Needs{}, nil)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
 		t.Errorf("four groups: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
 
 	// A domain product over the limit is refused before any data is read.
-	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 3}
-	_, err = s.Run(context.Background(), people, &Query{Table: "people", GroupBy: []string{"age"}}, Needs{}, nil)
+	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 3}
+	_, err = s.Run(context.Background(), people, &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Needs{}, nil)
 	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
 		t.Errorf("domain of 4 cells: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
@@ -330,11 +331,11 @@ func TestStoreMaxGroups(t *testing.T) {
 
 func TestStoreTableSizeAndConditions(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{})
-	q := &Query{Table: "people", Where: &And{
-		Left:  &In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}},
-		Right: &Compare{Column: "age", Op: ">", Value: intLit(29)},
+	q := &ir.Query{Table: "people", Where: &ir.And{
+		Left:  &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}},
+		Right: &ir.Compare{Column: "age", Op: ">", Value: intLit(29)},
 	}}
-	res, err := s.Run(context.Background(), testPeopleTable(), q, Needs{TableSize: true, Conditions: true}, nil)
+	res, err := s.Run(context.Background(), testPeopleTable(), q, ir.Needs{TableSize: true, Conditions: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 	if res.TableSize != 13 || res.Cells[0].Count != 6 || !slices.Equal(res.Conditions, wantCond) {
 		t.Errorf("size %d, count %d, conditions %q; want 13, 6, %q", res.TableSize, res.Cells[0].Count, res.Conditions, wantCond)
 	}
-	res, err = s.Run(context.Background(), testPeopleTable(), q, Needs{}, nil)
+	res, err = s.Run(context.Background(), testPeopleTable(), q, ir.Needs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,15 +356,15 @@ func TestStoreRefusals(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{})
 	people := testPeopleTable()
 	var pe *pgerror.Error
-	if _, err := s.Run(context.Background(), people, &Query{Table: "people"}, Needs{Key: true}, nil); !errors.As(err, &pe) {
+	if _, err := s.Run(context.Background(), people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, nil); !errors.As(err, &pe) {
 		t.Errorf("a key without a secret: got %v, want a *pgerror.Error", err)
 	}
-	bad := &Query{Table: "people", Where: &Compare{Column: "salary", Op: "=", Value: intLit(1)}}
-	if _, err := s.Run(context.Background(), people, bad, Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
+	bad := &ir.Query{Table: "people", Where: &ir.Compare{Column: "salary", Op: "=", Value: intLit(1)}}
+	if _, err := s.Run(context.Background(), people, bad, ir.Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
 		t.Errorf("a column outside the catalog: got %v, want %s", err, pgerror.InternalError)
 	}
-	missing := &Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
-	_, err := s.Run(context.Background(), missing, &Query{Table: "nope"}, Needs{}, nil)
+	missing := &ir.Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
+	_, err := s.Run(context.Background(), missing, &ir.Query{Table: "nope"}, ir.Needs{}, nil)
 	if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("a table missing from the file: got %v, want a wrapped SQLite error naming it", err)
 	}
@@ -376,7 +377,7 @@ func TestStoreColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ColumnInfo{{"id", TypeInt}, {"age", TypeInt}, {"sex", TypeText}, {"suburb", TypeText}, {"income", TypeInt}}
+	want := []ColumnInfo{{"id", ir.TypeInt}, {"age", ir.TypeInt}, {"sex", ir.TypeText}, {"suburb", ir.TypeText}, {"income", ir.TypeInt}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("people: got %v, want %v", got, want)
 	}
@@ -384,8 +385,8 @@ func TestStoreColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []ColumnInfo{{"a", TypeReal}, {"b", TypeReal}, {"c", TypeText}, {"d", TypeText}, {"e", TypeReal},
-		{"f", TypeInt}, {"g", TypeText}, {"h", TypeText}, {"i", TypeInt}, {"j", TypeReal}, {"k", TypeReal}}
+	want = []ColumnInfo{{"a", ir.TypeReal}, {"b", ir.TypeReal}, {"c", ir.TypeText}, {"d", ir.TypeText}, {"e", ir.TypeReal},
+		{"f", ir.TypeInt}, {"g", ir.TypeText}, {"h", ir.TypeText}, {"i", ir.TypeInt}, {"j", ir.TypeReal}, {"k", ir.TypeReal}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("typed: got %v, want %v", got, want)
 	}
@@ -429,7 +430,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := s.Run(ctx, testPeopleTable(), &Query{Table: "people"}, Needs{Key: true, TableSize: true}, testSecret); err != nil {
+			if _, err := s.Run(ctx, testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{Key: true, TableSize: true}, testSecret); err != nil {
 				t.Error(err)
 			}
 		})
@@ -481,7 +482,7 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 		t.Fatalf("path with ?, # and %%: %v", err)
 	}
 	defer s.Close()
-	if res, err := s.Run(context.Background(), testPeopleTable(), &Query{Table: "people"}, Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
+	if res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
 		t.Errorf("reading through an odd path: %v, %v", res, err)
 	}
 }
@@ -494,10 +495,10 @@ func TestStoreCancellation(t *testing.T) {
 		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
 		SELECT x, x % 90, CASE x % 2 WHEN 0 THEN 'F' ELSE 'M' END, 'S' || (x % 300), x * 7 FROM c`)
 	people := testPeopleTable()
-	q := &Query{Table: "people", GroupBy: []string{"suburb"}, Where: &Like{Column: "suburb", Pattern: "%1%", Negate: true}}
+	q := &ir.Query{Table: "people", GroupBy: []string{"suburb"}, Where: &ir.Like{Column: "suburb", Pattern: "%1%", Negate: true}}
 
 	start := time.Now()
-	_, err := s.Run(context.Background(), people, q, Needs{Key: true, TableSize: true}, testSecret)
+	_, err := s.Run(context.Background(), people, q, ir.Needs{Key: true, TableSize: true}, testSecret)
 	elapsed := time.Since(start)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "timeout") {
@@ -509,7 +510,7 @@ func TestStoreCancellation(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.Run(ctx, people, &Query{Table: "people"}, Needs{}, nil)
+	_, err = s.Run(ctx, people, &ir.Query{Table: "people"}, ir.Needs{}, nil)
 	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "user request") {
 		t.Errorf("cancelled context: got %v, want %s for a user request", err, pgerror.QueryCanceled)
 	}
@@ -518,8 +519,8 @@ func TestStoreCancellation(t *testing.T) {
 func TestStoreConcurrentRuns(t *testing.T) {
 	s, _ := openTestStore(t, StoreOptions{MaxOpenConns: 3})
 	people := testPeopleTable()
-	q := &Query{Table: "people", GroupBy: []string{"sex"}}
-	want, err := s.Run(context.Background(), people, q, Needs{Key: true}, testSecret)
+	q := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
+	want, err := s.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestStoreConcurrentRuns(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for range 20 {
-				needs := Needs{Key: true, TableSize: g%2 == 0}
+				needs := ir.Needs{Key: true, TableSize: g%2 == 0}
 				got, err := s.Run(context.Background(), people, q, needs, testSecret)
 				if err != nil {
 					t.Error(err)
@@ -619,40 +620,40 @@ func TestRecordKeyConcurrent(t *testing.T) {
 }
 
 func TestConditionsNormalisation(t *testing.T) {
-	q := func(p Pred) *Query { return &Query{Table: "people", Where: p} }
-	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
-	sexF := &Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	q := func(p ir.Pred) *ir.Query { return &ir.Query{Table: "people", Where: p} }
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
+	sexF := &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}
 	equal := []struct {
 		name string
-		a, b *Query
+		a, b *ir.Query
 		want []string
 	}{
-		{"AND order", q(&And{age30, sexF}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
-		{"duplicates", q(&Or{age30, &And{age30, sexF}}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
-		{"column case", q(&Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
-		{"30.0 is 30", q(&Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
-		{"!= is <>", q(&Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
-		{"NOT folds into a comparison", q(&Not{&Compare{Column: "age", Op: "<", Value: intLit(30)}}),
-			q(&Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
-		{"double NOT", q(&Not{&Not{age30}}), q(age30), []string{"age = 30"}},
-		{"IN order and duplicates", q(&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F"), textLit("M")}}),
-			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
-		{"numeric IN sorted numerically", q(&In{Column: "age", Values: []Literal{intLit(10), intLit(9), floatLit(9.5)}}),
-			q(&In{Column: "age", Values: []Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
-		{"NOT IN", q(&Not{&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}}}),
-			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
-		{"one-value IN is equality", q(&In{Column: "age", Values: []Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
-		{"NOT over a one-value IN", q(&Not{&In{Column: "age", Values: []Literal{intLit(30)}}}),
-			q(&Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
-		{"NOT BETWEEN", q(&Not{&Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
-			q(&Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
-		{"NOT IS NULL", q(&Not{&IsNull{Column: "income"}}), q(&IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
-		{"NOT LIKE with a quote", q(&Not{&Like{Column: "suburb", Pattern: "O'%"}}), q(&Like{Column: "suburb", Pattern: "O'%", Negate: true}),
+		{"AND order", q(&ir.And{age30, sexF}), q(&ir.And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
+		{"duplicates", q(&ir.Or{age30, &ir.And{age30, sexF}}), q(&ir.And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
+		{"column case", q(&ir.Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
+		{"30.0 is 30", q(&ir.Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
+		{"!= is <>", q(&ir.Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
+		{"NOT folds into a comparison", q(&ir.Not{&ir.Compare{Column: "age", Op: "<", Value: intLit(30)}}),
+			q(&ir.Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
+		{"double NOT", q(&ir.Not{&ir.Not{age30}}), q(age30), []string{"age = 30"}},
+		{"IN order and duplicates", q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F"), textLit("M")}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
+		{"numeric IN sorted numerically", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(10), intLit(9), floatLit(9.5)}}),
+			q(&ir.In{Column: "age", Values: []ir.Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
+		{"NOT IN", q(&ir.Not{&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
+		{"one-value IN is equality", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
+		{"NOT over a one-value IN", q(&ir.Not{&ir.In{Column: "age", Values: []ir.Literal{intLit(30)}}}),
+			q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
+		{"NOT BETWEEN", q(&ir.Not{&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
+			q(&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
+		{"NOT IS NULL", q(&ir.Not{&ir.IsNull{Column: "income"}}), q(&ir.IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
+		{"NOT LIKE with a quote", q(&ir.Not{&ir.Like{Column: "suburb", Pattern: "O'%"}}), q(&ir.Like{Column: "suburb", Pattern: "O'%", Negate: true}),
 			[]string{"suburb NOT LIKE 'O''%'"}},
-		{"De Morgan", q(&Not{&And{age30, &Not{sexF}}}), q(&Or{&Compare{Column: "age", Op: "<>", Value: intLit(30)}, sexF}),
+		{"De Morgan", q(&ir.Not{&ir.And{age30, &ir.Not{sexF}}}), q(&ir.Or{&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}, sexF}),
 			[]string{"age <> 30", "sex = 'F'"}},
-		{"math", q(&Not{&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "Age"}, Right: &NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
-			q(&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
+		{"math", q(&ir.Not{&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
+			q(&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
 			[]string{"abs(age - 40) >= 5"}},
 	}
 	for _, tc := range equal {
@@ -663,11 +664,11 @@ func TestConditionsNormalisation(t *testing.T) {
 			}
 		})
 	}
-	if got := Conditions(&Query{Table: "people"}); got == nil || len(got) != 0 {
+	if got := Conditions(&ir.Query{Table: "people"}); got == nil || len(got) != 0 {
 		t.Errorf("no WHERE: got %#v, want an empty list", got)
 	}
 	// Different conditions stay different.
-	if slices.Equal(Conditions(q(age30)), Conditions(q(&Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
+	if slices.Equal(Conditions(q(age30)), Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
 		t.Error("age = 30 and age = 31 normalise alike")
 	}
 }

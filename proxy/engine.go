@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
 	"countwall/planner"
@@ -56,13 +57,13 @@ type Engine struct {
 
 // backend computes a validated query's cells from the protected data.
 type backend interface {
-	Run(ctx context.Context, t *planner.Table, q *planner.Query, needs planner.Needs, secret []byte) (*planner.Result, error)
+	Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error)
 }
 
 // runtime is everything a reload may change.
 type runtime struct {
 	cfg     *config.Config
-	catalog *planner.Catalog
+	catalog *ir.Catalog
 	mech    mechanisms.Mechanism
 	float   bool // the mechanism publishes real numbers
 }
@@ -259,15 +260,15 @@ func checkRhoDeltaCaps(m mechanisms.Mechanism, cfg *config.Config) error {
 
 // buildCatalog reads each configured table's columns from the store and
 // attaches the config's privacy unit, domains and policy.
-func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config) (*planner.Catalog, error) {
-	cat := &planner.Catalog{Tables: map[string]*planner.Table{}}
+func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config) (*ir.Catalog, error) {
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{}}
 	for name, tc := range cfg.Tables {
 		key := "tables." + name
 		cols, err := store.Columns(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		byName := map[string]planner.ColumnType{}
+		byName := map[string]ir.ColumnType{}
 		for _, c := range cols {
 			byName[strings.ToLower(c.Name)] = c.Type
 		}
@@ -278,26 +279,26 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 		if len(queryable) == 0 {
 			queryable = sortedNames(byName)
 		}
-		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds, UnitKeyed: tc.UnitKeyed}
+		t := &ir.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*ir.Column{}, Policy: tc.Policy, Bounds: tc.Bounds, UnitKeyed: tc.UnitKeyed}
 		for _, c := range queryable {
 			typ, ok := byName[c]
 			if !ok {
 				return nil, fmt.Errorf("%s.columns: column %q is not in table %q", key, c, name)
 			}
-			t.Columns[c] = &planner.Column{Name: c, Type: typ}
+			t.Columns[c] = &ir.Column{Name: c, Type: typ}
 		}
 		// The unit column must be known to the planner for COUNT(DISTINCT unit)
 		// even when it is not listed as queryable; Policy.UnitInWhere decides
 		// whether it may be filtered on.
 		if _, ok := t.Columns[tc.PrivacyUnit]; !ok {
-			t.Columns[tc.PrivacyUnit] = &planner.Column{Name: tc.PrivacyUnit, Type: byName[tc.PrivacyUnit]}
+			t.Columns[tc.PrivacyUnit] = &ir.Column{Name: tc.PrivacyUnit, Type: byName[tc.PrivacyUnit]}
 		}
 		for col, d := range tc.Domains {
 			c, ok := t.Columns[col]
 			if !ok {
 				return nil, fmt.Errorf("%s.domains.%s: not a queryable column of table %q", key, col, name)
 			}
-			if d.IsRange && c.Type != planner.TypeInt {
+			if d.IsRange && c.Type != ir.TypeInt {
 				return nil, fmt.Errorf("%s.domains.%s: an integer range needs an integer column, but %q is %s", key, col, col, c.Type)
 			}
 			c.Domain = d

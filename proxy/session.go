@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
@@ -100,7 +101,7 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	start := time.Now()
 	rt := s.engine.live.Load()
 	fp := s.engine.Fingerprint(sql)
-	var stmt planner.Statement
+	var stmt ir.Statement
 	var err error = errTerminated
 	select {
 	case <-s.ended:
@@ -113,16 +114,16 @@ func (s *Session) Exec(ctx context.Context, sql string, args []*string) (*Result
 	audited := false // the answer's audit row was committed with its charge
 	if err == nil {
 		switch st := stmt.(type) {
-		case *planner.Query:
+		case *ir.Query:
 			kind = "query"
 			res, charge, audited, err = s.query(ctx, rt, st, fp)
-		case *planner.Set:
+		case *ir.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
-		case *planner.Show:
+		case *ir.Show:
 			kind = "show"
 			res, err = s.show(ctx, rt, st)
-		case *planner.Chatter:
+		case *ir.Chatter:
 			kind = "chatter"
 			res, err = s.chatter(st)
 		default:
@@ -186,11 +187,11 @@ func (s *Session) Describe(ctx context.Context, sql string) (*Description, error
 		return nil, publicError(err)
 	}
 	switch st := stmt.(type) {
-	case *planner.Query:
+	case *ir.Query:
 		d.Columns = queryColumns(rt, st)
-	case *planner.Show:
+	case *ir.Show:
 		d.Columns = showColumns(st.Name)
-	case *planner.Chatter:
+	case *ir.Chatter:
 		if st.Kind == "version" || st.Kind == "current_setting" {
 			d.Columns = []Column{{Name: st.Kind, Type: ColumnText}}
 		}
@@ -200,14 +201,14 @@ func (s *Session) Describe(ctx context.Context, sql string) (*Description, error
 
 // placeholderArgs makes a valid value of each parameter's type, so that a
 // statement can be checked for shape before its real arguments arrive.
-func placeholderArgs(types []planner.ColumnType) []*string {
+func placeholderArgs(types []ir.ColumnType) []*string {
 	if len(types) == 0 {
 		return nil
 	}
 	args := make([]*string, len(types))
 	for i, t := range types {
 		v := "0"
-		if t == planner.TypeText {
+		if t == ir.TypeText {
 			v = "x"
 		}
 		args[i] = &v
@@ -215,18 +216,18 @@ func placeholderArgs(types []planner.ColumnType) []*string {
 	return args
 }
 
-func wireType(t planner.ColumnType) ColumnType {
+func wireType(t ir.ColumnType) ColumnType {
 	switch t {
-	case planner.TypeInt:
+	case ir.TypeInt:
 		return ColumnInt8
-	case planner.TypeReal:
+	case ir.TypeReal:
 		return ColumnFloat8
 	default:
 		return ColumnText
 	}
 }
 
-func queryColumns(rt *runtime, q *planner.Query) []Column {
+func queryColumns(rt *runtime, q *ir.Query) []Column {
 	cols := make([]Column, 0, len(q.GroupBy)+1)
 	for _, g := range q.GroupBy {
 		cols = append(cols, Column{Name: g, Type: ColumnText})
@@ -248,7 +249,7 @@ func queryColumns(rt *runtime, q *planner.Query) []Column {
 //
 // audited reports that the answer's audit row was committed in the same
 // transaction as its charge, so it need not be written again.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
+func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) (res *Result, charge mechanisms.Charge, audited bool, err error) {
 	none := mechanisms.Charge{}
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
@@ -293,7 +294,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	res = s.rows(rt, q, cells, answers, notice)
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
-		maxGroups = planner.DefaultPolicy().MaxGroups
+		maxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
 	return res, charge, audited, nil
@@ -342,7 +343,7 @@ func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mec
 }
 
 // rows builds the result of an answered query: a row per answered cell.
-func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, answers []mechanisms.Answer, notice string) *Result {
+func (s *Session) rows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.Answer, notice string) *Result {
 	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {
@@ -364,7 +365,7 @@ func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, ans
 // checkGroupDomains refuses a GROUP BY over a column without a declared
 // public domain unless the mechanism drops low-count groups: otherwise the
 // rows that come back would reveal which groups exist.
-func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) error {
+func checkGroupDomains(t *ir.Table, q *ir.Query, m mechanisms.Mechanism) error {
 	if mechanisms.DropsLowCounts(m) {
 		return nil
 	}
@@ -405,7 +406,7 @@ func (s *Session) share(rt *runtime) (eps, delta float64) {
 	return eps, delta
 }
 
-func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
+func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 	done := &Result{Tag: "SET"}
 	switch st.Name {
 	case "epsilon", "delta":
@@ -482,7 +483,7 @@ func showColumns(name string) []Column {
 	return []Column{{Name: name, Type: ColumnText}}
 }
 
-func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Result, error) {
+func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, error) {
 	one := func(v string) *Result {
 		return &Result{Columns: showColumns(st.Name), Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SHOW"}
 	}
@@ -522,7 +523,7 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 	return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Name)
 }
 
-func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
+func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 	switch st.Kind {
 	case "version":
 		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},

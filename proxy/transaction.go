@@ -1,6 +1,9 @@
 package proxy
 
-import "countwall/planner"
+import (
+	"countwall/ir"
+	"countwall/planner"
+)
 
 // EndsTransaction reports whether sql is COMMIT or ROLLBACK (or their
 // spellings END and ABORT): the statements a front door still runs in a
@@ -11,6 +14,6 @@ func (s *Session) EndsTransaction(sql string) bool {
 	if err != nil {
 		return false
 	}
-	c, ok := stmt.(*planner.Chatter)
+	c, ok := stmt.(*ir.Chatter)
 	return ok && (c.Kind == "commit" || c.Kind == "rollback")
 }

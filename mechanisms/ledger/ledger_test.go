@@ -19,10 +19,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger/dialect"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 const dp = mechanisms.AccountingDP
@@ -433,8 +433,8 @@ func BenchmarkLaplaceAnswerAndCharge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &mechanisms.Request{Query: &planner.Query{Table: "people"}, Epsilon: 1e-6,
-		Result: &planner.Result{Cells: []planner.Cell{{Count: 1234, InDomain: true}}}}
+	req := &mechanisms.Request{Query: &ir.Query{Table: "people"}, Epsilon: 1e-6,
+		Result: &ir.Result{Cells: []ir.Cell{{Count: 1234, InDomain: true}}}}
 	for _, reserve := range []int{1, 10} {
 		b.Run(fmt.Sprintf("reserve=%d", reserve), func(b *testing.B) {
 			l := openLedger(b, filepath.Join(b.TempDir(), "state.db"), reserve)

@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/planner"
 )
@@ -97,17 +98,17 @@ func ErrorVsG(ctx context.Context, dir string, o Options) ([]Row, error) {
 		return nil, err
 	}
 	defer store.Close()
-	table := &planner.Table{Name: "genomes", PrivacyUnit: "person", Policy: planner.DefaultPolicy(),
-		Columns: map[string]*planner.Column{
-			"person": {Name: "person", Type: planner.TypeInt},
-			"snp":    {Name: "snp", Type: planner.TypeInt, Domain: &planner.Domain{IsRange: true, Min: 0, Max: int64(o.Attributes - 1)}},
-			"allele": {Name: "allele", Type: planner.TypeInt},
+	table := &ir.Table{Name: "genomes", PrivacyUnit: "person", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{
+			"person": {Name: "person", Type: ir.TypeInt},
+			"snp":    {Name: "snp", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: int64(o.Attributes - 1)}},
+			"allele": {Name: "allele", Type: ir.TypeInt},
 		}}
 	table.Policy.MaxGroups = max(table.Policy.MaxGroups, o.Attributes)
-	q := &planner.Query{Table: "genomes", GroupBy: []string{"snp"},
-		Where: &planner.Compare{Column: "allele", Op: "=", Value: planner.Literal{Kind: planner.LitInt, Int: 1}}}
+	q := &ir.Query{Table: "genomes", GroupBy: []string{"snp"},
+		Where: &ir.Compare{Column: "allele", Op: "=", Value: ir.Literal{Kind: ir.LitInt, Int: 1}}}
 	secret := []byte(fmt.Sprintf("countwall bench bounds %d", o.Seed))
-	truth, err := store.Run(ctx, table, q, planner.Needs{}, secret)
+	truth, err := store.Run(ctx, table, q, ir.Needs{}, secret)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 
 	_ "modernc.org/sqlite" // FromSQLite reads the protected table read-only
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
@@ -57,7 +58,7 @@ func (m KeyModel) String() string {
 // Column is one grouped column.
 type Column struct {
 	Name string
-	Type planner.ColumnType // TypeInt or TypeText
+	Type ir.ColumnType // TypeInt or TypeText
 }
 
 // Group is the rows sharing one combination of the grouped columns' values.
@@ -76,8 +77,8 @@ type Firewall struct {
 	mech    mechanisms.Mechanism
 	model   KeyModel
 	seed    uint64
-	catalog *planner.Catalog
-	parsed  map[string]*planner.Query // attacks repeat statements; parsing dominates
+	catalog *ir.Catalog
+	parsed  map[string]*ir.Query // attacks repeat statements; parsing dominates
 	queries int
 	total   int64 // the table size: every group's count
 
@@ -93,14 +94,14 @@ const defaultEpsilon = 0.1
 // New builds a Firewall for table over the grouped rows, answering through
 // mech. seed keys the Independent model's hash (ignored by Additive).
 func New(table string, columns []Column, groups []Group, mech mechanisms.Mechanism, model KeyModel, seed uint64) (*Firewall, error) {
-	t := &planner.Table{Name: strings.ToLower(table), PrivacyUnit: "_unit", Columns: map[string]*planner.Column{}, Policy: planner.DefaultPolicy()}
+	t := &ir.Table{Name: strings.ToLower(table), PrivacyUnit: "_unit", Columns: map[string]*ir.Column{}, Policy: ir.DefaultPolicy()}
 	for _, c := range columns {
-		if c.Type != planner.TypeInt && c.Type != planner.TypeText {
+		if c.Type != ir.TypeInt && c.Type != ir.TypeText {
 			return nil, fmt.Errorf("column %q: only integer and text columns are supported", c.Name)
 		}
-		t.Columns[strings.ToLower(c.Name)] = &planner.Column{Name: strings.ToLower(c.Name), Type: c.Type}
+		t.Columns[strings.ToLower(c.Name)] = &ir.Column{Name: strings.ToLower(c.Name), Type: c.Type}
 	}
-	t.Columns["_unit"] = &planner.Column{Name: "_unit", Type: planner.TypeInt}
+	t.Columns["_unit"] = &ir.Column{Name: "_unit", Type: ir.TypeInt}
 	for i, g := range groups {
 		if len(g.Values) != len(columns) {
 			return nil, fmt.Errorf("group %d has %d values for %d columns", i, len(g.Values), len(columns))
@@ -108,7 +109,7 @@ func New(table string, columns []Column, groups []Group, mech mechanisms.Mechani
 		for j, v := range g.Values {
 			_, isInt := v.(int64)
 			_, isText := v.(string)
-			if (columns[j].Type == planner.TypeInt && !isInt) || (columns[j].Type == planner.TypeText && !isText) {
+			if (columns[j].Type == ir.TypeInt && !isInt) || (columns[j].Type == ir.TypeText && !isText) {
 				return nil, fmt.Errorf("group %d: value %d is a %T, but column %q is %s", i, j, v, columns[j].Name, columns[j].Type)
 			}
 		}
@@ -119,8 +120,8 @@ func New(table string, columns []Column, groups []Group, mech mechanisms.Mechani
 	}
 	return &Firewall{
 		table: t.Name, columns: columns, groups: groups, mech: mech, model: model, seed: seed,
-		catalog: &planner.Catalog{Tables: map[string]*planner.Table{t.Name: t}},
-		parsed:  map[string]*planner.Query{}, total: total,
+		catalog: &ir.Catalog{Tables: map[string]*ir.Table{t.Name: t}},
+		parsed:  map[string]*ir.Query{}, total: total,
 		epsilon: defaultEpsilon, spent: map[mechanisms.Accounting]float64{},
 	}, nil
 }
@@ -154,12 +155,12 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*proxy.TextRows, 
 		return nil, err
 	}
 	cell := f.cell(match)
-	res := &planner.Result{Cells: []planner.Cell{cell}, TableSize: f.total}
+	res := &ir.Result{Cells: []ir.Cell{cell}, TableSize: f.total}
 	if b, ok := f.mech.(mechanisms.ContributionBounder); ok {
 		// Each row is its own privacy unit and a plain COUNT has one cell, so
 		// the count is already bounded per unit: the bounds in force are the
 		// mechanism's (defaults where it names none), G lowered to 1.
-		res.Bounds = (&planner.Table{}).ContributionBounds(b.ContributionBounds())
+		res.Bounds = (&ir.Table{}).ContributionBounds(b.ContributionBounds())
 		res.Bounds.MaxGroupsPerUnit = 1
 	}
 	answers, charge, err := f.mech.Answer(ctx, &mechanisms.Request{Query: q, Result: res, Epsilon: f.epsilon})
@@ -182,7 +183,7 @@ func (f *Firewall) Query(ctx context.Context, sqlText string) (*proxy.TextRows, 
 const maxParsed = 1 << 16
 
 // sessionStatement carries a SET or SHOW from parse to Query.
-type sessionStatement struct{ st planner.Statement }
+type sessionStatement struct{ st ir.Statement }
 
 func (*sessionStatement) Error() string { return "session statement" }
 
@@ -191,12 +192,12 @@ var budgetColumns = []string{"kind", "epsilon_spent", "epsilon_remaining", "delt
 
 // session answers SET epsilon and SHOW budget, epsilon and mechanism. The
 // stand-in keeps no cap, so nothing remains is shown as +Inf.
-func (f *Firewall) session(st planner.Statement) (*proxy.TextRows, error) {
+func (f *Firewall) session(st ir.Statement) (*proxy.TextRows, error) {
 	one := func(name, v string) *proxy.TextRows {
 		return &proxy.TextRows{Columns: []string{name}, Values: [][]string{{v}}}
 	}
 	switch s := st.(type) {
-	case *planner.Set:
+	case *ir.Set:
 		if s.Name != "epsilon" {
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall sets only epsilon")
 		}
@@ -206,7 +207,7 @@ func (f *Firewall) session(st planner.Statement) (*proxy.TextRows, error) {
 		}
 		f.epsilon = v
 		return &proxy.TextRows{}, nil
-	case *planner.Show:
+	case *ir.Show:
 		switch s.Name {
 		case "budget":
 			rows := &proxy.TextRows{Columns: budgetColumns}
@@ -225,16 +226,16 @@ func (f *Firewall) session(st planner.Statement) (*proxy.TextRows, error) {
 
 // parse validates a statement with the planner. It returns a nil query with
 // the error, or, for SET and SHOW, with a *sessionStatement.
-func (f *Firewall) parse(sqlText string) (*planner.Query, error) {
+func (f *Firewall) parse(sqlText string) (*ir.Query, error) {
 	st, err := planner.Parse(sqlText, nil, f.catalog)
 	if err != nil {
 		return nil, err
 	}
 	switch s := st.(type) {
-	case *planner.Show, *planner.Set:
+	case *ir.Show, *ir.Set:
 		return nil, &sessionStatement{st: s}
-	case *planner.Query:
-		if len(s.GroupBy) > 0 || s.Agg != planner.CountRows {
+	case *ir.Query:
+		if len(s.GroupBy) > 0 || s.Agg != ir.CountRows {
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the simulated firewall answers COUNT(*) without GROUP BY only")
 		}
 		return s, nil
@@ -247,7 +248,7 @@ func (f *Firewall) parse(sqlText string) (*planner.Query, error) {
 // integer column, into the same IR the planner builds, in a few hundred
 // nanoseconds instead of tens of microseconds. Anything else goes to the
 // planner.
-func (f *Firewall) fastParse(sqlText string) (*planner.Query, bool) {
+func (f *Firewall) fastParse(sqlText string) (*ir.Query, bool) {
 	rest, ok := strings.CutPrefix(sqlText, "SELECT COUNT(*) FROM ")
 	if !ok {
 		return nil, false
@@ -261,16 +262,16 @@ func (f *Firewall) fastParse(sqlText string) (*planner.Query, bool) {
 		return nil, false
 	}
 	i, err := f.index(col)
-	if err != nil || f.columns[i].Type != planner.TypeInt || col != f.columns[i].Name {
+	if err != nil || f.columns[i].Type != ir.TypeInt || col != f.columns[i].Name {
 		return nil, false
 	}
-	q := &planner.Query{Table: f.table, Agg: planner.CountRows, Alias: "count"}
+	q := &ir.Query{Table: f.table, Agg: ir.CountRows, Alias: "count"}
 	if lit, ok := strings.CutPrefix(rest, "= "); ok {
 		n, err := strconv.ParseInt(lit, 10, 64)
 		if err != nil {
 			return nil, false
 		}
-		q.Where = &planner.Compare{Column: col, Op: "=", Value: planner.Literal{Kind: planner.LitInt, Int: n}}
+		q.Where = &ir.Compare{Column: col, Op: "=", Value: ir.Literal{Kind: ir.LitInt, Int: n}}
 		return q, true
 	}
 	list, ok := strings.CutPrefix(rest, "IN (")
@@ -281,13 +282,13 @@ func (f *Firewall) fastParse(sqlText string) (*planner.Query, bool) {
 	if len(parts) > f.catalog.Tables[f.table].Policy.MaxInList {
 		return nil, false // the planner words the refusal
 	}
-	in := &planner.In{Column: col, Values: make([]planner.Literal, len(parts))}
+	in := &ir.In{Column: col, Values: make([]ir.Literal, len(parts))}
 	for j, p := range parts {
 		n, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
 			return nil, false
 		}
-		in.Values[j] = planner.Literal{Kind: planner.LitInt, Int: n}
+		in.Values[j] = ir.Literal{Kind: ir.LitInt, Int: n}
 	}
 	q.Where = in
 	return q, true
@@ -295,8 +296,8 @@ func (f *Firewall) fastParse(sqlText string) (*planner.Query, bool) {
 
 // cell is the planner's cell for the groups a predicate selects: their total
 // count and their contributor key under the key model.
-func (f *Firewall) cell(match func(Group) bool) planner.Cell {
-	c := planner.Cell{InDomain: true}
+func (f *Firewall) cell(match func(Group) bool) ir.Cell {
+	c := ir.Cell{InDomain: true}
 	h := fnv.New64a()
 	var buf [8]byte
 	for i, g := range f.groups {
@@ -316,16 +317,16 @@ func (f *Firewall) cell(match func(Group) bool) planner.Cell {
 }
 
 // compile turns a predicate into a test of one group, resolving columns once.
-func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
+func (f *Firewall) compile(p ir.Pred) (func(Group) bool, error) {
 	switch p := p.(type) {
 	case nil:
 		return func(Group) bool { return true }, nil
-	case *planner.And, *planner.Or:
-		var l, r planner.Pred
-		if a, ok := p.(*planner.And); ok {
+	case *ir.And, *ir.Or:
+		var l, r ir.Pred
+		if a, ok := p.(*ir.And); ok {
 			l, r = a.Left, a.Right
 		} else {
-			o := p.(*planner.Or)
+			o := p.(*ir.Or)
 			l, r = o.Left, o.Right
 		}
 		lf, err := f.compile(l)
@@ -336,17 +337,17 @@ func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, and := p.(*planner.And); and {
+		if _, and := p.(*ir.And); and {
 			return func(g Group) bool { return lf(g) && rf(g) }, nil
 		}
 		return func(g Group) bool { return lf(g) || rf(g) }, nil
-	case *planner.Not:
+	case *ir.Not:
 		inner, err := f.compile(p.Inner)
 		if err != nil {
 			return nil, err
 		}
 		return func(g Group) bool { return !inner(g) }, nil
-	case *planner.Compare:
+	case *ir.Compare:
 		cmp, err := f.comparer(p.Column, p.Value)
 		if err != nil {
 			return nil, err
@@ -356,7 +357,7 @@ func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
 			return nil, fmt.Errorf("unknown comparison %q", p.Op)
 		}
 		return func(g Group) bool { return test(cmp(g)) }, nil
-	case *planner.Between:
+	case *ir.Between:
 		lo, err := f.comparer(p.Column, p.Lo)
 		if err != nil {
 			return nil, err
@@ -366,7 +367,7 @@ func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
 			return nil, err
 		}
 		return func(g Group) bool { return (lo(g) >= 0 && hi(g) <= 0) != p.Negate }, nil
-	case *planner.In:
+	case *ir.In:
 		cmps := make([]func(Group) int, len(p.Values))
 		for j, lit := range p.Values {
 			c, err := f.comparer(p.Column, lit)
@@ -383,7 +384,7 @@ func (f *Firewall) compile(p planner.Pred) (func(Group) bool, error) {
 			}
 			return p.Negate
 		}, nil
-	case *planner.IsNull:
+	case *ir.IsNull:
 		// Grouped columns hold no NULLs.
 		if _, err := f.index(p.Column); err != nil {
 			return nil, err
@@ -412,17 +413,17 @@ func (f *Firewall) index(column string) (int, error) {
 }
 
 // comparer orders a group's value of column against a literal.
-func (f *Firewall) comparer(column string, lit planner.Literal) (func(Group) int, error) {
+func (f *Firewall) comparer(column string, lit ir.Literal) (func(Group) int, error) {
 	i, err := f.index(column)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case f.columns[i].Type == planner.TypeInt && lit.Kind == planner.LitInt:
+	case f.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitInt:
 		return func(g Group) int { return cmpOrdered(g.Values[i].(int64), lit.Int) }, nil
-	case f.columns[i].Type == planner.TypeInt && lit.Kind == planner.LitFloat:
+	case f.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitFloat:
 		return func(g Group) int { return cmpOrdered(float64(g.Values[i].(int64)), lit.Float) }, nil
-	case f.columns[i].Type == planner.TypeText && lit.Kind == planner.LitText:
+	case f.columns[i].Type == ir.TypeText && lit.Kind == ir.LitText:
 		return func(g Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
 	}
 	return nil, fmt.Errorf("cannot compare column %q with that literal", column)
@@ -469,7 +470,7 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 	defer rows.Close()
 	cols := make([]Column, len(columns))
 	for i, c := range columns {
-		cols[i] = Column{Name: strings.ToLower(c), Type: planner.TypeInt}
+		cols[i] = Column{Name: strings.ToLower(c), Type: ir.TypeInt}
 	}
 	typed := false
 	byKey := map[string]int{}
@@ -501,13 +502,13 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 		if !typed {
 			for i, v := range gv {
 				if _, ok := v.(string); ok {
-					cols[i].Type = planner.TypeText
+					cols[i].Type = ir.TypeText
 				}
 			}
 			typed = true
 		}
 		for i, v := range gv {
-			if _, isText := v.(string); isText != (cols[i].Type == planner.TypeText) {
+			if _, isText := v.(string); isText != (cols[i].Type == ir.TypeText) {
 				return nil, nil, fmt.Errorf("column %q mixes integer and text values", columns[i])
 			}
 		}

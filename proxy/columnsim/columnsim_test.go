@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"countwall/attacks"
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 func testFirewall(t testing.TB, model KeyModel) *Firewall {
@@ -27,7 +27,7 @@ func testFirewall(t testing.TB, model KeyModel) *Firewall {
 			groups = append(groups, Group{Values: []any{v, sex}, Count: int64(rng.IntN(60)), Key: rng.Uint32()})
 		}
 	}
-	f, err := New("people", []Column{{Name: "age", Type: planner.TypeInt}, {Name: "sex", Type: planner.TypeText}}, groups, m, model, 9)
+	f, err := New("people", []Column{{Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}}, groups, m, model, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func mustCompile(t *testing.T, f *Firewall, sql string) func(Group) bool {
 
 func TestNewRefusesMistypedGroups(t *testing.T) {
 	m, _ := mechanisms.New("exact", nil, mechanisms.Env{})
-	_, err := New("t", []Column{{Name: "age", Type: planner.TypeInt}}, []Group{{Values: []any{"x"}, Count: 1}}, m, Additive, 0)
+	_, err := New("t", []Column{{Name: "age", Type: ir.TypeInt}}, []Group{{Values: []any{"x"}, Count: 1}}, m, Additive, 0)
 	if err == nil {
 		t.Error("a text value in an integer column was accepted")
 	}

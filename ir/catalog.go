@@ -1,4 +1,4 @@
-package planner
+package ir
 
 // ColumnType is the declared affinity of a protected column.
 type ColumnType int

@@ -1,9 +1,10 @@
-// Package planner turns analyst SQL into a validated query, compiles it to
-// SQLite SQL with bound parameters and runs it against the read-only store.
-//
-// The planner knows nothing of mechanisms or the wire: a caller says what it
-// needs (Needs) and gets back exactly those figures for every output cell.
-package planner
+// Package ir is countwall's vocabulary: the validated query representation
+// (statements, predicates, literals), the catalog and its public domains and
+// policies, what a mechanism needs computed (Needs) and what a backend hands
+// back (Cell, Result), and the contribution bounds. It is a leaf: the parser,
+// the backends, the mechanisms and the config all speak it, and it imports
+// none of them.
+package ir
 
 // Statement is one analyst statement: a *Query, a *Set, a *Show or a
 // *Chatter (harmless client talk answered without touching the data).

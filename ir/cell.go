@@ -1,4 +1,4 @@
-package planner
+package ir
 
 // Needs says what a mechanism needs the planner to compute for each cell.
 // Count is always computed; the rest cost extra work and are computed only
