@@ -94,3 +94,9 @@ func DefaultPolicy() Policy {
 type Catalog struct {
 	Tables map[string]*Table
 }
+
+// ColumnInfo is one column of a stored table as the protected database declares it.
+type ColumnInfo struct {
+	Name string
+	Type ColumnType
+}

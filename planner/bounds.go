@@ -1,10 +1,8 @@
 package planner
 
 import (
-	"context"
 	"countwall/ir"
 	"errors"
-	"fmt"
 )
 
 // effectiveBounds are the bounds a bounded Run enforces on q, and whether
@@ -46,19 +44,3 @@ func PlanBounds(t *ir.Table, q *ir.Query, needs ir.Needs) (ir.Bounds, error) {
 // ErrNotUnitKeyed is returned for a table declared unit_keyed whose rows
 // do not each have a unit of their own.
 var ErrNotUnitKeyed = errors.New("the table is declared unit_keyed, but some privacy unit has several rows or a row has none; correct the table or remove unit_keyed from the config")
-
-// CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
-// unit, no unit with two rows. The error names no value.
-func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
-	unit, table := quoteIdent(t.PrivacyUnit), quoteIdent(t.Name)
-	var broken int
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+unit+" IS NULL "+
-		"UNION ALL SELECT 1 FROM (SELECT 1 FROM "+table+" GROUP BY "+unit+" HAVING COUNT(*) > 1) AS dup) AS broken").Scan(&broken)
-	if err != nil {
-		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
-	}
-	if broken > 0 {
-		return ErrNotUnitKeyed
-	}
-	return nil
-}

@@ -38,14 +38,14 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 			force ir.Bounds
 		}{
 			// A plain count counts each unit at most C times.
-			{plain, ir.Bounds{1, 1}, 3, 3, ir.Bounds{1, 1}},
-			{plain, ir.Bounds{3, 1}, int64(min(r, 3)*2 + 1), int64(min(r, 3)*2 + 1), ir.Bounds{3, 1}},
+			{plain, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, 3, 3, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
+			{plain, ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}, int64(min(r, 3)*2 + 1), int64(min(r, 3)*2 + 1), ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}},
 			// By age, G = 1: unit 2 keeps one of its r cells.
-			{byAge, ir.Bounds{1, 1}, 3, -1, ir.Bounds{1, 1}},
-			{byAge, ir.Bounds{5, 1}, int64(min(r, 5) + 1 + 1), -1, ir.Bounds{5, 1}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, 3, -1, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}, int64(min(r, 5) + 1 + 1), -1, ir.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}},
 			// G = 50 = the domain: no choice, unit 2 is in all its cells.
-			{byAge, ir.Bounds{1, 50}, int64(1 + r + 1), 3, ir.Bounds{1, 50}},
-			{byAge, ir.Bounds{2, 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), ir.Bounds{2, 50}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 50}, int64(1 + r + 1), 3, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 50}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 50}},
 		}
 		for _, tc := range cases {
 			res, err := s.Run(ctx, table, tc.q, ir.Needs{Bound: true, Bounds: tc.b}, testSecret)
@@ -77,13 +77,13 @@ func TestCompileBoundedSQL(t *testing.T) {
 		want string
 		args int
 	}{
-		{"one row per unit", &ir.Query{Table: "people", Where: sexF}, ir.Bounds{1, 1}, false,
+		{"one row per unit", &ir.Query{Table: "people", Where: sexF}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false,
 			`SELECT COUNT(DISTINCT "id") FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?)`, 1},
-		{"clamped", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{4, 1}, false,
+		{"clamped", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{MaxRowsPerUnit: 4, MaxGroupsPerUnit: 1}, false,
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 4)), 0) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_g0 ORDER BY cw_g0`, 0},
-		{"ranked", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, ir.Bounds{1, 2}, true,
+		{"ranked", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}, true,
 			`SELECT cw_g0, COUNT(*) FROM (SELECT * FROM (SELECT cw_g0, cw_n, ROW_NUMBER() OVER (PARTITION BY cw_u ORDER BY cw_r, cw_g0) AS cw_rank FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?) GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END)) WHERE cw_rank <= 2) GROUP BY cw_g0 ORDER BY cw_g0`, 2},
-		{"one cell per unit", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{3, 1}, true,
+		{"one cell per unit", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}, true,
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
 	}
 	for _, tc := range cases {
@@ -95,10 +95,10 @@ func TestCompileBoundedSQL(t *testing.T) {
 			t.Errorf("%s:\n got %s (%d args)\nwant %s (%d args)", tc.name, sql, len(args), tc.want, tc.args)
 		}
 	}
-	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{1, 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
+	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
 		t.Errorf("keys under bounds: %v", err)
 	}
-	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{0, 1}, false, testSecret); err == nil {
+	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, testSecret); err == nil {
 		t.Error("a bound of 0 was accepted")
 	}
 }

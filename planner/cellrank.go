@@ -3,10 +3,7 @@ package planner
 import (
 	"database/sql/driver"
 	"encoding/binary"
-	"fmt"
 	"math"
-
-	"modernc.org/sqlite"
 )
 
 // cellRankFunc is the SQLite scalar function that ranks one unit's cells
@@ -61,16 +58,4 @@ func appendRankValue(dst []byte, v any) []byte {
 	start := len(dst)
 	dst = canonicalUnit(dst, v)
 	return binary.BigEndian.AppendUint32(dst, uint32(min(len(dst)-start, math.MaxUint32-1)))
-}
-
-// sqlCellRank is the body of countwall_cell_rank.
-func sqlCellRank(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	if len(args) < 2 {
-		return nil, fmt.Errorf("%s takes a secret and a unit, got %d arguments", cellRankFunc, len(args))
-	}
-	secret, ok := args[0].([]byte)
-	if !ok {
-		return nil, fmt.Errorf("%s: the secret must be a blob", cellRankFunc)
-	}
-	return cellRank(secret, args[1], args[2:]), nil
 }

@@ -627,7 +627,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 		b     ir.Bounds
 	}
 	var variants []variant
-	for _, b := range []ir.Bounds{{1, 1}, {2, 1}, {3, 2}, {1, 3}, {2, 20}} {
+	for _, b := range []ir.Bounds{{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, {MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, {MaxRowsPerUnit: 3, MaxGroupsPerUnit: 2}, {MaxRowsPerUnit: 1, MaxGroupsPerUnit: 3}, {MaxRowsPerUnit: 2, MaxGroupsPerUnit: 20}} {
 		variants = append(variants,
 			variant{plain, "", ir.CountRows, b},
 			variant{plain, "sex", ir.CountRows, b},

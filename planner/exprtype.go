@@ -1,8 +1,9 @@
 package planner
 
-import "countwall/ir"
-
-import "countwall/pgerror"
+import (
+	"countwall/ir"
+	"countwall/pgerror"
+)
 
 // The type checks PostgreSQL makes of an arithmetic condition before it
 // reads a row, made here too so that such a statement is refused as

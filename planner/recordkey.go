@@ -3,15 +3,12 @@ package planner
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
 	"hash"
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"modernc.org/sqlite"
 )
 
 // recordKeyFunc is the SQLite scalar function the compiled SQL calls to key a
@@ -105,47 +102,4 @@ func hashersFor(secret []byte) *keyedHashers {
 	}
 	lastHashers.Store(hs)
 	return hs
-}
-
-var (
-	registerRecordKey sync.Once
-	registerErr       error
-)
-
-// ensureRecordKeyFunc registers countwall_record_key with the SQLite driver
-// once per process; connections opened afterwards can call it.
-func ensureRecordKeyFunc() error {
-	registerRecordKey.Do(func() {
-		registerErr = sqlite.RegisterDeterministicScalarFunction(recordKeyFunc, 2, sqlRecordKey)
-		if registerErr != nil {
-			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", recordKeyFunc, registerErr)
-			return
-		}
-		registerErr = sqlite.RegisterDeterministicScalarFunction(cellRankFunc, -1, sqlCellRank)
-		if registerErr != nil {
-			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", cellRankFunc, registerErr)
-			return
-		}
-		registerErr = sqlite.RegisterDeterministicScalarFunction(groupTextFunc, 1, sqlGroupText)
-		if registerErr != nil {
-			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", groupTextFunc, registerErr)
-		}
-	})
-	return registerErr
-}
-
-// sqlRecordKey is the body of countwall_record_key. A NULL unit yields NULL so
-// that SUM skips it, just as COUNT(DISTINCT unit) does.
-func sqlRecordKey(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	if len(args) != 2 {
-		return nil, fmt.Errorf("%s takes 2 arguments, got %d", recordKeyFunc, len(args))
-	}
-	secret, ok := args[0].([]byte)
-	if !ok {
-		return nil, fmt.Errorf("%s: the secret must be a blob", recordKeyFunc)
-	}
-	if args[1] == nil {
-		return nil, nil
-	}
-	return int64(RecordKey(secret, args[1])), nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 )
 
@@ -189,19 +188,6 @@ type unitKeys struct {
 	column string
 	secret string
 	keys   []uint32 // by value code
-}
-
-// SnapshotInfo describes a snapshot the store has built.
-type SnapshotInfo struct {
-	Table   string
-	Rows    int
-	Columns int
-	Bytes   int64 // estimated memory held
-	Took    time.Duration
-	// InProgress marks a report made while the table is still being read
-	// (Rows so far); Err says why a table is left to SQLite.
-	InProgress bool
-	Err        error
 }
 
 // snapshotBuilder reads a table into dictionary-encoded columns.

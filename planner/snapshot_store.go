@@ -10,10 +10,6 @@ import (
 	"time"
 )
 
-// defaultSnapshotMaxBytes bounds one table's snapshot unless StoreOptions says
-// otherwise; a larger table is answered by SQLite alone.
-const defaultSnapshotMaxBytes = 1 << 30
-
 // snapshots keeps one snapshot per table and checks, before every query, that
 // the protected file has not changed since it was read. In rollback-journal
 // mode (SQLite's default) every commit increments the file change counter in

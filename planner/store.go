@@ -7,49 +7,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-// StoreOptions tune the read-only store. Zero fields take the defaults below.
-type StoreOptions struct {
-	QueryTimeout time.Duration // deadline of one Run (default 10s)
-	BusyTimeout  time.Duration // how long SQLite waits on a lock held by a writer elsewhere (default 5s)
-	MaxOpenConns int           // pooled connections (default 2*GOMAXPROCS)
-	// NoSnapshot turns the in-memory fast path off: every query runs in SQLite.
-	NoSnapshot bool
-	// SnapshotMaxBytes bounds the memory of one table's snapshot (default
-	// 1 GiB); a table that needs more is answered by SQLite alone.
-	SnapshotMaxBytes int64
-	// OnSnapshot, when set, is told when a table's snapshot is being read,
-	// has been read, or cannot be held.
-	OnSnapshot func(SnapshotInfo)
-}
-
-const (
-	defaultQueryTimeout = 10 * time.Second
-	defaultBusyTimeout  = 5 * time.Second
-)
-
-func (o StoreOptions) withDefaults() StoreOptions {
-	if o.QueryTimeout <= 0 {
-		o.QueryTimeout = defaultQueryTimeout
-	}
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = defaultBusyTimeout
-	}
-	if o.MaxOpenConns <= 0 {
-		o.MaxOpenConns = 2 * runtime.GOMAXPROCS(0)
-	}
-	return o
-}
 
 // Store is the protected database, opened read-only. It is safe for
 // concurrent use: database/sql pools its connections.
@@ -108,24 +70,6 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	return st, nil
 }
 
-// storeDSN is the read-only URI of the database file. The path is
-// percent-escaped so that a '?' or '#' in a file name stays part of it.
-func storeDSN(path string, opts StoreOptions) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q["_pragma"] = []string{
-		"query_only(1)",
-		fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()),
-		"case_sensitive_like(1)",
-	}
-	return u.String() + "?" + q.Encode()
-}
-
 // Close closes the pool and drops the snapshots.
 func (s *Store) Close() error {
 	var err error
@@ -135,14 +79,8 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
-// ColumnInfo is one column of a stored table as SQLite declares it.
-type ColumnInfo struct {
-	Name string
-	Type ir.ColumnType
-}
-
 // Columns lists a table's columns in declaration order.
-func (s *Store) Columns(ctx context.Context, table string) ([]ColumnInfo, error) {
+func (s *Store) Columns(ctx context.Context, table string) ([]ir.ColumnInfo, error) {
 	if s.pg != nil {
 		return s.pgColumns(ctx, table)
 	}
@@ -151,13 +89,13 @@ func (s *Store) Columns(ctx context.Context, table string) ([]ColumnInfo, error)
 		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
 	}
 	defer rows.Close()
-	var cols []ColumnInfo
+	var cols []ir.ColumnInfo
 	for rows.Next() {
 		var name, decl string
 		if err := rows.Scan(&name, &decl); err != nil {
 			return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
 		}
-		cols = append(cols, ColumnInfo{Name: name, Type: declaredType(decl)})
+		cols = append(cols, ir.ColumnInfo{Name: name, Type: declaredType(decl)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
@@ -189,13 +127,6 @@ func declaredType(decl string) ir.ColumnType {
 	default:
 		return ir.TypeText
 	}
-}
-
-// querier is what Run reads through: the pool, or a transaction when two
-// statements must see one snapshot.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // Run computes the cells of a validated query, and exactly the extra figures
@@ -258,7 +189,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	if s.snaps != nil {
 		snap, err := s.snaps.current(ctx, t.Name)
 		if err != nil {
-			return nil, s.runError(ctx, t, err)
+			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
 		}
 		// Bounded counts differ from plain ones only where a unit has
 		// several rows. The snapshot answers them on tables declared keyed by
@@ -270,7 +201,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 				// after a cancel or past the deadline is withheld, as
 				// SQLite's would be.
 				if ctx.Err() != nil {
-					return nil, s.runError(ctx, t, ctx.Err())
+					return nil, runError(ctx, s.opts.QueryTimeout, t, ctx.Err())
 				}
 				if res != nil {
 					res.Bounds, res.Path = bounds, ir.PathSnapshot
@@ -284,7 +215,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	if needs.TableSize {
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
-			return nil, s.runError(ctx, t, err)
+			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
 		}
 		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
 		rd = tx
@@ -292,16 +223,16 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
-	if res.Cells, res.DomainComplete, err = s.readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
+	if res.Cells, res.DomainComplete, err = readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
 		var pe *pgerror.Error
 		if errors.As(err, &pe) {
 			return nil, err
 		}
-		return nil, s.runError(ctx, t, err)
+		return nil, runError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	if needs.TableSize {
 		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, s.runError(ctx, t, err)
+			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
 		}
 	}
 	if needs.Conditions {
@@ -310,89 +241,18 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	return res, nil
 }
 
-// runError turns a failure into what the caller should see: a cancelled or
-// timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
-// is wrapped with the table's name.
-func (s *Store) runError(ctx context.Context, t *ir.Table, err error) error {
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout",
-			Hint: fmt.Sprintf("The firewall stops a query after %s.", s.opts.QueryTimeout)}
-	case ctx.Err() != nil:
-		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to user request"}
-	}
-	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
-}
-
-// readCells runs the compiled SQL and assembles the output cells.
-func (s *Store) readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
-	acc := shape.newAccumulator()
-	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, acc.add)
+// CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
+// unit, no unit with two rows. The error names no value.
+func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
+	unit, table := quoteIdent(t.PrivacyUnit), quoteIdent(t.Name)
+	var broken int
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+unit+" IS NULL "+
+		"UNION ALL SELECT 1 FROM (SELECT 1 FROM "+table+" GROUP BY "+unit+" HAVING COUNT(*) > 1) AS dup) AS broken").Scan(&broken)
 	if err != nil {
-		return nil, false, err
+		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
 	}
-	cells := acc.result()
-	shape.order(cells)
-	return cells, shape.complete, nil
-}
-
-// scanCells runs SQL whose rows are cells (ng group columns, the count, then
-// the units and the contributor key when asked for) and hands each cell to
-// add, stopping at the first error add returns.
-func scanCells(ctx context.Context, rd querier, text string, args []any, ng int, withUnits, withKey bool, add func(ir.Cell) error) error {
-	rows, err := rd.QueryContext(ctx, text, args...)
-	if err != nil {
-		return err
+	if broken > 0 {
+		return ErrNotUnitKeyed
 	}
-	defer rows.Close()
-	groupVals := make([]any, ng)
-	dest := make([]any, 0, ng+3)
-	for i := range groupVals {
-		dest = append(dest, &groupVals[i])
-	}
-	var count, units, key int64
-	dest = append(dest, &count)
-	if withUnits {
-		dest = append(dest, &units)
-	}
-	if withKey {
-		dest = append(dest, &key)
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
-		c := ir.Cell{Count: count, Units: units, Key: uint32(key), InDomain: true}
-		if ng > 0 {
-			c.Group = make([]ir.GroupValue, ng)
-			for i, v := range groupVals {
-				c.Group[i] = groupValue(v)
-			}
-		}
-		if err := add(c); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// groupValue renders one group column value as text: integers in decimal,
-// reals with the shortest exact form, text and blobs as their bytes.
-func groupValue(v any) ir.GroupValue {
-	switch v := v.(type) {
-	case nil:
-		return ir.GroupValue{Null: true}
-	case int64:
-		return ir.GroupValue{Text: strconv.FormatInt(v, 10)}
-	case float64:
-		return ir.GroupValue{Text: strconv.FormatFloat(v, 'g', -1, 64)}
-	case string:
-		return ir.GroupValue{Text: v}
-	case []byte:
-		return ir.GroupValue{Text: string(v)}
-	case time.Time:
-		return ir.GroupValue{Text: v.Format(time.RFC3339Nano)}
-	default:
-		return ir.GroupValue{Text: fmt.Sprint(v)}
-	}
+	return nil
 }

@@ -377,7 +377,7 @@ func TestStoreColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ColumnInfo{{"id", ir.TypeInt}, {"age", ir.TypeInt}, {"sex", ir.TypeText}, {"suburb", ir.TypeText}, {"income", ir.TypeInt}}
+	want := []ir.ColumnInfo{{Name: "id", Type: ir.TypeInt}, {Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}, {Name: "suburb", Type: ir.TypeText}, {Name: "income", Type: ir.TypeInt}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("people: got %v, want %v", got, want)
 	}
@@ -385,8 +385,8 @@ func TestStoreColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []ColumnInfo{{"a", ir.TypeReal}, {"b", ir.TypeReal}, {"c", ir.TypeText}, {"d", ir.TypeText}, {"e", ir.TypeReal},
-		{"f", ir.TypeInt}, {"g", ir.TypeText}, {"h", ir.TypeText}, {"i", ir.TypeInt}, {"j", ir.TypeReal}, {"k", ir.TypeReal}}
+	want = []ir.ColumnInfo{{Name: "a", Type: ir.TypeReal}, {Name: "b", Type: ir.TypeReal}, {Name: "c", Type: ir.TypeText}, {Name: "d", Type: ir.TypeText}, {Name: "e", Type: ir.TypeReal},
+		{Name: "f", Type: ir.TypeInt}, {Name: "g", Type: ir.TypeText}, {Name: "h", Type: ir.TypeText}, {Name: "i", Type: ir.TypeInt}, {Name: "j", Type: ir.TypeReal}, {Name: "k", Type: ir.TypeReal}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("typed: got %v, want %v", got, want)
 	}
@@ -628,31 +628,31 @@ func TestConditionsNormalisation(t *testing.T) {
 		a, b *ir.Query
 		want []string
 	}{
-		{"AND order", q(&ir.And{age30, sexF}), q(&ir.And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
-		{"duplicates", q(&ir.Or{age30, &ir.And{age30, sexF}}), q(&ir.And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
+		{"AND order", q(&ir.And{Left: age30, Right: sexF}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
+		{"duplicates", q(&ir.Or{Left: age30, Right: &ir.And{Left: age30, Right: sexF}}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
 		{"column case", q(&ir.Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
 		{"30.0 is 30", q(&ir.Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
 		{"!= is <>", q(&ir.Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
-		{"NOT folds into a comparison", q(&ir.Not{&ir.Compare{Column: "age", Op: "<", Value: intLit(30)}}),
+		{"NOT folds into a comparison", q(&ir.Not{Inner: &ir.Compare{Column: "age", Op: "<", Value: intLit(30)}}),
 			q(&ir.Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
-		{"double NOT", q(&ir.Not{&ir.Not{age30}}), q(age30), []string{"age = 30"}},
+		{"double NOT", q(&ir.Not{Inner: &ir.Not{Inner: age30}}), q(age30), []string{"age = 30"}},
 		{"IN order and duplicates", q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F"), textLit("M")}}),
 			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
 		{"numeric IN sorted numerically", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(10), intLit(9), floatLit(9.5)}}),
 			q(&ir.In{Column: "age", Values: []ir.Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
-		{"NOT IN", q(&ir.Not{&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}}}),
+		{"NOT IN", q(&ir.Not{Inner: &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}}}),
 			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
 		{"one-value IN is equality", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
-		{"NOT over a one-value IN", q(&ir.Not{&ir.In{Column: "age", Values: []ir.Literal{intLit(30)}}}),
+		{"NOT over a one-value IN", q(&ir.Not{Inner: &ir.In{Column: "age", Values: []ir.Literal{intLit(30)}}}),
 			q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
-		{"NOT BETWEEN", q(&ir.Not{&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
+		{"NOT BETWEEN", q(&ir.Not{Inner: &ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
 			q(&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
-		{"NOT IS NULL", q(&ir.Not{&ir.IsNull{Column: "income"}}), q(&ir.IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
-		{"NOT LIKE with a quote", q(&ir.Not{&ir.Like{Column: "suburb", Pattern: "O'%"}}), q(&ir.Like{Column: "suburb", Pattern: "O'%", Negate: true}),
+		{"NOT IS NULL", q(&ir.Not{Inner: &ir.IsNull{Column: "income"}}), q(&ir.IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
+		{"NOT LIKE with a quote", q(&ir.Not{Inner: &ir.Like{Column: "suburb", Pattern: "O'%"}}), q(&ir.Like{Column: "suburb", Pattern: "O'%", Negate: true}),
 			[]string{"suburb NOT LIKE 'O''%'"}},
-		{"De Morgan", q(&ir.Not{&ir.And{age30, &ir.Not{sexF}}}), q(&ir.Or{&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}, sexF}),
+		{"De Morgan", q(&ir.Not{Inner: &ir.And{Left: age30, Right: &ir.Not{Inner: sexF}}}), q(&ir.Or{Left: &ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}, Right: sexF}),
 			[]string{"age <> 30", "sex = 'F'"}},
-		{"math", q(&ir.Not{&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
+		{"math", q(&ir.Not{Inner: &ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
 			q(&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
 			[]string{"abs(age - 40) >= 5"}},
 	}
