@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/sqlgen"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,7 +23,7 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 		rows = append(rows, []any{3, 0, "F", "N", 1})
 		path := t.TempDir() + "/long.db"
 		writeDB(t, path, rows)
-		s, err := OpenStore(path, StoreOptions{})
+		s, err := OpenStore(path, plan.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +89,7 @@ func TestCompileBoundedSQL(t *testing.T) {
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
 	}
 	for _, tc := range cases {
-		sql, args, err := compileBounded(people, tc.q, ir.Needs{Bound: true}, tc.b, tc.rank, testSecret)
+		sql, args, err := sqlgen.SQLiteBounded(people, tc.q, ir.Needs{Bound: true}, tc.b, tc.rank, testSecret)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -95,10 +97,10 @@ func TestCompileBoundedSQL(t *testing.T) {
 			t.Errorf("%s:\n got %s (%d args)\nwant %s (%d args)", tc.name, sql, len(args), tc.want, tc.args)
 		}
 	}
-	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
 		t.Errorf("keys under bounds: %v", err)
 	}
-	if _, _, err := compileBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, testSecret); err == nil {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, testSecret); err == nil {
 		t.Error("a bound of 0 was accepted")
 	}
 }
@@ -106,23 +108,23 @@ func TestCompileBoundedSQL(t *testing.T) {
 // TestCellRank: the rank depends on the secret, the unit and every group
 // value, and NULL is apart from the text "N;".
 func TestCellRank(t *testing.T) {
-	base := CellRank(testSecret, int64(7), "F", int64(30))
+	base := plan.CellRank(testSecret, int64(7), "F", int64(30))
 	for name, other := range map[string]int64{
-		"secret": CellRank([]byte("another secret"), int64(7), "F", int64(30)),
-		"unit":   CellRank(testSecret, int64(8), "F", int64(30)),
-		"group":  CellRank(testSecret, int64(7), "M", int64(30)),
-		"order":  CellRank(testSecret, int64(7), int64(30), "F"),
-		"null":   CellRank(testSecret, int64(7), nil, int64(30)),
-		"split":  CellRank(testSecret, int64(7), "F3", int64(0)),
+		"secret": plan.CellRank([]byte("another secret"), int64(7), "F", int64(30)),
+		"unit":   plan.CellRank(testSecret, int64(8), "F", int64(30)),
+		"group":  plan.CellRank(testSecret, int64(7), "M", int64(30)),
+		"order":  plan.CellRank(testSecret, int64(7), int64(30), "F"),
+		"null":   plan.CellRank(testSecret, int64(7), nil, int64(30)),
+		"split":  plan.CellRank(testSecret, int64(7), "F3", int64(0)),
 	} {
 		if other == base {
 			t.Errorf("changing the %s did not change the rank", name)
 		}
 	}
-	if CellRank(testSecret, nil, "N;") == CellRank(testSecret, nil, nil) {
+	if plan.CellRank(testSecret, nil, "N;") == plan.CellRank(testSecret, nil, nil) {
 		t.Error("NULL and the text N; rank alike")
 	}
-	if got, again := CellRank(testSecret, int64(7), "F"), CellRank(testSecret, int64(7), "F"); got != again {
+	if got, again := plan.CellRank(testSecret, int64(7), "F"), plan.CellRank(testSecret, int64(7), "F"); got != again {
 		t.Error(fmt.Sprint("rank not deterministic: ", got, again))
 	}
 }
@@ -143,7 +145,7 @@ func BenchmarkStoreBoundedClamped(b *testing.B) {
 var benchByAge = &ir.Query{Table: "people", GroupBy: []string{"age"}}
 
 func benchRunTable(b *testing.B, t *ir.Table, q *ir.Query, needs ir.Needs) {
-	s, err := OpenStore(benchDB(b), StoreOptions{})
+	s, err := OpenStore(benchDB(b), plan.StoreOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

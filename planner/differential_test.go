@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"context"
 	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/snapshot"
+	"countwall/planner/sqlgen"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -342,7 +345,7 @@ type goCell struct {
 func (c *goCell) key() uint32 {
 	var k uint32
 	for u := range c.units {
-		k += RecordKey(testSecret, u)
+		k += plan.RecordKey(testSecret, u)
 	}
 	return k
 }
@@ -354,16 +357,16 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning", "snapshot-rows-only"} {
 		t.Run(path, func(t *testing.T) {
 			if path == "snapshot-never-scanning" { // every leaf reads listed or masked rows one by one
-				defer func(old int64) { sparseShare = old }(sparseShare)
-				sparseShare = 0
+				defer func(old int64) { snapshot.SparseShare = old }(snapshot.SparseShare)
+				snapshot.SparseShare = 0
 			}
 			if path == "snapshot-rows-only" { // one-condition counts visit rows too
-				defer func(old bool) { oneConditionTallies = old }(oneConditionTallies)
-				oneConditionTallies = false
+				defer func(old bool) { snapshot.OneConditionTallies = old }(snapshot.OneConditionTallies)
+				snapshot.OneConditionTallies = false
 			}
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := diffRows(r, 400)
-			s := openDiffStore(t, rows, StoreOptions{NoSnapshot: path == "sqlite"})
+			s := openDiffStore(t, rows, plan.StoreOptions{NoSnapshot: path == "sqlite"})
 			differentialRandomPredicates(t, s, r, rows, path != "sqlite")
 		})
 	}
@@ -391,15 +394,7 @@ func runPath(t *testing.T, s *Store, snapshot bool, tbl *ir.Table, q *ir.Query, 
 	if !snapshot || hasMath(q.Where) {
 		return s.Run(context.Background(), tbl, q, needs, secret)
 	}
-	snap, err := s.snaps.current(context.Background(), tbl.Name)
-	if err != nil || snap == nil {
-		t.Fatalf("no snapshot: %v", err)
-	}
-	shape, err := newCellShape(tbl, q)
-	if err != nil {
-		return nil, err
-	}
-	res, ok, err := snap.answer(tbl, q, needs, secret, shape)
+	res, ok, err := s.snap.Answer(context.Background(), tbl, q, needs, secret)
 	if !ok {
 		t.Fatalf("the snapshot declined %s", debugSQL(tbl, q))
 	}
@@ -498,7 +493,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 }
 
 func debugSQL(t *ir.Table, q *ir.Query) string {
-	sql, args := Compile(t, q, ir.Needs{})
+	sql, args := sqlgen.Compile(t, q, ir.Needs{})
 	return fmt.Sprintf("%s %v", sql, args)
 }
 
@@ -519,7 +514,7 @@ func TestDifferentialLikeReference(t *testing.T) {
 }
 
 // openDiffStore writes the generated rows to a fresh file and opens it.
-func openDiffStore(t *testing.T, rows []diffRow, opts StoreOptions) *Store {
+func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "diff.db")
 	sqlRows := make([][]any, len(rows))
@@ -563,7 +558,7 @@ func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKin
 			} else if n, ok := value.(int64); ok {
 				g = ir.GroupValue{Text: fmt.Sprint(n)}
 			}
-			cell = groupKey([]ir.GroupValue{g})
+			cell = plan.GroupKey([]ir.GroupValue{g})
 		}
 		found := false
 		for _, p := range byUnit[unit] {
@@ -584,7 +579,7 @@ func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKin
 				if group != "" {
 					ga, gb = []any{a.value}, []any{b.value}
 				}
-				return cmp.Compare(CellRank(testSecret, unit, ga...), CellRank(testSecret, unit, gb...))
+				return cmp.Compare(plan.CellRank(testSecret, unit, ga...), plan.CellRank(testSecret, unit, gb...))
 			})
 			pairs = pairs[:min(int64(len(pairs)), b.MaxGroupsPerUnit)]
 		}
@@ -607,7 +602,7 @@ func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKin
 func TestDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	differentialBoundedCounts(t, openDiffStore(t, rows, StoreOptions{}), r, rows)
+	differentialBoundedCounts(t, openDiffStore(t, rows, plan.StoreOptions{}), r, rows)
 }
 
 // differentialBoundedCounts checks the bounded counts of s, which holds
@@ -652,11 +647,11 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			if err != nil {
 				t.Fatalf("predicate %d: %v", i, err)
 			}
-			shape, err := newCellShape(v.table, q)
+			shape, err := plan.NewShape(v.table, q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, rank := effectiveBounds(v.table, q, ir.Needs{Bound: true, Bounds: v.b}, shape)
+			want, rank := plan.EffectiveBounds(v.table, q, ir.Needs{Bound: true, Bounds: v.b}, shape)
 			if res.Bounds != want {
 				t.Errorf("predicate %d %+v: bounds in force %+v, want %+v", i, v.b, res.Bounds, want)
 			}
@@ -671,7 +666,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			for _, c := range res.Cells {
 				k := ""
 				if v.group != "" {
-					k = groupKey(c.Group)
+					k = plan.GroupKey(c.Group)
 				}
 				if c.Count != ref[k] {
 					t.Errorf("predicate %d, group %q %+v, bounds %+v (rank %v): cell %s counts %d, Go counts %d",
@@ -686,7 +681,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			}
 			// Every non-zero cell of the reference is in the answer, except
 			// groups outside a declared domain.
-			if !shape.complete {
+			if !shape.Complete {
 				nonZero := 0
 				for _, n := range ref {
 					if n > 0 {

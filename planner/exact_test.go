@@ -2,6 +2,7 @@ package planner
 
 import (
 	"countwall/ir"
+	"countwall/planner/plan"
 	"errors"
 	"strings"
 
@@ -59,7 +60,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 	values := []string{"30.00000000000000000001", "29.99999999999999999999", "1e-400", "-1e-400", "30", "30.0",
 		"30.5", "-0.5", "1e30", "-1e30", "9223372036854775807.5", "-9223372036854775808.5", "120.000000000000000001"}
 	ops := []string{"=", "<>", "<", "<=", ">", ">="}
-	for _, backend := range []StoreOptions{{NoSnapshot: true}, {}} {
+	for _, backend := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, backend)
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/plan"
 	"database/sql"
 	"path/filepath"
 	"reflect"
@@ -120,8 +121,8 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 	}
 	for _, backend := range []struct {
 		name string
-		opts StoreOptions
-	}{{"sqlite", StoreOptions{NoSnapshot: true}}, {"snapshot", StoreOptions{}}} {
+		opts plan.StoreOptions
+	}{{"sqlite", plan.StoreOptions{NoSnapshot: true}}, {"snapshot", plan.StoreOptions{}}} {
 		store, err := OpenStore(path, backend.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -140,16 +141,8 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 					return
 				}
 				// The snapshot itself must answer, not decline to SQLite.
-				snap, err := store.snaps.current(context.Background(), "classes")
-				if err != nil || snap == nil {
-					t.Fatalf("no snapshot: %v", err)
-				}
 				tbl := storageClassesTable(tc.domains)
-				shape, err := newCellShape(tbl, tc.q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				direct, ok, err := snap.answer(tbl, tc.q, tc.needs, testSecret, shape)
+				direct, ok, err := store.snap.Answer(context.Background(), tbl, tc.q, tc.needs, testSecret)
 				if err != nil || !ok {
 					t.Fatalf("the snapshot declined (%v, %v)", ok, err)
 				}
@@ -167,7 +160,7 @@ func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
 	path := writeStorageClasses(t)
 	q := &ir.Query{Table: "classes", GroupBy: []string{"grp"}}
 	var got [2][]ir.Cell
-	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
+	for i, opts := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, opts)
 		if err != nil {
 			t.Fatal(err)

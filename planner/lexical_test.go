@@ -4,6 +4,7 @@ import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"reflect"
 	"strings"
 	"testing"
@@ -174,7 +175,7 @@ func TestSetValues(t *testing.T) {
 // TestNestingWithinSQLite: conditions nested just under the limit run in
 // SQLite (whose own limit is an expression depth of 1000).
 func TestNestingWithinSQLite(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": testPeopleTable()}}
 	// An even number of NOTs: the answer is the count of age = 30.
 	n := MaxNesting - 2

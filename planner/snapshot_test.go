@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/snapshot"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -107,9 +109,9 @@ func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	// Once as configured, once with every leaf reading the rows listed under
 	// its codes or its masked rows one by one, once with every leaf scanning
 	// its whole column.
-	defer func(old int64) { sparseShare = old }(sparseShare)
-	for _, share := range []int64{sparseShare, 0, 1 << 40} {
-		sparseShare = share
+	defer func(old int64) { snapshot.SparseShare = old }(snapshot.SparseShare)
+	for _, share := range []int64{snapshot.SparseShare, 0, 1 << 40} {
+		snapshot.SparseShare = share
 		t.Run(fmt.Sprintf("sparse-share-%d", share), snapshotMatchesSQLiteOnMixedClasses)
 	}
 }
@@ -118,23 +120,18 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 2026))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 500)
-	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	fast, err := OpenStore(path, StoreOptions{})
+	fast, err := OpenStore(path, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fast.Close()
 	ctx := context.Background()
 	tbl := mixedTable()
-	snap, err := fast.snaps.current(ctx, "mixed")
-	if err != nil || snap == nil {
-		t.Fatalf("no snapshot: %v", err)
-	}
-
 	answered := 0
 	const n = 300
 	for i := range n {
@@ -150,11 +147,7 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 			q.OrderBy = []ir.Order{{Column: "r", Desc: true}}
 		}
 		want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
-		shape, err := newCellShape(tbl, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, ok, gerr := snap.answer(tbl, q, needs, testSecret, shape)
+		got, ok, gerr := fast.snap.Answer(ctx, tbl, q, needs, testSecret)
 		if !ok {
 			continue
 		}
@@ -189,7 +182,7 @@ func TestSnapshotSeesWritesByOthers(t *testing.T) {
 			if _, err := w.Exec("PRAGMA journal_mode = " + mode); err != nil {
 				t.Fatal(err)
 			}
-			s, err := OpenStore(path, StoreOptions{})
+			s, err := OpenStore(path, plan.StoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,11 +204,11 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 		return res.Cells[0].Count
 	}
 	before := count()
-	first, err := s.snaps.current(ctx, "people")
+	first, err := s.snap.Current(ctx, "people")
 	if err != nil || first == nil {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	if again, _ := s.snaps.current(ctx, "people"); again != first {
+	if again, _ := s.snap.Current(ctx, "people"); again != first {
 		t.Error("an unchanged file was read again")
 	}
 	for i := range 3 {
@@ -226,7 +219,7 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 			t.Errorf("after insert %d by another connection: %d, want %d", i+1, after, before+int64(i)+1)
 		}
 	}
-	if now, _ := s.snaps.current(ctx, "people"); now == first {
+	if now, _ := s.snap.Current(ctx, "people"); now == first {
 		t.Error("the snapshot was not read again after the writes")
 	}
 }
@@ -234,50 +227,17 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 // TestSnapshotOverTheLimitFallsBack bounds snapshots to a few bytes: every
 // query is answered by SQLite, with the same figures.
 func TestSnapshotOverTheLimitFallsBack(t *testing.T) {
-	var infos []SnapshotInfo
-	s, _ := openTestStore(t, StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i SnapshotInfo) { infos = append(infos, i) }})
+	var infos []plan.SnapshotInfo
+	s, _ := openTestStore(t, plan.StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i plan.SnapshotInfo) { infos = append(infos, i) }})
 	res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil)
 	if err != nil || res.Cells[0].Count != 13 {
 		t.Fatalf("got %+v, %v; want 13 rows", res, err)
 	}
-	if snap, _ := s.snaps.current(context.Background(), "people"); snap != nil {
+	if snap, _ := s.snap.Current(context.Background(), "people"); snap != nil {
 		t.Error("a snapshot over the limit was kept")
 	}
 	if len(infos) != 1 || infos[0].Err == nil {
 		t.Errorf("reports %+v, want one saying why the table stays in SQLite", infos)
-	}
-}
-
-func TestLikeMatchesSQLite(t *testing.T) {
-	cases := []struct {
-		s, p string
-		want bool
-	}{
-		{"North", "N%", true}, {"north", "N%", false}, {"a_b", `a\_b`, true}, {"axb", `a\_b`, false},
-		{"axb", "a_b", true}, {"a%b", `a\%b`, true}, {"", "%", true}, {"", "", true}, {"x", "", false},
-		{"East", "_ast", true}, {"ab", `ab\`, false}, {"é", "_", true}, {"éa", "_a", true},
-		{"abc", "%%c", true}, {"abc", "%_%_%_%", true}, {"ab", "%_%_%_%", false}, {"a\\b", `a\\b`, true},
-	}
-	for _, tc := range cases {
-		if got := likeMatches(tc.s, tc.p); got != tc.want {
-			t.Errorf("likeMatches(%q, %q) = %v, want %v", tc.s, tc.p, got, tc.want)
-		}
-	}
-}
-
-func TestCompareIntReal(t *testing.T) {
-	cases := []struct {
-		i    int64
-		f    float64
-		want int
-	}{
-		{1, 1.0, 0}, {1, 1.5, -1}, {2, 1.5, 1}, {-1, -1.5, 1}, {-2, -1.5, -1},
-		{1<<53 + 1, 1 << 53, 1}, {9223372036854775807, 9223372036854775807.0, -1}, {-9223372036854775808, -9223372036854775808.0, 0},
-	}
-	for _, tc := range cases {
-		if got := compareIntReal(tc.i, tc.f); got != tc.want {
-			t.Errorf("compareIntReal(%d, %g) = %d, want %d", tc.i, tc.f, got, tc.want)
-		}
 	}
 }
 
@@ -290,7 +250,7 @@ func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
 	rows, sqlRows := oneRowPerUnit(r, 300, 37)
 	raw, fast := openBothPaths(t, sqlRows)
 	people := testPeopleTable()
-	if snap, err := fast.snaps.current(context.Background(), "people"); err != nil || !snap.columns["id"].unique {
+	if snap, err := fast.snap.Current(context.Background(), "people"); err != nil || !snap.UniqueColumn("id") {
 		t.Fatalf("the id column is not seen as one row per unit (%v)", err)
 	}
 	gen := predGen{r: r}
@@ -331,7 +291,7 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	_, sqlRows := oneRowPerUnit(r, 300, 0)
 	raw, fast := openBothPaths(t, sqlRows)
 	ctx := context.Background()
-	if snap, err := fast.snaps.current(ctx, "people"); err != nil || !snap.onePerUnit("id") {
+	if snap, err := fast.snap.Current(ctx, "people"); err != nil || !snap.OnePerUnit("id") {
 		t.Fatalf("the table is not seen as one row per unit (%v)", err)
 	}
 	people := testPeopleTable()
@@ -356,12 +316,12 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	sqlRows[17][0] = nil
 	withNull := filepath.Join(t.TempDir(), "null-unit.db")
 	writeDB(t, withNull, sqlRows)
-	s, err := OpenStore(withNull, StoreOptions{})
+	s, err := OpenStore(withNull, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if snap, err := s.snaps.current(ctx, "people"); err != nil || snap.onePerUnit("id") {
+	if snap, err := s.snap.Current(ctx, "people"); err != nil || snap.OnePerUnit("id") {
 		t.Fatalf("a table with a NULL unit is taken as one row per unit (%v)", err)
 	}
 }
@@ -390,12 +350,12 @@ func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "unique.db")
 	writeDB(t, path, sqlRows)
-	raw, err := OpenStore(path, StoreOptions{NoSnapshot: true})
+	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	fast, err = OpenStore(path, StoreOptions{})
+	fast, err = OpenStore(path, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,10 +392,6 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 			declared.UnitKeyed = tc.name == "keyed by unit"
 			people := &declared
 			raw, fast := openBothPaths(t, tc.rows)
-			snap, err := fast.snaps.current(ctx, "people")
-			if err != nil {
-				t.Fatal(err)
-			}
 			gen := predGen{r: r}
 			taken := 0
 			for i := range 300 {
@@ -464,15 +420,9 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 				if !reflect.DeepEqual(want, got) {
 					t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(people, q), needs, want.Cells, got.Cells)
 				}
-				unit := (*snapColumn)(nil)
-				if needs.Units || needs.Key || q.Agg == ir.CountDistinct {
-					unit = snap.columns["id"]
-				}
-				var keys []uint32
-				if needs.Key {
-					keys = snap.unitKeys(snap.columns["id"], secret)
-				}
-				if _, ok := snap.oneConditionTally(newSnapEval(snap), q, unit, keys, needs, people.UnitKeyed); ok {
+				if ok, err := fast.snap.TalliesPerValue(ctx, people, q, needs, secret); err != nil {
+					t.Fatal(err)
+				} else if ok {
 					taken++
 				}
 			}

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -55,7 +56,7 @@ func BenchmarkRawSQLiteCount(b *testing.B) {
 // benchRun answers q through the snapshot (read before the loop, as the
 // first query reads it), or through SQLite alone when sqliteOnly.
 func benchRun(b *testing.B, q *ir.Query, needs ir.Needs, sqliteOnly ...bool) {
-	s, err := OpenStore(benchDB(b), StoreOptions{NoSnapshot: len(sqliteOnly) > 0 && sqliteOnly[0]})
+	s, err := OpenStore(benchDB(b), plan.StoreOptions{NoSnapshot: len(sqliteOnly) > 0 && sqliteOnly[0]})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func BenchmarkRecordKey(b *testing.B) {
 	var sink uint32
 	i := int64(0)
 	for b.Loop() {
-		sink += RecordKey(testSecret, i)
+		sink += plan.RecordKey(testSecret, i)
 		i++
 	}
 	_ = sink

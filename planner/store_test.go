@@ -4,6 +4,7 @@ import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -74,7 +75,7 @@ func writeDB(t testing.TB, path string, rows [][]any, stmts ...string) {
 }
 
 // openTestStore writes the people table to a fresh file and opens it.
-func openTestStore(t testing.TB, opts StoreOptions, stmts ...string) (*Store, string) {
+func openTestStore(t testing.TB, opts plan.StoreOptions, stmts ...string) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
 	writeDB(t, path, testPeopleRows, stmts...)
@@ -92,7 +93,7 @@ var testSecret = []byte("test secret, 32 bytes long......")
 func keyOf(units ...int64) uint32 {
 	var k uint32
 	for _, u := range units {
-		k += RecordKey(testSecret, u) // uint32 addition is mod 2^32
+		k += plan.RecordKey(testSecret, u) // uint32 addition is mod 2^32
 	}
 	return k
 }
@@ -110,7 +111,7 @@ func gv(texts ...string) []ir.GroupValue {
 }
 
 func TestStoreRunCells(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	all := ir.Needs{Units: true, Key: true}
 	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
@@ -210,7 +211,7 @@ func TestStoreRunCells(t *testing.T) {
 }
 
 func TestStoreDomains(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	people.Columns["sex"].Domain = &ir.Domain{Categories: []string{"M", "F", "U"}}
 	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 24, Max: 26}
@@ -305,7 +306,7 @@ func TestStoreDomains(t *testing.T) {
 }
 
 func TestStoreMaxGroups(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	people.Policy.MaxGroups = 3
 
@@ -330,7 +331,7 @@ func TestStoreMaxGroups(t *testing.T) {
 }
 
 func TestStoreTableSizeAndConditions(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	q := &ir.Query{Table: "people", Where: &ir.And{
 		Left:  &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}},
 		Right: &ir.Compare{Column: "age", Op: ">", Value: intLit(29)},
@@ -353,7 +354,7 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 }
 
 func TestStoreRefusals(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	var pe *pgerror.Error
 	if _, err := s.Run(context.Background(), people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, nil); !errors.As(err, &pe) {
@@ -371,7 +372,7 @@ func TestStoreRefusals(t *testing.T) {
 }
 
 func TestStoreColumns(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{},
+	s, _ := openTestStore(t, plan.StoreOptions{},
 		`CREATE TABLE typed (a REAL, b NUMERIC, c VARCHAR(10), d BLOB, e DOUBLE PRECISION, f BOOLEAN, g DATE, h, i BIGINT, j DECIMAL(10,2), k FLOAT)`)
 	got, err := s.Columns(context.Background(), "PEOPLE")
 	if err != nil {
@@ -409,7 +410,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 	writeDB(t, path, testPeopleRows)
 	before := fileSHA256(t, path)
 
-	s, err := OpenStore(path, StoreOptions{MaxOpenConns: 2})
+	s, err := OpenStore(path, plan.StoreOptions{MaxOpenConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 		`PRAGMA query_only = 0; INSERT INTO people VALUES (10, 1, 'F', 'North', 1)`,
 		`PRAGMA user_version = 7`,
 	} {
-		if _, err := s.db.ExecContext(ctx, stmt); err == nil {
+		if _, err := s.db().ExecContext(ctx, stmt); err == nil {
 			t.Errorf("%s: succeeded through the store", stmt)
 		}
 	}
@@ -454,20 +455,20 @@ func TestStoreIsReadOnly(t *testing.T) {
 func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
-	if _, err := OpenStore(missing, StoreOptions{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
+	if _, err := OpenStore(missing, plan.StoreOptions{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
 		t.Errorf("missing file: got %v, want an error naming it", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("OpenStore created %s", missing)
 	}
-	if _, err := OpenStore(dir, StoreOptions{}); err == nil {
+	if _, err := OpenStore(dir, plan.StoreOptions{}); err == nil {
 		t.Error("a directory opened as a database")
 	}
 	garbage := filepath.Join(dir, "garbage.db")
 	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(garbage, StoreOptions{}); err == nil {
+	if _, err := OpenStore(garbage, plan.StoreOptions{}); err == nil {
 		t.Error("a file that is not SQLite opened")
 	}
 	// A name with URI metacharacters is a path, not a query string.
@@ -477,7 +478,7 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 	if err := os.Rename(plain, odd); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenStore(odd, StoreOptions{})
+	s, err := OpenStore(odd, plan.StoreOptions{})
 	if err != nil {
 		t.Fatalf("path with ?, # and %%: %v", err)
 	}
@@ -490,7 +491,7 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 func TestStoreCancellation(t *testing.T) {
 	// 200,000 rows keyed per unit take SQLite far longer than 5 ms, so the
 	// deadline fires mid-query and must interrupt it.
-	s, _ := openTestStore(t, StoreOptions{QueryTimeout: 5 * time.Millisecond}, `
+	s, _ := openTestStore(t, plan.StoreOptions{QueryTimeout: 5 * time.Millisecond}, `
 		INSERT INTO people (id, age, sex, suburb, income)
 		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
 		SELECT x, x % 90, CASE x % 2 WHEN 0 THEN 'F' ELSE 'M' END, 'S' || (x % 300), x * 7 FROM c`)
@@ -517,7 +518,7 @@ func TestStoreCancellation(t *testing.T) {
 }
 
 func TestStoreConcurrentRuns(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{MaxOpenConns: 3})
+	s, _ := openTestStore(t, plan.StoreOptions{MaxOpenConns: 3})
 	people := testPeopleTable()
 	q := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
 	want, err := s.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
@@ -564,18 +565,18 @@ func TestRecordKey(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range cases {
-		if got, want := RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
+		if got, want := plan.RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
 			t.Errorf("RecordKey(%#v) = %d, want %d", tc.unit, got, want)
 		}
 	}
-	if RecordKey(testSecret, nil) != 0 {
+	if plan.RecordKey(testSecret, nil) != 0 {
 		t.Error("a NULL unit has a key")
 	}
 	// Stable: the same value always gives the same key, including when the
 	// cached hashers are replaced by another secret in between.
-	k1 := RecordKey(testSecret, int64(12345))
-	_ = RecordKey([]byte("other"), int64(12345))
-	if k2 := RecordKey(testSecret, int64(12345)); k1 != k2 {
+	k1 := plan.RecordKey(testSecret, int64(12345))
+	_ = plan.RecordKey([]byte("other"), int64(12345))
+	if k2 := plan.RecordKey(testSecret, int64(12345)); k1 != k2 {
 		t.Errorf("key changed from %d to %d", k1, k2)
 	}
 	// Secret-dependent: for 1,000 units every key differs between two secrets.
@@ -583,15 +584,15 @@ func TestRecordKey(t *testing.T) {
 	// of a false failure is about 1000 * 2^-32 < 3e-7.
 	other := []byte("another secret")
 	for u := range int64(1000) {
-		if RecordKey(testSecret, u) == RecordKey(other, u) {
+		if plan.RecordKey(testSecret, u) == plan.RecordKey(other, u) {
 			t.Errorf("unit %d has the same key under two secrets", u)
 		}
 	}
 	// A secret buffer reused by the caller does not corrupt the cached key.
 	buf := []byte("mutable secret")
-	kb := RecordKey(buf, "x")
+	kb := plan.RecordKey(buf, "x")
 	copy(buf, "MUTABLE")
-	if RecordKey([]byte("mutable secret"), "x") != kb {
+	if plan.RecordKey([]byte("mutable secret"), "x") != kb {
 		t.Error("the cached hashers kept a reference to the caller's secret")
 	}
 }
@@ -601,7 +602,7 @@ func TestRecordKeyConcurrent(t *testing.T) {
 	want := make([][]uint32, len(secrets))
 	for i, s := range secrets {
 		for u := range int64(200) {
-			want[i] = append(want[i], RecordKey(s, u))
+			want[i] = append(want[i], plan.RecordKey(s, u))
 		}
 	}
 	var wg sync.WaitGroup
@@ -609,7 +610,7 @@ func TestRecordKeyConcurrent(t *testing.T) {
 		wg.Go(func() {
 			i := g % len(secrets)
 			for u := range int64(200) {
-				if got := RecordKey(secrets[i], u); got != want[i][u] {
+				if got := plan.RecordKey(secrets[i], u); got != want[i][u] {
 					t.Errorf("secret %d unit %d: %d, want %d", i, u, got, want[i][u])
 					return
 				}
@@ -658,17 +659,17 @@ func TestConditionsNormalisation(t *testing.T) {
 	}
 	for _, tc := range equal {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := Conditions(tc.a), Conditions(tc.b)
+			a, b := plan.Conditions(tc.a), plan.Conditions(tc.b)
 			if !slices.Equal(a, tc.want) || !slices.Equal(b, tc.want) {
 				t.Errorf("got %q and %q, want %q", a, b, tc.want)
 			}
 		})
 	}
-	if got := Conditions(&ir.Query{Table: "people"}); got == nil || len(got) != 0 {
+	if got := plan.Conditions(&ir.Query{Table: "people"}); got == nil || len(got) != 0 {
 		t.Errorf("no WHERE: got %#v, want an empty list", got)
 	}
 	// Different conditions stay different.
-	if slices.Equal(Conditions(q(age30)), Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
+	if slices.Equal(plan.Conditions(q(age30)), plan.Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
 		t.Error("age = 30 and age = 31 normalise alike")
 	}
 }

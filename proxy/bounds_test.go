@@ -14,7 +14,7 @@ import (
 	"countwall/config"
 	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/planner/plan"
 )
 
 // writeLongTable writes a long table (person, snp, allele): one row per
@@ -197,7 +197,7 @@ func violates(with, without []int64, center int64, epsilon float64) (worst float
 // power check.
 func neighbourSample(t *testing.T, path string, table *ir.Table, q *ir.Query, m mechanisms.Mechanism, epsilon float64, lie bool) ([]int64, int64) {
 	t.Helper()
-	s, err := planner.OpenStore(path, planner.StoreOptions{})
+	s, err := OpenStore(path, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

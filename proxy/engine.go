@@ -21,17 +21,17 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
-	"countwall/planner"
+	"countwall/planner/plan"
 	"countwall/proxy/statedb"
 )
 
 // Engine answers analysts' statements. One Engine serves every session and
 // is safe for concurrent use.
 type Engine struct {
-	store *planner.Store
+	store Store
 	// backend is what queries read the protected data through: the store,
 	// or in tests a stand-in that proves a refused statement never reads.
-	backend backend
+	backend Backend
 	state   *statedb.DB
 	secret  []byte
 	budget  *ledger.Budget
@@ -53,11 +53,6 @@ type Engine struct {
 	sessions   map[*Session]struct{}
 
 	closeOnce sync.Once
-}
-
-// backend computes a validated query's cells from the protected data.
-type backend interface {
-	Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error)
 }
 
 // runtime is everything a reload may change.
@@ -91,7 +86,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
+	store, err := OpenStore(cfg.Database, plan.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
@@ -260,7 +255,7 @@ func checkRhoDeltaCaps(m mechanisms.Mechanism, cfg *config.Config) error {
 
 // buildCatalog reads each configured table's columns from the store and
 // attaches the config's privacy unit, domains and policy.
-func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config) (*ir.Catalog, error) {
+func buildCatalog(ctx context.Context, store Store, cfg *config.Config) (*ir.Catalog, error) {
 	cat := &ir.Catalog{Tables: map[string]*ir.Table{}}
 	for name, tc := range cfg.Tables {
 		key := "tables." + name
@@ -324,8 +319,8 @@ func sortedNames[V any](m map[string]V) []string {
 
 // snapshotLogger reports the planner's in-memory table snapshots: reading
 // progress, the memory each holds, and why a table stays in SQLite.
-func snapshotLogger(logger *slog.Logger) func(planner.SnapshotInfo) {
-	return func(i planner.SnapshotInfo) {
+func snapshotLogger(logger *slog.Logger) func(plan.SnapshotInfo) {
+	return func(i plan.SnapshotInfo) {
 		switch {
 		case i.Err != nil:
 			logger.Warn("table left to SQLite", "table", i.Table, "error", i.Err)

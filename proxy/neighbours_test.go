@@ -127,7 +127,7 @@ var neighbourMechanisms = []struct {
 // recordingBackend keeps the last cells the store computed, so that the
 // test can see which path computed them and draw more answers from them.
 type recordingBackend struct {
-	inner backend
+	inner Backend
 	last  *ir.Result
 }
 

@@ -16,6 +16,7 @@ import (
 	"countwall/mechanisms/ledger"
 	"countwall/pgerror"
 	"countwall/planner"
+	"countwall/planner/plan"
 	"countwall/proxy/statedb"
 )
 
@@ -262,7 +263,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 	eps, delta := s.share(rt)
 	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
 	if needs.Bound {
-		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
+		if req.Bounds, err = plan.Bounds(table, q, needs); err != nil {
 			return nil, none, false, err
 		}
 	}

@@ -16,7 +16,8 @@ import (
 
 	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/planner/plan"
+	"countwall/planner/sqlite"
 )
 
 // Options describe one experiment.
@@ -93,7 +94,7 @@ func ErrorVsG(ctx context.Context, dir string, o Options) ([]Row, error) {
 	if err := WriteLongTable(ctx, path, o.People, o.Attributes, o.Seed); err != nil {
 		return nil, err
 	}
-	store, err := planner.OpenStore(path, planner.StoreOptions{})
+	store, err := sqlite.Open(path, plan.StoreOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@
 // For such a query the planner's cell is fully determined by the groups the
 // predicate selects: the count is the sum of their counts and the contributor
 // key the sum of their keys mod 2^32. So with the Additive key model and the
-// groups' keys summed from planner.RecordKey under the firewall's secret
+// groups' keys summed from plan.RecordKey under the firewall's secret
 // (FromSQLite), a Firewall gives exactly the answers of the Engine, at a
 // fraction of a millisecond per query instead of a pass over the table.
 //
@@ -34,6 +34,7 @@ import (
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
+	"countwall/planner/plan"
 	"countwall/proxy"
 )
 
@@ -520,7 +521,7 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 			groups = append(groups, Group{Values: gv})
 		}
 		groups[gi].Count++
-		groups[gi].Key += planner.RecordKey(secret, vals[0])
+		groups[gi].Key += plan.RecordKey(secret, vals[0])
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, err

@@ -1,8 +1,13 @@
-package planner
+// Package sqlgen renders a validated query as SQL with bound parameters:
+// SQLite's, and PostgreSQL's through a dialect that says where the two
+// differ. Identifiers come only from the catalog; analyst text is never
+// pasted into the SQL.
+package sqlgen
 
 import (
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"fmt"
 	"strings"
 )
@@ -51,7 +56,7 @@ var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": 
 // function or operator outside the allow-list: a validated query never does,
 // and Run reports such a query as an error instead of running it.
 func Compile(t *ir.Table, q *ir.Query, needs ir.Needs) (sql string, args []any) {
-	sql, args, err := compile(t, q, needs, nil)
+	sql, args, err := SQLite(t, q, needs, nil)
 	if err != nil {
 		return "", nil
 	}
@@ -59,9 +64,9 @@ func Compile(t *ir.Table, q *ir.Query, needs ir.Needs) (sql string, args []any) 
 }
 
 // compile is Compile with the secret bound and the reason for a refusal kept.
-func compile(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []any, error) {
+func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []any, error) {
 	c := &compiler{t: t}
-	table := quoteIdent(t.Name)
+	table := QuoteIdent(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		groups[i] = c.group(g)
@@ -142,7 +147,7 @@ func compile(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, [
 		sb.WriteString(g + " AS " + inner[i] + ", ")
 	}
 	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias)
-	sb.WriteString(", " + recordKeyFunc + "(?, " + unit + ") AS " + keyAlias)
+	sb.WriteString(", " + plan.RecordKeyFunc + "(?, " + unit + ") AS " + keyAlias)
 	args = append(args, secret)
 	sb.WriteString(" FROM " + table)
 	sb.WriteString(where.String())
@@ -166,7 +171,7 @@ func writeGroupOrder(sb *strings.Builder, groups []string) {
 }
 
 // quoteIdent double-quotes an identifier, doubling any embedded quote.
-func quoteIdent(name string) string {
+func QuoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
@@ -207,12 +212,12 @@ func (c *compiler) column(name string) string {
 	col, ok := c.t.Columns[strings.ToLower(name)]
 	if !ok {
 		c.fail("column %q is not in the catalog of table %q", name, c.t.Name)
-		return quoteIdent(name)
+		return QuoteIdent(name)
 	}
 	if c.dialect != nil {
 		return c.dialect.column(col)
 	}
-	return quoteIdent(col.Name)
+	return QuoteIdent(col.Name)
 }
 
 func (c *compiler) bind(l ir.Literal) {
@@ -411,4 +416,13 @@ func (c *compiler) refuse(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// UnitKeyedCheck is the SQL (the same in SQLite and PostgreSQL) that counts
+// the rows breaking a table's unit_keyed declaration: rows without a unit,
+// and units with more than one row.
+func UnitKeyedCheck(t *ir.Table) string {
+	unit, table := QuoteIdent(t.PrivacyUnit), QuoteIdent(t.Name)
+	return "SELECT COUNT(*) FROM (SELECT 1 FROM " + table + " WHERE " + unit + " IS NULL " +
+		"UNION ALL SELECT 1 FROM (SELECT 1 FROM " + table + " GROUP BY " + unit + " HAVING COUNT(*) > 1) AS dup) AS broken"
 }

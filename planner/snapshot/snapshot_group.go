@@ -1,7 +1,8 @@
-package planner
+package snapshot
 
 import (
 	"countwall/ir"
+	"countwall/planner/plan"
 	"slices"
 )
 
@@ -46,7 +47,7 @@ func buildGrouping(values []dictValue, text bool) *grouping {
 	var texts []string
 	nulls := false
 	for code, v := range values {
-		s, ok := groupText(v.any())
+		s, ok := plan.GroupText(v.any())
 		if !ok {
 			nulls = true
 			continue

@@ -1,4 +1,4 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
@@ -12,7 +12,7 @@ import (
 // without a unit are left out when the counts are bounded. Otherwise the rows
 // are the cells: the group columns, the count (of distinct units when the
 // counts are bounded), and the units when asked.
-func compilePostgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d postgresDialect) (string, []any, error) {
+func Postgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d PostgresDialect) (string, []any, error) {
 	c := &compiler{t: t, dialect: d}
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
@@ -51,7 +51,7 @@ func compilePostgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d p
 			sb.WriteString(", COUNT(DISTINCT " + unit + ")")
 		}
 	}
-	sb.WriteString(" FROM " + quoteIdent(t.Name))
+	sb.WriteString(" FROM " + QuoteIdent(t.Name))
 	if len(conds) > 0 {
 		sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
 	}
@@ -71,7 +71,7 @@ func compilePostgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d p
 // HMAC-SHA256(secret, the unit's text) as RecordKey computes them; the outer
 // query sums per group. The rows are cells: the group columns, the count,
 // the units and the key. The secret is the first parameter.
-func compilePostgresKeys(t *ir.Table, q *ir.Query, d postgresDialect, secret []byte) (string, []any, error) {
+func PostgresKeys(t *ir.Table, q *ir.Query, d PostgresDialect, secret []byte) (string, []any, error) {
 	c := &compiler{t: t, dialect: d, args: []any{secret}}
 	groups := make([]string, len(q.GroupBy))
 	inner := make([]string, len(q.GroupBy))
@@ -104,7 +104,7 @@ func compilePostgresKeys(t *ir.Table, q *ir.Query, d postgresDialect, secret []b
 	}
 	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias +
 		", ('x' || encode(substr(hmac(convert_to((" + unit + ")::text, 'UTF8'), $1::bytea, 'sha256'), 1, 4), 'hex'))::bit(32)::int8 AS " + keyAlias)
-	sb.WriteString(" FROM " + quoteIdent(t.Name) + where + " GROUP BY ")
+	sb.WriteString(" FROM " + QuoteIdent(t.Name) + where + " GROUP BY ")
 	for _, g := range groups {
 		sb.WriteString(g + ", ")
 	}

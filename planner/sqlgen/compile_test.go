@@ -1,4 +1,4 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
@@ -224,7 +224,7 @@ func TestCompileRefusesWhatTheCatalogDoesNotKnow(t *testing.T) {
 			if sql, args := Compile(people, q, ir.Needs{Key: true}); sql != "" || args != nil {
 				t.Errorf("compiled to %q %v, want a refusal", sql, args)
 			}
-			if _, _, err := compile(people, q, ir.Needs{}, nil); err == nil {
+			if _, _, err := SQLite(people, q, ir.Needs{}, nil); err == nil {
 				t.Error("compile gave no error")
 			}
 		})

@@ -1,7 +1,8 @@
-package planner
+package snapshot
 
 import (
 	"countwall/ir"
+	"countwall/planner/plan"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -14,7 +15,7 @@ import (
 // those the compiled SQL would return: counts, distinct non-NULL units and
 // contributor keys per cell, cells in SQLite's GROUP BY order, then the same
 // domain filling, group limit and ORDER BY as readCells.
-func (snap *tableSnapshot) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *cellShape) (*ir.Result, bool, error) {
+func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
 	ev := newSnapEval(snap)
 	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn
@@ -42,8 +43,8 @@ func (snap *tableSnapshot) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secr
 	// start, and here against the snapshot): its units are counted without
 	// a set. The declaration, never the rows, picks that path.
 	keyed := t.UnitKeyed
-	if keyed && !snap.onePerUnit(t.PrivacyUnit) {
-		return nil, true, fmt.Errorf("planner: table %q: %w", t.Name, ErrNotUnitKeyed)
+	if keyed && !snap.OnePerUnit(t.PrivacyUnit) {
+		return nil, true, fmt.Errorf("planner: table %q: %w", t.Name, plan.ErrNotUnitKeyed)
 	}
 	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs, keyed); ok {
 		cells = []ir.Cell{cell}
@@ -61,19 +62,19 @@ func (snap *tableSnapshot) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secr
 			return nil, false, nil
 		}
 	}
-	acc := shape.newAccumulator()
+	acc := shape.NewAccumulator()
 	for _, c := range cells {
-		if err := acc.add(c); err != nil {
+		if err := acc.Add(c); err != nil {
 			return nil, true, err
 		}
 	}
-	res := &ir.Result{Cells: acc.result(), DomainComplete: shape.complete}
-	shape.order(res.Cells)
+	res := &ir.Result{Cells: acc.Result(), DomainComplete: shape.Complete}
+	shape.Order(res.Cells)
 	if needs.TableSize {
 		res.TableSize = int64(snap.rows)
 	}
 	if needs.Conditions {
-		res.Conditions = Conditions(q)
+		res.Conditions = plan.Conditions(q)
 	}
 	return res, true, nil
 }
@@ -88,7 +89,7 @@ func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 
 // oneConditionTallies may be turned off by tests, to compare the rows'
 // path with it.
-var oneConditionTallies = true
+var OneConditionTallies = true
 
 // oneConditionTally answers a COUNT whose WHERE is one comparison, BETWEEN,
 // IN or LIKE on one column, without GROUP BY, from the column's per-value
@@ -97,8 +98,8 @@ var oneConditionTallies = true
 // statements cost a few sums over the matching values, however long the
 // table. Units and keys need a table keyed by its unit (each unit one row),
 // where the units of a set of values are the sum of each value's.
-func (snap *tableSnapshot) oneConditionTally(ev *snapEval, q *ir.Query, unit *snapColumn, keys []uint32, needs ir.Needs, keyed bool) (ir.Cell, bool) {
-	if !oneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
+func (snap *Table) oneConditionTally(ev *snapEval, q *ir.Query, unit *snapColumn, keys []uint32, needs ir.Needs, keyed bool) (ir.Cell, bool) {
+	if !OneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
 		return ir.Cell{}, false
 	}
 	c, set, negate, ok := ev.leafSet(q.Where)
@@ -138,7 +139,7 @@ type talliesKey struct{ column, unit string }
 
 // valueTallies returns the column's tallies, computing them on first use
 // for this unit column and these keys (one pass over the rows).
-func (snap *tableSnapshot) valueTallies(c, unit *snapColumn, keys []uint32) *valueTallies {
+func (snap *Table) valueTallies(c, unit *snapColumn, keys []uint32) *valueTallies {
 	name := talliesKey{column: c.name, unit: unit.name}
 	if v, ok := snap.tallies.Load(name); ok {
 		// Keys are one slice per secret (unitKeys), so the same slice means
@@ -378,7 +379,7 @@ func (v dictValue) groupValue() ir.GroupValue {
 
 // unitKeys returns the record key of every value of the unit column under
 // secret, computing them once per snapshot and secret.
-func (snap *tableSnapshot) unitKeys(unit *snapColumn, secret []byte) []uint32 {
+func (snap *Table) unitKeys(unit *snapColumn, secret []byte) []uint32 {
 	if k := snap.keys.Load(); k != nil && k.column == unit.name && k.secret == string(secret) {
 		return k.keys
 	}
@@ -399,7 +400,7 @@ func (snap *tableSnapshot) unitKeys(unit *snapColumn, secret []byte) []uint32 {
 		default:
 			val = []byte(v.s)
 		}
-		k.keys[i] = RecordKey(secret, val)
+		k.keys[i] = plan.RecordKey(secret, val)
 		k.keys[len(unit.values)] += k.keys[i]
 	}
 	snap.keys.Store(k)

@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"fmt"
@@ -25,11 +25,11 @@ import (
 
 // groupTextFunc is the SQLite scalar function that renders a value as a text
 // column's group reads it.
-const groupTextFunc = "countwall_group_text"
+const GroupTextFunc = "countwall_group_text"
 
 // groupText is the text a text column's group reads a value as; ok is false
 // for NULL.
-func groupText(v any) (string, bool) {
+func GroupText(v any) (string, bool) {
 	switch v := v.(type) {
 	case nil:
 		return "", false

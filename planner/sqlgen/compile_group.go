@@ -1,7 +1,8 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
+	"countwall/planner/plan"
 	"strings"
 )
 
@@ -9,7 +10,7 @@ import (
 // quoted reference.
 func groupSQL(col *ir.Column, ref string) string {
 	if col.Type == ir.TypeText {
-		return groupTextFunc + "(" + ref + ")"
+		return plan.GroupTextFunc + "(" + ref + ")"
 	}
 	return "CASE WHEN typeof(" + ref + ") IN ('integer', 'real') THEN " + ref + " END"
 }

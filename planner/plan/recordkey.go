@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"crypto/hmac"
@@ -13,7 +13,7 @@ import (
 
 // recordKeyFunc is the SQLite scalar function the compiled SQL calls to key a
 // privacy unit: countwall_record_key(secret BLOB, unit) -> INTEGER in [0, 2^32).
-const recordKeyFunc = "countwall_record_key"
+const RecordKeyFunc = "countwall_record_key"
 
 // RecordKey is a unit's record key for the cell key method: the first four
 // bytes (big-endian) of HMAC-SHA256(secret, canonical(unit)). The canonical

@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"countwall/ir"
@@ -12,7 +12,7 @@ import (
 // lowered to the number of cells when that is known (a plain COUNT has one,
 // a domain-complete GROUP BY its domain product): a unit cannot be in more
 // cells than there are, and then no cells need to be chosen.
-func effectiveBounds(t *ir.Table, q *ir.Query, needs ir.Needs, shape *cellShape) (b ir.Bounds, rank bool) {
+func EffectiveBounds(t *ir.Table, q *ir.Query, needs ir.Needs, shape *Shape) (b ir.Bounds, rank bool) {
 	b = t.ContributionBounds(needs.Bounds)
 	if q.Agg == ir.CountDistinct {
 		b.MaxRowsPerUnit = 1
@@ -21,8 +21,8 @@ func effectiveBounds(t *ir.Table, q *ir.Query, needs ir.Needs, shape *cellShape)
 	switch {
 	case len(q.GroupBy) == 0:
 		cells = 1
-	case shape.complete:
-		cells = int64(len(shape.product))
+	case shape.Complete:
+		cells = int64(len(shape.Product))
 	}
 	if cells >= 0 && b.MaxGroupsPerUnit >= cells {
 		return ir.Bounds{MaxRowsPerUnit: b.MaxRowsPerUnit, MaxGroupsPerUnit: max(cells, 1)}, false
@@ -30,14 +30,14 @@ func effectiveBounds(t *ir.Table, q *ir.Query, needs ir.Needs, shape *cellShape)
 	return b, true
 }
 
-// PlanBounds are the bounds a bounded Run of q will enforce, known from the
+// Bounds are the bounds a bounded Run of q will enforce, known from the
 // schema alone: a mechanism prices a query with them before any row is read.
-func PlanBounds(t *ir.Table, q *ir.Query, needs ir.Needs) (ir.Bounds, error) {
-	shape, err := newCellShape(t, q)
+func Bounds(t *ir.Table, q *ir.Query, needs ir.Needs) (ir.Bounds, error) {
+	shape, err := NewShape(t, q)
 	if err != nil {
 		return ir.Bounds{}, err
 	}
-	b, _ := effectiveBounds(t, q, needs, shape)
+	b, _ := EffectiveBounds(t, q, needs, shape)
 	return b, nil
 }
 

@@ -1,9 +1,15 @@
-package planner
+// Package sqlite answers counts from a protected SQLite file, opened
+// read-only, through SQL rendered from the validated query with bound
+// parameters (planner/sqlgen), in one pass per query.
+package sqlite
 
 import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
+
+	"countwall/planner/sqlgen"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,23 +22,16 @@ import (
 // Store is the protected database, opened read-only. It is safe for
 // concurrent use: database/sql pools its connections.
 type Store struct {
-	db    *sql.DB
-	opts  StoreOptions
-	snaps *snapshots // nil when NoSnapshot
-	pg    *pgState   // set when the store is a PostgreSQL database
+	db   *sql.DB
+	opts plan.StoreOptions
 }
 
-// OpenStore opens the protected database read-only: a postgres:// URL is a
-// PostgreSQL store (see openPostgresStore); anything else is the path of a
-// SQLite file. The file must exist:
+// Open opens the protected SQLite file read-only. The file must exist:
 // SQLite's mode=ro never creates one, and a typo in a path should say so
 // rather than show an empty database. Every connection is also query_only, so
 // a write is refused twice over, and LIKE is case-sensitive as in PostgreSQL.
-func OpenStore(path string, opts StoreOptions) (*Store, error) {
-	opts = opts.withDefaults()
-	if IsPostgresURL(path) {
-		return openPostgresStore(path, opts)
-	}
+func Open(path string, opts plan.StoreOptions) (*Store, error) {
+	opts = opts.WithDefaults()
 	if err := ensureRecordKeyFunc(); err != nil {
 		return nil, err
 	}
@@ -43,7 +42,7 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("planner: opening the protected database %q: not a regular file", path)
 	}
-	db, err := sql.Open("sqlite", storeDSN(path, opts))
+	db, err := sql.Open("sqlite", plan.ReadOnlyDSN(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
 	}
@@ -53,37 +52,21 @@ func OpenStore(path string, opts StoreOptions) (*Store, error) {
 	// at the first analyst query.
 	// Opening is not an analyst's query: a short statement deadline (tests
 	// use milliseconds) must not fail it on a busy machine.
-	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, defaultQueryTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, plan.DefaultQueryTimeout))
 	defer cancel()
 	var tables int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
 	}
-	st := &Store{db: db, opts: opts}
-	if !opts.NoSnapshot {
-		if st.snaps, err = openSnapshots(path, storeDSN(path, opts), opts); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("planner: opening the protected database %q: %w", path, err)
-		}
-	}
-	return st, nil
+	return &Store{db: db, opts: opts}, nil
 }
 
-// Close closes the pool and drops the snapshots.
-func (s *Store) Close() error {
-	var err error
-	if s.snaps != nil {
-		err = s.snaps.close()
-	}
-	return errors.Join(err, s.db.Close())
-}
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
 
 // Columns lists a table's columns in declaration order.
 func (s *Store) Columns(ctx context.Context, table string) ([]ir.ColumnInfo, error) {
-	if s.pg != nil {
-		return s.pgColumns(ctx, table)
-	}
 	rows, err := s.db.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
 	if err != nil {
 		return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
@@ -147,37 +130,16 @@ func declaredType(decl string) ir.ColumnType {
 // fails with pgerror.QueryCanceled. Other SQLite failures are wrapped as plain
 // errors; their text names tables and columns, never data values.
 func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
-	if t == nil || q == nil {
-		return nil, pgerror.Errorf(pgerror.InternalError, "planner: Run needs a table and a query")
-	}
-	if needs.Key && len(secret) == 0 {
-		return nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys need a secret, and none was given")
-	}
-	if !strings.EqualFold(q.Table, t.Name) {
-		return nil, pgerror.Errorf(pgerror.InternalError, "planner: query on table %q run against table %q", q.Table, t.Name)
-	}
-	shape, err := newCellShape(t, q)
+	shape, bounds, rank, err := plan.Prepare(t, q, needs, secret)
 	if err != nil {
 		return nil, err
 	}
-	if needs.GroupLimit > 0 {
-		shape.maxGroups = needs.GroupLimit
-	}
-	if s.pg != nil {
-		return s.runPostgres(ctx, t, q, needs, secret, shape)
-	}
 	var text string
 	var args []any
-	var bounds ir.Bounds
 	if needs.Bound {
-		var rank bool
-		bounds, rank = effectiveBounds(t, q, needs, shape)
-		if rank && len(secret) == 0 {
-			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
-		}
-		text, args, err = compileBounded(t, q, needs, bounds, rank, secret)
+		text, args, err = sqlgen.SQLiteBounded(t, q, needs, bounds, rank, secret)
 	} else {
-		text, args, err = compile(t, q, needs, secret)
+		text, args, err = sqlgen.SQLite(t, q, needs, secret)
 	}
 	if err != nil {
 		return nil, err
@@ -186,36 +148,11 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
 
-	if s.snaps != nil {
-		snap, err := s.snaps.current(ctx, t.Name)
-		if err != nil {
-			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
-		}
-		// Bounded counts differ from plain ones only where a unit has
-		// several rows. The snapshot answers them on tables declared keyed by
-		// their unit, and the SQL that bounds them answers every other: the
-		// choice follows the config, never the rows.
-		if snap != nil && (!needs.Bound || t.UnitKeyed) {
-			if res, ok, err := snap.answer(t, q, needs, secret, shape); ok {
-				// The snapshot does not stop midway; an answer it finished
-				// after a cancel or past the deadline is withheld, as
-				// SQLite's would be.
-				if ctx.Err() != nil {
-					return nil, runError(ctx, s.opts.QueryTimeout, t, ctx.Err())
-				}
-				if res != nil {
-					res.Bounds, res.Path = bounds, ir.PathSnapshot
-				}
-				return res, err
-			}
-		}
-	}
-
-	var rd querier = s.db
+	var rd plan.Querier = s.db
 	if needs.TableSize {
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
-			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 		}
 		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
 		rd = tx
@@ -223,20 +160,20 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
-	if res.Cells, res.DomainComplete, err = readCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
+	if res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
 		var pe *pgerror.Error
 		if errors.As(err, &pe) {
 			return nil, err
 		}
-		return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	if needs.TableSize {
-		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
+			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 		}
 	}
 	if needs.Conditions {
-		res.Conditions = Conditions(q)
+		res.Conditions = plan.Conditions(q)
 	}
 	return res, nil
 }
@@ -244,15 +181,15 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 // CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
 // unit, no unit with two rows. The error names no value.
 func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
-	unit, table := quoteIdent(t.PrivacyUnit), quoteIdent(t.Name)
 	var broken int
-	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+unit+" IS NULL "+
-		"UNION ALL SELECT 1 FROM (SELECT 1 FROM "+table+" GROUP BY "+unit+" HAVING COUNT(*) > 1) AS dup) AS broken").Scan(&broken)
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, sqlgen.UnitKeyedCheck(t)).Scan(&broken); err != nil {
 		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
 	}
 	if broken > 0 {
-		return ErrNotUnitKeyed
+		return plan.ErrNotUnitKeyed
 	}
 	return nil
 }
+
+// DB is the read-only pool the store reads through.
+func (s *Store) DB() *sql.DB { return s.db }

@@ -1,9 +1,14 @@
-package planner
+// Package postgres answers counts from a protected PostgreSQL database,
+// opened read-only, through SQL rendered from the validated query with bound
+// parameters (planner/sqlgen's PostgreSQL dialect).
+package postgres
 
 import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
+	"countwall/planner/sqlgen"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -41,18 +46,23 @@ func RedactURL(s string) string {
 	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 }
 
-// pgState is what a Store on PostgreSQL knows beyond the pool: how each
-// table's columns are referred to, learnt when Columns reads them.
-type pgState struct {
+// Store is a protected PostgreSQL database, opened read-only. It is safe
+// for concurrent use: database/sql pools its connections.
+type Store struct {
+	db   *sql.DB
+	opts plan.StoreOptions
+
+	// kinds is how each table's columns are referred to, learnt when
+	// Columns reads them.
 	mu    sync.Mutex
-	kinds map[string]map[string]pgKind // table -> column -> kind
+	kinds map[string]map[string]sqlgen.PgKind // table -> column -> kind
 	// hmac is set when the URL asks for keys by pgcrypto and its hmac() is
 	// callable: contributor keys are then computed in PostgreSQL, and only
 	// the cells travel.
 	hmac bool
 }
 
-// openPostgresStore connects to the protected PostgreSQL database. Every
+// Open connects to the protected PostgreSQL database. Every
 // session of the pool is read-only (default_transaction_read_only), so a
 // write is refused by the server whatever SQL reaches it; the README says how
 // to give the firewall a role that may only SELECT besides.
@@ -62,7 +72,8 @@ type pgState struct {
 // bound parameter); by default they are computed in the firewall from one
 // row per contributing unit, which measured faster on one machine (bench
 // postgres: cellkey 6.7x the raw COUNT against 10.9x).
-func openPostgresStore(rawURL string, opts StoreOptions) (*Store, error) {
+func Open(rawURL string, opts plan.StoreOptions) (*Store, error) {
+	opts = opts.WithDefaults()
 	url, keysInDB, err := keysOption(rawURL)
 	if err != nil {
 		return nil, err
@@ -78,7 +89,7 @@ func openPostgresStore(rawURL string, opts StoreOptions) (*Store, error) {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(opts.MaxOpenConns)
 	db.SetMaxIdleConns(opts.MaxOpenConns)
-	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, defaultQueryTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), max(opts.QueryTimeout, plan.DefaultQueryTimeout))
 	defer cancel()
 	var readOnly string
 	if err := db.QueryRowContext(ctx, "SHOW transaction_read_only").Scan(&readOnly); err != nil {
@@ -89,13 +100,13 @@ func openPostgresStore(rawURL string, opts StoreOptions) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("planner: opening the protected database %s: its sessions are not read-only", RedactURL(url))
 	}
-	st := &Store{db: db, opts: opts, pg: &pgState{kinds: map[string]map[string]pgKind{}}}
+	st := &Store{db: db, opts: opts, kinds: map[string]map[string]sqlgen.PgKind{}}
 	if keysInDB {
-		if err := db.QueryRowContext(ctx, "SELECT to_regprocedure('hmac(bytea, bytea, text)') IS NOT NULL").Scan(&st.pg.hmac); err != nil {
+		if err := db.QueryRowContext(ctx, "SELECT to_regprocedure('hmac(bytea, bytea, text)') IS NOT NULL").Scan(&st.hmac); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("planner: opening the protected database %s: %w", RedactURL(url), err)
 		}
-		if !st.pg.hmac {
+		if !st.hmac {
 			db.Close()
 			return nil, fmt.Errorf("planner: countwall_keys=pgcrypto, but pgcrypto's hmac() is not callable in %s: its owner must CREATE EXTENSION pgcrypto", RedactURL(url))
 		}
@@ -127,7 +138,7 @@ func keysOption(rawURL string) (string, bool, error) {
 // pgColumns lists a table of the current schema (search_path) in declaration
 // order. PostgreSQL's names are case-sensitive: the configured table name
 // must be the stored one.
-func (s *Store) pgColumns(ctx context.Context, table string) ([]ir.ColumnInfo, error) {
+func (s *Store) Columns(ctx context.Context, table string) ([]ir.ColumnInfo, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
 	if err != nil {
@@ -135,13 +146,13 @@ func (s *Store) pgColumns(ctx context.Context, table string) ([]ir.ColumnInfo, e
 	}
 	defer rows.Close()
 	var cols []ir.ColumnInfo
-	kinds := map[string]pgKind{}
+	kinds := map[string]sqlgen.PgKind{}
 	for rows.Next() {
 		var name, dataType string
 		if err := rows.Scan(&name, &dataType); err != nil {
 			return nil, fmt.Errorf("planner: reading the columns of table %q: %w", table, err)
 		}
-		kind, typ := pgKindOf(dataType)
+		kind, typ := sqlgen.PgKindOf(dataType)
 		kinds[name] = kind
 		cols = append(cols, ir.ColumnInfo{Name: name, Type: typ})
 	}
@@ -151,25 +162,25 @@ func (s *Store) pgColumns(ctx context.Context, table string) ([]ir.ColumnInfo, e
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("planner: table %q is not in the protected database (PostgreSQL names are case-sensitive)", table)
 	}
-	s.pg.mu.Lock()
-	s.pg.kinds[table] = kinds
-	s.pg.mu.Unlock()
+	s.mu.Lock()
+	s.kinds[table] = kinds
+	s.mu.Unlock()
 	return cols, nil
 }
 
 // pgDialect is the dialect of a table's columns, read from the catalog when
 // Columns has not read them yet.
-func (s *Store) pgDialect(ctx context.Context, table string) (postgresDialect, error) {
-	s.pg.mu.Lock()
-	kinds, ok := s.pg.kinds[table]
-	s.pg.mu.Unlock()
+func (s *Store) pgDialect(ctx context.Context, table string) (sqlgen.PostgresDialect, error) {
+	s.mu.Lock()
+	kinds, ok := s.kinds[table]
+	s.mu.Unlock()
 	if !ok {
-		if _, err := s.pgColumns(ctx, table); err != nil {
-			return postgresDialect{}, err
+		if _, err := s.Columns(ctx, table); err != nil {
+			return sqlgen.PostgresDialect{}, err
 		}
 		return s.pgDialect(ctx, table)
 	}
-	return postgresDialect{kinds: kinds}, nil
+	return sqlgen.PostgresDialect{Kinds: kinds}, nil
 }
 
 // runPostgres is Run on PostgreSQL. Plain counts and units are one aggregate
@@ -178,48 +189,44 @@ func (s *Store) pgDialect(ctx context.Context, table string) (postgresDialect, e
 // unit's row count and Go finishes the cells exactly as the SQLite path's
 // countwall_record_key and countwall_cell_rank do; with
 // countwall_keys=pgcrypto the keys are computed by PostgreSQL instead.
-func (s *Store) runPostgres(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *cellShape) (*ir.Result, error) {
-	var bounds ir.Bounds
-	var rank bool
-	if needs.Bound {
-		if needs.Key {
-			return nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
-		}
-		bounds, rank = effectiveBounds(t, q, needs, shape)
-		if bounds.MaxRowsPerUnit < 1 || bounds.MaxGroupsPerUnit < 1 {
-			return nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", bounds.MaxRowsPerUnit, bounds.MaxGroupsPerUnit)
-		}
-		if rank && len(secret) == 0 {
-			return nil, pgerror.Errorf(pgerror.InternalError, "planner: choosing a unit's cells needs a secret, and none was given")
-		}
+func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
+	if needs.Bound && needs.Key {
+		return nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
+	}
+	shape, bounds, rank, err := plan.Prepare(t, q, needs, secret)
+	if err != nil {
+		return nil, err
+	}
+	if needs.Bound && (bounds.MaxRowsPerUnit < 1 || bounds.MaxGroupsPerUnit < 1) {
+		return nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", bounds.MaxRowsPerUnit, bounds.MaxGroupsPerUnit)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
 	d, err := s.pgDialect(ctx, t.Name)
 	if err != nil {
-		return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	// A bound of one row per unit with no cells to choose is
 	// COUNT(DISTINCT unit), answered in PostgreSQL as on SQLite.
 	perUnit := needs.Key || (needs.Bound && (rank || bounds.MaxRowsPerUnit > 1))
-	keysInSQL := needs.Key && !needs.Bound && s.pg.hmac && d.hashableUnit(t)
+	keysInSQL := needs.Key && !needs.Bound && s.hmac && d.HashableUnit(t)
 	var text string
 	var args []any
 	if keysInSQL {
 		perUnit = false
-		text, args, err = compilePostgresKeys(t, q, d, secret)
+		text, args, err = sqlgen.PostgresKeys(t, q, d, secret)
 	} else {
-		text, args, err = compilePostgres(t, q, needs, perUnit, d)
+		text, args, err = sqlgen.Postgres(t, q, needs, perUnit, d)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rd querier = s.db
+	var rd plan.Querier = s.db
 	if needs.TableSize {
 		// The cells and the table size are read in one snapshot.
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 		if err != nil {
-			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 		}
 		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
 		rd = tx
@@ -237,30 +244,30 @@ func (s *Store) runPostgres(ctx context.Context, t *ir.Table, q *ir.Query, needs
 		if errors.As(err, &pe) {
 			return nil, err
 		}
-		return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	res.Cells, res.DomainComplete, err = assembleCells(shape, cells)
 	if err != nil {
 		return nil, err
 	}
 	if needs.TableSize {
-		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+quoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, runError(ctx, s.opts.QueryTimeout, t, err)
+		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
+			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 		}
 	}
 	if needs.Conditions {
-		res.Conditions = Conditions(q)
+		res.Conditions = plan.Conditions(q)
 	}
 	return res, nil
 }
 
 // pgReadCells reads rows that are cells already, stopping past the group
 // limit (the accumulator then refuses the query).
-func (s *Store) pgReadCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]ir.Cell, error) {
+func (s *Store) pgReadCells(ctx context.Context, rd plan.Querier, text string, args []any, shape *plan.Shape, withUnits, withKey bool) ([]ir.Cell, error) {
 	var cells []ir.Cell
-	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, func(c ir.Cell) error {
+	err := plan.ScanCells(ctx, rd, text, args, len(shape.Columns), withUnits, withKey, func(c ir.Cell) error {
 		cells = append(cells, c)
-		if shape.product == nil && len(cells) > shape.maxGroups {
+		if shape.Product == nil && len(cells) > shape.MaxGroups {
 			return errEnoughCells
 		}
 		return nil
@@ -283,13 +290,13 @@ type rankedPair struct {
 
 // pgReadUnits reads one row per (group, unit) and computes each cell's count,
 // units and contributor key, or its bounded count, in Go.
-func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args []any, q *ir.Query, needs ir.Needs, shape *cellShape, b ir.Bounds, rank bool, secret []byte) ([]ir.Cell, error) {
+func (s *Store) pgReadUnits(ctx context.Context, rd plan.Querier, text string, args []any, q *ir.Query, needs ir.Needs, shape *plan.Shape, b ir.Bounds, rank bool, secret []byte) ([]ir.Cell, error) {
 	rows, err := rd.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	ng := len(shape.columns)
+	ng := len(shape.Columns)
 	vals := make([]any, ng+1)
 	var n int64
 	dest := make([]any, 0, ng+2)
@@ -307,15 +314,15 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 		}
 		group := make([]ir.GroupValue, ng)
 		for i := range ng {
-			group[i] = groupValue(vals[i])
+			group[i] = plan.GroupValueOf(vals[i])
 		}
-		gk := groupKey(group)
+		gk := plan.GroupKey(group)
 		ci, ok := index[gk]
 		if !ok {
 			ci = len(cells)
 			index[gk] = ci
 			cells = append(cells, ir.Cell{Group: group, InDomain: true})
-			if shape.product == nil && len(cells) > shape.maxGroups {
+			if shape.Product == nil && len(cells) > shape.MaxGroups {
 				return cells, nil // the accumulator refuses the query
 			}
 		}
@@ -325,7 +332,7 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 		case !needs.Bound:
 			if unit != nil {
 				c.Units++
-				c.Key += RecordKey(secret, unit)
+				c.Key += plan.RecordKey(secret, unit)
 			}
 			if q.Agg != ir.CountDistinct {
 				c.Count += n
@@ -333,8 +340,8 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 				c.Count++
 			}
 		case rank:
-			uk := groupKey([]ir.GroupValue{groupValue(unit)})
-			byUnit[uk] = append(byUnit[uk], rankedPair{cell: ci, rows: n, rank: CellRank(secret, unit, vals[:ng]...)})
+			uk := plan.GroupKey([]ir.GroupValue{plan.GroupValueOf(unit)})
+			byUnit[uk] = append(byUnit[uk], rankedPair{cell: ci, rows: n, rank: plan.CellRank(secret, unit, vals[:ng]...)})
 		default:
 			// Bounded: rows without a unit were left out by the SQL.
 			c.Count += min(n, b.MaxRowsPerUnit)
@@ -351,8 +358,8 @@ func (s *Store) pgReadUnits(ctx context.Context, rd querier, text string, args [
 			if x.rank != y.rank {
 				return cmpInt64(x.rank, y.rank)
 			}
-			for i, col := range shape.columns {
-				if c := compareGroupValues(cells[x.cell].Group[i], cells[y.cell].Group[i], col.Type); c != 0 {
+			for i, col := range shape.Columns {
+				if c := plan.CompareGroupValues(cells[x.cell].Group[i], cells[y.cell].Group[i], col.Type); c != 0 {
 					return c
 				}
 			}
@@ -379,24 +386,48 @@ func cmpInt64(a, b int64) int {
 // assembleCells puts cells read in any order into the answer's shape: the
 // domain product when every group column has a domain, else the groups in
 // SQLite's order (NULL first, numbers, text bytewise), then ORDER BY.
-func assembleCells(shape *cellShape, cells []ir.Cell) ([]ir.Cell, bool, error) {
-	if shape.product == nil {
+func assembleCells(shape *plan.Shape, cells []ir.Cell) ([]ir.Cell, bool, error) {
+	if shape.Product == nil {
 		slices.SortFunc(cells, func(a, b ir.Cell) int {
-			for i, col := range shape.columns {
-				if c := compareGroupValues(a.Group[i], b.Group[i], col.Type); c != 0 {
+			for i, col := range shape.Columns {
+				if c := plan.CompareGroupValues(a.Group[i], b.Group[i], col.Type); c != 0 {
 					return c
 				}
 			}
 			return 0
 		})
 	}
-	acc := shape.newAccumulator()
+	acc := shape.NewAccumulator()
 	for _, c := range cells {
-		if err := acc.add(c); err != nil {
+		if err := acc.Add(c); err != nil {
 			return nil, false, err
 		}
 	}
-	out := acc.result()
-	shape.order(out)
-	return out, shape.complete, nil
+	out := acc.Result()
+	shape.Order(out)
+	return out, shape.Complete, nil
 }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
+// unit, no unit with two rows. The error names no value.
+func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
+	var broken int
+	if err := s.db.QueryRowContext(ctx, sqlgen.UnitKeyedCheck(t)).Scan(&broken); err != nil {
+		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
+	}
+	if broken > 0 {
+		return plan.ErrNotUnitKeyed
+	}
+	return nil
+}
+
+// KeysInDatabase reports whether contributor keys are computed in
+// PostgreSQL by pgcrypto's hmac() (countwall_keys=pgcrypto) rather than in
+// the firewall.
+func (s *Store) KeysInDatabase() bool { return s.hmac }
+
+// DB is the read-only pool the store reads through.
+func (s *Store) DB() *sql.DB { return s.db }

@@ -1,4 +1,9 @@
-package planner
+// Package plan is what every backend shares around a validated query: the
+// checks before a run (Prepare), the layout of its output cells (Shape,
+// Accumulator, ORDER BY), the contribution bounds it enforces, the normalised
+// condition list, record keys and cell ranks, how a group value is read, and
+// reading cells from database/sql rows. It reads no data itself.
+package plan
 
 import (
 	"cmp"
@@ -13,28 +18,28 @@ import (
 // cellShape is what Run knows about a query's output cells before reading any
 // data: the group columns, whether their public domains make the answer
 // domain-complete, and the order the cells go out in.
-type cellShape struct {
-	columns   []*ir.Column
+type Shape struct {
+	Columns   []*ir.Column
 	orderBy   []ir.Order
-	complete  bool           // every group column has a domain (or there is none)
-	product   []ir.Cell      // domain-complete: every cell of the domain product, zero counts
+	Complete  bool           // every group column has a domain (or there is none)
+	Product   []ir.Cell      // domain-complete: every cell of the domain product, zero counts
 	index     map[string]int // domain-complete: cell key -> position in product
-	maxGroups int
+	MaxGroups int
 }
 
-func newCellShape(t *ir.Table, q *ir.Query) (*cellShape, error) {
-	s := &cellShape{orderBy: q.OrderBy, complete: true, maxGroups: t.Policy.MaxGroups}
-	if s.maxGroups <= 0 {
-		s.maxGroups = ir.DefaultPolicy().MaxGroups
+func NewShape(t *ir.Table, q *ir.Query) (*Shape, error) {
+	s := &Shape{orderBy: q.OrderBy, Complete: true, MaxGroups: t.Policy.MaxGroups}
+	if s.MaxGroups <= 0 {
+		s.MaxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	for _, g := range q.GroupBy {
 		col, ok := t.Columns[strings.ToLower(g)]
 		if !ok {
 			return nil, pgerror.Errorf(pgerror.InternalError, "column %q is not in the catalog of table %q", g, t.Name)
 		}
-		s.columns = append(s.columns, col)
+		s.Columns = append(s.Columns, col)
 		if col.Domain == nil {
-			s.complete = false
+			s.Complete = false
 		}
 	}
 	for _, o := range q.OrderBy {
@@ -42,7 +47,7 @@ func newCellShape(t *ir.Table, q *ir.Query) (*cellShape, error) {
 			return nil, pgerror.Errorf(pgerror.InternalError, "ORDER BY column %q is not a GROUP BY column", o.Column)
 		}
 	}
-	if s.complete && len(s.columns) > 0 {
+	if s.Complete && len(s.Columns) > 0 {
 		if err := s.buildProduct(); err != nil {
 			return nil, err
 		}
@@ -52,33 +57,33 @@ func newCellShape(t *ir.Table, q *ir.Query) (*cellShape, error) {
 
 // buildProduct lays out every cell of the domain product in domain order:
 // categories as listed, ranges ascending, the last column varying fastest.
-func (s *cellShape) buildProduct() error {
+func (s *Shape) buildProduct() error {
 	size := int64(1)
-	values := make([][]string, len(s.columns))
-	for i, col := range s.columns {
+	values := make([][]string, len(s.Columns))
+	for i, col := range s.Columns {
 		n := col.Domain.Size()
 		if n <= 0 {
 			return pgerror.Errorf(pgerror.InternalError, "the public domain of column %q is empty", col.Name)
 		}
-		if size > math.MaxInt64/n || size*n > int64(s.maxGroups) {
+		if size > math.MaxInt64/n || size*n > int64(s.MaxGroups) {
 			return &pgerror.Error{Code: pgerror.ProgramLimitExceeded,
 				Message: "the public domains of the GROUP BY columns have more cells than the limit of " +
-					strconv.Itoa(s.maxGroups) + " groups",
+					strconv.Itoa(s.MaxGroups) + " groups",
 				Hint: "Group by fewer columns or ask for the limit (max_groups) to be raised."}
 		}
 		size *= n
 		values[i] = domainValues(col.Domain)
 	}
-	s.product = make([]ir.Cell, 0, size)
+	s.Product = make([]ir.Cell, 0, size)
 	s.index = make(map[string]int, size)
-	idx := make([]int, len(s.columns))
+	idx := make([]int, len(s.Columns))
 	for {
-		group := make([]ir.GroupValue, len(s.columns))
+		group := make([]ir.GroupValue, len(s.Columns))
 		for i, j := range idx {
 			group[i] = ir.GroupValue{Text: values[i][j]}
 		}
-		s.index[groupKey(group)] = len(s.product)
-		s.product = append(s.product, ir.Cell{Group: group, InDomain: true})
+		s.index[GroupKey(group)] = len(s.Product)
+		s.Product = append(s.Product, ir.Cell{Group: group, InDomain: true})
 		// Advance the odometer, last column fastest.
 		i := len(idx) - 1
 		for ; i >= 0; i-- {
@@ -109,7 +114,7 @@ func domainValues(d *ir.Domain) []string {
 }
 
 // groupKey is an unambiguous map key for a group: each value is length-prefixed.
-func groupKey(g []ir.GroupValue) string {
+func GroupKey(g []ir.GroupValue) string {
 	var b strings.Builder
 	for _, v := range g {
 		if v.Null {
@@ -140,47 +145,47 @@ func inDomain(d *ir.Domain, v ir.GroupValue) bool {
 // bounded by the product; otherwise it refuses more than maxGroups cells as
 // soon as SQLite returns one too many.
 type cellAccumulator struct {
-	shape *cellShape
+	shape *Shape
 	cells []ir.Cell
 }
 
-func (s *cellShape) newAccumulator() *cellAccumulator {
+func (s *Shape) NewAccumulator() *cellAccumulator {
 	a := &cellAccumulator{shape: s}
-	if s.product != nil {
-		a.cells = slices.Clone(s.product)
+	if s.Product != nil {
+		a.cells = slices.Clone(s.Product)
 	}
 	return a
 }
 
-func (a *cellAccumulator) add(c ir.Cell) error {
+func (a *cellAccumulator) Add(c ir.Cell) error {
 	s := a.shape
-	if s.product != nil {
+	if s.Product != nil {
 		// Every backend groups by the value as the column's type reads it,
 		// so one cell is found at most once; adding keeps a cell the sum of
 		// what maps to it even if that ever failed.
-		if i, ok := s.index[groupKey(c.Group)]; ok {
+		if i, ok := s.index[GroupKey(c.Group)]; ok {
 			a.cells[i].Count += c.Count
 			a.cells[i].Units += c.Units
 			a.cells[i].Key += c.Key
 		}
 		return nil
 	}
-	for i, col := range s.columns {
+	for i, col := range s.Columns {
 		if col.Domain != nil && !inDomain(col.Domain, c.Group[i]) {
 			c.InDomain = false
 		}
 	}
-	if len(a.cells) >= s.maxGroups {
+	if len(a.cells) >= s.MaxGroups {
 		return &pgerror.Error{Code: pgerror.ProgramLimitExceeded,
-			Message: "the query has more than the limit of " + strconv.Itoa(s.maxGroups) + " groups",
+			Message: "the query has more than the limit of " + strconv.Itoa(s.MaxGroups) + " groups",
 			Hint:    "Group by fewer or coarser columns, or declare public domains for them."}
 	}
 	a.cells = append(a.cells, c)
 	return nil
 }
 
-func (a *cellAccumulator) result() []ir.Cell {
-	if len(a.shape.columns) == 0 && len(a.cells) == 0 {
+func (a *cellAccumulator) Result() []ir.Cell {
+	if len(a.shape.Columns) == 0 && len(a.cells) == 0 {
 		// An aggregate without GROUP BY always has one row; this only guards
 		// the invariant that a plain COUNT yields exactly one cell.
 		return []ir.Cell{{InDomain: true}}
@@ -190,7 +195,7 @@ func (a *cellAccumulator) result() []ir.Cell {
 
 // order applies ORDER BY with a stable sort, so cells equal on the ORDER BY
 // columns keep domain order (or SQLite's group order).
-func (s *cellShape) order(cells []ir.Cell) {
+func (s *Shape) Order(cells []ir.Cell) {
 	if len(s.orderBy) == 0 {
 		return
 	}
@@ -201,7 +206,7 @@ func (s *cellShape) order(cells []ir.Cell) {
 	}
 	terms := make([]term, 0, len(s.orderBy))
 	for _, o := range s.orderBy {
-		for i, col := range s.columns {
+		for i, col := range s.Columns {
 			if strings.EqualFold(col.Name, o.Column) {
 				terms = append(terms, term{pos: i, typ: col.Type, desc: o.Desc})
 				break
@@ -210,7 +215,7 @@ func (s *cellShape) order(cells []ir.Cell) {
 	}
 	slices.SortStableFunc(cells, func(a, b ir.Cell) int {
 		for _, t := range terms {
-			c := compareGroupValues(a.Group[t.pos], b.Group[t.pos], t.typ)
+			c := CompareGroupValues(a.Group[t.pos], b.Group[t.pos], t.typ)
 			if t.desc {
 				c = -c
 			}
@@ -224,7 +229,7 @@ func (s *cellShape) order(cells []ir.Cell) {
 
 // compareGroupValues orders values as SQLite does: NULL first, then numbers
 // (numerically, for integer and real columns), then text bytewise.
-func compareGroupValues(a, b ir.GroupValue, typ ir.ColumnType) int {
+func CompareGroupValues(a, b ir.GroupValue, typ ir.ColumnType) int {
 	switch {
 	case a.Null && b.Null:
 		return 0

@@ -1,4 +1,4 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
@@ -9,10 +9,10 @@ import (
 
 // pgKind is how a PostgreSQL column is referred to so that it behaves as the
 // same data does in SQLite.
-type pgKind int
+type PgKind int
 
 const (
-	pgNumber  pgKind = iota // integer and floating-point types: as they are
+	pgNumber  PgKind = iota // integer and floating-point types: as they are
 	pgNumeric               // numeric: read as double precision, SQLite's REAL
 	pgText                  // text, varchar, char: compared bytewise
 	pgOther                 // dates, booleans, uuids...: compared as their text
@@ -20,7 +20,7 @@ const (
 
 // pgKindOf classifies information_schema's data_type, and gives the
 // ColumnType the catalog declares for it.
-func pgKindOf(dataType string) (pgKind, ir.ColumnType) {
+func PgKindOf(dataType string) (PgKind, ir.ColumnType) {
 	switch strings.ToLower(dataType) {
 	case "smallint", "integer", "bigint":
 		return pgNumber, ir.TypeInt
@@ -40,13 +40,13 @@ func pgKindOf(dataType string) (pgKind, ir.ColumnType) {
 // compared as a real, as SQLite does), text compared under the "C" collation
 // (bytewise, as SQLite's BINARY), and the arithmetic and functions whose
 // meaning differs from SQLite's made to agree or refused.
-type postgresDialect struct {
-	kinds map[string]pgKind // by catalog column name
+type PostgresDialect struct {
+	Kinds map[string]PgKind // by catalog column name
 }
 
-func (d postgresDialect) column(col *ir.Column) string {
-	name := quoteIdent(col.Name)
-	switch d.kinds[col.Name] {
+func (d PostgresDialect) column(col *ir.Column) string {
+	name := QuoteIdent(col.Name)
+	switch d.Kinds[col.Name] {
 	case pgNumeric:
 		return "(" + name + ")::float8"
 	case pgText:
@@ -57,7 +57,7 @@ func (d postgresDialect) column(col *ir.Column) string {
 	return name
 }
 
-func (postgresDialect) placeholder(n int, l ir.Literal) string {
+func (PostgresDialect) placeholder(n int, l ir.Literal) string {
 	p := "$" + strconv.Itoa(n)
 	switch l.Kind {
 	case ir.LitInt:
@@ -71,7 +71,7 @@ func (postgresDialect) placeholder(n int, l ir.Literal) string {
 // function: SQLite's round returns a real and takes a precision on any
 // number, length and the case functions read a number's text, and floor and
 // ceil keep an integer an integer.
-func (postgresDialect) function(name string, args []string) (string, error) {
+func (PostgresDialect) function(name string, args []string) (string, error) {
 	switch name {
 	case "abs":
 		return "abs(" + args[0] + ")", nil
@@ -93,7 +93,7 @@ func (postgresDialect) function(name string, args []string) (string, error) {
 
 // arith: SQLite answers NULL for a division by zero where PostgreSQL fails,
 // and its % works on integers only.
-func (postgresDialect) arith(op, left, right string, real bool) (string, error) {
+func (PostgresDialect) arith(op, left, right string, real bool) (string, error) {
 	switch op {
 	case "/":
 		return "(" + left + " / NULLIF(" + right + ", 0))", nil
@@ -109,12 +109,12 @@ func (postgresDialect) arith(op, left, right string, real bool) (string, error) 
 // hashableUnit reports whether PostgreSQL's text of t's unit values is the
 // canonical text RecordKey hashes: integers in decimal and text as it is
 // (a real's text may differ from Go's shortest form).
-func (d postgresDialect) hashableUnit(t *ir.Table) bool {
+func (d PostgresDialect) HashableUnit(t *ir.Table) bool {
 	col, ok := t.Columns[strings.ToLower(t.PrivacyUnit)]
 	if !ok {
 		return false
 	}
-	switch d.kinds[col.Name] {
+	switch d.Kinds[col.Name] {
 	case pgNumber:
 		return col.Type == ir.TypeInt
 	case pgText:

@@ -1,4 +1,4 @@
-package planner
+package snapshot
 
 import (
 	"cmp"
@@ -23,11 +23,11 @@ import (
 // once those are few, so a reconstruction query with a dozen equalities costs
 // about one scan of the table rather than a dozen.
 type snapEval struct {
-	snap *tableSnapshot
+	snap *Table
 	all  bitset // every row
 }
 
-func newSnapEval(snap *tableSnapshot) *snapEval {
+func newSnapEval(snap *Table) *snapEval {
 	all := newBitset(snap.rows)
 	for i := range all {
 		all[i] = math.MaxUint64
@@ -377,7 +377,7 @@ func (c *snapColumn) firstNonNull() uint32 {
 // rows one by one (or the rows listed under its codes) instead of scanning
 // the column. A variable so that tests can force either way: 0 never scans,
 // a huge share always does.
-var sparseShare int64 = 16
+var SparseShare int64 = 16
 
 // leaf evaluates a column condition that is unknown exactly where the column
 // is NULL (every literal is non-NULL) on the rows of mask. It takes the
@@ -392,7 +392,7 @@ func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wa
 		listed = c.rowsIn(set)
 	}
 	switch {
-	case listed >= 0 && listed*sparseShare < int64(e.snap.rows) && listed <= masked:
+	case listed >= 0 && listed*SparseShare < int64(e.snap.rows) && listed <= masked:
 		for _, r := range set.ranges {
 			for _, row := range c.rowsByCode[c.prefix[r.lo]:c.prefix[r.hi]] {
 				if mask.has(int(row)) {
@@ -400,7 +400,7 @@ func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wa
 				}
 			}
 		}
-	case masked*sparseShare < int64(e.snap.rows):
+	case masked*SparseShare < int64(e.snap.rows):
 		for wi, w := range mask {
 			var out uint64
 			for w != 0 {

@@ -1,8 +1,9 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ const (
 // group, the fastest form; otherwise a per-(group, unit) pass clamps and
 // ranks, and the outer query sums per group. Contributor keys are not
 // available in this rendering.
-func compileBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank bool, secret []byte) (string, []any, error) {
+func SQLiteBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank bool, secret []byte) (string, []any, error) {
 	if needs.Key {
 		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contributor keys are not computed under contribution bounds")
 	}
@@ -34,7 +35,7 @@ func compileBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank 
 		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", b.MaxRowsPerUnit, b.MaxGroupsPerUnit)
 	}
 	c := &compiler{t: t}
-	table := quoteIdent(t.Name)
+	table := QuoteIdent(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		groups[i] = c.group(g)
@@ -84,7 +85,7 @@ func compileBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank 
 	}
 	pass.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias)
 	if rank {
-		pass.WriteString(", " + cellRankFunc + "(?, " + unit)
+		pass.WriteString(", " + plan.CellRankFunc + "(?, " + unit)
 		for _, g := range groups {
 			pass.WriteString(", " + g)
 		}

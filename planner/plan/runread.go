@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"context"
@@ -32,13 +32,13 @@ type StoreOptions struct {
 }
 
 const (
-	defaultQueryTimeout = 10 * time.Second
+	DefaultQueryTimeout = 10 * time.Second
 	defaultBusyTimeout  = 5 * time.Second
 )
 
-func (o StoreOptions) withDefaults() StoreOptions {
+func (o StoreOptions) WithDefaults() StoreOptions {
 	if o.QueryTimeout <= 0 {
-		o.QueryTimeout = defaultQueryTimeout
+		o.QueryTimeout = DefaultQueryTimeout
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = defaultBusyTimeout
@@ -51,7 +51,7 @@ func (o StoreOptions) withDefaults() StoreOptions {
 
 // storeDSN is the read-only URI of the database file. The path is
 // percent-escaped so that a '?' or '#' in a file name stays part of it.
-func storeDSN(path string, opts StoreOptions) string {
+func ReadOnlyDSN(path string, opts StoreOptions) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
@@ -69,7 +69,7 @@ func storeDSN(path string, opts StoreOptions) string {
 
 // querier is what Run reads through: the pool, or a transaction when two
 // statements must see one snapshot.
-type querier interface {
+type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
@@ -77,7 +77,7 @@ type querier interface {
 // runError turns a failure into what the caller should see: a cancelled or
 // timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
 // is wrapped with the table's name.
-func runError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
+func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout",
@@ -89,21 +89,21 @@ func runError(ctx context.Context, timeout time.Duration, t *ir.Table, err error
 }
 
 // readCells runs the compiled SQL and assembles the output cells.
-func readCells(ctx context.Context, rd querier, text string, args []any, shape *cellShape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
-	acc := shape.newAccumulator()
-	err := scanCells(ctx, rd, text, args, len(shape.columns), withUnits, withKey, acc.add)
+func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
+	acc := shape.NewAccumulator()
+	err := ScanCells(ctx, rd, text, args, len(shape.Columns), withUnits, withKey, acc.Add)
 	if err != nil {
 		return nil, false, err
 	}
-	cells := acc.result()
-	shape.order(cells)
-	return cells, shape.complete, nil
+	cells := acc.Result()
+	shape.Order(cells)
+	return cells, shape.Complete, nil
 }
 
 // scanCells runs SQL whose rows are cells (ng group columns, the count, then
 // the units and the contributor key when asked for) and hands each cell to
 // add, stopping at the first error add returns.
-func scanCells(ctx context.Context, rd querier, text string, args []any, ng int, withUnits, withKey bool, add func(ir.Cell) error) error {
+func ScanCells(ctx context.Context, rd Querier, text string, args []any, ng int, withUnits, withKey bool, add func(ir.Cell) error) error {
 	rows, err := rd.QueryContext(ctx, text, args...)
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func scanCells(ctx context.Context, rd querier, text string, args []any, ng int,
 		if ng > 0 {
 			c.Group = make([]ir.GroupValue, ng)
 			for i, v := range groupVals {
-				c.Group[i] = groupValue(v)
+				c.Group[i] = GroupValueOf(v)
 			}
 		}
 		if err := add(c); err != nil {
@@ -142,7 +142,7 @@ func scanCells(ctx context.Context, rd querier, text string, args []any, ng int,
 
 // groupValue renders one group column value as text: integers in decimal,
 // reals with the shortest exact form, text and blobs as their bytes.
-func groupValue(v any) ir.GroupValue {
+func GroupValueOf(v any) ir.GroupValue {
 	switch v := v.(type) {
 	case nil:
 		return ir.GroupValue{Null: true}
@@ -176,4 +176,4 @@ type SnapshotInfo struct {
 
 // defaultSnapshotMaxBytes bounds one table's snapshot unless StoreOptions says
 // otherwise; a larger table is answered by SQLite alone.
-const defaultSnapshotMaxBytes = 1 << 30
+const DefaultSnapshotMaxBytes = 1 << 30

@@ -1,7 +1,8 @@
-package planner
+package snapshot
 
 import (
 	"context"
+	"countwall/planner/plan"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
@@ -24,10 +25,10 @@ import (
 // Either way a commit by any other connection or process is seen by the next
 // query, which then reads the table again.
 type snapshots struct {
-	db       *sql.DB // one connection, separate from the query pool
+	Db       *sql.DB // one connection, separate from the query pool
 	path     string  // the protected file, whose header counts commits
 	maxBytes int64
-	onBuild  func(SnapshotInfo)
+	onBuild  func(plan.SnapshotInfo)
 
 	// Reads run on their own connections from db, under ctx, which close
 	// cancels; builds counts them.
@@ -43,12 +44,12 @@ type snapshots struct {
 
 // snapshotSlot is a table's snapshot, or why it has none at a data version.
 type snapshotSlot struct {
-	snap          *tableSnapshot
+	snap          *Table
 	failedVersion int64         // the version at which reading failed (-1: none)
 	reading       chan struct{} // closed when the read in progress ends; nil when none
 }
 
-func openSnapshots(path, dsn string, opts StoreOptions) (*snapshots, error) {
+func openSnapshots(path, dsn string, opts plan.StoreOptions) (*snapshots, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -57,10 +58,10 @@ func openSnapshots(path, dsn string, opts StoreOptions) (*snapshots, error) {
 	db.SetMaxIdleConns(1)
 	max := opts.SnapshotMaxBytes
 	if max <= 0 {
-		max = defaultSnapshotMaxBytes
+		max = plan.DefaultSnapshotMaxBytes
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &snapshots{db: db, path: path, maxBytes: max, onBuild: opts.OnSnapshot, ctx: ctx, stop: stop,
+	return &snapshots{Db: db, path: path, maxBytes: max, onBuild: opts.OnSnapshot, ctx: ctx, stop: stop,
 		tables: map[string]*snapshotSlot{}}, nil
 }
 
@@ -109,7 +110,7 @@ func (s *snapshots) close() error {
 		s.file.Close()
 		s.file = nil
 	}
-	return s.db.Close()
+	return s.Db.Close()
 }
 
 // current returns the snapshot of table as the file is now, reading it first
@@ -117,10 +118,10 @@ func (s *snapshots) close() error {
 // query whose deadline ends first does not end it: the query gets ctx's
 // error and a later one finds the snapshot. It returns nil when the table
 // cannot be held (too large, or reading it failed): SQLite answers then.
-func (s *snapshots) current(ctx context.Context, table string) (*tableSnapshot, error) {
+func (s *snapshots) current(ctx context.Context, table string) (*Table, error) {
 	s.mu.Lock()
 	if s.conn == nil {
-		conn, err := s.db.Conn(ctx)
+		conn, err := s.Db.Conn(ctx)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
@@ -174,15 +175,15 @@ func (s *snapshots) current(ctx context.Context, table string) (*tableSnapshot, 
 func (s *snapshots) read(table string, slot *snapshotSlot, version int64) {
 	defer s.builds.Done()
 	start := time.Now()
-	snap, err := func() (*tableSnapshot, error) {
-		conn, err := s.db.Conn(s.ctx)
+	snap, err := func() (*Table, error) {
+		conn, err := s.Db.Conn(s.ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer conn.Close()
 		return readSnapshot(s.ctx, conn, table, s.maxBytes, s.fileVersion, version, func(rows int) {
 			if s.onBuild != nil {
-				s.onBuild(SnapshotInfo{Table: table, Rows: rows, Took: time.Since(start), InProgress: true})
+				s.onBuild(plan.SnapshotInfo{Table: table, Rows: rows, Took: time.Since(start), InProgress: true})
 			}
 		})
 	}()
@@ -193,12 +194,12 @@ func (s *snapshots) read(table string, slot *snapshotSlot, version int64) {
 	if err != nil {
 		slot.failedVersion = version
 		if s.onBuild != nil && s.ctx.Err() == nil {
-			s.onBuild(SnapshotInfo{Table: table, Took: time.Since(start), Err: fmt.Errorf("planner: reading table %q into memory: %w", table, err)})
+			s.onBuild(plan.SnapshotInfo{Table: table, Took: time.Since(start), Err: fmt.Errorf("planner: reading table %q into memory: %w", table, err)})
 		}
 		return
 	}
 	slot.snap = snap
 	if s.onBuild != nil {
-		s.onBuild(SnapshotInfo{Table: table, Rows: snap.rows, Columns: len(snap.columns), Bytes: snap.bytes, Took: time.Since(start)})
+		s.onBuild(plan.SnapshotInfo{Table: table, Rows: snap.rows, Columns: len(snap.columns), Bytes: snap.bytes, Took: time.Since(start)})
 	}
 }

@@ -1,8 +1,9 @@
-package planner
+package snapshot
 
 import (
 	"cmp"
 	"context"
+	"countwall/planner/sqlgen"
 	"database/sql"
 	"fmt"
 	"math/bits"
@@ -159,8 +160,8 @@ type snapColumn struct {
 // turns into time.Time.
 var driverTimeTypes = map[string]bool{"DATE": true, "DATETIME": true, "TIMESTAMP": true}
 
-// tableSnapshot is one table read in one transaction.
-type tableSnapshot struct {
+// Table is one table read in one transaction.
+type Table struct {
 	table   string
 	version int64 // PRAGMA data_version when it was read
 	rows    int
@@ -177,7 +178,7 @@ type tableSnapshot struct {
 // (a table keyed by its privacy unit). Contribution bounds then change no
 // count, since no unit has more than one row or lands in more than one cell,
 // and the snapshot's plain counts are the bounded ones.
-func (snap *tableSnapshot) onePerUnit(unitColumn string) bool {
+func (snap *Table) OnePerUnit(unitColumn string) bool {
 	unit := snap.columns[strings.ToLower(unitColumn)]
 	return unit != nil && unit.unique && unit.nulls.count() == 0
 }
@@ -202,7 +203,7 @@ type snapshotBuilder struct {
 // fileVersion, read inside the transaction, gives the label when the file is
 // in rollback-journal mode; in WAL mode the label is walVersion, the
 // data_version seen before the read began (see snapshots.version).
-func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, walVersion int64, progress func(rows int)) (*tableSnapshot, error) {
+func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, walVersion int64, progress func(rows int)) (*Table, error) {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 		// Unary + keeps every value as stored but drops the declared type,
 		// so the driver hands back the stored text of a DATE column rather
 		// than its own time.Time reading of it.
-		names = append(names, "+"+quoteIdent(name))
+		names = append(names, "+"+sqlgen.QuoteIdent(name))
 		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true,
 			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
 		b.dicts = append(b.dicts, map[dictValue]uint32{})
@@ -237,7 +238,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 		return nil, fmt.Errorf("table %q is not in the protected database", table)
 	}
 
-	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM "+quoteIdent(table))
+	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM "+sqlgen.QuoteIdent(table))
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +255,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 			return nil, err
 		}
 		for i, v := range vals {
-			textBytes += b.add(i, v)
+			textBytes += b.Add(i, v)
 		}
 		n++
 		if n%(1<<16) == 0 {
@@ -275,7 +276,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	if version < 0 {
 		version = walVersion
 	}
-	snap := &tableSnapshot{table: table, version: version, rows: n, columns: map[string]*snapColumn{},
+	snap := &Table{table: table, version: version, rows: n, columns: map[string]*snapColumn{},
 		bytes: estimateBytes(n, len(b.cols), textBytes)}
 	if snap.bytes > maxBytes {
 		return nil, fmt.Errorf("table %q needs more than the snapshot limit of %d bytes", table, maxBytes)
@@ -298,7 +299,7 @@ func estimateBytes(rows, cols int, textBytes int64) int64 {
 
 // add encodes one value of column i and returns the bytes a new dictionary
 // entry takes (0 when the value was seen before).
-func (b *snapshotBuilder) add(i int, v any) int64 {
+func (b *snapshotBuilder) Add(i int, v any) int64 {
 	c := b.cols[i]
 	var d dictValue
 	switch v := v.(type) {

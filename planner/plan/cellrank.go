@@ -1,4 +1,4 @@
-package planner
+package plan
 
 import (
 	"database/sql/driver"
@@ -9,7 +9,7 @@ import (
 // cellRankFunc is the SQLite scalar function that ranks one unit's cells
 // under max_groups_per_unit: countwall_cell_rank(secret BLOB, unit, g0, ...)
 // -> INTEGER.
-const cellRankFunc = "countwall_cell_rank"
+const CellRankFunc = "countwall_cell_rank"
 
 // cellRankDomain separates the inputs of CellRank from those of RecordKey.
 const cellRankDomain = "\x00rank"
@@ -25,11 +25,11 @@ func CellRank(secret []byte, unit any, group ...any) int64 {
 	for i, g := range group {
 		values[i] = g
 	}
-	return cellRank(secret, unit, values)
+	return CellRankValues(secret, unit, values)
 }
 
-// cellRank is CellRank over the values SQLite passes, without copying them.
-func cellRank(secret []byte, unit any, group []driver.Value) int64 {
+// CellRankValues is CellRank over the values SQLite passes, without copying them.
+func CellRankValues(secret []byte, unit any, group []driver.Value) int64 {
 	hs := hashersFor(secret)
 	k := hs.pool.Get().(*keyedHasher)
 	k.h.Reset()

@@ -1,4 +1,4 @@
-package planner
+package sqlgen
 
 import (
 	"countwall/ir"
@@ -16,7 +16,7 @@ func TestCompilePostgresExactSQL(t *testing.T) {
 	people := testPeopleTable()
 	people.Columns["score"] = &ir.Column{Name: "score", Type: ir.TypeReal}
 	people.Columns["born"] = &ir.Column{Name: "born", Type: ir.TypeText}
-	d := postgresDialect{kinds: map[string]pgKind{
+	d := PostgresDialect{Kinds: map[string]PgKind{
 		"id": pgNumber, "age": pgNumber, "income": pgNumber, "sex": pgText, "suburb": pgText,
 		"score": pgNumeric, "born": pgOther,
 	}}
@@ -84,7 +84,7 @@ func TestCompilePostgresExactSQL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sql, args, err := compilePostgres(people, tc.q, tc.needs, tc.perUnit, d)
+			sql, args, err := Postgres(people, tc.q, tc.needs, tc.perUnit, d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,23 +105,10 @@ func TestCompilePostgresRefusesWhatWouldDiffer(t *testing.T) {
 	people.Columns["score"] = &ir.Column{Name: "score", Type: ir.TypeReal}
 	q := &ir.Query{Table: "people", Where: &ir.MathCompare{Op: "=", Value: intLit(0),
 		Expr: &ir.BinaryExpr{Op: "%", Left: &ir.ColumnRef{Column: "score"}, Right: &ir.NumberLit{Value: intLit(2)}}}}
-	_, _, err := compilePostgres(people, q, ir.Needs{}, false, postgresDialect{})
+	_, _, err := Postgres(people, q, ir.Needs{}, false, PostgresDialect{})
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.FeatureNotSupported {
 		t.Fatalf("err = %v, want 0A000", err)
 	}
 	t.Log(pe.Message)
-}
-
-func TestStoreNameHidesThePassword(t *testing.T) {
-	cases := map[string]string{
-		"people.db": "people.db",
-		"postgres://reader:s3cret@db.example:6432/census?sslmode=require": "postgres://reader@db.example:6432/census",
-		"postgresql://owner@db.example/census":                            "postgres://owner@db.example:5432/census",
-	}
-	for in, want := range cases {
-		if got := StoreName(in); got != want {
-			t.Errorf("StoreName(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

@@ -1,0 +1,71 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/postgres"
+	"countwall/planner/snapshot"
+	"countwall/planner/sqlite"
+)
+
+// Backend computes a validated query's cells from the protected data, and
+// exactly the extra figures needs asks for. The executors under planner/
+// (SQLite SQL, PostgreSQL SQL, the in-memory snapshot) implement it; so do
+// the tests' stand-ins that prove a refused statement never reads.
+type Backend interface {
+	Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error)
+}
+
+// Store is the protected database as the Engine uses it: the backend that
+// answers its tables, and what the Engine reads of its schema.
+type Store interface {
+	Backend
+	// Columns lists a table's columns in declaration order.
+	Columns(ctx context.Context, table string) ([]ir.ColumnInfo, error)
+	// CheckUnitKeyed verifies a table's unit_keyed declaration.
+	CheckUnitKeyed(ctx context.Context, t *ir.Table) error
+	Close() error
+}
+
+// OpenStore opens the protected database read-only, choosing its backend
+// once from the address and the options, never from the rows: a postgres://
+// URL is answered by PostgreSQL; a SQLite file by its in-memory snapshot,
+// which hands SQLite what it cannot hold or answer (or by SQLite alone when
+// opts.NoSnapshot).
+func OpenStore(path string, opts plan.StoreOptions) (Store, error) {
+	if postgres.IsPostgresURL(path) {
+		return postgres.Open(path, opts)
+	}
+	db, err := sqlite.Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.NoSnapshot {
+		return db, nil
+	}
+	snap, err := snapshot.Open(path, opts, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &snapshotStore{Store: db, snap: snap}, nil
+}
+
+// snapshotStore is a SQLite file answered by its snapshot first.
+type snapshotStore struct {
+	*sqlite.Store
+	snap *snapshot.Store
+}
+
+func (s *snapshotStore) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
+	return s.snap.Run(ctx, t, q, needs, secret)
+}
+
+func (s *snapshotStore) Close() error { return errors.Join(s.snap.Close(), s.Store.Close()) }
+
+// StoreName is the protected database's address as logs may show it: a
+// PostgreSQL URL without its password.
+func StoreName(path string) string { return postgres.StoreName(path) }
