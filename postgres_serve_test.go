@@ -19,9 +19,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"countwall/dataset/pgcopy"
+	"countwall/internal/pgtest"
 	"countwall/mechanisms"
 	"countwall/mechanisms/ledger"
-	"countwall/planner/pgtest"
 	"countwall/proxy/statedb"
 )
 

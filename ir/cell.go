@@ -60,4 +60,5 @@ const (
 	PathSnapshot = "snapshot"
 	PathSQLite   = "sqlite"
 	PathPostgres = "postgres"
+	PathGrouped  = "grouped" // the stand-in of the papers' experiments (planner/grouped)
 )

@@ -3,7 +3,7 @@ package planner
 import (
 	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"fmt"
 	"regexp"
 	"strconv"

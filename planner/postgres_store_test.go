@@ -2,7 +2,7 @@ package planner
 
 import (
 	"context"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 	"countwall/planner/plan"
 	"countwall/planner/postgres"
 	"database/sql"

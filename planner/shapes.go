@@ -9,7 +9,7 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // Attack programs send hundreds of thousands of statements that differ only

@@ -8,7 +8,7 @@ package planner
 import (
 	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"fmt"
 	"math"
 	"strconv"

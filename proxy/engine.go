@@ -76,6 +76,11 @@ type Options struct {
 	// installation would, without creating a state database each time. It
 	// must come from a cryptographic source; it is never stored.
 	Secret []byte
+	// Grouped, when set, is the protected data in place of the database
+	// the config names: the stand-in of the papers' experiments, a table
+	// held as groups (see GroupedTable). Parsing, SET and SHOW, the budget,
+	// the audit and the mechanism are the Engine's as ever.
+	Grouped *GroupedTable
 }
 
 // Open builds an Engine from a validated config: it opens the protected
@@ -86,7 +91,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	store, err := OpenStore(cfg.Database, plan.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
+	store, err := openProtected(cfg, opts, logger)
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}

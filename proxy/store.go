@@ -3,8 +3,11 @@ package proxy
 import (
 	"context"
 	"errors"
+	"log/slog"
 
+	"countwall/config"
 	"countwall/ir"
+	"countwall/planner/grouped"
 	"countwall/planner/plan"
 	"countwall/planner/postgres"
 	"countwall/planner/snapshot"
@@ -65,6 +68,41 @@ func (s *snapshotStore) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs
 }
 
 func (s *snapshotStore) Close() error { return errors.Join(s.snap.Close(), s.Store.Close()) }
+
+// openProtected opens the data the Engine protects: the config's database,
+// or the grouped stand-in the options hand it.
+func openProtected(cfg *config.Config, opts Options, logger *slog.Logger) (Store, error) {
+	if opts.Grouped != nil {
+		return grouped.New(*opts.Grouped)
+	}
+	return OpenStore(cfg.Database, plan.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshotLogger(logger)})
+}
+
+// The grouped stand-in's description, for callers that may not import the
+// planner (the attacks and their experiments): a table held as the groups
+// of a few columns with their counts and record-key sums (planner/grouped).
+type (
+	GroupedTable  = grouped.Table
+	GroupedColumn = grouped.Column
+	Group         = grouped.Group
+	KeyModel      = grouped.KeyModel
+)
+
+// The key models of the grouped stand-in.
+const (
+	// Additive sums the selected groups' keys mod 2^32, as every backend does.
+	Additive = grouped.Additive
+	// Independent draws a key per distinct contributor set: the model of
+	// Asghar and Kaafar's Algorithm 1.
+	Independent = grouped.Independent
+)
+
+// GroupsFromSQLite reads a protected SQLite table's groups over columns,
+// summing record keys under secret as every backend does, so that the
+// Additive model answers exactly as the SQLite backend would.
+func GroupsFromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]GroupedColumn, []Group, error) {
+	return grouped.FromSQLite(ctx, path, table, unit, columns, secret)
+}
 
 // StoreName is the protected database's address as logs may show it: a
 // PostgreSQL URL without its password.

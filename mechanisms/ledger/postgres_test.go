@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {

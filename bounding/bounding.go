@@ -17,7 +17,7 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/planner/plan"
-	"countwall/planner/sqlite"
+	"countwall/proxy"
 )
 
 // Options describe one experiment.
@@ -94,7 +94,7 @@ func ErrorVsG(ctx context.Context, dir string, o Options) ([]Row, error) {
 	if err := WriteLongTable(ctx, path, o.People, o.Attributes, o.Seed); err != nil {
 		return nil, err
 	}
-	store, err := sqlite.Open(path, plan.StoreOptions{})
+	store, err := proxy.OpenStore(path, plan.StoreOptions{})
 	if err != nil {
 		return nil, err
 	}
