@@ -14,15 +14,20 @@ import (
 	"countwall/ir"
 )
 
-// Accounting is the kind of privacy loss a mechanism claims per answer.
-// Kinds are kept apart in the ledger: an IDP claim is not a DP charge.
-type Accounting string
+// Accounting and Charge are the vocabulary's (ir): the ledger, the config
+// and the Engine speak them without importing the mechanisms. They keep
+// their names here, where a mechanism declares and returns them.
+type (
+	Accounting = ir.Accounting
+	Charge     = ir.Charge
+)
 
+// The accounting kinds.
 const (
-	AccountingNone Accounting = ""
-	AccountingDP   Accounting = "dp"
-	AccountingIDP  Accounting = "idp"
-	AccountingBDP  Accounting = "bdp"
+	AccountingNone = ir.AccountingNone
+	AccountingDP   = ir.AccountingDP
+	AccountingIDP  = ir.AccountingIDP
+	AccountingBDP  = ir.AccountingBDP
 )
 
 // Request is one query to answer. Before the protected data is read (Price)
@@ -52,18 +57,6 @@ type Answer struct {
 	Suppressed bool
 	// Dropped cells are left out of the output altogether.
 	Dropped bool
-}
-
-// Charge is what answering a request costs under the mechanism's accounting.
-type Charge struct {
-	Kind    Accounting
-	Epsilon float64
-	Delta   float64
-	// Rho is a zero-concentrated DP cost (Bun and Steinke 2016), charged to
-	// the Kind's budget by summing rho and converting the sum to (epsilon,
-	// delta) against the cap (see ZCDPEpsilon). Epsilon and Delta are then
-	// usually 0.
-	Rho float64
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.

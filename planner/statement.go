@@ -1,8 +1,12 @@
-// Package planner turns analyst SQL into a validated query, compiles it to
-// SQLite SQL with bound parameters and runs it against the read-only store.
+// Package planner turns analyst SQL, read by PostgreSQL's lexical rules,
+// into a validated query (ir.Statement) against the catalog and its
+// policies. Rendering the query as SQL is planner/sqlgen's; running it is
+// the backends' (planner/sqlite, planner/postgres, planner/snapshot,
+// planner/grouped), which only the Engine chooses among.
 //
 // The planner knows nothing of mechanisms or the wire: a caller says what it
-// needs (Needs) and gets back exactly those figures for every output cell.
+// needs (ir.Needs) and a backend computes exactly those figures for every
+// output cell.
 package planner
 
 import (

@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// effectiveBounds are the bounds a bounded Run enforces on q, and whether
+// EffectiveBounds are the bounds a bounded Run enforces on q, and whether
 // the unit's cells must be chosen (ranked) to keep G of them.
 //
 // A COUNT(DISTINCT unit) counts a unit once per cell whatever C says. G is

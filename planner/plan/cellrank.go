@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// cellRankFunc is the SQLite scalar function that ranks one unit's cells
+// CellRankFunc is the SQLite scalar function that ranks one unit's cells
 // under max_groups_per_unit: countwall_cell_rank(secret BLOB, unit, g0, ...)
 // -> INTEGER.
 const CellRankFunc = "countwall_cell_rank"

@@ -23,11 +23,11 @@ import (
 // units, contributor keys and contribution bounds are computed over the
 // merged group; the snapshot maps its value codes the same way (grouping).
 
-// groupTextFunc is the SQLite scalar function that renders a value as a text
+// GroupTextFunc is the SQLite scalar function that renders a value as a text
 // column's group reads it.
 const GroupTextFunc = "countwall_group_text"
 
-// groupText is the text a text column's group reads a value as; ok is false
+// GroupText is the text a text column's group reads a value as; ok is false
 // for NULL.
 func GroupText(v any) (string, bool) {
 	switch v := v.(type) {

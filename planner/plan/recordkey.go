@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// recordKeyFunc is the SQLite scalar function the compiled SQL calls to key a
+// RecordKeyFunc is the SQLite scalar function the compiled SQL calls to key a
 // privacy unit: countwall_record_key(secret BLOB, unit) -> INTEGER in [0, 2^32).
 const RecordKeyFunc = "countwall_record_key"
 

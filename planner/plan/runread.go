@@ -49,7 +49,7 @@ func (o StoreOptions) WithDefaults() StoreOptions {
 	return o
 }
 
-// storeDSN is the read-only URI of the database file. The path is
+// ReadOnlyDSN is the read-only URI of the database file. The path is
 // percent-escaped so that a '?' or '#' in a file name stays part of it.
 func ReadOnlyDSN(path string, opts StoreOptions) string {
 	abs, err := filepath.Abs(path)
@@ -67,14 +67,14 @@ func ReadOnlyDSN(path string, opts StoreOptions) string {
 	return u.String() + "?" + q.Encode()
 }
 
-// querier is what Run reads through: the pool, or a transaction when two
+// Querier is what Run reads through: the pool, or a transaction when two
 // statements must see one snapshot.
 type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// runError turns a failure into what the caller should see: a cancelled or
+// RunError turns a failure into what the caller should see: a cancelled or
 // timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
 // is wrapped with the table's name.
 func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
@@ -88,7 +88,7 @@ func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error
 	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
 }
 
-// readCells runs the compiled SQL and assembles the output cells.
+// ReadCells runs the compiled SQL and assembles the output cells.
 func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.NewAccumulator()
 	err := ScanCells(ctx, rd, text, args, len(shape.Columns), withUnits, withKey, acc.Add)
@@ -100,7 +100,7 @@ func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *
 	return cells, shape.Complete, nil
 }
 
-// scanCells runs SQL whose rows are cells (ng group columns, the count, then
+// ScanCells runs SQL whose rows are cells (ng group columns, the count, then
 // the units and the contributor key when asked for) and hands each cell to
 // add, stopping at the first error add returns.
 func ScanCells(ctx context.Context, rd Querier, text string, args []any, ng int, withUnits, withKey bool, add func(ir.Cell) error) error {
@@ -140,7 +140,7 @@ func ScanCells(ctx context.Context, rd Querier, text string, args []any, ng int,
 	return rows.Err()
 }
 
-// groupValue renders one group column value as text: integers in decimal,
+// GroupValueOf renders one group column value as text: integers in decimal,
 // reals with the shortest exact form, text and blobs as their bytes.
 func GroupValueOf(v any) ir.GroupValue {
 	switch v := v.(type) {
@@ -174,6 +174,6 @@ type SnapshotInfo struct {
 	Err        error
 }
 
-// defaultSnapshotMaxBytes bounds one table's snapshot unless StoreOptions says
+// DefaultSnapshotMaxBytes bounds one table's snapshot unless StoreOptions says
 // otherwise; a larger table is answered by SQLite alone.
 const DefaultSnapshotMaxBytes = 1 << 30

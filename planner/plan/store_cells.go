@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// cellShape is what Run knows about a query's output cells before reading any
+// Shape is what Run knows about a query's output cells before reading any
 // data: the group columns, whether their public domains make the answer
 // domain-complete, and the order the cells go out in.
 type Shape struct {
@@ -113,7 +113,7 @@ func domainValues(d *ir.Domain) []string {
 	}
 }
 
-// groupKey is an unambiguous map key for a group: each value is length-prefixed.
+// GroupKey is an unambiguous map key for a group: each value is length-prefixed.
 func GroupKey(g []ir.GroupValue) string {
 	var b strings.Builder
 	for _, v := range g {
@@ -193,7 +193,7 @@ func (a *cellAccumulator) Result() []ir.Cell {
 	return a.cells
 }
 
-// order applies ORDER BY with a stable sort, so cells equal on the ORDER BY
+// Order applies ORDER BY with a stable sort, so cells equal on the ORDER BY
 // columns keep domain order (or SQLite's group order).
 func (s *Shape) Order(cells []ir.Cell) {
 	if len(s.orderBy) == 0 {
@@ -227,7 +227,7 @@ func (s *Shape) Order(cells []ir.Cell) {
 	})
 }
 
-// compareGroupValues orders values as SQLite does: NULL first, then numbers
+// CompareGroupValues orders values as SQLite does: NULL first, then numbers
 // (numerically, for integer and real columns), then text bytewise.
 func CompareGroupValues(a, b ir.GroupValue, typ ir.ColumnType) int {
 	switch {

@@ -183,7 +183,8 @@ func (s *Store) pgDialect(ctx context.Context, table string) (sqlgen.PostgresDia
 	return sqlgen.PostgresDialect{Kinds: kinds}, nil
 }
 
-// runPostgres is Run on PostgreSQL. Plain counts and units are one aggregate
+// Run computes the cells of a validated query in PostgreSQL, as the SQLite
+// backend does in SQLite. Plain counts and units are one aggregate
 // in PostgreSQL; contributor keys and bounded counts need the firewall's
 // keyed hashes, so PostgreSQL returns one row per (cell, unit) with the
 // unit's row count and Go finishes the cells exactly as the SQLite path's

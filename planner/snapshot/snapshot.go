@@ -174,7 +174,7 @@ type Table struct {
 	tallies sync.Map
 }
 
-// onePerUnit reports whether every row has a unit and no two rows share one
+// OnePerUnit reports whether every row has a unit and no two rows share one
 // (a table keyed by its privacy unit). Contribution bounds then change no
 // count, since no unit has more than one row or lands in more than one cell,
 // and the snapshot's plain counts are the bounded ones.
@@ -297,7 +297,7 @@ func estimateBytes(rows, cols int, textBytes int64) int64 {
 	return int64(rows)*int64(cols)*8 + int64(rows)*int64(cols)/4 + textBytes
 }
 
-// add encodes one value of column i and returns the bytes a new dictionary
+// Add encodes one value of column i and returns the bytes a new dictionary
 // entry takes (0 when the value was seen before).
 func (b *snapshotBuilder) Add(i int, v any) int64 {
 	c := b.cols[i]

@@ -87,7 +87,7 @@ func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	return groupCells(matched, groups, unit, keys, needs, agg)
 }
 
-// oneConditionTallies may be turned off by tests, to compare the rows'
+// OneConditionTallies may be turned off by tests, to compare the rows'
 // path with it.
 var OneConditionTallies = true
 

@@ -373,7 +373,7 @@ func (c *snapColumn) firstNonNull() uint32 {
 	return 0
 }
 
-// sparseShare: below one masked row in this many, a leaf looks at the masked
+// SparseShare: below one masked row in this many, a leaf looks at the masked
 // rows one by one (or the rows listed under its codes) instead of scanning
 // the column. A variable so that tests can force either way: 0 never scans,
 // a huge share always does.

@@ -63,7 +63,7 @@ func Compile(t *ir.Table, q *ir.Query, needs ir.Needs) (sql string, args []any) 
 	return sql, args
 }
 
-// compile is Compile with the secret bound and the reason for a refusal kept.
+// SQLite is Compile with the secret bound and the reason for a refusal kept.
 func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []any, error) {
 	c := &compiler{t: t}
 	table := QuoteIdent(t.Name)
@@ -170,7 +170,7 @@ func writeGroupOrder(sb *strings.Builder, groups []string) {
 	sb.WriteString(" GROUP BY " + list + " ORDER BY " + list)
 }
 
-// quoteIdent double-quotes an identifier, doubling any embedded quote.
+// QuoteIdent double-quotes an identifier, doubling any embedded quote.
 func QuoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

@@ -16,7 +16,7 @@ const (
 	cellRankAlias = "cw_r"
 )
 
-// compileBounded renders a query whose counts are bounded per privacy unit
+// SQLiteBounded renders a query whose counts are bounded per privacy unit
 // (Needs.Bound): rows without a unit are left out, each (cell, unit) pair
 // counts at most b.MaxRowsPerUnit rows, and when rank is set each unit keeps
 // only b.MaxGroupsPerUnit of its cells, those with the smallest keyed hash of

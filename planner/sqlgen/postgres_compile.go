@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// compilePostgres renders q for PostgreSQL. With perUnit the rows are one
+// Postgres renders q for PostgreSQL. With perUnit the rows are one
 // per (group, unit): the group columns, the unit, and its row count; rows
 // without a unit are left out when the counts are bounded. Otherwise the rows
 // are the cells: the group columns, the count (of distinct units when the
@@ -65,7 +65,7 @@ func Postgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d Postgres
 	return sb.String(), c.args, nil
 }
 
-// compilePostgresKeys renders q with contributor keys computed by
+// PostgresKeys renders q with contributor keys computed by
 // PostgreSQL: the inner query has one row per (group, unit) with the unit's
 // row count and record key, the first four bytes of
 // HMAC-SHA256(secret, the unit's text) as RecordKey computes them; the outer

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// pgKind is how a PostgreSQL column is referred to so that it behaves as the
+// PgKind is how a PostgreSQL column is referred to so that it behaves as the
 // same data does in SQLite.
 type PgKind int
 
@@ -18,7 +18,7 @@ const (
 	pgOther                 // dates, booleans, uuids...: compared as their text
 )
 
-// pgKindOf classifies information_schema's data_type, and gives the
+// PgKindOf classifies information_schema's data_type, and gives the
 // ColumnType the catalog declares for it.
 func PgKindOf(dataType string) (PgKind, ir.ColumnType) {
 	switch strings.ToLower(dataType) {
@@ -35,7 +35,7 @@ func PgKindOf(dataType string) (PgKind, ir.ColumnType) {
 	}
 }
 
-// postgresDialect renders the IR for PostgreSQL: $n parameters cast to the
+// PostgresDialect renders the IR for PostgreSQL: $n parameters cast to the
 // literal's type (so that an integer column compared with a real literal is
 // compared as a real, as SQLite does), text compared under the "C" collation
 // (bytewise, as SQLite's BINARY), and the arithmetic and functions whose
@@ -106,7 +106,7 @@ func (PostgresDialect) arith(op, left, right string, real bool) (string, error) 
 	return "(" + left + " " + op + " " + right + ")", nil
 }
 
-// hashableUnit reports whether PostgreSQL's text of t's unit values is the
+// HashableUnit reports whether PostgreSQL's text of t's unit values is the
 // canonical text RecordKey hashes: integers in decimal and text as it is
 // (a real's text may differ from Go's shortest form).
 func (d PostgresDialect) HashableUnit(t *ir.Table) bool {
