@@ -254,6 +254,8 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 			}
 			return p.Negate
 		}, nil
+	case ir.Derived:
+		return s.compile(p.Lower())
 	case *ir.IsNull:
 		// Grouped columns hold no NULLs.
 		if _, err := s.index(p.Column); err != nil {

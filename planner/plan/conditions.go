@@ -71,6 +71,8 @@ func collectConditions(p ir.Pred, neg bool, out *[]string) {
 		} else {
 			*out = append(*out, canonicalColumn(p.Column)+" IS NULL")
 		}
+	case ir.Derived:
+		collectConditions(p.Lower(), neg, out)
 	case *ir.Like:
 		kw := " LIKE "
 		if p.Negate != neg {

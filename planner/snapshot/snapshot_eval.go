@@ -107,6 +107,8 @@ func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok boo
 		}
 		t, f = e.leaf(c, set, negate, mask, wantF)
 		return t, f, true
+	case ir.Derived:
+		return e.pred(p.Lower(), mask, wantF)
 	}
 	// MathCompare and anything new run in SQLite.
 	return nil, nil, false

@@ -284,6 +284,8 @@ func (c *compiler) pred(p ir.Pred) {
 		c.expr(p.Expr)
 		c.op(p.Op)
 		c.bind(p.Value)
+	case ir.Derived:
+		c.pred(p.Lower())
 	case nil:
 		c.fail("a predicate is missing")
 	default:
