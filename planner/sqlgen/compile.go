@@ -96,36 +96,44 @@ func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []
 		return "", nil, c.err
 	}
 
-	var sb strings.Builder
-	var args []any
 	if !needs.Key {
-		// One aggregate over the matching rows. Units alone need no per-unit
-		// pass: COUNT(DISTINCT) skips NULL units just as the pass would, and
-		// measures about twice as fast on 200,000 rows.
-		sb.WriteString("SELECT ")
-		for _, g := range groups {
-			sb.WriteString(g)
-			sb.WriteString(", ")
-		}
-		if q.Agg == ir.CountDistinct {
-			sb.WriteString("COUNT(DISTINCT " + unit + ")")
-		} else {
-			sb.WriteString("COUNT(*)")
-		}
-		if needs.Units {
-			sb.WriteString(", COUNT(DISTINCT " + unit + ")")
-		}
-		sb.WriteString(" FROM " + table)
-		sb.WriteString(where.String())
-		writeGroupOrder(&sb, groups)
-		return sb.String(), whereArgs, nil
+		return aggregateSQL(q, needs, table, unit, groups, where.String()), whereArgs, nil
 	}
+	return perUnitKeySQL(q, table, unit, groups, where.String()), append([]any{secret}, whereArgs...), nil
+}
 
-	// Per-unit pass for contributor keys: the inner query has one row per
-	// (group, unit) with the unit's row count and record key, so each unit's
-	// key is summed once however many rows it has; the outer query sums per
-	// group. A NULL unit is no contributor: COUNT and SUM skip it, as
-	// COUNT(DISTINCT) does, while its rows still count for COUNT(*).
+// aggregateSQL is one aggregate over the matching rows. Units alone need no
+// per-unit pass: COUNT(DISTINCT) skips NULL units just as the pass would,
+// and measures about twice as fast on 200,000 rows.
+func aggregateSQL(q *ir.Query, needs ir.Needs, table, unit string, groups []string, where string) string {
+	var sb strings.Builder
+	sb.WriteString("SELECT ")
+	for _, g := range groups {
+		sb.WriteString(g)
+		sb.WriteString(", ")
+	}
+	if q.Agg == ir.CountDistinct {
+		sb.WriteString("COUNT(DISTINCT " + unit + ")")
+	} else {
+		sb.WriteString("COUNT(*)")
+	}
+	if needs.Units {
+		sb.WriteString(", COUNT(DISTINCT " + unit + ")")
+	}
+	sb.WriteString(" FROM " + table)
+	sb.WriteString(where)
+	writeGroupOrder(&sb, groups)
+	return sb.String()
+}
+
+// perUnitKeySQL is the per-unit pass for contributor keys: the inner query
+// has one row per (group, unit) with the unit's row count and record key, so
+// each unit's key is summed once however many rows it has; the outer query
+// sums per group. A NULL unit is no contributor: COUNT and SUM skip it, as
+// COUNT(DISTINCT) does, while its rows still count for COUNT(*). Its one ?
+// before the WHERE's is the secret.
+func perUnitKeySQL(q *ir.Query, table, unit string, groups []string, where string) string {
+	var sb strings.Builder
 	inner := make([]string, len(groups))
 	for i := range groups {
 		inner[i] = fmt.Sprintf("%s%d", groupAlias, i)
@@ -148,16 +156,15 @@ func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []
 	}
 	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias)
 	sb.WriteString(", " + plan.RecordKeyFunc + "(?, " + unit + ") AS " + keyAlias)
-	args = append(args, secret)
 	sb.WriteString(" FROM " + table)
-	sb.WriteString(where.String())
+	sb.WriteString(where)
 	sb.WriteString(" GROUP BY ")
 	for _, g := range groups {
 		sb.WriteString(g + ", ")
 	}
 	sb.WriteString(unit + ")")
 	writeGroupOrder(&sb, inner)
-	return sb.String(), append(args, whereArgs...), nil
+	return sb.String()
 }
 
 // writeGroupOrder appends GROUP BY and a matching ORDER BY, which gives the
