@@ -352,8 +352,14 @@ func (s *Store) pgReadUnits(ctx context.Context, rd plan.Querier, text string, a
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// Each unit keeps the G cells of smallest rank; the group values break
-	// the (improbable) ties, as the SQLite rendering's ORDER BY does.
+	keepRanked(cells, byUnit, shape, b)
+	return cells, nil
+}
+
+// keepRanked adds to cells each unit's G pairs of smallest rank; the group
+// values break the (improbable) ties, as the SQLite rendering's ORDER BY
+// does.
+func keepRanked(cells []ir.Cell, byUnit map[string][]rankedPair, shape *plan.Shape, b ir.Bounds) {
 	for _, pairs := range byUnit {
 		slices.SortFunc(pairs, func(x, y rankedPair) int {
 			if x.rank != y.rank {
@@ -371,7 +377,6 @@ func (s *Store) pgReadUnits(ctx context.Context, rd plan.Querier, text string, a
 			cells[p.cell].Units++
 		}
 	}
-	return cells, nil
 }
 
 func cmpInt64(a, b int64) int {

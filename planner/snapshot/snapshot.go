@@ -210,32 +210,10 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
 
-	infos, err := tx.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
+	b := &snapshotBuilder{}
+	names, err := b.readColumns(ctx, tx, table)
 	if err != nil {
 		return nil, err
-	}
-	b := &snapshotBuilder{}
-	var names []string
-	for infos.Next() {
-		var name, decl string
-		if err := infos.Scan(&name, &decl); err != nil {
-			infos.Close()
-			return nil, err
-		}
-		// Unary + keeps every value as stored but drops the declared type,
-		// so the driver hands back the stored text of a DATE column rather
-		// than its own time.Time reading of it.
-		names = append(names, "+"+sqlgen.QuoteIdent(name))
-		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true,
-			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
-		b.dicts = append(b.dicts, map[dictValue]uint32{})
-	}
-	if err := infos.Err(); err != nil {
-		return nil, err
-	}
-	infos.Close()
-	if len(b.cols) == 0 {
-		return nil, fmt.Errorf("table %q is not in the protected database", table)
 	}
 
 	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM "+sqlgen.QuoteIdent(table))
@@ -255,7 +233,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 			return nil, err
 		}
 		for i, v := range vals {
-			textBytes += b.Add(i, v)
+			textBytes += b.add(i, v)
 		}
 		n++
 		if n%(1<<16) == 0 {
@@ -290,6 +268,38 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	return snap, nil
 }
 
+// readColumns reads the table's declared columns into b and returns the
+// select-list expressions that read their stored values.
+func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table string) ([]string, error) {
+	infos, err := tx.QueryContext(ctx, "SELECT name, type FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for infos.Next() {
+		var name, decl string
+		if err := infos.Scan(&name, &decl); err != nil {
+			infos.Close()
+			return nil, err
+		}
+		// Unary + keeps every value as stored but drops the declared type,
+		// so the driver hands back the stored text of a DATE column rather
+		// than its own time.Time reading of it.
+		names = append(names, "+"+sqlgen.QuoteIdent(name))
+		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true,
+			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
+		b.dicts = append(b.dicts, map[dictValue]uint32{})
+	}
+	if err := infos.Err(); err != nil {
+		return nil, err
+	}
+	infos.Close()
+	if len(b.cols) == 0 {
+		return nil, fmt.Errorf("table %q is not in the protected database", table)
+	}
+	return names, nil
+}
+
 // estimateBytes is the memory a snapshot holds: four bytes of code and two
 // bits of NULL and match sets per row and column, plus the dictionaries (at
 // most one entry per row and column, about 48 bytes each with its text).
@@ -297,9 +307,9 @@ func estimateBytes(rows, cols int, textBytes int64) int64 {
 	return int64(rows)*int64(cols)*8 + int64(rows)*int64(cols)/4 + textBytes
 }
 
-// Add encodes one value of column i and returns the bytes a new dictionary
+// add encodes one value of column i and returns the bytes a new dictionary
 // entry takes (0 when the value was seen before).
-func (b *snapshotBuilder) Add(i int, v any) int64 {
+func (b *snapshotBuilder) add(i int, v any) int64 {
 	c := b.cols[i]
 	var d dictValue
 	switch v := v.(type) {
