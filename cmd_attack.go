@@ -80,8 +80,9 @@ func newTable3Cmd() *cobra.Command {
 (ages 10..120, 111 values) with cellkey (uniform noise on -D..D, counts <= 4 published as 0)
 and runs the noise remover for each D and k, --runs times each with a new firewall secret: one
 in-process Engine per (D, run), --parallel of them at once, every query SQL text through the
-front door (one run of the table asks 424,932). --simulated answers with the stand-in
-of proxy/columnsim instead, the same answers at a few microseconds each. It prints the mean
+front door (one run of the table asks 424,932). --simulated has the Engines read the
+grouped stand-in (planner/grouped) instead of SQLite: the same answers, without a pass over the
+table per query. It prints the mean
 values recovered exactly beside the paper's.`,
 		Example: "  countwall attack noise-remover-table3 --adult ../shared/data/adult.csv --runs 20",
 		Args:    cobra.NoArgs,

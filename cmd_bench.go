@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/bench"
+	"countwall/bounding"
 	"countwall/dataset/progress"
-	"countwall/proxy/bounding"
 )
 
 func init() {
@@ -47,7 +47,7 @@ Each line is the median of --rounds rounds of --queries queries; ratios compare 
 }
 
 // benchBoundsCommand is `countwall bench bounds`: the accuracy cost of
-// max_groups_per_unit on a long table (proxy/bounding).
+// max_groups_per_unit on a long table (bounding).
 func benchBoundsCommand() *cobra.Command {
 	o := bounding.Options{Seed: 1}
 	var keep string

@@ -13,7 +13,7 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/demo"
 	"countwall/attacks/report"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 var binary string

@@ -19,8 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"countwall/dataset/pgcopy"
+	"countwall/internal/pgtest"
 	"countwall/mechanisms"
-	"countwall/planner/pgtest"
 	"countwall/proxy/state"
 )
 

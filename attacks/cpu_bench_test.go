@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/mechanisms"
 )
 
 // reconStatements are the threshold counts idp-reconstruct sends to rebuild
@@ -16,7 +15,7 @@ import (
 func reconStatements(b *testing.B) []string {
 	b.Helper()
 	var log bytes.Buffer
-	f := peopleSim(b, "idp", mechanisms.Params{"k": 1})
+	f := peopleSim(b, "idp", map[string]any{"k": 1})
 	if _, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, &attacks.Logged{Querier: f, Log: &log}, allPeople(), ""); err != nil {
 		b.Fatal(err)
 	}

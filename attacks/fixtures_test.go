@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"countwall/config"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 	"countwall/proxy"
 	"countwall/proxy/state"
 )

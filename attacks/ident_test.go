@@ -12,7 +12,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 func TestQuoteIdent(t *testing.T) {

@@ -3,7 +3,6 @@ package attacks_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net"
 	"path/filepath"
@@ -13,10 +12,8 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
-	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/ir"
 	"countwall/proxy"
-	"countwall/proxy/columnsim"
 	"countwall/proxy/pgwire"
 )
 
@@ -61,29 +58,22 @@ tables:
 	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}, secret
 }
 
-func cellkey(t testing.TB, d int) mechanisms.Mechanism {
-	t.Helper()
-	m, err := mechanisms.New("cellkey", mechanisms.Params{"ptable": "uniform", "D": d, "suppress_at": 4}, mechanisms.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+// cellkeyParams are cellkey's parameters at bound d, counts <= 4 suppressed.
+func cellkeyParams(d int) map[string]any {
+	return map[string]any{"ptable": "uniform", "D": d, "suppress_at": 4}
 }
 
-// The simulated firewall with additive keys under the Engine's secret gives
-// the Engine's answers exactly, query for query: 300 random IN lists,
-// BETWEENs and negations over the small synthetic table.
-func TestColumnsimAnswersAsTheEngine(t *testing.T) {
+// The grouped stand-in with additive keys under the Engine's secret gives
+// the SQLite backend's answers exactly, query for query: 300 random IN
+// lists, BETWEENs and negations over the small synthetic table.
+func TestGroupedStandInAnswersAsTheEngine(t *testing.T) {
 	ctx := context.Background()
 	engine, secret := syntheticEngine(t, 2)
-	cols, groups, err := columnsim.FromSQLite(ctx, smallSynthetic(t), "synthetic", "id", []string{"value"}, secret)
+	cols, groups, err := proxy.GroupsFromSQLite(ctx, smallSynthetic(t), "synthetic", "id", []string{"value"}, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := columnsim.New("synthetic", cols, groups, cellkey(t, 2), columnsim.Additive, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := openStandInWith(t, proxy.GroupedTable{Name: "synthetic", Unit: "id", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), proxy.Options{Secret: secret})
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 300; i++ {
 		var where string
@@ -161,24 +151,24 @@ func TestNoiseRemoverThroughTheEngine(t *testing.T) {
 // rows, counts by value 1..51, zero for 52..107) as grouped counts with
 // random per-value key sums: with additive keys this is what the Engine
 // computes for a one-column query, whatever the ids.
-func paperSynthetic(rng *rand.Rand) ([]columnsim.Column, []columnsim.Group) {
+func paperSynthetic(rng *rand.Rand) ([]proxy.GroupedColumn, []proxy.Group) {
 	counts := dataset.SyntheticPaperCounts()
-	groups := make([]columnsim.Group, 0, 107)
+	groups := make([]proxy.Group, 0, 107)
 	for v := int64(1); v <= 107; v++ {
 		var c int64
 		if int(v) <= len(counts) {
 			c = counts[v-1]
 		}
-		groups = append(groups, columnsim.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
+		groups = append(groups, proxy.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
 	}
-	return []columnsim.Column{{Name: "value", Type: planner.TypeInt}}, groups
+	return []proxy.GroupedColumn{{Name: "value", Type: ir.TypeInt}}, groups
 }
 
 // The paper's Table 2 at k = 200: all 107 values of the 600,000-row column
 // exact behind cellkey D = 2 with counts <= 4 suppressed. A run asks 45,007
 // queries; through SQLite that is hours at 600,000 rows (see the Engine
-// test's rate), so it runs on the simulated firewall, which gives the
-// Engine's answers exactly (TestColumnsimAnswersAsTheEngine).
+// test's rate), so the Engine reads the grouped stand-in, which gives the
+// SQLite backend's answers exactly (TestGroupedStandInAnswersAsTheEngine).
 //
 // Each run draws new contributor keys. A total is wrong with probability
 // about 0.0017 with additive keys (0.0004 in the paper's model), so a run
@@ -193,10 +183,7 @@ func TestNoiseRemoverRecoversThePaperSyntheticColumn(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		rng := rand.New(rand.NewPCG(uint64(run), 99))
 		cols, groups := paperSynthetic(rng)
-		sim, err := columnsim.New("synthetic", cols, groups, cellkey(t, 2), columnsim.Additive, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sim := openStandIn(t, proxy.GroupedTable{Name: "synthetic", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), 0)
 		o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value", Values: attacks.IntRange(1, 107), K: 200, Seed: uint64(run)}
 		res, err := attacks.NoiseRemover.Run(ctx, sim, o)
 		if err != nil {
@@ -225,88 +212,8 @@ func TestNoiseRemoverRecoversThePaperSyntheticColumn(t *testing.T) {
 	}
 }
 
-// eq5 is the paper's Eq. 5: P(|sum of 2k noise terms uniform on -D..D| < k/2).
-func eq5(d, k int) float64 {
-	dist := []float64{1}
-	for i := 0; i < 2*k; i++ {
-		next := make([]float64, len(dist)+2*d)
-		for x, p := range dist {
-			for e := 0; e <= 2*d; e++ {
-				next[x+e] += p / float64(2*d+1)
-			}
-		}
-		dist = next
-	}
-	s := 0.0
-	offset := 2 * k * d
-	for x, p := range dist {
-		if math.Abs(float64(x-offset)) < float64(k)/2 {
-			s += p
-		}
-	}
-	return s
-}
-
-func TestEq5ReproducesTheReferenceFigures(t *testing.T) {
-	for _, tc := range []struct {
-		d, k int
-		want float64
-	}{{2, 50, 0.917}, {2, 100, 0.987}, {2, 200, 0.9996}, {3, 100, 0.920}, {3, 250, 0.995}, {5, 100, 0.731}, {5, 250, 0.922}} {
-		if got := eq5(tc.d, tc.k); math.Abs(got-tc.want) > 0.0005 {
-			t.Errorf("Eq. 5 at D=%d k=%d = %.4f, DESIGN.md says %.4f", tc.d, tc.k, got, tc.want)
-		}
-	}
-}
-
-// One total by Algorithm 4 (the base set's count from k two-partitions of
-// 12 values of the paper's column) against the reference figures of Eq. 5,
-// in the paper's model: independent noise per contributor set. 600 seeded
-// runs per setting; the tolerance is 4 binomial standard errors plus 1/600
-// for the discreteness of the count, so each check fails falsely with
-// probability below 1e-3 (about 6e-5 where the rate is not near 1). The
-// Engine's additive keys give a slightly different rate, logged beside it.
-func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
-	ctx := context.Background()
-	const runs = 600
-	for _, tc := range []struct{ d, k int }{{2, 50}, {2, 100}, {2, 200}, {3, 100}, {5, 100}, {5, 250}} {
-		want := eq5(tc.d, tc.k)
-		rates := map[columnsim.KeyModel]float64{}
-		for _, model := range []columnsim.KeyModel{columnsim.Independent, columnsim.Additive} {
-			hits := 0
-			for run := 0; run < runs; run++ {
-				rng := rand.New(rand.NewPCG(uint64(run), uint64(tc.d*1000+tc.k)))
-				cols, groups := paperSynthetic(rng)
-				sim, err := columnsim.New("synthetic", cols, groups, cellkey(t, tc.d), model, rng.Uint64())
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Values 8..19 all have counts well above suppression.
-				base := attacks.IntRange(8, 19)
-				var trueTotal int64
-				for _, g := range groups[7:19] {
-					trueTotal += g.Count
-				}
-				got, err := attacks.TotalByTwoPartitions(ctx, sim, attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value", Seed: uint64(run)}, base, tc.k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got == trueTotal {
-					hits++
-				}
-			}
-			rates[model] = float64(hits) / runs
-		}
-		tol := 4*math.Sqrt(want*(1-want)/runs) + 1.0/runs
-		got := rates[columnsim.Independent]
-		t.Logf("D=%d k=%d: success %.3f independent keys, %.3f additive keys; Eq. 5 says %.3f (±%.3f)", tc.d, tc.k, got, rates[columnsim.Additive], want, tol)
-		if math.Abs(got-want) > tol {
-			t.Errorf("D=%d k=%d: success %.3f, Eq. 5 says %.3f ± %.3f", tc.d, tc.k, got, want, tol)
-		}
-	}
-}
-
-// noiseRemoverStatements are noise-remover statements over the small
-// synthetic table: two-partition sides of a base set of small values.
+// noiseRemoverStatements are noise-remover statements over the small synthetic
+// table: two-partition sides of a base set of small values.
 func noiseRemoverStatements() []string {
 	o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value"}
 	base := []string{"3", "4", "5", "6", "7", "8", "40", "41", "42", "43", "44", "45"}
@@ -378,7 +285,7 @@ func BenchmarkQuerierWire(b *testing.B) {
 }
 
 // RunSuite runs each attack with its demo defaults against the mechanism it
-// was built for, here on a simulated firewall over a 5,000-row people table
+// was built for, here on an Engine over the grouped stand-in of a 5,000-row people table
 // (grouped by age, sex and suburb, which every demo predicate uses), and
 // returns a scored, JSON-ready result. The mechanisms' fresh noise is seeded.
 func TestRunSuiteScoresEachAttackAgainstItsMechanism(t *testing.T) {
@@ -387,28 +294,21 @@ func TestRunSuiteScoresEachAttackAgainstItsMechanism(t *testing.T) {
 	if err := dataset.GeneratePeople(ctx, path, dataset.PeopleOptions{Rows: 5000, Seed: 3}, dataset.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cols, groups, err := columnsim.FromSQLite(ctx, path, "people", "id", []string{"age", "sex", "suburb"}, []byte("suite secret"))
+	cols, groups, err := proxy.GroupsFromSQLite(ctx, path, "people", "id", []string{"age", "sex", "suburb"}, []byte("suite secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		attack, mechanism string
-		params            mechanisms.Params
+		params            map[string]any
 		minSuccess        float64
 	}{
-		{"differencing", "suppress", mechanisms.Params{"threshold": 10}, 1},
-		{"averaging", "bounded", mechanisms.Params{"range": 2}, 1},
+		{"differencing", "suppress", map[string]any{"threshold": 10}, 1},
+		{"averaging", "bounded", map[string]any{"range": 2}, 1},
 		// 50 two-partitions per value at D = 2: about 92% of totals right.
-		{"noise-remover", "cellkey", mechanisms.Params{"ptable": "uniform", "D": 2, "suppress_at": 4}, 0.8},
+		{"noise-remover", "cellkey", map[string]any{"ptable": "uniform", "D": 2, "suppress_at": 4}, 0.8},
 	} {
-		m, err := mechanisms.New(tc.mechanism, tc.params, mechanisms.Env{Seed: 11})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim, err := columnsim.New("people", cols, groups, m, columnsim.Additive, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sim := openStandIn(t, proxy.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}, tc.mechanism, tc.params, 11)
 		res, err := attacks.RunSuite(ctx, sim, tc.attack, path)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.attack, err)

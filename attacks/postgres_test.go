@@ -7,7 +7,7 @@ import (
 
 	"countwall/config"
 	"countwall/dataset/pgcopy"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 // onPostgres, when set, makes openEngine front a PostgreSQL copy of the
@@ -54,7 +54,7 @@ func TestPostgresAttacksThroughTheEngine(t *testing.T) {
 		"idp attribute":                 TestIDPAttributeThroughEngine,
 		"idp variance":                  TestIDPVarianceThroughEngine,
 		"noise remover":                 TestNoiseRemoverThroughTheEngine,
-		"columnsim":                     TestColumnsimAnswersAsTheEngine,
+		"grouped stand-in":              TestGroupedStandInAnswersAsTheEngine,
 		"linear reconstruction":         TestLinearReconstructionThroughTheEngine,
 		"prior release":                 TestPriorReleaseAgainstLaplace,
 		"split averaging":               TestSplitAveraging,

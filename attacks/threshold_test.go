@@ -7,28 +7,20 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/mechanisms"
-	"countwall/planner"
-	"countwall/proxy/columnsim"
+	"countwall/ir"
+	"countwall/proxy"
 )
 
-// valueFirewall is a simulated firewall over one integer column "v" whose
-// value x is held by counts[x] rows, answering through the named mechanism.
-func valueFirewall(t *testing.T, counts []int64, mechanism string, params mechanisms.Params) *columnsim.Firewall {
+// valueFirewall is the grouped stand-in behind an Engine over one integer
+// column "v" whose value x is held by counts[x] rows, answering through the
+// named mechanism (seeded).
+func valueFirewall(t *testing.T, counts []int64, mechanism string, params map[string]any) *standIn {
 	t.Helper()
-	m, err := mechanisms.New(mechanism, params, mechanisms.Env{Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups := make([]columnsim.Group, len(counts))
+	groups := make([]proxy.Group, len(counts))
 	for x, c := range counts {
-		groups[x] = columnsim.Group{Values: []any{int64(x)}, Count: c}
+		groups[x] = proxy.Group{Values: []any{int64(x)}, Count: c}
 	}
-	f, err := columnsim.New("t", []columnsim.Column{{Name: "v", Type: planner.TypeInt}}, groups, m, columnsim.Additive, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return openStandIn(t, proxy.GroupedTable{Name: "t", Columns: []proxy.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, 7)
 }
 
 // The oracle finds the table size and every range count exactly, under idp
@@ -49,13 +41,13 @@ func TestThresholdOracleCountsExactly(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		mechanism string
-		params    mechanisms.Params
+		params    map[string]any
 		k         int64
 	}{
 		{"exact", nil, 0},
-		{"idp", mechanisms.Params{"k": 1}, 1},
-		{"idp", mechanisms.Params{"k": 2}, 2},
-		{"idp", mechanisms.Params{"k": 3}, 3},
+		{"idp", map[string]any{"k": 1}, 1},
+		{"idp", map[string]any{"k": 2}, 2},
+		{"idp", map[string]any{"k": 3}, 3},
 	} {
 		t.Run(fmt.Sprintf("%s k=%d", tc.mechanism, tc.k), func(t *testing.T) {
 			f := valueFirewall(t, counts, tc.mechanism, tc.params)

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"countwall/config/keys"
-	"countwall/planner"
+	"countwall/ir"
 )
 
 // Config is a validated configuration.
@@ -122,12 +122,12 @@ type Table struct {
 	PrivacyUnit string
 	// Columns lists the queryable columns; empty means every column.
 	Columns []string
-	Domains map[string]*planner.Domain
-	Policy  planner.Policy
+	Domains map[string]*ir.Domain
+	Policy  ir.Policy
 	// Bounds are max_rows_per_unit and max_groups_per_unit: how much one
 	// privacy unit may contribute to a query answered by laplace or gaussian.
-	// Zero fields take planner.DefaultBounds (1 and 1).
-	Bounds planner.Bounds
+	// Zero fields take ir.DefaultBounds (1 and 1).
+	Bounds ir.Bounds
 	// UnitKeyed declares that every row has its own privacy unit (a unit
 	// never has two rows or none). It is checked when the firewall starts,
 	// and lets the in-memory path answer bounded counts: which path answers
@@ -256,7 +256,7 @@ type tableKeys struct {
 	UnitKeyed        bool           `mapstructure:"unit_keyed"`
 }
 
-// policyKeys is planner.Policy with its config keys: the two convert into
+// policyKeys is ir.Policy with its config keys: the two convert into
 // each other, so a field added to one and not the other does not compile.
 type policyKeys struct {
 	UnitInWhere       bool `mapstructure:"unit_in_where"`
@@ -398,7 +398,7 @@ func decode(v *viper.Viper) (*Config, error) {
 		cfg.Analysts[name] = a
 	}
 
-	defaultPolicy, err := readPolicy("policy", f.Policy, planner.DefaultPolicy())
+	defaultPolicy, err := readPolicy("policy", f.Policy, ir.DefaultPolicy())
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -435,11 +435,11 @@ func checkRange(key string, r Range, fail func(string, string, ...any)) {
 	}
 }
 
-func readTable(key string, tk tableKeys, defaultPolicy planner.Policy) (Table, error) {
+func readTable(key string, tk tableKeys, defaultPolicy ir.Policy) (Table, error) {
 	t := Table{
 		PrivacyUnit: strings.ToLower(tk.PrivacyUnit),
 		Columns:     lowerAll(tk.Columns),
-		Domains:     map[string]*planner.Domain{},
+		Domains:     map[string]*ir.Domain{},
 	}
 	if t.PrivacyUnit == "" {
 		return t, fmt.Errorf("%s.privacy_unit: is required: the column that identifies a contributor", key)
@@ -472,7 +472,7 @@ func readTable(key string, tk tableKeys, defaultPolicy planner.Policy) (Table, e
 }
 
 // parseDomain reads a domain: a list of categories, or a map with min and max.
-func parseDomain(raw any) (*planner.Domain, error) {
+func parseDomain(raw any) (*ir.Domain, error) {
 	switch d := raw.(type) {
 	case []any:
 		if len(d) == 0 {
@@ -488,7 +488,7 @@ func parseDomain(raw any) (*planner.Domain, error) {
 			seen[s] = true
 			cats = append(cats, s)
 		}
-		return &planner.Domain{Categories: cats}, nil
+		return &ir.Domain{Categories: cats}, nil
 	case map[string]any:
 		lo, okLo := keys.AsInt64(d["min"])
 		hi, okHi := keys.AsInt64(d["max"])
@@ -501,7 +501,7 @@ func parseDomain(raw any) (*planner.Domain, error) {
 		if hi-lo >= 10_000_000 {
 			return nil, fmt.Errorf("range of %d values is too large to publish cell by cell", hi-lo+1)
 		}
-		return &planner.Domain{IsRange: true, Min: lo, Max: hi}, nil
+		return &ir.Domain{IsRange: true, Min: lo, Max: hi}, nil
 	default:
 		return nil, errors.New("must be a list of categories or {min: N, max: M}")
 	}
@@ -509,7 +509,7 @@ func parseDomain(raw any) (*planner.Domain, error) {
 
 // readPolicy overlays the keys set in raw (the section at key) onto base.
 // The strict profile turns off OR, <>, LIKE and math whatever else is set.
-func readPolicy(key string, raw map[string]any, base planner.Policy) (planner.Policy, error) {
+func readPolicy(key string, raw map[string]any, base ir.Policy) (ir.Policy, error) {
 	pk := policyKeys(base)
 	opts := under(key)
 	opts.Unknown = func(_ string, known []string) string {
@@ -518,7 +518,7 @@ func readPolicy(key string, raw map[string]any, base planner.Policy) (planner.Po
 	if err := keys.Decode(raw, &pk, opts); err != nil {
 		return base, err
 	}
-	p := planner.Policy(pk)
+	p := ir.Policy(pk)
 	for name, n := range map[string]int{"max_in_list": p.MaxInList, "max_conditions": p.MaxConditions, "max_groups": p.MaxGroups, "max_statement_bytes": p.MaxStatementBytes} {
 		if n < 1 {
 			return p, fmt.Errorf("%s.%s: must be at least 1, got %d", key, name, n)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 const validYAML = `
@@ -89,7 +89,7 @@ func TestLoadValid(t *testing.T) {
 		t.Errorf("sex domain = %+v", d)
 	}
 	p := people.Policy
-	if !p.Strict || p.AllowOr || p.AllowNotEqual || p.MaxInList != 7 || p.MaxGroups != planner.DefaultPolicy().MaxGroups {
+	if !p.Strict || p.AllowOr || p.AllowNotEqual || p.MaxInList != 7 || p.MaxGroups != ir.DefaultPolicy().MaxGroups {
 		t.Errorf("policy = %+v", p)
 	}
 }
@@ -230,13 +230,13 @@ func TestSeedIsRefused(t *testing.T) {
 }
 
 // TestTableBounds: max_rows_per_unit and max_groups_per_unit are read per
-// table; a table that names none keeps zero (planner.DefaultBounds applies).
+// table; a table that names none keeps zero (ir.DefaultBounds applies).
 func TestTableBounds(t *testing.T) {
 	cfg, err := Load(writeConfig(t, validYAML), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Tables["people"].Bounds; got != (planner.Bounds{}) {
+	if got := cfg.Tables["people"].Bounds; got != (ir.Bounds{}) {
 		t.Errorf("no bounds named: got %+v", got)
 	}
 	body := strings.Replace(validYAML, "privacy_unit: ID", "privacy_unit: ID\n    max_rows_per_unit: 3\n    max_groups_per_unit: 12", 1)
@@ -244,7 +244,7 @@ func TestTableBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.Tables["people"].Bounds, (planner.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 12}); got != want {
+	if got, want := cfg.Tables["people"].Bounds, (ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 12}); got != want {
 		t.Errorf("bounds = %+v, want %+v", got, want)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // Column types, spelled as the config and the planner spell them.

@@ -3,7 +3,7 @@ package mechanisms
 import (
 	"context"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("bdp", newBDP) }
@@ -41,7 +41,7 @@ func newBDP(p Params, env Env) (Mechanism, error) {
 
 func (*bdp) Name() string { return "bdp" }
 
-func (*bdp) Needs() planner.Needs { return planner.Needs{TableSize: true} }
+func (*bdp) Needs() ir.Needs { return ir.Needs{TableSize: true} }
 
 // FloatOutput tells the engine that the answer column is float8.
 func (*bdp) FloatOutput() bool { return true }
@@ -64,7 +64,7 @@ func bdpCountSensitivity(c, n int64) float64 {
 }
 
 // bdpHistogramSensitivity is the L1 bootstrap sensitivity of a histogram.
-func bdpHistogramSensitivity(cells []planner.Cell, n int64) float64 {
+func bdpHistogramSensitivity(cells []ir.Cell, n int64) float64 {
 	nonEmpty, total := 0, int64(0)
 	for _, c := range cells {
 		if c.InDomain && c.Count > 0 {

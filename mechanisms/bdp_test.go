@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 // BDP (Lemma 4.5): exact when every record or none satisfies the
@@ -12,22 +12,22 @@ import (
 func TestBDPSensitivity(t *testing.T) {
 	cases := []struct {
 		name     string
-		q        *planner.Query
+		q        *ir.Query
 		c, n     int64
 		noisy    bool
 		truthful float64
 	}{
-		{"none match", &planner.Query{}, 0, 10, false, 0},
-		{"all match", &planner.Query{}, 10, 10, false, 10},
-		{"some match", &planner.Query{}, 3, 10, true, 3},
-		{"one of many", &planner.Query{}, 1, 1000, true, 1},
-		{"all but one", &planner.Query{}, 999, 1000, true, 999},
-		{"exists? none", &planner.Query{Threshold: &planner.Threshold{Bound: 0}}, 0, 10, false, 0},
-		{"exists? all", &planner.Query{Threshold: &planner.Threshold{Bound: 0}}, 10, 10, false, 1},
-		{"exists? some", &planner.Query{Threshold: &planner.Threshold{Bound: 0}}, 4, 10, true, 1},
-		{"some, b < 0", &planner.Query{Threshold: &planner.Threshold{Bound: -1}}, 4, 10, false, 1},
-		{"some, b = n", &planner.Query{Threshold: &planner.Threshold{Bound: 10}}, 4, 10, false, 0},
-		{"some, b = n-1", &planner.Query{Threshold: &planner.Threshold{Bound: 9}}, 4, 10, true, 0},
+		{"none match", &ir.Query{}, 0, 10, false, 0},
+		{"all match", &ir.Query{}, 10, 10, false, 10},
+		{"some match", &ir.Query{}, 3, 10, true, 3},
+		{"one of many", &ir.Query{}, 1, 1000, true, 1},
+		{"all but one", &ir.Query{}, 999, 1000, true, 999},
+		{"exists? none", &ir.Query{Threshold: &ir.Threshold{Bound: 0}}, 0, 10, false, 0},
+		{"exists? all", &ir.Query{Threshold: &ir.Threshold{Bound: 0}}, 10, 10, false, 1},
+		{"exists? some", &ir.Query{Threshold: &ir.Threshold{Bound: 0}}, 4, 10, true, 1},
+		{"some, b < 0", &ir.Query{Threshold: &ir.Threshold{Bound: -1}}, 4, 10, false, 1},
+		{"some, b = n", &ir.Query{Threshold: &ir.Threshold{Bound: 10}}, 4, 10, false, 0},
+		{"some, b = n-1", &ir.Query{Threshold: &ir.Threshold{Bound: 9}}, 4, 10, true, 0},
 	}
 	m := newMechanismForTest(t, "bdp", nil, 1)
 	for _, tc := range cases {
@@ -71,7 +71,7 @@ func TestBDPHistogram(t *testing.T) {
 	// noise_test.go for the bounds).
 	xs := make([]float64, noiseSampleLen)
 	for i := range xs {
-		a, _ := answerOne(t, m, &planner.Query{}, 30, 100, 0.25)
+		a, _ := answerOne(t, m, &ir.Query{}, 30, 100, 0.25)
 		xs[i] = a.Float
 	}
 	checkMoments(t, "bdp count", xs, 30, 2*4*4, 6)

@@ -10,7 +10,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("bounded", newBounded) }
@@ -62,7 +62,7 @@ func newBounded(p Params, env Env) (Mechanism, error) {
 
 func (*bounded) Name() string { return "bounded" }
 
-func (*bounded) Needs() planner.Needs { return planner.Needs{} }
+func (*bounded) Needs() ir.Needs { return ir.Needs{} }
 
 func (m *bounded) Describe() string {
 	claim := "bounded: fresh uniform integer noise on every answer, clamped at 0; " +

@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func TestBoundedExactCases(t *testing.T) {
@@ -19,7 +19,7 @@ func TestBoundedExactCases(t *testing.T) {
 	tests := []struct {
 		name   string
 		p      Params
-		q      *planner.Query
+		q      *ir.Query
 		counts []int64
 		want   []Answer
 	}{
@@ -27,11 +27,11 @@ func TestBoundedExactCases(t *testing.T) {
 			[]int64{0, 1, 42}, []Answer{{Int: 0}, {Int: 1}, {Int: 42}}},
 		{"suppression withholds counts <= s, zero cells too", Params{"range": 0, "suppress_at": 4}, groupedCountQuery(nil),
 			[]int64{0, 4, 5}, []Answer{sup, sup, {Int: 5}}},
-		{"threshold query compares the noisy count", Params{"range": 0}, groupedCountQuery(&planner.Threshold{Bound: 9}),
+		{"threshold query compares the noisy count", Params{"range": 0}, groupedCountQuery(&ir.Threshold{Bound: 9}),
 			[]int64{9, 10}, []Answer{{Int: 0}, {Int: 1}}},
-		{"threshold query on a suppressed cell", Params{"range": 2, "suppress_at": 4}, &planner.Query{Threshold: &planner.Threshold{Bound: -1}},
+		{"threshold query on a suppressed cell", Params{"range": 2, "suppress_at": 4}, &ir.Query{Threshold: &ir.Threshold{Bound: -1}},
 			[]int64{3}, []Answer{sup}},
-		{"COUNT(DISTINCT unit)", Params{"range": 0}, &planner.Query{Agg: planner.CountDistinct},
+		{"COUNT(DISTINCT unit)", Params{"range": 0}, &ir.Query{Agg: ir.CountDistinct},
 			[]int64{12}, []Answer{{Int: 12}}},
 	}
 	for _, tt := range tests {
@@ -60,7 +60,7 @@ func TestBoundedFreshNoise(t *testing.T) {
 		for _, count := range []int64{1, 30} {
 			seen := map[int64]int{}
 			for range repeats {
-				a := answerWithoutCharge(t, m, countCellsRequest(&planner.Query{}, count))[0]
+				a := answerWithoutCharge(t, m, countCellsRequest(&ir.Query{}, count))[0]
 				if a.IsFloat || a.Suppressed || a.Dropped {
 					t.Fatalf("seed %d count %d: answer %+v, want a plain integer", seed, count, a)
 				}

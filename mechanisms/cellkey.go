@@ -6,8 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 func init() { Register("cellkey", newCellKey) }
@@ -91,7 +91,7 @@ func newCellKey(p Params, _ Env) (Mechanism, error) {
 func (*cellKey) Name() string { return "cellkey" }
 
 // Needs asks for the contributor key; the count is always there.
-func (*cellKey) Needs() planner.Needs { return planner.Needs{Key: true} }
+func (*cellKey) Needs() ir.Needs { return ir.Needs{Key: true} }
 
 func (m *cellKey) Describe() string {
 	claim := "cellkey: consistent perturbation from a perturbation table: the same contributors always get the same answer, " +

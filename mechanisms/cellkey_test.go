@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 // cellKeyAt is the cell key whose position key/2^32 is pos.
 func cellKeyAt(pos float64) uint32 { return uint32(pos * (1 << 32)) }
 
 // keyedCellsRequest is a request over cells with the given counts and keys.
-func keyedCellsRequest(q *planner.Query, counts []int64, keys []uint32) *Request {
-	cells := make([]planner.Cell, len(counts))
+func keyedCellsRequest(q *ir.Query, counts []int64, keys []uint32) *Request {
+	cells := make([]ir.Cell, len(counts))
 	for i := range counts {
-		cells[i] = planner.Cell{Count: counts[i], Units: counts[i], Key: keys[i], InDomain: true}
+		cells[i] = ir.Cell{Count: counts[i], Units: counts[i], Key: keys[i], InDomain: true}
 	}
-	return &Request{Query: q, Result: &planner.Result{Cells: cells}}
+	return &Request{Query: q, Result: &ir.Result{Cells: cells}}
 }
 
 func TestCellKeyExactCases(t *testing.T) {
@@ -26,7 +26,7 @@ func TestCellKeyExactCases(t *testing.T) {
 	tests := []struct {
 		name   string
 		p      Params
-		q      *planner.Query
+		q      *ir.Query
 		counts []int64
 		pos    []float64
 		want   []Answer
@@ -58,16 +58,16 @@ func TestCellKeyExactCases(t *testing.T) {
 			[]int64{1, 1, 1, 2, 2, 3, 3, 4, 100, 100},
 			[]float64{0.5, 0.51, 0.99, 0.1, 0.7, 0.4, 0.95, 0.05, 0.5, 0.99},
 			[]Answer{{Int: 0}, {Int: 2}, {Int: 3}, {Int: 0}, {Int: 2}, {Int: 2}, {Int: 5}, {Int: 2}, {Int: 100}, {Int: 102}}},
-		{"COUNT(DISTINCT unit)", nil, &planner.Query{Agg: planner.CountDistinct},
+		{"COUNT(DISTINCT unit)", nil, &ir.Query{Agg: ir.CountDistinct},
 			[]int64{20}, []float64{0.9},
 			[]Answer{{Int: 22}}},
-		{"threshold: noisy 52 > 51", nil, &planner.Query{Threshold: &planner.Threshold{Bound: 51}},
+		{"threshold: noisy 52 > 51", nil, &ir.Query{Threshold: &ir.Threshold{Bound: 51}},
 			[]int64{50}, []float64{0.9},
 			[]Answer{{Int: 1}}},
-		{"threshold: noisy 52 is not > 52", nil, &planner.Query{Threshold: &planner.Threshold{Bound: 52}},
+		{"threshold: noisy 52 is not > 52", nil, &ir.Query{Threshold: &ir.Threshold{Bound: 52}},
 			[]int64{50}, []float64{0.9},
 			[]Answer{{Int: 0}}},
-		{"threshold: suppressed cell stays a suppressed 0", nil, groupedCountQuery(&planner.Threshold{Bound: 0}),
+		{"threshold: suppressed cell stays a suppressed 0", nil, groupedCountQuery(&ir.Threshold{Bound: 0}),
 			[]int64{3, 0}, []float64{0.9, 0.9},
 			[]Answer{sup, sup}},
 	}
@@ -87,7 +87,7 @@ func TestCellKeyExactCases(t *testing.T) {
 }
 
 func TestCellKeyNeedsKey(t *testing.T) {
-	if got := newMechanismForTest(t, "cellkey", nil, 0).Needs(); got != (planner.Needs{Key: true}) {
+	if got := newMechanismForTest(t, "cellkey", nil, 0).Needs(); got != (ir.Needs{Key: true}) {
 		t.Errorf("Needs() = %+v, want the key only", got)
 	}
 }

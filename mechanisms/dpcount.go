@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // dpCount is what laplace (laplace.go) and gaussian (gaussian.go) share:
@@ -38,7 +38,7 @@ import (
 type dpCount struct {
 	name   string
 	noise  NoiseSource
-	bounds planner.Bounds // overrides of the table's bounds; zero fields keep the table's
+	bounds ir.Bounds // overrides of the table's bounds; zero fields keep the table's
 	// withDelta: the counts' noise needs delta > 0 (gaussian).
 	withDelta bool
 	selection partitionSelection
@@ -66,7 +66,7 @@ func newDPCountBase(name string, p Params, env Env, withDelta bool) (dpCount, er
 	if err := decodeParams(p, &params); err != nil {
 		return dpCount{}, err
 	}
-	var bounds planner.Bounds
+	var bounds ir.Bounds
 	for key, bound := range map[string]struct{ given, dst *int64 }{
 		"max_rows_per_unit":   {params.MaxRowsPerUnit, &bounds.MaxRowsPerUnit},
 		"max_groups_per_unit": {params.MaxGroupsPerUnit, &bounds.MaxGroupsPerUnit},
@@ -94,27 +94,27 @@ func (m *dpCount) Name() string { return m.name }
 
 // Needs asks for counts bounded per unit: the count is all the noise is
 // added to.
-func (m *dpCount) Needs() planner.Needs { return planner.Needs{Bound: true, Bounds: m.bounds} }
+func (m *dpCount) Needs() ir.Needs { return ir.Needs{Bound: true, Bounds: m.bounds} }
 
 // Accounting is the kind of budget the mechanism charges.
 func (*dpCount) Accounting() Accounting { return AccountingDP }
 
 // ContributionBounds are the mechanism's overrides of the tables' bounds.
-func (m *dpCount) ContributionBounds() planner.Bounds { return m.bounds }
+func (m *dpCount) ContributionBounds() ir.Bounds { return m.bounds }
 
 // sensitivity is (l0, lInf) = (G, C) for the bounds the cells were counted
 // under; a result counted without bounds is refused rather than noised as
 // if it had been, and so is one counted under other bounds than were priced.
 func sensitivity(req *Request) (l0, lInf int64, err error) {
 	b := req.Result.Bounds
-	if req.Bounds != (planner.Bounds{}) && b != req.Bounds {
+	if req.Bounds != (ir.Bounds{}) && b != req.Bounds {
 		return 0, 0, pgerror.Errorf(pgerror.InternalError, "the counts were bounded otherwise than was planned")
 	}
 	return boundsSensitivity(b)
 }
 
 // boundsSensitivity is (l0, lInf) = (G, C).
-func boundsSensitivity(b planner.Bounds) (l0, lInf int64, err error) {
+func boundsSensitivity(b ir.Bounds) (l0, lInf int64, err error) {
 	if b.MaxRowsPerUnit < 1 || b.MaxGroupsPerUnit < 1 {
 		return 0, 0, pgerror.Errorf(pgerror.InternalError, "the counts were not bounded per privacy unit")
 	}
@@ -238,7 +238,7 @@ func checkShare(req *Request, needDelta bool) error {
 // accountedCells is the common check of the mechanisms that charge a budget:
 // a well-formed request, a GROUP BY only over declared domains, and a budget
 // share the noise can use (with delta when withDelta).
-func accountedCells(req *Request, name string, withDelta bool) ([]planner.Cell, error) {
+func accountedCells(req *Request, name string, withDelta bool) ([]ir.Cell, error) {
 	cells, err := requestCells(req)
 	if err != nil {
 		return nil, err

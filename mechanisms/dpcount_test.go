@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 // recordingNoise records the sensitivities each draw is asked for and adds
@@ -42,12 +42,12 @@ func TestDPCountCalibratesToTheBounds(t *testing.T) {
 	grouped := groupedCountQuery(nil)
 	cases := []struct {
 		name   string
-		bounds planner.Bounds
+		bounds ir.Bounds
 	}{
-		{"r=1: one row, one cell", planner.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
-		{"r=5 rows in one cell, C=5", planner.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}},
-		{"r=5 cells, G=5", planner.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 5}},
-		{"r=50 cells and rows, C=50, G=50", planner.Bounds{MaxRowsPerUnit: 50, MaxGroupsPerUnit: 50}},
+		{"r=1: one row, one cell", ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
+		{"r=5 rows in one cell, C=5", ir.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}},
+		{"r=5 cells, G=5", ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 5}},
+		{"r=50 cells and rows, C=50, G=50", ir.Bounds{MaxRowsPerUnit: 50, MaxGroupsPerUnit: 50}},
 	}
 	for _, name := range []string{"laplace", "gaussian"} {
 		for _, tc := range cases {
@@ -106,8 +106,8 @@ func TestDPCountCalibratesToTheBounds(t *testing.T) {
 func TestDPCountRefusesUnboundedCounts(t *testing.T) {
 	for _, name := range []string{"laplace", "gaussian"} {
 		m := newMechanismForTest(t, name, nil, 1)
-		req := dpRequest(&planner.Query{Table: "people"}, 0.5, 1e-6, true, 3)
-		req.Result.Bounds = planner.Bounds{}
+		req := dpRequest(&ir.Query{Table: "people"}, 0.5, 1e-6, true, 3)
+		req.Result.Bounds = ir.Bounds{}
 		if _, charge, err := m.Answer(context.Background(), req); err == nil || charge != (Charge{}) {
 			t.Errorf("%s answered unbounded counts: %v, %+v", name, err, charge)
 		}
@@ -118,7 +118,7 @@ func TestDPCountRefusesUnboundedCounts(t *testing.T) {
 // through Needs; bad values name the parameter.
 func TestDPCountBoundsParams(t *testing.T) {
 	m := newMechanismForTest(t, "laplace", Params{"max_rows_per_unit": 4, "max_groups_per_unit": 2}, 1)
-	if got, want := m.Needs(), (planner.Needs{Bound: true, Bounds: planner.Bounds{MaxRowsPerUnit: 4, MaxGroupsPerUnit: 2}}); got != want {
+	if got, want := m.Needs(), (ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 4, MaxGroupsPerUnit: 2}}); got != want {
 		t.Errorf("needs %+v, want %+v", got, want)
 	}
 	for _, p := range []Params{{"max_rows_per_unit": 0}, {"max_groups_per_unit": 1.5}, {"max_groups_per_unit": "x"}} {

@@ -3,7 +3,7 @@ package mechanisms
 import (
 	"context"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("exact", newExact) }
@@ -22,7 +22,7 @@ func newExact(p Params, _ Env) (Mechanism, error) {
 func (exact) Name() string { return "exact" }
 
 // Needs is empty: the count is always computed, and nothing else is used.
-func (exact) Needs() planner.Needs { return planner.Needs{} }
+func (exact) Needs() ir.Needs { return ir.Needs{} }
 
 func (exact) Describe() string {
 	return "exact: true counts; offers no protection"

@@ -2,11 +2,10 @@ package mechanisms
 
 import (
 	"context"
+	"countwall/ir"
 	"fmt"
 	"strings"
 	"testing"
-
-	"countwall/planner"
 )
 
 // intervalDraws sizes TestIntervalCoverage: 10,000 answers per case, the
@@ -27,7 +26,7 @@ func TestIntervalCoverage(t *testing.T) {
 		}
 		for _, count := range []int64{0, 1000} {
 			for _, confidence := range []float64{0.8, 0.95} {
-				req := dpRequest(&planner.Query{Table: "people"}, 0.5, 1e-5, false, count)
+				req := dpRequest(&ir.Query{Table: "people"}, 0.5, 1e-5, false, count)
 				inside := 0
 				for range intervalDraws {
 					answers, _, err := m.Answer(context.Background(), req)
@@ -64,7 +63,7 @@ func TestPublishedRangesAlwaysHoldTheTruth(t *testing.T) {
 	} {
 		m := newMechanismForTest(t, tc.name, tc.params, 9)
 		for count := int64(0); count < 30; count++ {
-			req := countCellsRequest(&planner.Query{Table: "people"}, count)
+			req := countCellsRequest(&ir.Query{Table: "people"}, count)
 			req.Result.Cells[0].Key = uint32(count * 2654435761)
 			for range 200 {
 				answers, _, err := m.Answer(context.Background(), req)
@@ -80,7 +79,7 @@ func TestPublishedRangesAlwaysHoldTheTruth(t *testing.T) {
 	}
 	for _, name := range []string{"bounded", "cellkey"} {
 		m := newMechanismForTest(t, name, nil, 9)
-		req := countCellsRequest(&planner.Query{Table: "people"}, 10)
+		req := countCellsRequest(&ir.Query{Table: "people"}, 10)
 		if _, _, ok := Interval(m, req, Answer{Int: 10}, 0.95); ok {
 			t.Errorf("%s states an interval with its parameters hidden", name)
 		}
@@ -98,8 +97,8 @@ func TestPublishedRangesAlwaysHoldTheTruth(t *testing.T) {
 func TestExplainLines(t *testing.T) {
 	for _, name := range []string{"exact", "suppress", "bounded", "cellkey", "layered", "laplace", "gaussian", "idp", "bdp"} {
 		m := newMechanismForTest(t, name, nil, 1)
-		req := dpRequest(&planner.Query{Table: "people"}, 0.5, 1e-6, false, 10)
-		req.Bounds = planner.DefaultBounds()
+		req := dpRequest(&ir.Query{Table: "people"}, 0.5, 1e-6, false, 10)
+		req.Bounds = ir.DefaultBounds()
 		if len(Explain(m, req)) == 0 {
 			t.Errorf("%s explains nothing", name)
 		}
@@ -109,8 +108,8 @@ func TestExplainLines(t *testing.T) {
 		g    int64
 		want string
 	}{{1, "[-6, 6]"}, {3, "[-18, 18]"}} {
-		req := dpRequest(&planner.Query{Table: "people"}, 0.5, 1e-6, false, 10)
-		req.Bounds = planner.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: tc.g}
+		req := dpRequest(&ir.Query{Table: "people"}, 0.5, 1e-6, false, 10)
+		req.Bounds = ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: tc.g}
 		text := fmt.Sprint(Explain(m, req))
 		if !strings.Contains(text, "95% of counts within "+tc.want) {
 			t.Errorf("G = %d: %s, want the interval %s", tc.g, text, tc.want)

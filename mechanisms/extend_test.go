@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 // A new mechanism is one file and one registration line. This file is the
@@ -33,8 +33,8 @@ func newRoundedExample(p Params, _ Env) (Mechanism, error) {
 	return roundedExample{base: params.Base}, nil
 }
 
-func (roundedExample) Name() string         { return "rounded-example" }
-func (roundedExample) Needs() planner.Needs { return planner.Needs{} }
+func (roundedExample) Name() string    { return "rounded-example" }
+func (roundedExample) Needs() ir.Needs { return ir.Needs{} }
 
 func (m roundedExample) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	cells, err := requestCells(req)

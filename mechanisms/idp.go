@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("idp", newIDP) }
@@ -53,7 +53,7 @@ func newIDP(p Params, env Env) (Mechanism, error) {
 
 func (*idp) Name() string { return "idp" }
 
-func (*idp) Needs() planner.Needs { return planner.Needs{TableSize: true} }
+func (*idp) Needs() ir.Needs { return ir.Needs{TableSize: true} }
 
 // FloatOutput tells the engine that the answer column is float8.
 func (*idp) FloatOutput() bool { return true }
@@ -91,7 +91,7 @@ func (m *idp) sensitivity() localSensitivity {
 		extra = 1
 	}
 	return localSensitivity{
-		histogram: func([]planner.Cell, int64) float64 { return float64(2*m.k) + extra },
+		histogram: func([]ir.Cell, int64) float64 { return float64(2*m.k) + extra },
 		threshold: func(c, n, b int64) float64 { return idpThresholdSensitivity(c, n, b, m.k) + extra },
 		count:     func(c, n int64) float64 { return idpCountSensitivity(c, n, m.k) + extra },
 		max:       float64(2*m.k) + extra,

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // tinyEpsilon makes noise, when added, of scale >= 1e9: a noisy answer
@@ -16,7 +16,7 @@ const tinyEpsilon = 1e-9
 
 func isExact(a Answer, want float64) bool { return a.IsFloat && a.Float == want }
 
-func answerOne(t *testing.T, m Mechanism, q *planner.Query, count, n int64, eps float64) (Answer, Charge) {
+func answerOne(t *testing.T, m Mechanism, q *ir.Query, count, n int64, eps float64) (Answer, Charge) {
 	t.Helper()
 	req := dpRequest(q, eps, 0, false, count)
 	req.Result.TableSize = n
@@ -64,7 +64,7 @@ func TestIDPThresholdBoundaries(t *testing.T) {
 			}
 			for _, plusOne := range []bool{false, true} {
 				m := newMechanismForTest(t, "idp", Params{"k": tc.k, "plus_one": plusOne}, 1)
-				q := &planner.Query{Threshold: &planner.Threshold{Bound: tc.b}}
+				q := &ir.Query{Threshold: &ir.Threshold{Bound: tc.b}}
 				a, charge := answerOne(t, m, q, tc.c, tc.n, tinyEpsilon)
 				truth := 0.0
 				if tc.c > tc.b {
@@ -96,7 +96,7 @@ func TestIDPCountSensitivity(t *testing.T) {
 	}
 	// An empty table: sensitivity 0, the exact count goes out.
 	m := newMechanismForTest(t, "idp", nil, 1)
-	if a, _ := answerOne(t, m, &planner.Query{}, 0, 0, tinyEpsilon); !isExact(a, 0) {
+	if a, _ := answerOne(t, m, &ir.Query{}, 0, 0, tinyEpsilon); !isExact(a, 0) {
 		t.Errorf("empty table: %+v, want exactly 0", a)
 	}
 }
@@ -110,11 +110,11 @@ func TestIDPNoiseScale(t *testing.T) {
 	cases := []struct {
 		name  string
 		p     Params
-		q     *planner.Query
+		q     *ir.Query
 		scale float64
 	}{
-		{"count k=3", Params{"k": 3}, &planner.Query{}, 3 / eps},
-		{"count k=3 plus_one", Params{"k": 3, "plus_one": true}, &planner.Query{}, 4 / eps},
+		{"count k=3", Params{"k": 3}, &ir.Query{}, 3 / eps},
+		{"count k=3 plus_one", Params{"k": 3, "plus_one": true}, &ir.Query{}, 4 / eps},
 		{"histogram k=3", Params{"k": 3}, groupedCountQuery(nil), 6 / eps},
 	}
 	for _, tc := range cases {
@@ -135,7 +135,7 @@ func TestIDPNoiseScale(t *testing.T) {
 
 func TestIDPGroupByAndParams(t *testing.T) {
 	m := newMechanismForTest(t, "idp", nil, 1)
-	if m.Needs() != (planner.Needs{TableSize: true}) {
+	if m.Needs() != (ir.Needs{TableSize: true}) {
 		t.Errorf("Needs = %+v", m.Needs())
 	}
 	if f, ok := m.(interface{ FloatOutput() bool }); !ok || !f.FloatOutput() {
@@ -146,7 +146,7 @@ func TestIDPGroupByAndParams(t *testing.T) {
 	_, _, err := m.Answer(context.Background(), req)
 	wantPlannerError(t, err, pgerror.FeatureNotSupported)
 	// A threshold GROUP BY thresholds the noisy counts; answers stay floats.
-	req = dpRequest(groupedCountQuery(&planner.Threshold{Bound: 5}), MaxEpsilon, 0, true, 1, 20)
+	req = dpRequest(groupedCountQuery(&ir.Threshold{Bound: 5}), MaxEpsilon, 0, true, 1, 20)
 	req.Result.TableSize = 21
 	answers, _, err := m.Answer(context.Background(), req)
 	if err != nil {

@@ -6,13 +6,13 @@ import (
 	"math"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // dpRequest is a request with the given budget share over cells with the
 // given counts.
-func dpRequest(q *planner.Query, eps, delta float64, domainComplete bool, counts ...int64) *Request {
+func dpRequest(q *ir.Query, eps, delta float64, domainComplete bool, counts ...int64) *Request {
 	req := countCellsRequest(q, counts...)
 	req.Epsilon, req.Delta = eps, delta
 	req.Result.DomainComplete = domainComplete
@@ -28,10 +28,10 @@ func wantPlannerError(t *testing.T, err error, code pgerror.Code) {
 }
 
 func TestLaplaceAndGaussianAnswers(t *testing.T) {
-	plain := &planner.Query{Table: "people"}
+	plain := &ir.Query{Table: "people"}
 	for _, name := range []string{"laplace", "gaussian"} {
 		m := newMechanismForTest(t, name, Params{"partition_selection": map[string]any{"enabled": false}}, 1)
-		if m.Needs() != (planner.Needs{Bound: true}) {
+		if m.Needs() != (ir.Needs{Bound: true}) {
 			t.Errorf("%s needs %+v; it uses the count bounded per unit only", name, m.Needs())
 		}
 		if a, ok := m.(Accounter); !ok || a.Accounting() != AccountingDP {
@@ -93,7 +93,7 @@ func TestLaplaceThresholdsTheNoisyCount(t *testing.T) {
 			bound, count, want int64
 		}{{9, 10, 1}, {10, 10, 0}, {-1, 0, 1}, {0, 0, 0}}
 		for _, c := range cases {
-			q := &planner.Query{Threshold: &planner.Threshold{Bound: c.bound}}
+			q := &ir.Query{Threshold: &ir.Threshold{Bound: c.bound}}
 			answers, _, err := m.Answer(context.Background(), dpRequest(q, MaxEpsilon, 0, false, c.count))
 			if err != nil {
 				t.Fatal(err)
@@ -111,7 +111,7 @@ func TestLaplaceThresholdsTheNoisyCount(t *testing.T) {
 // that clamping at 0 never happens (P < 1e-40).
 func TestLaplaceAndGaussianScaleThroughMechanism(t *testing.T) {
 	const eps, delta, count = 0.5, 1e-5, 1000
-	q := &planner.Query{Table: "people"}
+	q := &ir.Query{Table: "people"}
 	sigma, err := GaussianSigma(1, 1, eps, delta)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"math"
 	"strconv"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("layered", newLayered) }
@@ -86,8 +86,8 @@ func newLayered(p Params, env Env) (Mechanism, error) {
 
 func (*layered) Name() string { return "layered" }
 
-func (*layered) Needs() planner.Needs {
-	return planner.Needs{Key: true, Conditions: true, Units: true}
+func (*layered) Needs() ir.Needs {
+	return ir.Needs{Key: true, Conditions: true, Units: true}
 }
 
 // DropsLowCounts is true: the noisy low-count filter drops groups whose
@@ -108,7 +108,7 @@ type noiseLayer struct {
 
 // layers returns a cell's noise layers, in a fixed order: conditions,
 // group values, then the contributor key.
-func (m *layered) layers(conditions []string, groupBy []string, group []planner.GroupValue, key uint32) []noiseLayer {
+func (m *layered) layers(conditions []string, groupBy []string, group []ir.GroupValue, key uint32) []noiseLayer {
 	out := make([]noiseLayer, 0, len(conditions)+len(group)+1)
 	for _, c := range conditions {
 		label := layeredLabelCondition + "\x00" + c

@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 func newLayeredForTest(t *testing.T, secret string, p Params) *layered {
@@ -18,14 +18,14 @@ func newLayeredForTest(t *testing.T, secret string, p Params) *layered {
 	return m.(*layered)
 }
 
-func layeredRequest(q *planner.Query, conds []string, domainComplete bool, cells ...planner.Cell) *Request {
-	return &Request{Query: q, Result: &planner.Result{Cells: cells, Conditions: conds, DomainComplete: domainComplete}}
+func layeredRequest(q *ir.Query, conds []string, domainComplete bool, cells ...ir.Cell) *Request {
+	return &Request{Query: q, Result: &ir.Result{Cells: cells, Conditions: conds, DomainComplete: domainComplete}}
 }
 
 func TestLayeredSameQuerySameAnswer(t *testing.T) {
 	conds := []string{"age = 30", "sex = 'F'"}
-	cell := planner.Cell{Count: 120, Units: 120, Key: 0xdeadbeef, InDomain: true}
-	q := &planner.Query{Table: "people"}
+	cell := ir.Cell{Count: 120, Units: 120, Key: 0xdeadbeef, InDomain: true}
+	q := &ir.Query{Table: "people"}
 	a := newLayeredForTest(t, "secret-1", nil)
 	b := newLayeredForTest(t, "secret-1", nil) // a restart: same secret
 	first := answerWithoutCharge(t, a, layeredRequest(q, conds, false, cell))
@@ -76,8 +76,8 @@ func TestLayeredChangingOneConditionChangesOnlyItsLayer(t *testing.T) {
 		t.Error("another contributor key gave the same layer")
 	}
 	// A GROUP BY cell's value is a layer of its own.
-	g := m.layers(nil, []string{"age"}, []planner.GroupValue{{Text: "30"}}, 77)
-	h := m.layers(nil, []string{"age"}, []planner.GroupValue{{Text: "31"}}, 77)
+	g := m.layers(nil, []string{"age"}, []ir.GroupValue{{Text: "30"}}, 77)
+	h := m.layers(nil, []string{"age"}, []ir.GroupValue{{Text: "31"}}, 77)
 	if len(g) != 2 || g[0].value == h[0].value || g[1] != h[1] {
 		t.Errorf("group layers: %+v vs %+v", g, h)
 	}
@@ -105,8 +105,8 @@ func TestLayeredNoiseIsGaussian(t *testing.T) {
 func TestLayeredLowCountFilter(t *testing.T) {
 	m := newLayeredForTest(t, "s", nil)
 	grouped := groupedCountQuery(nil)
-	passed := func(units int64, key uint32, q *planner.Query, complete bool) Answer {
-		cell := planner.Cell{Count: units, Units: units, Key: key, Group: []planner.GroupValue{{Text: "x"}}, InDomain: true}
+	passed := func(units int64, key uint32, q *ir.Query, complete bool) Answer {
+		cell := ir.Cell{Count: units, Units: units, Key: key, Group: []ir.GroupValue{{Text: "x"}}, InDomain: true}
 		return answerWithoutCharge(t, m, layeredRequest(q, nil, complete, cell))[0]
 	}
 	for key := uint32(0); key < 500; key++ {
@@ -116,7 +116,7 @@ func TestLayeredLowCountFilter(t *testing.T) {
 		if a := passed(0, key, grouped, true); !a.Suppressed {
 			t.Fatalf("0 units, domain complete, key %d: %+v, want a suppressed 0", key, a)
 		}
-		if a := passed(1, key, &planner.Query{}, false); !a.Suppressed {
+		if a := passed(1, key, &ir.Query{}, false); !a.Suppressed {
 			t.Fatalf("1 unit, no GROUP BY, key %d: %+v, want a suppressed 0", key, a)
 		}
 		if a := passed(11, key, grouped, false); a.Dropped || a.Suppressed {
@@ -140,7 +140,7 @@ func TestLayeredAnswersAreNonNegativeIntegers(t *testing.T) {
 	conds := []string{"a = 1", "b = 2", "c = 3"}
 	negative := 0
 	for key := uint32(0); key < 200; key++ {
-		a := answerWithoutCharge(t, m, layeredRequest(&planner.Query{}, conds, false, planner.Cell{Count: 1, Units: 1, Key: key, InDomain: true}))[0]
+		a := answerWithoutCharge(t, m, layeredRequest(&ir.Query{}, conds, false, ir.Cell{Count: 1, Units: 1, Key: key, InDomain: true}))[0]
 		if a.IsFloat || a.Int < 0 || a.Suppressed {
 			t.Fatalf("key %d: %+v", key, a)
 		}
@@ -152,7 +152,7 @@ func TestLayeredAnswersAreNonNegativeIntegers(t *testing.T) {
 	if negative == 0 {
 		t.Error("no answer was clamped at 0")
 	}
-	if m.Needs() != (planner.Needs{Key: true, Conditions: true, Units: true}) {
+	if m.Needs() != (ir.Needs{Key: true, Conditions: true, Units: true}) {
 		t.Errorf("Needs = %+v", m.Needs())
 	}
 	if _, err := New("layered", nil, Env{}); err == nil {
@@ -165,9 +165,9 @@ func TestLayeredAnswersAreNonNegativeIntegers(t *testing.T) {
 
 func TestLayeredThresholdQuery(t *testing.T) {
 	m := newLayeredForTest(t, "s", Params{"noise_layer_sd": 0})
-	q := &planner.Query{Threshold: &planner.Threshold{Bound: 99}}
+	q := &ir.Query{Threshold: &ir.Threshold{Bound: 99}}
 	for _, c := range []struct{ count, want int64 }{{99, 0}, {100, 1}} {
-		a := answerWithoutCharge(t, m, layeredRequest(q, []string{"x = 1"}, false, planner.Cell{Count: c.count, Units: c.count, Key: 5, InDomain: true}))[0]
+		a := answerWithoutCharge(t, m, layeredRequest(q, []string{"x = 1"}, false, ir.Cell{Count: c.count, Units: c.count, Key: 5, InDomain: true}))[0]
 		if a != (Answer{Int: c.want}) {
 			t.Errorf("count %d: %+v, want %d", c.count, a, c.want)
 		}
@@ -181,7 +181,7 @@ func TestNoiseMechanismsDescribeAndRefuseMalformed(t *testing.T) {
 		if !ok || len(d.Describe()) < len(name)+10 || d.Describe()[:len(name)+1] != name+":" {
 			t.Errorf("%s: no claim starting %q", name, name+":")
 		}
-		for _, req := range []*Request{nil, {}, {Query: &planner.Query{}}} {
+		for _, req := range []*Request{nil, {}, {Query: &ir.Query{}}} {
 			_, _, err := m.Answer(context.Background(), req)
 			wantPlannerError(t, err, pgerror.InternalError)
 		}

@@ -1,15 +1,15 @@
 package mechanisms
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // localSensitivity is a data-dependent sensitivity rule, the one thing in
 // which idp and bdp differ: c is a cell's count, n the table size.
 type localSensitivity struct {
 	// histogram is the sensitivity of every cell of a GROUP BY.
-	histogram func(cells []planner.Cell, n int64) float64
+	histogram func(cells []ir.Cell, n int64) float64
 	// threshold is the sensitivity of the 0/1 answer of `COUNT(*) > b`.
 	threshold func(c, n, b int64) float64
 	// count is the sensitivity of a plain COUNT.

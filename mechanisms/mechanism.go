@@ -11,31 +11,36 @@ import (
 	"sort"
 	"sync"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
-// Accounting is the kind of privacy loss a mechanism claims per answer.
-// Kinds are kept apart in the ledger: an IDP claim is not a DP charge.
-type Accounting string
+// Accounting and Charge are the vocabulary's (ir): the ledger, the config
+// and the Engine speak them without importing the mechanisms. They keep
+// their names here, where a mechanism declares and returns them.
+type (
+	Accounting = ir.Accounting
+	Charge     = ir.Charge
+)
 
+// The accounting kinds.
 const (
-	AccountingNone Accounting = ""
-	AccountingDP   Accounting = "dp"
-	AccountingIDP  Accounting = "idp"
-	AccountingBDP  Accounting = "bdp"
+	AccountingNone = ir.AccountingNone
+	AccountingDP   = ir.AccountingDP
+	AccountingIDP  = ir.AccountingIDP
+	AccountingBDP  = ir.AccountingBDP
 )
 
 // Request is one query to answer. Before the protected data is read (Price)
 // it has no Result; Answer gets the same request with its Result.
 type Request struct {
-	Query *planner.Query
+	Query *ir.Query
 	// Table is the queried table's catalog entry: its columns, public
 	// domains and policy, never its rows.
-	Table *planner.Table
+	Table *ir.Table
 	// Bounds are the contribution bounds the store will enforce, planned from
 	// the schema before the read (zero when the mechanism asks for none).
-	Bounds planner.Bounds
-	Result *planner.Result
+	Bounds ir.Bounds
+	Result *ir.Result
 	// Epsilon and Delta are the analyst's per-query budget share (SET epsilon,
 	// SET delta), already checked against the configured range.
 	Epsilon float64
@@ -54,24 +59,12 @@ type Answer struct {
 	Dropped bool
 }
 
-// Charge is what answering a request costs under the mechanism's accounting.
-type Charge struct {
-	Kind    Accounting
-	Epsilon float64
-	Delta   float64
-	// Rho is a zero-concentrated DP cost (Bun and Steinke 2016), charged to
-	// the Kind's budget by summing rho and converting the sum to (epsilon,
-	// delta) against the cap (see ZCDPEpsilon). Epsilon and Delta are then
-	// usually 0.
-	Rho float64
-}
-
 // Mechanism answers cells. Implementations are safe for concurrent use.
 type Mechanism interface {
 	// Name is the registry name ("exact", "cellkey", ...).
 	Name() string
 	// Needs is what the planner must compute for every cell.
-	Needs() planner.Needs
+	Needs() ir.Needs
 	// Answer returns one Answer per cell of req.Result, and the charge the
 	// answer costs. A mechanism that cannot answer (for example a DP mechanism
 	// asked for a GROUP BY without a declared domain) returns a *pgerror.Error.
@@ -133,7 +126,7 @@ type GroupDropper interface {
 // counts bounded per privacy unit (Needs.Bound); ContributionBounds are the
 // mechanism's overrides of the tables' bounds (zero fields keep the table's).
 type ContributionBounder interface {
-	ContributionBounds() planner.Bounds
+	ContributionBounds() ir.Bounds
 }
 
 // Price is what a request will cost under m, checked before the data is

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/differential-privacy/go/v3/dpagg"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // Partition selection: how laplace and gaussian answer a GROUP BY over
@@ -174,7 +174,7 @@ type dpPlan struct {
 // plan splits the request's share between the selection and the counts and
 // prices it, refusing what cannot be answered: it is Price for laplace and
 // gaussian, and Answer checks its charge against it.
-func (m *dpCount) plan(req *Request, bounds planner.Bounds) (dpPlan, error) {
+func (m *dpCount) plan(req *Request, bounds ir.Bounds) (dpPlan, error) {
 	if req == nil || req.Query == nil {
 		return dpPlan{}, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query")
 	}
@@ -229,7 +229,7 @@ func (p *dpPlan) countShare(req *Request) *Request {
 }
 
 // keep decides one cell's release: always for a query without selection.
-func (m *dpCount) keep(p *dpPlan, c planner.Cell) (bool, error) {
+func (m *dpCount) keep(p *dpPlan, c ir.Cell) (bool, error) {
 	if !p.selects {
 		return true, nil
 	}

@@ -9,16 +9,16 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // suburbTable is a table whose suburb column has no declared domain and
 // whose sex column has one.
-func suburbTable() *planner.Table {
-	return &planner.Table{Name: "people", PrivacyUnit: "id", Columns: map[string]*planner.Column{
-		"suburb": {Name: "suburb", Type: planner.TypeText},
-		"sex":    {Name: "sex", Type: planner.TypeText, Domain: &planner.Domain{Categories: []string{"F", "M"}}},
+func suburbTable() *ir.Table {
+	return &ir.Table{Name: "people", PrivacyUnit: "id", Columns: map[string]*ir.Column{
+		"suburb": {Name: "suburb", Type: ir.TypeText},
+		"sex":    {Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M"}}},
 	}}
 }
 
@@ -26,14 +26,14 @@ func suburbTable() *planner.Table {
 // with bounds G = l0, C = 1, and cells with the given distinct units (one
 // row each).
 func selectionRequest(col string, eps, delta float64, l0 int64, units ...int64) *Request {
-	q := &planner.Query{Table: "people", GroupBy: []string{col}}
-	bounds := planner.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: l0}
-	cells := make([]planner.Cell, len(units))
+	q := &ir.Query{Table: "people", GroupBy: []string{col}}
+	bounds := ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: l0}
+	cells := make([]ir.Cell, len(units))
 	for i, u := range units {
-		cells[i] = planner.Cell{Count: u, Units: u, InDomain: true}
+		cells[i] = ir.Cell{Count: u, Units: u, InDomain: true}
 	}
 	return &Request{Query: q, Table: suburbTable(), Bounds: bounds, Epsilon: eps, Delta: delta,
-		Result: &planner.Result{Cells: cells, Bounds: bounds, DomainComplete: col != "suburb"}}
+		Result: &ir.Result{Cells: cells, Bounds: bounds, DomainComplete: col != "suburb"}}
 }
 
 func TestPartitionSelectionCharges(t *testing.T) {

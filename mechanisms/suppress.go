@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"countwall/planner"
+	"countwall/ir"
 )
 
 func init() { Register("suppress", newSuppress) }
@@ -48,7 +48,7 @@ func newSuppress(p Params, _ Env) (Mechanism, error) {
 
 func (*suppress) Name() string { return "suppress" }
 
-func (*suppress) Needs() planner.Needs { return planner.Needs{} }
+func (*suppress) Needs() ir.Needs { return ir.Needs{} }
 
 // DropsLowCounts is true in drop mode.
 func (m *suppress) DropsLowCounts() bool { return m.drop }

@@ -1,13 +1,13 @@
 package mechanisms
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // requestCells returns the cells a request asks about, refusing a malformed
 // request instead of dereferencing nil.
-func requestCells(req *Request) ([]planner.Cell, error) {
+func requestCells(req *Request) ([]ir.Cell, error) {
 	if req == nil || req.Query == nil || req.Result == nil {
 		return nil, pgerror.Errorf(pgerror.InternalError, "mechanism called without a query or its cells")
 	}
@@ -23,7 +23,7 @@ func requestCells(req *Request) ([]planner.Cell, error) {
 // A suppressed cell publishes 0 and stays marked Suppressed: the mechanism
 // withheld the count, so comparing the stand-in 0 with b would pretend to
 // know more than it does. A dropped cell stays dropped.
-func thresholdAnswers(q *planner.Query, answers []Answer) []Answer {
+func thresholdAnswers(q *ir.Query, answers []Answer) []Answer {
 	if q == nil || q.Threshold == nil {
 		return answers
 	}

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 func TestThresholdAnswers(t *testing.T) {
@@ -21,16 +21,16 @@ func TestThresholdAnswers(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		q    *planner.Query
+		q    *ir.Query
 		want []Answer
 	}{
-		{"not a threshold query: unchanged", &planner.Query{}, in},
-		{"COUNT(*) > 5", &planner.Query{Threshold: &planner.Threshold{Bound: 5}}, []Answer{
+		{"not a threshold query: unchanged", &ir.Query{}, in},
+		{"COUNT(*) > 5", &ir.Query{Threshold: &ir.Threshold{Bound: 5}}, []Answer{
 			{Int: 0}, {Int: 1}, {Int: 0}, {Int: 1}, {Int: 0}, {Suppressed: true}, {Dropped: true},
 		}},
 		// COUNT(*) >= 0 normalises to Bound -1: every published count passes,
 		// but a withheld count still answers a suppressed 0.
-		{"COUNT(*) >= 0", &planner.Query{Threshold: &planner.Threshold{Bound: -1}}, []Answer{
+		{"COUNT(*) >= 0", &ir.Query{Threshold: &ir.Threshold{Bound: -1}}, []Answer{
 			{Int: 1}, {Int: 1}, {Int: 1}, {Int: 1}, {Int: 1}, {Suppressed: true}, {Dropped: true},
 		}},
 	}
@@ -46,7 +46,7 @@ func TestThresholdAnswers(t *testing.T) {
 func TestMechanismsRefuseMalformedRequests(t *testing.T) {
 	for _, name := range []string{"exact", "suppress", "bounded", "cellkey"} {
 		m := newMechanismForTest(t, name, nil, 1)
-		for _, req := range []*Request{nil, {}, {Query: &planner.Query{}}} {
+		for _, req := range []*Request{nil, {}, {Query: &ir.Query{}}} {
 			_, _, err := m.Answer(context.Background(), req)
 			pe, ok := err.(*pgerror.Error)
 			if !ok || pe.Code != pgerror.InternalError {
@@ -85,12 +85,12 @@ func newMechanismForTest(t *testing.T, name string, p Params, seed int64) Mechan
 
 // countCellsRequest is a request over cells with the given true counts (and
 // no keys).
-func countCellsRequest(q *planner.Query, counts ...int64) *Request {
-	cells := make([]planner.Cell, len(counts))
+func countCellsRequest(q *ir.Query, counts ...int64) *Request {
+	cells := make([]ir.Cell, len(counts))
 	for i, c := range counts {
-		cells[i] = planner.Cell{Count: c, Units: c, InDomain: true}
+		cells[i] = ir.Cell{Count: c, Units: c, InDomain: true}
 	}
-	return &Request{Query: q, Result: &planner.Result{Cells: cells, Bounds: planner.DefaultBounds()}}
+	return &Request{Query: q, Result: &ir.Result{Cells: cells, Bounds: ir.DefaultBounds()}}
 }
 
 // answerWithoutCharge runs a mechanism and fails the test on error.
@@ -110,6 +110,6 @@ func answerWithoutCharge(t *testing.T, m Mechanism, req *Request) []Answer {
 }
 
 // groupedCountQuery is a GROUP BY query (drop mode applies only to grouped queries).
-func groupedCountQuery(threshold *planner.Threshold) *planner.Query {
-	return &planner.Query{Table: "people", GroupBy: []string{"age"}, Threshold: threshold}
+func groupedCountQuery(threshold *ir.Threshold) *ir.Query {
+	return &ir.Query{Table: "people", GroupBy: []string{"age"}, Threshold: threshold}
 }

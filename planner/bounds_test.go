@@ -2,6 +2,9 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/sqlgen"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,34 +23,34 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 		rows = append(rows, []any{3, 0, "F", "N", 1})
 		path := t.TempDir() + "/long.db"
 		writeDB(t, path, rows)
-		s, err := OpenStore(path, StoreOptions{})
+		s, err := OpenStore(path, plan.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		table := testPeopleTable()
-		table.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 49}
+		table.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 49}
 		ctx := context.Background()
-		plain := &Query{Table: "people"}
-		byAge := &Query{Table: "people", GroupBy: []string{"age"}}
+		plain := &ir.Query{Table: "people"}
+		byAge := &ir.Query{Table: "people", GroupBy: []string{"age"}}
 		cases := []struct {
-			q     *Query
-			b     Bounds
+			q     *ir.Query
+			b     ir.Bounds
 			total int64 // sum of the cells
 			age0  int64 // the cell age = 0
-			force Bounds
+			force ir.Bounds
 		}{
 			// A plain count counts each unit at most C times.
-			{plain, Bounds{1, 1}, 3, 3, Bounds{1, 1}},
-			{plain, Bounds{3, 1}, int64(min(r, 3)*2 + 1), int64(min(r, 3)*2 + 1), Bounds{3, 1}},
+			{plain, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, 3, 3, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
+			{plain, ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}, int64(min(r, 3)*2 + 1), int64(min(r, 3)*2 + 1), ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}},
 			// By age, G = 1: unit 2 keeps one of its r cells.
-			{byAge, Bounds{1, 1}, 3, -1, Bounds{1, 1}},
-			{byAge, Bounds{5, 1}, int64(min(r, 5) + 1 + 1), -1, Bounds{5, 1}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, 3, -1, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}, int64(min(r, 5) + 1 + 1), -1, ir.Bounds{MaxRowsPerUnit: 5, MaxGroupsPerUnit: 1}},
 			// G = 50 = the domain: no choice, unit 2 is in all its cells.
-			{byAge, Bounds{1, 50}, int64(1 + r + 1), 3, Bounds{1, 50}},
-			{byAge, Bounds{2, 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), Bounds{2, 50}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 50}, int64(1 + r + 1), 3, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 50}},
+			{byAge, ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 50}},
 		}
 		for _, tc := range cases {
-			res, err := s.Run(ctx, table, tc.q, Needs{Bound: true, Bounds: tc.b}, testSecret)
+			res, err := s.Run(ctx, table, tc.q, ir.Needs{Bound: true, Bounds: tc.b}, testSecret)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,26 +70,26 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 // TestCompileBoundedSQL pins the shapes of the bounded rendering.
 func TestCompileBoundedSQL(t *testing.T) {
 	people := testPeopleTable()
-	sexF := &Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	sexF := &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}
 	cases := []struct {
 		name string
-		q    *Query
-		b    Bounds
+		q    *ir.Query
+		b    ir.Bounds
 		rank bool
 		want string
 		args int
 	}{
-		{"one row per unit", &Query{Table: "people", Where: sexF}, Bounds{1, 1}, false,
+		{"one row per unit", &ir.Query{Table: "people", Where: sexF}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false,
 			`SELECT COUNT(DISTINCT "id") FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?)`, 1},
-		{"clamped", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{4, 1}, false,
+		{"clamped", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{MaxRowsPerUnit: 4, MaxGroupsPerUnit: 1}, false,
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 4)), 0) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_g0 ORDER BY cw_g0`, 0},
-		{"ranked", &Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, Bounds{1, 2}, true,
+		{"ranked", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: sexF}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}, true,
 			`SELECT cw_g0, COUNT(*) FROM (SELECT * FROM (SELECT cw_g0, cw_n, ROW_NUMBER() OVER (PARTITION BY cw_u ORDER BY cw_r, cw_g0) AS cw_rank FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL AND ("sex" = ?) GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END)) WHERE cw_rank <= 2) GROUP BY cw_g0 ORDER BY cw_g0`, 2},
-		{"one cell per unit", &Query{Table: "people", GroupBy: []string{"age"}}, Bounds{3, 1}, true,
+		{"one cell per unit", &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1}, true,
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
 	}
 	for _, tc := range cases {
-		sql, args, err := compileBounded(people, tc.q, Needs{Bound: true}, tc.b, tc.rank, testSecret)
+		sql, args, err := sqlgen.SQLiteBounded(people, tc.q, ir.Needs{Bound: true}, tc.b, tc.rank, testSecret)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -94,10 +97,10 @@ func TestCompileBoundedSQL(t *testing.T) {
 			t.Errorf("%s:\n got %s (%d args)\nwant %s (%d args)", tc.name, sql, len(args), tc.want, tc.args)
 		}
 	}
-	if _, _, err := compileBounded(people, &Query{Table: "people"}, Needs{Key: true}, Bounds{1, 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
 		t.Errorf("keys under bounds: %v", err)
 	}
-	if _, _, err := compileBounded(people, &Query{Table: "people"}, Needs{}, Bounds{0, 1}, false, testSecret); err == nil {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, testSecret); err == nil {
 		t.Error("a bound of 0 was accepted")
 	}
 }
@@ -105,23 +108,23 @@ func TestCompileBoundedSQL(t *testing.T) {
 // TestCellRank: the rank depends on the secret, the unit and every group
 // value, and NULL is apart from the text "N;".
 func TestCellRank(t *testing.T) {
-	base := CellRank(testSecret, int64(7), "F", int64(30))
+	base := plan.CellRank(testSecret, int64(7), "F", int64(30))
 	for name, other := range map[string]int64{
-		"secret": CellRank([]byte("another secret"), int64(7), "F", int64(30)),
-		"unit":   CellRank(testSecret, int64(8), "F", int64(30)),
-		"group":  CellRank(testSecret, int64(7), "M", int64(30)),
-		"order":  CellRank(testSecret, int64(7), int64(30), "F"),
-		"null":   CellRank(testSecret, int64(7), nil, int64(30)),
-		"split":  CellRank(testSecret, int64(7), "F3", int64(0)),
+		"secret": plan.CellRank([]byte("another secret"), int64(7), "F", int64(30)),
+		"unit":   plan.CellRank(testSecret, int64(8), "F", int64(30)),
+		"group":  plan.CellRank(testSecret, int64(7), "M", int64(30)),
+		"order":  plan.CellRank(testSecret, int64(7), int64(30), "F"),
+		"null":   plan.CellRank(testSecret, int64(7), nil, int64(30)),
+		"split":  plan.CellRank(testSecret, int64(7), "F3", int64(0)),
 	} {
 		if other == base {
 			t.Errorf("changing the %s did not change the rank", name)
 		}
 	}
-	if CellRank(testSecret, nil, "N;") == CellRank(testSecret, nil, nil) {
+	if plan.CellRank(testSecret, nil, "N;") == plan.CellRank(testSecret, nil, nil) {
 		t.Error("NULL and the text N; rank alike")
 	}
-	if got, again := CellRank(testSecret, int64(7), "F"), CellRank(testSecret, int64(7), "F"); got != again {
+	if got, again := plan.CellRank(testSecret, int64(7), "F"), plan.CellRank(testSecret, int64(7), "F"); got != again {
 		t.Error(fmt.Sprint("rank not deterministic: ", got, again))
 	}
 }
@@ -131,18 +134,18 @@ func TestCellRank(t *testing.T) {
 // BenchmarkStoreBounded*/BenchmarkStoreCountOnly and
 // BenchmarkStoreBoundedGroupBy*/BenchmarkStoreGroupByCountOnly.
 func BenchmarkStoreBoundedOneRow(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Bound: true})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{Bound: true})
 }
 
 func BenchmarkStoreBoundedClamped(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 2}})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2}})
 }
 
 // benchByAge is a GROUP BY age over all rows, with age's domain declared.
-var benchByAge = &Query{Table: "people", GroupBy: []string{"age"}}
+var benchByAge = &ir.Query{Table: "people", GroupBy: []string{"age"}}
 
-func benchRunTable(b *testing.B, t *Table, q *Query, needs Needs) {
-	s, err := OpenStore(benchDB(b), StoreOptions{})
+func benchRunTable(b *testing.B, t *ir.Table, q *ir.Query, needs ir.Needs) {
+	s, err := OpenStore(benchDB(b), plan.StoreOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,20 +158,20 @@ func benchRunTable(b *testing.B, t *Table, q *Query, needs Needs) {
 	}
 }
 
-func ageDomainTable() *Table {
+func ageDomainTable() *ir.Table {
 	t := testPeopleTable()
-	t.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 89}
+	t.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 89}
 	return t
 }
 
 func BenchmarkStoreGroupByCountOnly(b *testing.B) {
-	benchRunTable(b, ageDomainTable(), benchByAge, Needs{})
+	benchRunTable(b, ageDomainTable(), benchByAge, ir.Needs{})
 }
 
 func BenchmarkStoreBoundedGroupByG1(b *testing.B) {
-	benchRunTable(b, ageDomainTable(), benchByAge, Needs{Bound: true})
+	benchRunTable(b, ageDomainTable(), benchByAge, ir.Needs{Bound: true})
 }
 
 func BenchmarkStoreBoundedGroupByAllCells(b *testing.B) {
-	benchRunTable(b, ageDomainTable(), benchByAge, Needs{Bound: true, Bounds: Bounds{MaxGroupsPerUnit: 90}})
+	benchRunTable(b, ageDomainTable(), benchByAge, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxGroupsPerUnit: 90}})
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"math/rand/v2"
 	"testing"
 
@@ -16,13 +17,13 @@ func TestSnapshotPathHonoursCancellation(t *testing.T) {
 	_, sqlRows := oneRowPerUnit(r, 200, 0)
 	_, fast := openBothPaths(t, sqlRows)
 	people := testPeopleTable()
-	q := &Query{Table: "people", Where: &Compare{Column: "age", Op: ">", Value: intLit(3)}}
-	if _, err := fast.Run(context.Background(), people, q, Needs{}, nil); err != nil {
+	q := &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(3)}}
+	if _, err := fast.Run(context.Background(), people, q, ir.Needs{}, nil); err != nil {
 		t.Fatal(err) // reads the table into memory
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := fast.Run(ctx, people, q, Needs{}, nil)
+	_, err := fast.Run(ctx, people, q, ir.Needs{}, nil)
 	if got := pgerror.SQLState(err); got != pgerror.QueryCanceled {
 		t.Errorf("cancelled statement: SQLSTATE %q (%v), want %s", got, err, pgerror.QueryCanceled)
 	}

@@ -3,6 +3,10 @@ package planner
 import (
 	"cmp"
 	"context"
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/snapshot"
+	"countwall/planner/sqlgen"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -89,9 +93,9 @@ func diffRows(r *rand.Rand, n int) []diffRow {
 // predGen builds random predicates over the generated table.
 type predGen struct{ r *rand.Rand }
 
-func (g predGen) intLit() Literal { return intLit(int64(g.r.IntN(14) - 2)) }
+func (g predGen) intLit() ir.Literal { return intLit(int64(g.r.IntN(14) - 2)) }
 
-func (g predGen) textLit() Literal {
+func (g predGen) textLit() ir.Literal {
 	vals := []string{"F", "M", "X", "f", "", "North", "north", "South", "a_b", "East", "O'Brien", "N", "Z"}
 	return textLit(vals[g.r.IntN(len(vals))])
 }
@@ -105,89 +109,105 @@ func (g predGen) column() (name string, isInt bool) {
 	return c, c == "age" || c == "income"
 }
 
-func (g predGen) lit(isInt bool) Literal {
+func (g predGen) lit(isInt bool) ir.Literal {
 	if isInt {
 		return g.intLit()
 	}
 	return g.textLit()
 }
 
-func (g predGen) pred(depth int) Pred {
+func (g predGen) pred(depth int) ir.Pred {
 	if depth > 0 && g.r.IntN(3) > 0 {
 		switch g.r.IntN(3) {
 		case 0:
-			return &And{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
+			return &ir.And{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
 		case 1:
-			return &Or{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
+			return &ir.Or{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
 		default:
-			return &Not{Inner: g.pred(depth - 1)}
+			return &ir.Not{Inner: g.pred(depth - 1)}
 		}
 	}
 	return g.leaf()
 }
 
-func (g predGen) leaf() Pred {
+// leafKind is a predicate kind the differential test draws beside the
+// built-in ones: how to draw one, and what it means in Go (ok false for a
+// predicate of another kind). A new kind registers one from its own test
+// file (derived_test.go is one) and is then run through every backend
+// without this file changing.
+type leafKind struct {
+	draw func(g predGen) ir.Pred
+	eval func(p ir.Pred, row diffRow) (t tri, ok bool)
+}
+
+// leafKinds are the registered kinds.
+var leafKinds []leafKind
+
+func (g predGen) leaf() ir.Pred {
 	col, isInt := g.column()
+	if len(leafKinds) > 0 && g.r.IntN(7) == 0 {
+		return leafKinds[g.r.IntN(len(leafKinds))].draw(g)
+	}
 	switch g.r.IntN(6) {
 	case 0:
-		return &Compare{Column: col, Op: g.ops(), Value: g.lit(isInt)}
+		return &ir.Compare{Column: col, Op: g.ops(), Value: g.lit(isInt)}
 	case 1:
-		return &Between{Column: col, Lo: g.lit(isInt), Hi: g.lit(isInt), Negate: g.r.IntN(2) == 0}
+		return &ir.Between{Column: col, Lo: g.lit(isInt), Hi: g.lit(isInt), Negate: g.r.IntN(2) == 0}
 	case 2:
-		vals := make([]Literal, 1+g.r.IntN(4))
+		vals := make([]ir.Literal, 1+g.r.IntN(4))
 		for i := range vals {
 			vals[i] = g.lit(isInt)
 		}
-		return &In{Column: col, Values: vals, Negate: g.r.IntN(2) == 0}
+		return &ir.In{Column: col, Values: vals, Negate: g.r.IntN(2) == 0}
 	case 3:
-		return &IsNull{Column: col, Negate: g.r.IntN(2) == 0}
+		return &ir.IsNull{Column: col, Negate: g.r.IntN(2) == 0}
 	case 4:
 		patterns := []string{"%", "N%", "n%", "%th", "_ast", `a\_b`, `a\%b`, "a_b", "%'%", "", "_", "%o%"}
 		text := []string{"sex", "suburb"}[g.r.IntN(2)]
-		return &Like{Column: text, Pattern: patterns[g.r.IntN(len(patterns))], Negate: g.r.IntN(2) == 0}
+		return &ir.Like{Column: text, Pattern: patterns[g.r.IntN(len(patterns))], Negate: g.r.IntN(2) == 0}
 	default:
-		return &MathCompare{Expr: g.expr(), Op: g.ops(), Value: g.intLit()}
+		return &ir.MathCompare{Expr: g.expr(), Op: g.ops(), Value: g.intLit()}
 	}
 }
 
 // expr is an integer-valued expression over one column.
-func (g predGen) expr() Expr {
-	num := func() Expr { return &NumberLit{Value: intLit(int64(1 + g.r.IntN(4)))} }
+func (g predGen) expr() ir.Expr {
+	num := func() ir.Expr { return &ir.NumberLit{Value: intLit(int64(1 + g.r.IntN(4)))} }
 	intCol := []string{"age", "income"}[g.r.IntN(2)]
 	switch g.r.IntN(5) {
 	case 0:
 		op := []string{"+", "-", "*", "/", "%"}[g.r.IntN(5)]
-		return &BinaryExpr{Op: op, Left: &ColumnRef{Column: intCol}, Right: num()}
+		return &ir.BinaryExpr{Op: op, Left: &ir.ColumnRef{Column: intCol}, Right: num()}
 	case 1:
-		return &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: intCol}, Right: num()}}}
+		return &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: intCol}, Right: num()}}}
 	case 2:
-		return &FuncCall{Name: "length", Args: []Expr{&ColumnRef{Column: "suburb"}}}
+		return &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.ColumnRef{Column: "suburb"}}}
 	case 3:
-		return &FuncCall{Name: "length", Args: []Expr{&FuncCall{Name: "upper", Args: []Expr{&ColumnRef{Column: "sex"}}}}}
+		return &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.FuncCall{Name: "upper", Args: []ir.Expr{&ir.ColumnRef{Column: "sex"}}}}}
 	default:
-		return &BinaryExpr{Op: "*", Left: &BinaryExpr{Op: "+", Left: &ColumnRef{Column: intCol}, Right: num()}, Right: num()}
+		return &ir.BinaryExpr{Op: "*", Left: &ir.BinaryExpr{Op: "+", Left: &ir.ColumnRef{Column: intCol}, Right: num()}, Right: num()}
 	}
 }
 
 // evalPred is SQL's WHERE semantics in Go.
-func evalPred(p Pred, row diffRow) tri {
+func evalPred(p ir.Pred, row diffRow) tri {
 	switch p := p.(type) {
-	case *And:
+	case *ir.And:
 		return triAnd(evalPred(p.Left, row), evalPred(p.Right, row))
-	case *Or:
+	case *ir.Or:
 		return triOr(evalPred(p.Left, row), evalPred(p.Right, row))
-	case *Not:
+	case *ir.Not:
 		return triNot(evalPred(p.Inner, row))
-	case *Compare:
+	case *ir.Compare:
 		return compareValues(row[p.Column], p.Op, p.Value.Value())
-	case *Between:
+	case *ir.Between:
 		x := row[p.Column]
 		t := triAnd(compareValues(x, ">=", p.Lo.Value()), compareValues(x, "<=", p.Hi.Value()))
 		if p.Negate {
 			return triNot(t)
 		}
 		return t
-	case *In:
+	case *ir.In:
 		x := row[p.Column]
 		if x == nil {
 			return triUnknown
@@ -200,16 +220,21 @@ func evalPred(p Pred, row diffRow) tri {
 			return triNot(t)
 		}
 		return t
-	case *IsNull:
+	case *ir.IsNull:
 		return triOf((row[p.Column] == nil) != p.Negate)
-	case *Like:
+	case *ir.Like:
 		x := row[p.Column]
 		if x == nil {
 			return triUnknown
 		}
 		return triOf(likeMatch(x.(string), p.Pattern) != p.Negate)
-	case *MathCompare:
+	case *ir.MathCompare:
 		return compareValues(evalExpr(p.Expr, row), p.Op, p.Value.Value())
+	}
+	for _, k := range leafKinds {
+		if t, ok := k.eval(p, row); ok {
+			return t
+		}
 	}
 	panic(fmt.Sprintf("evalPred: %T", p))
 }
@@ -256,13 +281,13 @@ func cmpInt(a, b int64) int {
 
 // evalExpr evaluates an expression; NULL in gives NULL out. The generator
 // never divides by zero. Go's / and % truncate toward zero as SQLite's do.
-func evalExpr(e Expr, row diffRow) any {
+func evalExpr(e ir.Expr, row diffRow) any {
 	switch e := e.(type) {
-	case *ColumnRef:
+	case *ir.ColumnRef:
 		return row[e.Column]
-	case *NumberLit:
+	case *ir.NumberLit:
 		return e.Value.Value()
-	case *BinaryExpr:
+	case *ir.BinaryExpr:
 		l, r := evalExpr(e.Left, row), evalExpr(e.Right, row)
 		if l == nil || r == nil {
 			return nil
@@ -280,7 +305,7 @@ func evalExpr(e Expr, row diffRow) any {
 		case "%":
 			return a % b
 		}
-	case *FuncCall:
+	case *ir.FuncCall:
 		arg := evalExpr(e.Args[0], row)
 		if arg == nil {
 			return nil
@@ -341,7 +366,7 @@ type goCell struct {
 func (c *goCell) key() uint32 {
 	var k uint32
 	for u := range c.units {
-		k += RecordKey(testSecret, u)
+		k += plan.RecordKey(testSecret, u)
 	}
 	return k
 }
@@ -353,31 +378,31 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning", "snapshot-rows-only"} {
 		t.Run(path, func(t *testing.T) {
 			if path == "snapshot-never-scanning" { // every leaf reads listed or masked rows one by one
-				defer func(old int64) { sparseShare = old }(sparseShare)
-				sparseShare = 0
+				defer func(old int64) { snapshot.SparseShare = old }(snapshot.SparseShare)
+				snapshot.SparseShare = 0
 			}
 			if path == "snapshot-rows-only" { // one-condition counts visit rows too
-				defer func(old bool) { oneConditionTallies = old }(oneConditionTallies)
-				oneConditionTallies = false
+				defer func(old bool) { snapshot.OneConditionTallies = old }(snapshot.OneConditionTallies)
+				snapshot.OneConditionTallies = false
 			}
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := diffRows(r, 400)
-			s := openDiffStore(t, rows, StoreOptions{NoSnapshot: path == "sqlite"})
+			s := openDiffStore(t, rows, plan.StoreOptions{NoSnapshot: path == "sqlite"})
 			differentialRandomPredicates(t, s, r, rows, path != "sqlite")
 		})
 	}
 }
 
 // hasMath reports whether a predicate holds a MathCompare.
-func hasMath(p Pred) bool {
+func hasMath(p ir.Pred) bool {
 	switch p := p.(type) {
-	case *And:
+	case *ir.And:
 		return hasMath(p.Left) || hasMath(p.Right)
-	case *Or:
+	case *ir.Or:
 		return hasMath(p.Left) || hasMath(p.Right)
-	case *Not:
+	case *ir.Not:
 		return hasMath(p.Inner)
-	case *MathCompare:
+	case *ir.MathCompare:
 		return true
 	}
 	return false
@@ -385,20 +410,12 @@ func hasMath(p Pred) bool {
 
 // runPath answers q through the snapshot when snapshot is set (failing the
 // test if it declines a predicate without math), else through SQLite.
-func runPath(t *testing.T, s *Store, snapshot bool, tbl *Table, q *Query, needs Needs, secret []byte) (*Result, error) {
+func runPath(t *testing.T, s *Store, snapshot bool, tbl *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
 	t.Helper()
 	if !snapshot || hasMath(q.Where) {
 		return s.Run(context.Background(), tbl, q, needs, secret)
 	}
-	snap, err := s.snaps.current(context.Background(), tbl.Name)
-	if err != nil || snap == nil {
-		t.Fatalf("no snapshot: %v", err)
-	}
-	shape, err := newCellShape(tbl, q)
-	if err != nil {
-		return nil, err
-	}
-	res, ok, err := snap.answer(tbl, q, needs, secret, shape)
+	res, ok, err := s.snap.Answer(context.Background(), tbl, q, needs, secret)
 	if !ok {
 		t.Fatalf("the snapshot declined %s", debugSQL(tbl, q))
 	}
@@ -416,14 +433,14 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		where := gen.pred(3)
 		// Expected figures per sex group (and for the whole table under "").
 		total := &goCell{units: map[int64]bool{}}
-		bySex := map[GroupValue]*goCell{}
+		bySex := map[ir.GroupValue]*goCell{}
 		for _, row := range rows {
 			if evalPred(where, row) != triTrue {
 				continue
 			}
-			g := GroupValue{Null: true}
+			g := ir.GroupValue{Null: true}
 			if sex, ok := row["sex"].(string); ok {
-				g = GroupValue{Text: sex}
+				g = ir.GroupValue{Text: sex}
 			}
 			if bySex[g] == nil {
 				bySex[g] = &goCell{units: map[int64]bool{}}
@@ -441,8 +458,8 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 			matchedNone++
 		}
 
-		q := &Query{Table: "people", Where: where}
-		res, err := runPath(t, s, snapshot, people, q, Needs{}, nil)
+		q := &ir.Query{Table: "people", Where: where}
+		res, err := runPath(t, s, snapshot, people, q, ir.Needs{}, nil)
 		if err != nil {
 			t.Fatalf("predicate %d: %v\n%s", i, err, debugSQL(people, q))
 		}
@@ -455,8 +472,8 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		}
 		// A quarter of the predicates also check units, keys, COUNT(DISTINCT)
 		// and a GROUP BY.
-		dq := &Query{Table: "people", Agg: CountDistinct, Where: where}
-		res, err = runPath(t, s, snapshot, people, dq, Needs{Key: true}, testSecret)
+		dq := &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: where}
+		res, err = runPath(t, s, snapshot, people, dq, ir.Needs{Key: true}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,8 +481,8 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		if n := int64(len(total.units)); c.Count != n || c.Units != n || c.Key != total.key() {
 			t.Errorf("predicate %d: distinct %d, units %d, key %d; Go says %d units, key %d", i, c.Count, c.Units, c.Key, n, total.key())
 		}
-		gq := &Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
-		res, err = runPath(t, s, snapshot, people, gq, Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
+		gq := &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
+		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -496,8 +513,8 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 	t.Logf("%d predicates matched rows, %d matched none", matchedSome, matchedNone)
 }
 
-func debugSQL(t *Table, q *Query) string {
-	sql, args := Compile(t, q, Needs{})
+func debugSQL(t *ir.Table, q *ir.Query) string {
+	sql, args := sqlgen.Compile(t, q, ir.Needs{})
 	return fmt.Sprintf("%s %v", sql, args)
 }
 
@@ -518,7 +535,7 @@ func TestDifferentialLikeReference(t *testing.T) {
 }
 
 // openDiffStore writes the generated rows to a fresh file and opens it.
-func openDiffStore(t *testing.T, rows []diffRow, opts StoreOptions) *Store {
+func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "diff.db")
 	sqlRows := make([][]any, len(rows))
@@ -540,7 +557,7 @@ func openDiffStore(t *testing.T, rows []diffRow, opts StoreOptions) *Store {
 // rows without a unit left out, each (cell, unit) pair clamped at C rows (1
 // for COUNT(DISTINCT)), and, when rank, each unit kept in the G cells of
 // smallest CellRank. Cells are keyed by groupKey; group is the column (or "").
-func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b Bounds, rank bool) map[string]int64 {
+func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKind, b ir.Bounds, rank bool) map[string]int64 {
 	type pair struct {
 		cell  string
 		value any
@@ -556,13 +573,13 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 		cell := ""
 		if group != "" {
 			value = row[group]
-			g := GroupValue{Null: true}
+			g := ir.GroupValue{Null: true}
 			if s, ok := value.(string); ok {
-				g = GroupValue{Text: s}
+				g = ir.GroupValue{Text: s}
 			} else if n, ok := value.(int64); ok {
-				g = GroupValue{Text: fmt.Sprint(n)}
+				g = ir.GroupValue{Text: fmt.Sprint(n)}
 			}
-			cell = groupKey([]GroupValue{g})
+			cell = plan.GroupKey([]ir.GroupValue{g})
 		}
 		found := false
 		for _, p := range byUnit[unit] {
@@ -583,12 +600,12 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 				if group != "" {
 					ga, gb = []any{a.value}, []any{b.value}
 				}
-				return cmp.Compare(CellRank(testSecret, unit, ga...), CellRank(testSecret, unit, gb...))
+				return cmp.Compare(plan.CellRank(testSecret, unit, ga...), plan.CellRank(testSecret, unit, gb...))
 			})
 			pairs = pairs[:min(int64(len(pairs)), b.MaxGroupsPerUnit)]
 		}
 		for _, p := range pairs {
-			if agg == CountDistinct {
+			if agg == ir.CountDistinct {
 				out[p.cell]++
 			} else {
 				out[p.cell] += min(p.rows, b.MaxRowsPerUnit)
@@ -609,10 +626,10 @@ func boundedReference(rows []diffRow, where Pred, group string, agg AggKind, b B
 func TestDifferentialBoundedCounts(t *testing.T) {
 	for _, backend := range []struct {
 		name string
-		opts StoreOptions
+		opts plan.StoreOptions
 		path string
 		min  int // of the 120 runs; the snapshot declines some predicates
-	}{{"sqlite", StoreOptions{NoSnapshot: true}, PathSQLite, 120}, {"snapshot", StoreOptions{}, PathSnapshot, 80}} {
+	}{{"sqlite", plan.StoreOptions{NoSnapshot: true}, ir.PathSQLite, 120}, {"snapshot", plan.StoreOptions{}, ir.PathSnapshot, 80}} {
 		t.Run(backend.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(20240611, 13))
 			rows := diffRows(r, 400)
@@ -630,49 +647,49 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow) map[string]int {
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
-	withDomain.Columns["sex"] = &Column{Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M", "X"}}}
-	withDomain.Columns["age"] = &Column{Name: "age", Type: TypeInt, Domain: &Domain{IsRange: true, Min: 0, Max: 9}}
+	withDomain.Columns["sex"] = &ir.Column{Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M", "X"}}}
+	withDomain.Columns["age"] = &ir.Column{Name: "age", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 9}}
 	gen := predGen{r: r}
 	ctx := context.Background()
 
 	type variant struct {
-		table *Table
+		table *ir.Table
 		group string
-		agg   AggKind
-		b     Bounds
+		agg   ir.AggKind
+		b     ir.Bounds
 	}
 	var variants []variant
-	for _, b := range []Bounds{{1, 1}, {2, 1}, {3, 2}, {1, 3}, {2, 20}} {
+	for _, b := range []ir.Bounds{{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, {MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, {MaxRowsPerUnit: 3, MaxGroupsPerUnit: 2}, {MaxRowsPerUnit: 1, MaxGroupsPerUnit: 3}, {MaxRowsPerUnit: 2, MaxGroupsPerUnit: 20}} {
 		variants = append(variants,
-			variant{plain, "", CountRows, b},
-			variant{plain, "sex", CountRows, b},
-			variant{withDomain, "sex", CountRows, b},
-			variant{withDomain, "age", CountRows, b},
-			variant{withDomain, "age", CountDistinct, b},
+			variant{plain, "", ir.CountRows, b},
+			variant{plain, "sex", ir.CountRows, b},
+			variant{withDomain, "sex", ir.CountRows, b},
+			variant{withDomain, "age", ir.CountRows, b},
+			variant{withDomain, "age", ir.CountDistinct, b},
 		)
 	}
 	var ranked, clamped int
 	paths := map[string]int{}
 	for i := range 60 {
-		var where Pred
+		var where ir.Pred
 		if i > 0 {
 			where = gen.pred(2)
 		}
 		v := variants[i%len(variants)]
 		for _, v := range []variant{v, variants[(i*7+3)%len(variants)]} {
-			q := &Query{Table: "people", Agg: v.agg, Where: where}
+			q := &ir.Query{Table: "people", Agg: v.agg, Where: where}
 			if v.group != "" {
 				q.GroupBy = []string{v.group}
 			}
-			res, err := s.Run(ctx, v.table, q, Needs{Bound: true, Bounds: v.b, Units: i%2 == 0}, testSecret)
+			res, err := s.Run(ctx, v.table, q, ir.Needs{Bound: true, Bounds: v.b, Units: i%2 == 0}, testSecret)
 			if err != nil {
 				t.Fatalf("predicate %d: %v", i, err)
 			}
-			shape, err := newCellShape(v.table, q)
+			shape, err := plan.NewShape(v.table, q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, rank := effectiveBounds(v.table, q, Needs{Bound: true, Bounds: v.b}, shape)
+			want, rank := plan.EffectiveBounds(v.table, q, ir.Needs{Bound: true, Bounds: v.b}, shape)
 			if res.Bounds != want {
 				t.Errorf("predicate %d %+v: bounds in force %+v, want %+v", i, v.b, res.Bounds, want)
 			}
@@ -680,7 +697,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			if rank {
 				ranked++
 			}
-			if v.b.MaxRowsPerUnit > 1 && v.agg == CountRows {
+			if v.b.MaxRowsPerUnit > 1 && v.agg == ir.CountRows {
 				clamped++
 			}
 			ref := boundedReference(rows, where, v.group, v.agg, v.b, rank)
@@ -688,7 +705,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			for _, c := range res.Cells {
 				k := ""
 				if v.group != "" {
-					k = groupKey(c.Group)
+					k = plan.GroupKey(c.Group)
 				}
 				if c.Count != ref[k] {
 					t.Errorf("predicate %d, group %q %+v, bounds %+v (rank %v): cell %s counts %d, Go counts %d",
@@ -703,7 +720,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			}
 			// Every non-zero cell of the reference is in the answer, except
 			// groups outside a declared domain.
-			if !shape.complete {
+			if !shape.Complete {
 				nonZero := 0
 				for _, n := range ref {
 					if n > 0 {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"math"
 	"math/big"
 	"slices"
@@ -17,7 +18,7 @@ import (
 
 // exactDecimal is a decimal literal's exact value, for an integer column; ok
 // is false when the literal is not a decimal (an integer literal, text).
-func exactDecimal(l Literal) (*big.Rat, bool) {
+func exactDecimal(l ir.Literal) (*big.Rat, bool) {
 	if !isDecimal(l) {
 		return nil, false
 	}
@@ -26,7 +27,7 @@ func exactDecimal(l Literal) (*big.Rat, bool) {
 }
 
 // isDecimal reports whether l is a number kept as its decimal text.
-func isDecimal(l Literal) bool { return l.Kind == LitFloat && l.Text != "" }
+func isDecimal(l ir.Literal) bool { return l.Kind == ir.LitFloat && l.Text != "" }
 
 var (
 	minInt64 = new(big.Int).SetInt64(math.MinInt64)
@@ -58,20 +59,20 @@ func integerBound(r *big.Rat, ceil bool) (n int64, below, above bool) {
 
 // never and notNull are the predicates a comparison with a bound outside
 // every integer comes to: no row, or every row whose value is not NULL.
-func never(col string) Pred {
-	return &And{Left: &IsNull{Column: col}, Right: &IsNull{Column: col, Negate: true}}
+func never(col string) ir.Pred {
+	return &ir.And{Left: &ir.IsNull{Column: col}, Right: &ir.IsNull{Column: col, Negate: true}}
 }
-func notNull(col string) Pred { return &IsNull{Column: col, Negate: true} }
+func notNull(col string) ir.Pred { return &ir.IsNull{Column: col, Negate: true} }
 
-func exactInt(n int64) Literal { return Literal{Kind: LitInt, Int: n} }
+func exactInt(n int64) ir.Literal { return ir.Literal{Kind: ir.LitInt, Int: n} }
 
 // exactCompare rewrites `col op decimal` on an integer column.
-func exactCompare(col, op string, r *big.Rat) Pred {
+func exactCompare(col, op string, r *big.Rat) ir.Pred {
 	if r.IsInt() {
 		n, below, above := integerBound(r, false)
 		switch {
 		case !below && !above:
-			return &Compare{Column: col, Op: op, Value: exactInt(n)}
+			return &ir.Compare{Column: col, Op: op, Value: exactInt(n)}
 		case op == "=":
 			return never(col)
 		case op == "<>":
@@ -98,7 +99,7 @@ func exactCompare(col, op string, r *big.Rat) Pred {
 
 // boundCompare is `col op n` for op <= or >=, where n may lie past the int64
 // range.
-func boundCompare(col, op string, n int64, below, above bool) Pred {
+func boundCompare(col, op string, n int64, below, above bool) ir.Pred {
 	switch {
 	case below:
 		if op == "<=" {
@@ -111,12 +112,12 @@ func boundCompare(col, op string, n int64, below, above bool) Pred {
 		}
 		return notNull(col)
 	}
-	return &Compare{Column: col, Op: op, Value: exactInt(n)}
+	return &ir.Compare{Column: col, Op: op, Value: exactInt(n)}
 }
 
 // exactIn keeps the values of an IN list that an integer can equal; a list
 // left empty matches no row (IN) or every non-NULL row (NOT IN).
-func exactIn(in *In) Pred {
+func exactIn(in *ir.In) ir.Pred {
 	if len(in.Values) > 0 && !slices.ContainsFunc(in.Values, isDecimal) {
 		return in // integers all: nothing to rewrite
 	}
@@ -133,7 +134,7 @@ func exactIn(in *In) Pred {
 	}
 	switch {
 	case len(kept) > 0:
-		return &In{Column: in.Column, Values: kept, Negate: in.Negate}
+		return &ir.In{Column: in.Column, Values: kept, Negate: in.Negate}
 	case in.Negate:
 		return notNull(in.Column)
 	}
@@ -142,7 +143,7 @@ func exactIn(in *In) Pred {
 
 // exactBetween turns the bounds of a BETWEEN on an integer column into
 // integers: lo up, hi down.
-func exactBetween(b *Between) Pred {
+func exactBetween(b *ir.Between) ir.Pred {
 	lo, hi := b.Lo, b.Hi
 	var loBelow, hiAbove bool
 	if r, ok := exactDecimal(lo); ok {
@@ -166,23 +167,23 @@ func exactBetween(b *Between) Pred {
 		}
 		return notNull(b.Column)
 	case loBelow:
-		return negateIf(&Compare{Column: b.Column, Op: "<=", Value: hi}, b.Negate)
+		return negateIf(&ir.Compare{Column: b.Column, Op: "<=", Value: hi}, b.Negate)
 	case hiAbove:
-		return negateIf(&Compare{Column: b.Column, Op: ">=", Value: lo}, b.Negate)
+		return negateIf(&ir.Compare{Column: b.Column, Op: ">=", Value: lo}, b.Negate)
 	}
-	return &Between{Column: b.Column, Lo: lo, Hi: hi, Negate: b.Negate}
+	return &ir.Between{Column: b.Column, Lo: lo, Hi: hi, Negate: b.Negate}
 }
 
-func emptyRange(b *Between) Pred {
+func emptyRange(b *ir.Between) ir.Pred {
 	if b.Negate {
 		return notNull(b.Column)
 	}
 	return never(b.Column)
 }
 
-func negateIf(p Pred, negate bool) Pred {
+func negateIf(p ir.Pred, negate bool) ir.Pred {
 	if negate {
-		return &Not{Inner: p}
+		return &ir.Not{Inner: p}
 	}
 	return p
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"countwall/ir"
+	"countwall/planner/plan"
 	"errors"
 	"strings"
 
@@ -39,8 +41,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	cat := &Catalog{Tables: map[string]*Table{"people": {Name: "people", PrivacyUnit: "id", Policy: DefaultPolicy(),
-		Columns: map[string]*Column{"id": {Name: "id", Type: TypeInt}, "age": {Name: "age", Type: TypeInt}}}}}
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": {Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{"id": {Name: "id", Type: ir.TypeInt}, "age": {Name: "age", Type: ir.TypeInt}}}}}
 
 	// count is the exact number of ages satisfying `age op v`.
 	count := func(op, v string) int64 {
@@ -58,7 +60,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 	values := []string{"30.00000000000000000001", "29.99999999999999999999", "1e-400", "-1e-400", "30", "30.0",
 		"30.5", "-0.5", "1e30", "-1e30", "9223372036854775807.5", "-9223372036854775808.5", "120.000000000000000001"}
 	ops := []string{"=", "<>", "<", "<=", ">", ">="}
-	for _, backend := range []StoreOptions{{NoSnapshot: true}, {}} {
+	for _, backend := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, backend)
 		if err != nil {
 			t.Fatal(err)
@@ -77,8 +79,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
-					q := stmt.(*Query)
-					res, err := store.Run(context.Background(), cat.Tables["people"], q, Needs{}, testSecret)
+					q := stmt.(*ir.Query)
+					res, err := store.Run(context.Background(), cat.Tables["people"], q, ir.Needs{}, testSecret)
 					if err != nil {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
@@ -108,7 +110,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}
-			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*Query), Needs{}, testSecret)
+			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*ir.Query), ir.Needs{}, testSecret)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}
@@ -122,8 +124,8 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 // TestUnitInWhereSaysHowToAllowIt: the refusal of a condition on the
 // privacy unit names the policy key that allows it.
 func TestUnitInWhereSaysHowToAllowIt(t *testing.T) {
-	cat := &Catalog{Tables: map[string]*Table{"people": {Name: "people", PrivacyUnit: "id", Policy: DefaultPolicy(),
-		Columns: map[string]*Column{"id": {Name: "id", Type: TypeInt}}}}}
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": {Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{"id": {Name: "id", Type: ir.TypeInt}}}}}
 	_, err := Parse("SELECT COUNT(*) FROM people WHERE id <= 20000", nil, cat)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.InsufficientPrivilege || !strings.Contains(pe.Hint, "tables.people.policy.unit_in_where: true") {

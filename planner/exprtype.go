@@ -1,6 +1,9 @@
 package planner
 
-import "countwall/pgerror"
+import (
+	"countwall/ir"
+	"countwall/pgerror"
+)
 
 // The type checks PostgreSQL makes of an arithmetic condition before it
 // reads a row, made here too so that such a statement is refused as
@@ -14,64 +17,64 @@ import "countwall/pgerror"
 
 // funcArgType is the argument type an allowed function takes: text for the
 // string functions, a number (real or integer) for the others.
-func funcArgType(name string) ColumnType {
+func funcArgType(name string) ir.ColumnType {
 	switch name {
 	case "length", "lower", "upper":
-		return TypeText
+		return ir.TypeText
 	}
-	return TypeReal
+	return ir.TypeReal
 }
 
 // exprType is the type of an arithmetic expression's value.
-func (p *parser) exprType(e Expr) ColumnType {
+func (p *parser) exprType(e ir.Expr) ir.ColumnType {
 	switch x := e.(type) {
-	case *ColumnRef:
+	case *ir.ColumnRef:
 		return p.table.Columns[x.Column].Type
-	case *NumberLit:
-		if x.Value.Kind == LitInt {
-			return TypeInt
+	case *ir.NumberLit:
+		if x.Value.Kind == ir.LitInt {
+			return ir.TypeInt
 		}
-		return TypeReal
-	case *FuncCall:
+		return ir.TypeReal
+	case *ir.FuncCall:
 		switch x.Name {
 		case "length":
-			return TypeInt
+			return ir.TypeInt
 		case "lower", "upper":
-			return TypeText
+			return ir.TypeText
 		}
 		return p.exprType(x.Args[0])
-	case *BinaryExpr:
+	case *ir.BinaryExpr:
 		l, r := p.exprType(x.Left), p.exprType(x.Right)
-		if l == TypeReal || r == TypeReal {
-			return TypeReal
+		if l == ir.TypeReal || r == ir.TypeReal {
+			return ir.TypeReal
 		}
-		return TypeInt
+		return ir.TypeInt
 	}
-	return TypeReal
+	return ir.TypeReal
 }
 
 // checkArithmetic refuses arithmetic on text and a division or modulo by a
 // constant zero, as PostgreSQL does before any row matters.
-func (p *parser) checkArithmetic(op string, l, r Expr) error {
+func (p *parser) checkArithmetic(op string, l, r ir.Expr) error {
 	lt, rt := p.exprType(l), p.exprType(r)
-	if lt == TypeText || rt == TypeText {
+	if lt == ir.TypeText || rt == ir.TypeText {
 		return pgerror.Errorf(pgerror.UndefinedFunction, "operator does not exist: %s %s %s", pgTypeName(lt), op, pgTypeName(rt))
 	}
 	if op != "/" && op != "%" {
 		return nil
 	}
-	if n, ok := r.(*NumberLit); ok && ((n.Value.Kind == LitInt && n.Value.Int == 0) || (n.Value.Kind == LitFloat && n.Value.Float == 0)) {
+	if n, ok := r.(*ir.NumberLit); ok && ((n.Value.Kind == ir.LitInt && n.Value.Int == 0) || (n.Value.Kind == ir.LitFloat && n.Value.Float == 0)) {
 		return pgerror.Errorf(pgerror.DivisionByZero, "division by zero")
 	}
 	return nil
 }
 
 // pgTypeName names a column type as PostgreSQL's messages do.
-func pgTypeName(t ColumnType) string {
+func pgTypeName(t ir.ColumnType) string {
 	switch t {
-	case TypeInt:
+	case ir.TypeInt:
 		return "integer"
-	case TypeReal:
+	case ir.TypeReal:
 		return "double precision"
 	}
 	return "text"

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
+	"countwall/planner/plan"
 	"database/sql"
 	"path/filepath"
 	"reflect"
@@ -43,15 +45,15 @@ func writeStorageClasses(t *testing.T) string {
 	return path
 }
 
-func storageClassesTable(withDomains bool) *Table {
-	t := &Table{Name: "classes", PrivacyUnit: "id", Policy: DefaultPolicy(), Columns: map[string]*Column{
-		"id":  {Name: "id", Type: TypeInt},
-		"grp": {Name: "grp", Type: TypeText},
-		"num": {Name: "num", Type: TypeInt},
+func storageClassesTable(withDomains bool) *ir.Table {
+	t := &ir.Table{Name: "classes", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
+		"id":  {Name: "id", Type: ir.TypeInt},
+		"grp": {Name: "grp", Type: ir.TypeText},
+		"num": {Name: "num", Type: ir.TypeInt},
 	}}
 	if withDomains {
-		t.Columns["grp"].Domain = &Domain{Categories: []string{"1", "2"}}
-		t.Columns["num"].Domain = &Domain{IsRange: true, Min: 1, Max: 2}
+		t.Columns["grp"].Domain = &ir.Domain{Categories: []string{"1", "2"}}
+		t.Columns["num"].Domain = &ir.Domain{IsRange: true, Min: 1, Max: 2}
 	}
 	return t
 }
@@ -62,19 +64,19 @@ func storageClassesTable(withDomains bool) *Table {
 // merged group and contribution bounds applied to a unit's rows together.
 func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 	path := writeStorageClasses(t)
-	g := func(s string) []GroupValue { return []GroupValue{{Text: s}} }
-	null := []GroupValue{{Null: true}}
+	g := func(s string) []ir.GroupValue { return []ir.GroupValue{{Text: s}} }
+	null := []ir.GroupValue{{Null: true}}
 	tests := []struct {
 		name    string
 		domains bool
-		q       *Query
-		needs   Needs
-		want    []Cell
+		q       *ir.Query
+		needs   ir.Needs
+		want    []ir.Cell
 	}{
 		{
 			name: "text column without a domain: one group per text, NULL first",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: null, Count: 1, Units: 1, InDomain: true},
 				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
@@ -83,16 +85,16 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 		},
 		{
 			name: "text column over a declared domain",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: g("1"), Count: 104, Units: 103, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
 			},
 		},
 		{
 			name: "integer column: numbers by value, text and blobs read as NULL",
-			q:    &Query{Table: "classes", GroupBy: []string{"num"}}, needs: Needs{Units: true},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"num"}}, needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: null, Count: 3, Units: 3, InDomain: true},
 				{Group: g("1"), Count: 102, Units: 101, InDomain: true},
 				{Group: g("2"), Count: 1, Units: 1, InDomain: true},
@@ -101,17 +103,17 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 		},
 		{
 			name: "count distinct units over a domain",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}, Agg: CountDistinct}, domains: true,
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}, Agg: ir.CountDistinct}, domains: true,
+			want: []ir.Cell{
 				{Group: g("1"), Count: 103, InDomain: true},
 				{Group: g("2"), Count: 1, InDomain: true},
 			},
 		},
 		{
 			name: "bounded: person 1's two rows in group 1 are clamped together",
-			q:    &Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true,
-			needs: Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}},
-			want: []Cell{
+			q:    &ir.Query{Table: "classes", GroupBy: []string{"grp"}}, domains: true,
+			needs: ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 2}},
+			want: []ir.Cell{
 				{Group: g("1"), Count: 103, InDomain: true},
 				{Group: g("2"), Count: 1, InDomain: true},
 			},
@@ -119,8 +121,8 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 	}
 	for _, backend := range []struct {
 		name string
-		opts StoreOptions
-	}{{"sqlite", StoreOptions{NoSnapshot: true}}, {"snapshot", StoreOptions{}}} {
+		opts plan.StoreOptions
+	}{{"sqlite", plan.StoreOptions{NoSnapshot: true}}, {"snapshot", plan.StoreOptions{}}} {
 		store, err := OpenStore(path, backend.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -138,23 +140,15 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 				if backend.name != "snapshot" {
 					return
 				}
-				if res.Path != PathSnapshot {
+				if res.Path != ir.PathSnapshot {
 					t.Fatalf("answered on the %s path, want the snapshot's", res.Path)
 				}
 				if tc.needs.Bound {
 					return
 				}
 				// The snapshot itself must answer, not decline to SQLite.
-				snap, err := store.snaps.current(context.Background(), "classes")
-				if err != nil || snap == nil {
-					t.Fatalf("no snapshot: %v", err)
-				}
 				tbl := storageClassesTable(tc.domains)
-				shape, err := newCellShape(tbl, tc.q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				direct, ok, err := snap.answer(tbl, tc.q, tc.needs, testSecret, shape)
+				direct, ok, err := store.snap.Answer(context.Background(), tbl, tc.q, tc.needs, testSecret)
 				if err != nil || !ok {
 					t.Fatalf("the snapshot declined (%v, %v)", ok, err)
 				}
@@ -170,14 +164,14 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 // merged groups between the SQLite SQL and the snapshot.
 func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
 	path := writeStorageClasses(t)
-	q := &Query{Table: "classes", GroupBy: []string{"grp"}}
-	var got [2][]Cell
-	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
+	q := &ir.Query{Table: "classes", GroupBy: []string{"grp"}}
+	var got [2][]ir.Cell
+	for i, opts := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := store.Run(context.Background(), storageClassesTable(true), q, Needs{Key: true}, testSecret)
+		res, err := store.Run(context.Background(), storageClassesTable(true), q, ir.Needs{Key: true}, testSecret)
 		store.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -215,19 +209,19 @@ func TestRankedCellsMatchAcrossBackends(t *testing.T) {
 		}
 	}
 	db.Close()
-	var got [2][]Cell
-	for i, opts := range []StoreOptions{{NoSnapshot: true}, {}} {
+	var got [2][]ir.Cell
+	for i, opts := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		store, err := OpenStore(path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, col := range []string{"num", "grp"} {
-			q := &Query{Table: "classes", GroupBy: []string{col}}
-			res, err := store.Run(context.Background(), storageClassesTable(false), q, Needs{Bound: true, Bounds: Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, Units: true}, testSecret)
+			q := &ir.Query{Table: "classes", GroupBy: []string{col}}
+			res, err := store.Run(context.Background(), storageClassesTable(false), q, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, Units: true}, testSecret)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []string{PathSQLite, PathSnapshot}[i]; res.Path != want {
+			if want := []string{ir.PathSQLite, ir.PathSnapshot}[i]; res.Path != want {
 				t.Fatalf("%s: answered on the %s path, want %s", col, res.Path, want)
 			}
 			got[i] = append(got[i], res.Cells...)

@@ -1,8 +1,9 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -216,7 +217,7 @@ func settingName(toks []pglex.Token) (string, int) {
 // parseSet reads SET [SESSION | LOCAL] name {= | TO} value [, value ...] and
 // SET TIME ZONE value. A quoted value loses its quotes; a list is kept as
 // "a, b".
-func parseSet(toks []pglex.Token) (Statement, error) {
+func parseSet(toks []pglex.Token) (ir.Statement, error) {
 	toks = toks[1:]
 	if len(toks) > 0 && toks[0].Kind == pglex.Word && (toks[0].Text == "session" || toks[0].Text == "local") {
 		toks = toks[1:]
@@ -260,14 +261,14 @@ func parseSet(toks []pglex.Token) (Statement, error) {
 			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET %s needs a number in decimal or exponent form, such as 0.1 or 1e-6", name)
 		}
 	}
-	return &Set{Name: name, Value: value}, nil
+	return &ir.Set{Name: name, Value: value}, nil
 }
 
 // decimalRE is a number in plain decimal or exponent form: no hexadecimal,
 // no digit separators, no NaN or Infinity (which Go's ParseFloat would take).
 var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
-func parseShow(toks []pglex.Token) (Statement, error) {
+func parseShow(toks []pglex.Token) (ir.Statement, error) {
 	name, n := settingName(toks[1:])
 	if name == "" || n != len(toks)-1 {
 		return nil, pgerror.Errorf(pgerror.SyntaxError, "SHOW needs one setting name: SHOW budget")
@@ -276,7 +277,7 @@ func parseShow(toks []pglex.Token) (Statement, error) {
 	if name == "all" {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SHOW ALL is not supported; SHOW budget, epsilon, delta or mechanism")
 	}
-	return &Show{Name: name}, nil
+	return &ir.Show{Name: name}, nil
 }
 
 // namesCatalog reports whether a token names PostgreSQL's catalog, which

@@ -2,7 +2,9 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,24 +13,24 @@ import (
 // lexCatalog is the people table plus columns named by a reserved word
 // (default), a MySQL-only keyword (status) and one needing quotes for its
 // upper case in PostgreSQL's reading (none: catalog names are lower case).
-func lexCatalog() *Catalog {
+func lexCatalog() *ir.Catalog {
 	cat := testCatalog(nil)
 	cols := cat.Tables["people"].Columns
-	cols["default"] = &Column{Name: "default", Type: TypeText}
-	cols["status"] = &Column{Name: "status", Type: TypeText}
+	cols["default"] = &ir.Column{Name: "default", Type: ir.TypeText}
+	cols["status"] = &ir.Column{Name: "status", Type: ir.TypeText}
 	return cat
 }
 
 // TestPostgresLexicalRules: statements are read as PostgreSQL reads them.
 func TestPostgresLexicalRules(t *testing.T) {
-	eq := func(col, v string) Pred { return &Compare{Column: col, Op: "=", Value: textLit(v)} }
+	eq := func(col, v string) ir.Pred { return &ir.Compare{Column: col, Op: "=", Value: textLit(v)} }
 	tests := []struct {
 		name, sql string
-		where     Pred
+		where     ir.Pred
 	}{
 		{"backslash before the closing quote: the hostile interpolation",
 			`SELECT COUNT(*) FROM people WHERE sex = 'F\' AND suburb = ' OR age >= 0 --'`,
-			&And{Left: eq("sex", `F\`), Right: eq("suburb", " OR age >= 0 --")}},
+			&ir.And{Left: eq("sex", `F\`), Right: eq("suburb", " OR age >= 0 --")}},
 		{"backslash underscore is two characters", `SELECT COUNT(*) FROM people WHERE suburb = 'suburb\_0007'`, eq("suburb", `suburb\_0007`)},
 		{"string ending in a backslash", `SELECT COUNT(*) FROM people WHERE suburb = 'x\\'`, eq("suburb", `x\\`)},
 		{"doubled quote", `SELECT COUNT(*) FROM people WHERE suburb = 'O''Hara'`, eq("suburb", "O'Hara")},
@@ -53,7 +55,7 @@ func TestPostgresLexicalRules(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tc.sql, err)
 			}
-			q := st.(*Query)
+			q := st.(*ir.Query)
 			if !reflect.DeepEqual(q.Where, tc.where) {
 				t.Errorf("Parse(%q).Where = %#v, want %#v", tc.sql, q.Where, tc.where)
 			}
@@ -148,19 +150,19 @@ func TestNonFiniteParameters(t *testing.T) {
 func TestSetValues(t *testing.T) {
 	tests := []struct {
 		sql  string
-		want Set
+		want ir.Set
 	}{
-		{"SET epsilon = 0.5", Set{Name: "epsilon", Value: "0.5"}},
-		{"set EPSILON to '1e-3'", Set{Name: "epsilon", Value: "1e-3"}},
-		{"SET delta = 1E-6;", Set{Name: "delta", Value: "1E-6"}},
-		{"SET SESSION extra_float_digits = 3", Set{Name: "extra_float_digits", Value: "3"}},
-		{"SET extra_float_digits = -1", Set{Name: "extra_float_digits", Value: "-1"}},
-		{"SET DateStyle = 'ISO, MDY'", Set{Name: "datestyle", Value: "ISO, MDY"}},
-		{"SET datestyle TO ISO, MDY", Set{Name: "datestyle", Value: "ISO, MDY"}},
-		{"SET application_name = 'it''s -- mine'", Set{Name: "application_name", Value: "it's -- mine"}},
-		{"SET TIME ZONE 'UTC'", Set{Name: "timezone", Value: "UTC"}},
-		{"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", Set{Name: "characteristics", Value: "AS TRANSACTION READ ONLY"}},
-		{"SET search_path TO \"$user\", public", Set{Name: "search_path", Value: "$user, public"}},
+		{"SET epsilon = 0.5", ir.Set{Name: "epsilon", Value: "0.5"}},
+		{"set EPSILON to '1e-3'", ir.Set{Name: "epsilon", Value: "1e-3"}},
+		{"SET delta = 1E-6;", ir.Set{Name: "delta", Value: "1E-6"}},
+		{"SET SESSION extra_float_digits = 3", ir.Set{Name: "extra_float_digits", Value: "3"}},
+		{"SET extra_float_digits = -1", ir.Set{Name: "extra_float_digits", Value: "-1"}},
+		{"SET DateStyle = 'ISO, MDY'", ir.Set{Name: "datestyle", Value: "ISO, MDY"}},
+		{"SET datestyle TO ISO, MDY", ir.Set{Name: "datestyle", Value: "ISO, MDY"}},
+		{"SET application_name = 'it''s -- mine'", ir.Set{Name: "application_name", Value: "it's -- mine"}},
+		{"SET TIME ZONE 'UTC'", ir.Set{Name: "timezone", Value: "UTC"}},
+		{"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY", ir.Set{Name: "characteristics", Value: "AS TRANSACTION READ ONLY"}},
+		{"SET search_path TO \"$user\", public", ir.Set{Name: "search_path", Value: "$user, public"}},
 	}
 	for _, tc := range tests {
 		st, err := Parse(tc.sql, nil, testCatalog(nil))
@@ -168,7 +170,7 @@ func TestSetValues(t *testing.T) {
 			t.Errorf("Parse(%q): %v", tc.sql, err)
 			continue
 		}
-		if got, ok := st.(*Set); !ok || *got != tc.want {
+		if got, ok := st.(*ir.Set); !ok || *got != tc.want {
 			t.Errorf("Parse(%q) = %#v, want %#v", tc.sql, st, tc.want)
 		}
 	}
@@ -177,8 +179,8 @@ func TestSetValues(t *testing.T) {
 // TestNestingWithinSQLite: conditions nested just under the limit run in
 // SQLite (whose own limit is an expression depth of 1000).
 func TestNestingWithinSQLite(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
-	cat := &Catalog{Tables: map[string]*Table{"people": testPeopleTable()}}
+	s, _ := openTestStore(t, plan.StoreOptions{})
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": testPeopleTable()}}
 	// An even number of NOTs: the answer is the count of age = 30.
 	n := MaxNesting - 2
 	sql := "SELECT COUNT(*) FROM people WHERE " + strings.Repeat("NOT ", n) + "age = 30"
@@ -186,7 +188,7 @@ func TestNestingWithinSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%d NOTs: %v", n, err)
 	}
-	res, err := s.Run(context.Background(), cat.Tables["people"], st.(*Query), Needs{}, testSecret)
+	res, err := s.Run(context.Background(), cat.Tables["people"], st.(*ir.Query), ir.Needs{}, testSecret)
 	if err != nil {
 		t.Fatalf("%d NOTs in SQLite: %v", n, err)
 	}

@@ -2,7 +2,10 @@ package planner
 
 import (
 	"context"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/postgres"
 	"database/sql"
 	"math/rand/v2"
 	"os"
@@ -56,13 +59,13 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow, pgcrypto bool) *Store {
 	if pgcrypto {
 		url += "&countwall_keys=pgcrypto"
 	}
-	s, err := OpenStore(url, StoreOptions{})
+	s, err := OpenStore(url, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if s.pg.hmac != pgcrypto {
-		t.Fatalf("the store sees hmac() %v, with pgcrypto %v", s.pg.hmac, pgcrypto)
+	if s.sql.(*postgres.Store).KeysInDatabase() != pgcrypto {
+		t.Fatalf("the store sees hmac() %v, with pgcrypto %v", s.sql.(*postgres.Store).KeysInDatabase(), pgcrypto)
 	}
 	return s
 }
@@ -85,7 +88,7 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows); paths[PathPostgres] == 0 {
+	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows); paths[ir.PathPostgres] == 0 {
 		t.Errorf("no bounded run answered on PostgreSQL's path: %v", paths)
 	}
 }
@@ -94,7 +97,7 @@ func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 // by the server.
 func TestPostgresStoreIsReadOnly(t *testing.T) {
 	s := openPostgresDiffStore(t, nil, false)
-	_, err := s.db.ExecContext(context.Background(), `DELETE FROM people`)
+	_, err := s.db().ExecContext(context.Background(), `DELETE FROM people`)
 	if err == nil {
 		t.Fatal("a DELETE through the store's pool succeeded")
 	}
@@ -109,7 +112,7 @@ func TestPostgresKeysOption(t *testing.T) {
 		{"pgcrypto", "CREATE EXTENSION pgcrypto"},
 		{"sql", "use pgcrypto or firewall"},
 	} {
-		s, err := OpenStore(url+"&countwall_keys="+tc.param, StoreOptions{})
+		s, err := OpenStore(url+"&countwall_keys="+tc.param, plan.StoreOptions{})
 		if err == nil {
 			s.Close()
 			t.Errorf("countwall_keys=%s: opened", tc.param)
@@ -119,7 +122,7 @@ func TestPostgresKeysOption(t *testing.T) {
 			t.Errorf("countwall_keys=%s: %v, want it to say %q", tc.param, err, tc.want)
 		}
 	}
-	s, err := OpenStore(url+"&countwall_keys=firewall", StoreOptions{})
+	s, err := OpenStore(url+"&countwall_keys=firewall", plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

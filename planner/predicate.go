@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 )
 
 // pred converts a WHERE expression into the IR, enforcing the table's policy.
-func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
+func (p *parser) pred(e sqlparser.Expr) (ir.Pred, error) {
 	if err := p.deeper(); err != nil {
 		return nil, err
 	}
@@ -26,7 +27,7 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &And{Left: l, Right: r}, nil
+		return &ir.And{Left: l, Right: r}, nil
 	case *sqlparser.OrExpr:
 		if pol.Strict || !pol.AllowOr {
 			return nil, p.policyError("OR")
@@ -35,7 +36,7 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Or{Left: l, Right: r}, nil
+		return &ir.Or{Left: l, Right: r}, nil
 	case *sqlparser.NotExpr:
 		if pol.Strict || !pol.AllowNotEqual {
 			return nil, p.policyError("NOT")
@@ -44,7 +45,7 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Not{Inner: inner}, nil
+		return &ir.Not{Inner: inner}, nil
 	case *sqlparser.ComparisonExpr:
 		return p.comparison(x)
 	case *sqlparser.RangeCond:
@@ -56,9 +57,9 @@ func (p *parser) pred(e sqlparser.Expr) (Pred, error) {
 		}
 		switch x.Operator {
 		case sqlparser.IsNullStr:
-			return &IsNull{Column: col}, nil
+			return &ir.IsNull{Column: col}, nil
 		case sqlparser.IsNotNullStr:
-			return &IsNull{Column: col, Negate: true}, nil
+			return &ir.IsNull{Column: col, Negate: true}, nil
 		}
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not supported", strings.ToUpper(x.Operator))
 	case *sqlparser.ExistsExpr, *sqlparser.Subquery:
@@ -85,7 +86,7 @@ func (p *parser) deeper() error {
 }
 
 // both converts the two sides of AND or OR.
-func (p *parser) both(left, right sqlparser.Expr) (Pred, Pred, error) {
+func (p *parser) both(left, right sqlparser.Expr) (ir.Pred, ir.Pred, error) {
 	l, err := p.pred(left)
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +137,7 @@ func isLiteral(e sqlparser.Expr) bool {
 
 var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
-func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
+func (p *parser) comparison(x *sqlparser.ComparisonExpr) (ir.Pred, error) {
 	pol := p.table.Policy
 	if containsSubquery(x.Left) || containsSubquery(x.Right) {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
@@ -164,9 +165,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		if len(tuple) > pol.MaxInList {
 			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
 		}
-		in := &In{Column: col, Negate: op == sqlparser.NotInStr}
+		in := &ir.In{Column: col, Negate: op == sqlparser.NotInStr}
 		if len(tuple) > 0 {
-			in.Values = make([]Literal, 0, len(tuple))
+			in.Values = make([]ir.Literal, 0, len(tuple))
 		}
 		for _, v := range tuple {
 			lit, err := p.literal(v, col)
@@ -175,7 +176,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 			}
 			in.Values = append(in.Values, lit)
 		}
-		if p.table.Columns[col].Type == TypeInt {
+		if p.table.Columns[col].Type == ir.TypeInt {
 			return exactIn(in), nil
 		}
 		return in, nil
@@ -193,7 +194,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.table.Columns[col].Type != TypeText {
+		if p.table.Columns[col].Type != ir.TypeText {
 			return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
 		}
 		lit, err := p.literal(x.Right, col)
@@ -203,7 +204,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		if trailingEscape(lit.Text) {
 			return nil, pgerror.Errorf(pgerror.InvalidEscapeSequence, "LIKE pattern must not end with escape character")
 		}
-		return &Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
+		return &ir.Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
 	case "=", "<>", "<", "<=", ">", ">=":
 	default:
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
@@ -240,10 +241,10 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r, ok := exactDecimal(lit); ok && p.table.Columns[col].Type == TypeInt {
+		if r, ok := exactDecimal(lit); ok && p.table.Columns[col].Type == ir.TypeInt {
 			return exactCompare(col, op, r), nil
 		}
-		return &Compare{Column: col, Op: op, Value: lit}, nil
+		return &ir.Compare{Column: col, Op: op, Value: lit}, nil
 	}
 	if pol.Strict || !pol.AllowMath {
 		return nil, p.policyError("arithmetic and functions in conditions")
@@ -255,7 +256,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	if cols != 1 {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "an expression in a condition must use exactly one column")
 	}
-	if p.exprType(expr) == TypeText {
+	if p.exprType(expr) == ir.TypeText {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition may compare a number computed from a column, not text (lower and upper go inside length)")
 	}
 	p.leaves++
@@ -263,7 +264,7 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (Pred, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MathCompare{Expr: expr, Op: op, Value: lit}, nil
+	return &ir.MathCompare{Expr: expr, Op: op, Value: lit}, nil
 }
 
 func containsSubquery(e sqlparser.Expr) bool {
@@ -289,7 +290,7 @@ func containsSubquery(e sqlparser.Expr) bool {
 	return found
 }
 
-func (p *parser) between(x *sqlparser.RangeCond) (Pred, error) {
+func (p *parser) between(x *sqlparser.RangeCond) (ir.Pred, error) {
 	pol := p.table.Policy
 	if pol.Strict {
 		return nil, p.policyError("BETWEEN")
@@ -310,17 +311,17 @@ func (p *parser) between(x *sqlparser.RangeCond) (Pred, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.table.Columns[col].Type == TypeInt {
-		return exactBetween(&Between{Column: col, Lo: lo, Hi: hi, Negate: negate}), nil
+	if p.table.Columns[col].Type == ir.TypeInt {
+		return exactBetween(&ir.Between{Column: col, Lo: lo, Hi: hi, Negate: negate}), nil
 	}
-	return &Between{Column: col, Lo: lo, Hi: hi, Negate: negate}, nil
+	return &ir.Between{Column: col, Lo: lo, Hi: hi, Negate: negate}, nil
 }
 
 var allowedFuncs = map[string]int{"abs": 1, "round": 1, "floor": 1, "ceil": 1, "length": 1, "lower": 1, "upper": 1}
 
 // expr converts arithmetic over columns and literals; it returns how many
 // column references it holds.
-func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
+func (p *parser) expr(e sqlparser.Expr) (ir.Expr, int, error) {
 	if err := p.deeper(); err != nil {
 		return nil, 0, err
 	}
@@ -336,13 +337,13 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
 			return nil, 0, p.unitInWhere(name)
 		}
-		return &ColumnRef{Column: name}, 1, nil
+		return &ir.ColumnRef{Column: name}, 1, nil
 	case *sqlparser.SQLVal, *sqlparser.UnaryExpr:
 		lit, err := p.numberLiteral(x)
 		if err != nil {
 			return nil, 0, err
 		}
-		return &NumberLit{Value: lit}, 0, nil
+		return &ir.NumberLit{Value: lit}, 0, nil
 	case *sqlparser.BinaryExpr:
 		switch x.Operator {
 		case "+", "-", "*", "/", "%":
@@ -360,7 +361,7 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		if err := p.checkArithmetic(x.Operator, l, r); err != nil {
 			return nil, 0, err
 		}
-		return &BinaryExpr{Op: x.Operator, Left: l, Right: r}, lc + rc, nil
+		return &ir.BinaryExpr{Op: x.Operator, Left: l, Right: r}, lc + rc, nil
 	case *sqlparser.FuncExpr:
 		name := x.Name.Lowered()
 		arity, ok := allowedFuncs[name]
@@ -378,68 +379,68 @@ func (p *parser) expr(e sqlparser.Expr) (Expr, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if want := funcArgType(name); p.exprType(arg) != want && !(want == TypeReal && p.exprType(arg) == TypeInt) {
+		if want := funcArgType(name); p.exprType(arg) != want && !(want == ir.TypeReal && p.exprType(arg) == ir.TypeInt) {
 			return nil, 0, pgerror.Errorf(pgerror.UndefinedFunction, "function %s(%s) does not exist", name, pgTypeName(p.exprType(arg)))
 		}
-		return &FuncCall{Name: name, Args: []Expr{arg}}, n, nil
+		return &ir.FuncCall{Name: name, Args: []ir.Expr{arg}}, n, nil
 	}
 	return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "this expression is not supported in conditions")
 }
 
-func (p *parser) numberLiteral(e sqlparser.Expr) (Literal, error) {
-	lit, err := p.rawLiteral(e, TypeInt, "expression")
+func (p *parser) numberLiteral(e sqlparser.Expr) (ir.Literal, error) {
+	lit, err := p.rawLiteral(e, ir.TypeInt, "expression")
 	if err != nil {
-		return Literal{}, err
+		return ir.Literal{}, err
 	}
-	if lit.Kind == LitText {
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "an arithmetic condition must compare with a number")
+	if lit.Kind == ir.LitText {
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "an arithmetic condition must compare with a number")
 	}
 	return lit, nil
 }
 
 // literal converts a value compared with column col, checking its type.
-func (p *parser) literal(e sqlparser.Expr, col string) (Literal, error) {
+func (p *parser) literal(e sqlparser.Expr, col string) (ir.Literal, error) {
 	return p.rawLiteral(e, p.table.Columns[col].Type, col)
 }
 
-func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Literal, error) {
+func (p *parser) rawLiteral(e sqlparser.Expr, want ir.ColumnType, col string) (ir.Literal, error) {
 	neg := false
 	if u, ok := e.(*sqlparser.UnaryExpr); ok {
 		if u.Operator != sqlparser.UMinusStr && u.Operator != sqlparser.UPlusStr {
-			return Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported on values", u.Operator)
+			return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported on values", u.Operator)
 		}
 		neg, e = u.Operator == sqlparser.UMinusStr, u.Expr
 	}
 	switch v := e.(type) {
 	case *sqlparser.NullVal:
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
 	case sqlparser.BoolVal:
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "boolean values are not supported (column %q)", col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "boolean values are not supported (column %q)", col)
 	case *sqlparser.SQLVal:
 		switch v.Type {
 		case sqlparser.ValArg:
 			return p.param(string(v.Val), want, col, neg)
 		case sqlparser.StrVal:
 			if neg {
-				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text")
+				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text")
 			}
-			if want == TypeInt {
+			if want == ir.TypeInt {
 				// As in PostgreSQL, a quoted literal takes the column's type
 				// ('40' for an integer column; drivers that interpolate
 				// parameters client-side send numbers so), and one that does
 				// not read as an integer is invalid input for it.
 				return integerInput(strings.TrimSpace(string(v.Val)), col, "")
 			}
-			if want != TypeText {
+			if want != ir.TypeText {
 				if lit, err := numberFromText(strings.TrimSpace(string(v.Val)), want, col); err == nil {
 					return lit, nil
 				}
-				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
+				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
 			}
-			return Literal{Kind: LitText, Text: string(v.Val)}, nil
+			return ir.Literal{Kind: ir.LitText, Text: string(v.Val)}, nil
 		case sqlparser.IntVal, sqlparser.FloatVal:
-			if want == TypeText {
-				return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
+			if want == ir.TypeText {
+				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
 			}
 			if v.Type == sqlparser.IntVal && digitsOnly(v.Val) {
 				// The common case, read without the text's copy.
@@ -457,42 +458,42 @@ func (p *parser) rawLiteral(e sqlparser.Expr, want ColumnType, col string) (Lite
 			return numberFromText(s, want, col)
 		}
 	}
-	return Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "only constant values may be compared with column %q", col)
+	return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "only constant values may be compared with column %q", col)
 }
 
-func numberFromText(s string, want ColumnType, col string) (Literal, error) {
+func numberFromText(s string, want ir.ColumnType, col string) (ir.Literal, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return integerLiteral(n, want), nil // [+-]digits: a valid, finite number
 	}
 	if nonFinite(s) {
 		// 'NaN' and 'Infinity' read as numbers in Go but compare with nothing
 		// in SQLite the way PostgreSQL would; refused like any non-number.
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a value that is not a finite number", col, want)
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a value that is not a finite number", col, want)
 	}
 	if !decimalRE.MatchString(s) {
-		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
 	}
-	if want == TypeInt {
+	if want == ir.TypeInt {
 		// Kept exact (see exact.go): the comparison is rewritten into an
 		// integer one, so the float64 below is never compared.
 		if _, ok := new(big.Rat).SetString(s); ok {
 			f, _ := strconv.ParseFloat(s, 64)
-			return Literal{Kind: LitFloat, Float: f, Text: s}, nil
+			return ir.Literal{Kind: ir.LitFloat, Float: f, Text: s}, nil
 		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
 	}
-	return Literal{Kind: LitFloat, Float: f}, nil
+	return ir.Literal{Kind: ir.LitFloat, Float: f}, nil
 }
 
 // integerLiteral is an integer compared with a column of type want.
-func integerLiteral(n int64, want ColumnType) Literal {
-	if want == TypeReal {
-		return Literal{Kind: LitFloat, Float: float64(n)}
+func integerLiteral(n int64, want ir.ColumnType) ir.Literal {
+	if want == ir.TypeReal {
+		return ir.Literal{Kind: ir.LitFloat, Float: float64(n)}
 	}
-	return Literal{Kind: LitInt, Int: n}
+	return ir.Literal{Kind: ir.LitInt, Int: n}
 }
 
 // digitsOnly reports whether b is one or more ASCII digits.
@@ -506,10 +507,10 @@ func digitsOnly(b []byte) bool {
 }
 
 // param binds placeholder :vN to the N-th argument, typed by the column.
-func (p *parser) param(name string, want ColumnType, col string, neg bool) (Literal, error) {
+func (p *parser) param(name string, want ir.ColumnType, col string, neg bool) (ir.Literal, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(name, ":v"))
 	if err != nil || n < 1 {
-		return Literal{}, pgerror.Errorf(pgerror.SyntaxError, "bad parameter placeholder")
+		return ir.Literal{}, pgerror.Errorf(pgerror.SyntaxError, "bad parameter placeholder")
 	}
 	for len(p.paramTypes) < n {
 		p.paramTypes = append(p.paramTypes, nil)
@@ -517,36 +518,36 @@ func (p *parser) param(name string, want ColumnType, col string, neg bool) (Lite
 	t := want
 	p.paramTypes[n-1] = &t
 	if !p.bind {
-		if want == TypeText {
-			return Literal{Kind: LitText}, nil
+		if want == ir.TypeText {
+			return ir.Literal{Kind: ir.LitText}, nil
 		}
-		return Literal{Kind: LitInt}, nil
+		return ir.Literal{Kind: ir.LitInt}, nil
 	}
 	arg := p.args[n-1]
 	if arg == nil {
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
 	}
-	if want == TypeText {
+	if want == ir.TypeText {
 		if neg {
-			return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
+			return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
 		}
-		return Literal{Kind: LitText, Text: *arg}, nil
+		return ir.Literal{Kind: ir.LitText, Text: *arg}, nil
 	}
 	s := strings.TrimSpace(*arg)
 	if neg {
 		s = "-" + s
 	}
-	if want == TypeInt {
+	if want == ir.TypeInt {
 		// PostgreSQL types the parameter as the column (bigint) and reads
 		// it with the integer input function.
 		return integerInput(s, col, fmt.Sprintf("parameter $%d", n))
 	}
 	if nonFinite(s) {
-		return Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is not a finite number, but column %q is %s", n, col, want)
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is not a finite number, but column %q is %s", n, col, want)
 	}
 	lit, err := numberFromText(s, want, col)
 	if err != nil {
-		return Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d is not a valid %s for column %q", n, want, col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d is not a valid %s for column %q", n, want, col)
 	}
 	return lit, nil
 }
@@ -574,18 +575,18 @@ func trailingEscape(pattern string) bool {
 // integerInput reads a quoted value or a parameter compared with an integer
 // column as PostgreSQL's bigint input does: an optional sign and digits,
 // 22003 beyond the int64 range, 22P02 for anything else.
-func integerInput(s, col, what string) (Literal, error) {
+func integerInput(s, col, what string) (ir.Literal, error) {
 	if what == "" {
 		what = "the value"
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
 	switch {
 	case err == nil && !strings.HasPrefix(s, "+-") && !strings.HasPrefix(s, "+ "):
-		return Literal{Kind: LitInt, Int: n}, nil
+		return ir.Literal{Kind: ir.LitInt, Int: n}, nil
 	case errors.Is(err, strconv.ErrRange):
-		return Literal{}, pgerror.Errorf(pgerror.NumericValueOutOfRange, "%s compared with column %q is out of range for type bigint", what, col)
+		return ir.Literal{}, pgerror.Errorf(pgerror.NumericValueOutOfRange, "%s compared with column %q is out of range for type bigint", what, col)
 	}
-	return Literal{}, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type bigint: %s compared with column %q", what, col)
+	return ir.Literal{}, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type bigint: %s compared with column %q", what, col)
 }
 
 // unitInWhere refuses a condition on the privacy unit, saying how the owner

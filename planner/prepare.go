@@ -6,8 +6,9 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // Prepared is a statement read once: its text lexed and parsed, and kept in
@@ -22,14 +23,14 @@ import (
 // arguments' encoding, then the tokens, then a $n without an argument, then
 // the parse and the reading of the tree.
 type Prepared struct {
-	cat     *Catalog
+	cat     *ir.Catalog
 	ownText bool // parse the statement's own text, not its shape's tree (tests)
 
-	early   error     // the text's size or encoding
-	tokErr  error     // met reading the tokens
-	stmt    Statement // decided from the tokens alone: SET, SHOW, BEGIN, ...
-	params  []int     // the N of each $n token, in the text's order
-	treeErr error     // met rendering or parsing the text
+	early   error        // the text's size or encoding
+	tokErr  error        // met reading the tokens
+	stmt    ir.Statement // decided from the tokens alone: SET, SHOW, BEGIN, ...
+	params  []int        // the N of each $n token, in the text's order
+	treeErr error        // met rendering or parsing the text
 	tree    tree
 }
 
@@ -47,11 +48,11 @@ var errUnparsable = pgerror.Errorf(pgerror.SyntaxError, "could not parse the sta
 
 // Prepare reads sql once against the catalog. It never fails: a statement
 // that cannot run is refused by Bind and Describe.
-func Prepare(sql string, cat *Catalog) *Prepared {
+func Prepare(sql string, cat *ir.Catalog) *Prepared {
 	return prepare(sql, cat, false)
 }
 
-func prepare(sql string, cat *Catalog, ownText bool) *Prepared {
+func prepare(sql string, cat *ir.Catalog, ownText bool) *Prepared {
 	pr := &Prepared{cat: cat, ownText: ownText}
 	if limit := (&parser{cat: cat}).maxBytes(); len(sql) > limit {
 		pr.early = pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
@@ -150,7 +151,7 @@ func (pr *Prepared) parse(toks []pglex.Token) {
 // Bind reads the prepared statement with args, the values bound to $1..$n
 // (nil elements are SQL NULL); each becomes a typed literal in the IR, never
 // text pasted into SQL.
-func (pr *Prepared) Bind(args []*string) (Statement, error) {
+func (pr *Prepared) Bind(args []*string) (ir.Statement, error) {
 	return pr.read(&parser{cat: pr.cat, args: args, bind: true})
 }
 
@@ -158,12 +159,12 @@ func (pr *Prepared) Bind(args []*string) (Statement, error) {
 // compared with and the statement read with a valid value of that type
 // bound to each (its shape: table, GROUP BY columns, alias), or the error
 // that refuses the statement whatever its arguments.
-func (pr *Prepared) Describe() ([]ColumnType, Statement, error) {
+func (pr *Prepared) Describe() ([]ir.ColumnType, ir.Statement, error) {
 	p := &parser{cat: pr.cat}
 	if _, err := pr.read(p); err != nil {
 		return nil, nil, err
 	}
-	types := make([]ColumnType, len(p.paramTypes))
+	types := make([]ir.ColumnType, len(p.paramTypes))
 	for i, t := range p.paramTypes {
 		if t == nil {
 			return nil, nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
@@ -180,14 +181,14 @@ func (pr *Prepared) Describe() ([]ColumnType, Statement, error) {
 // placeholderArgs makes a valid value of each parameter's type, so that a
 // statement can be checked for shape before its real arguments arrive; nil
 // for a statement without parameters, which is read as it is.
-func placeholderArgs(types []ColumnType) []*string {
+func placeholderArgs(types []ir.ColumnType) []*string {
 	if len(types) == 0 {
 		return nil
 	}
 	args := make([]*string, len(types))
 	for i, t := range types {
 		v := "0"
-		if t == TypeText {
+		if t == ir.TypeText {
 			v = "x"
 		}
 		args[i] = &v
@@ -198,7 +199,7 @@ func placeholderArgs(types []ColumnType) []*string {
 // read reads the prepared statement with p's arguments (or, unbound, with
 // p collecting the parameters' types), refusing it at the first stage that
 // refuses it.
-func (pr *Prepared) read(p *parser) (st Statement, err error) {
+func (pr *Prepared) read(p *parser) (st ir.Statement, err error) {
 	if pr.early != nil {
 		return nil, pr.early
 	}
@@ -232,7 +233,7 @@ func (pr *Prepared) read(p *parser) (st Statement, err error) {
 }
 
 // read reads the tree into a statement with p.
-func (t tree) read(p *parser) (Statement, error) {
+func (t tree) read(p *parser) (ir.Statement, error) {
 	if t.shape == nil {
 		return p.fromTree(t.own)
 	}
@@ -242,13 +243,13 @@ func (t tree) read(p *parser) (Statement, error) {
 // Control is the transaction control the statement is (ChatterBegin,
 // ChatterCommit or ChatterRollback), known without binding it; "" for any
 // other statement, and for one that is refused.
-func (pr *Prepared) Control() ChatterKind {
+func (pr *Prepared) Control() ir.ChatterKind {
 	if pr.early != nil || pr.tokErr != nil {
 		return ""
 	}
-	if c, ok := pr.stmt.(*Chatter); ok {
+	if c, ok := pr.stmt.(*ir.Chatter); ok {
 		switch c.Kind {
-		case ChatterBegin, ChatterCommit, ChatterRollback:
+		case ir.ChatterBegin, ir.ChatterCommit, ir.ChatterRollback:
 			return c.Kind
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
 )
 
@@ -14,7 +15,7 @@ import (
 // are bound in an order that returns to the first, so that no binding keeps
 // anything of the one before it (the shapes' trees are shared).
 func TestPreparedBindsLikeParse(t *testing.T) {
-	cat := testCatalog(func(p *Policy) { p.AllowLike, p.AllowMath, p.UnitInWhere = true, true, true })
+	cat := testCatalog(func(p *ir.Policy) { p.AllowLike, p.AllowMath, p.UnitInWhere = true, true, true })
 	bad := string([]byte{0xff, 0xfe})
 	argSets := [][]*string{
 		{str("40"), str("it's")},
@@ -63,12 +64,12 @@ func TestPreparedDescribe(t *testing.T) {
 	cat := testCatalog(nil)
 	tests := []struct {
 		sql    string
-		params []ColumnType
+		params []ir.ColumnType
 		alias  string // the shape's COUNT alias, for a query
 		code   pgerror.Code
 	}{
-		{"SELECT COUNT(*) AS n FROM people WHERE age > $1 AND suburb = $2", []ColumnType{TypeInt, TypeText}, "n", ""},
-		{"SELECT COUNT(*) FROM people", []ColumnType{}, "count", ""},
+		{"SELECT COUNT(*) AS n FROM people WHERE age > $1 AND suburb = $2", []ir.ColumnType{ir.TypeInt, ir.TypeText}, "n", ""},
+		{"SELECT COUNT(*) FROM people", []ir.ColumnType{}, "count", ""},
 		{"SELECT COUNT(*) FROM people WHERE age > $2", nil, "", pgerror.SyntaxError},          // $1 is in no comparison
 		{"SELECT COUNT(*) FROM people WHERE suburb = -$1", nil, "", pgerror.DatatypeMismatch}, // a minus on text
 		{"SELECT COUNT(*) FROM nosuch WHERE age > $1", nil, "", pgerror.UndefinedTable},
@@ -86,7 +87,7 @@ func TestPreparedDescribe(t *testing.T) {
 		if !reflect.DeepEqual(params, tc.params) {
 			t.Errorf("%q: parameters %v, want %v", tc.sql, params, tc.params)
 		}
-		if q, ok := shape.(*Query); !ok || q.Alias != tc.alias {
+		if q, ok := shape.(*ir.Query); !ok || q.Alias != tc.alias {
 			t.Errorf("%q: shape %#v, want a query with alias %q", tc.sql, shape, tc.alias)
 		}
 	}
@@ -98,14 +99,14 @@ func TestPreparedControl(t *testing.T) {
 	cat := testCatalog(nil)
 	tests := []struct {
 		sql  string
-		want ChatterKind
+		want ir.ChatterKind
 	}{
-		{"BEGIN", ChatterBegin},
-		{"start transaction", ChatterBegin},
-		{"COMMIT WORK", ChatterCommit},
-		{"end", ChatterCommit},
-		{"-- done\nROLLBACK;", ChatterRollback},
-		{"ABORT", ChatterRollback},
+		{"BEGIN", ir.ChatterBegin},
+		{"start transaction", ir.ChatterBegin},
+		{"COMMIT WORK", ir.ChatterCommit},
+		{"end", ir.ChatterCommit},
+		{"-- done\nROLLBACK;", ir.ChatterRollback},
+		{"ABORT", ir.ChatterRollback},
 		{"COMMIT; COMMIT", ""},
 		{"COMMITT", ""},
 		{"SELECT COUNT(*) FROM people WHERE age > $1", ""},

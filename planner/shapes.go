@@ -8,7 +8,8 @@ import (
 
 	"github.com/xwb1989/sqlparser"
 
-	"countwall/planner/pglex"
+	"countwall/ir"
+	"countwall/pglex"
 )
 
 // Attack programs send hundreds of thousands of statements that differ only
@@ -187,7 +188,7 @@ func arenaBytes(arena *[]byte, s string) []byte {
 
 // read reads the shape's tree with one statement's constants in its value
 // arguments.
-func (sh *shape) read(p *parser, constants []sqlparser.SQLVal) (Statement, error) {
+func (sh *shape) read(p *parser, constants []sqlparser.SQLVal) (ir.Statement, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for i, slot := range sh.slots {

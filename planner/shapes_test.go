@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -12,13 +13,13 @@ import (
 )
 
 // ownParse parses a statement from its own text, never through a shape.
-func ownParse(sql string, args []*string, cat *Catalog) (Statement, error) {
+func ownParse(sql string, args []*string, cat *ir.Catalog) (ir.Statement, error) {
 	return (&parser{cat: cat, args: args, bind: true, ownText: true}).statement(sql)
 }
 
 // sameParse fails the test unless parsing sql through its shape gives what
 // parsing its own text gives: the same statement, or the same error.
-func sameParse(t *testing.T, sql string, args []*string, cat *Catalog) {
+func sameParse(t *testing.T, sql string, args []*string, cat *ir.Catalog) {
 	t.Helper()
 	want, wantErr := ownParse(sql, args, cat)
 	got, err := Parse(sql, args, cat)
@@ -75,7 +76,7 @@ var shapeCorpus = []string{
 }
 
 func TestShapeParseEqualsOwnText(t *testing.T) {
-	cat := testCatalog(func(p *Policy) { p.AllowLike, p.AllowMath, p.UnitInWhere = true, true, true })
+	cat := testCatalog(func(p *ir.Policy) { p.AllowLike, p.AllowMath, p.UnitInWhere = true, true, true })
 	args := []*string{str("40"), str("it's")}
 	for _, sql := range shapeCorpus {
 		for range 2 { // first through a new shape, then through the cached one
@@ -155,7 +156,7 @@ func randomStatement(r *rand.Rand) string {
 // 3,000 random statements, each parsed through its shape (new or cached)
 // and from its own text.
 func TestShapeParseEqualsOwnTextRandom(t *testing.T) {
-	cat := testCatalog(func(p *Policy) { p.AllowLike, p.AllowMath = true, true })
+	cat := testCatalog(func(p *ir.Policy) { p.AllowLike, p.AllowMath = true, true })
 	r := rand.New(rand.NewPCG(14, 14))
 	for range 3000 {
 		sameParse(t, randomStatement(r), nil, cat)

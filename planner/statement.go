@@ -1,8 +1,9 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"fmt"
 	"math"
 	"strconv"
@@ -15,13 +16,13 @@ import (
 // and each table's policy. args are the values bound to $1..$n by the wire's
 // extended protocol (nil elements are SQL NULL); each becomes a typed literal
 // in the IR, never text pasted into SQL. It is Prepare and Bind at once.
-func Parse(sql string, args []*string, cat *Catalog) (Statement, error) {
+func Parse(sql string, args []*string, cat *ir.Catalog) (ir.Statement, error) {
 	return Prepare(sql, cat).Bind(args)
 }
 
 // DescribeParams validates a statement whose placeholders are not yet bound
 // and returns the type each $n is compared with.
-func DescribeParams(sql string, cat *Catalog) ([]ColumnType, error) {
+func DescribeParams(sql string, cat *ir.Catalog) ([]ir.ColumnType, error) {
 	types, _, err := Prepare(sql, cat).Describe()
 	return types, err
 }
@@ -33,18 +34,18 @@ var errInvalidUTF8 = pgerror.Errorf(pgerror.CharacterNotInRepertoire, "invalid b
 // parser reads one statement's tree into the IR: with bound arguments, or
 // unbound, collecting the type each $n is compared with.
 type parser struct {
-	cat        *Catalog
+	cat        *ir.Catalog
 	args       []*string
 	bind       bool // args are real values, not placeholders
-	table      *Table
+	table      *ir.Table
 	leaves     int
-	paramTypes []*ColumnType
+	paramTypes []*ir.ColumnType
 	depth      int  // nesting of the condition being read
 	ownText    bool // parse the statement's own text, not its shape's tree (tests)
 }
 
 // statement reads sql with the parser's arguments (or unbound).
-func (p *parser) statement(sql string) (Statement, error) {
+func (p *parser) statement(sql string) (ir.Statement, error) {
 	return prepare(sql, p.cat, p.ownText).read(p)
 }
 
@@ -52,9 +53,9 @@ func (p *parser) statement(sql string) (Statement, error) {
 // statement, SET, SHOW, transaction control, and the refusals of other
 // statements by their first word or a catalog name. A nil statement and a
 // nil error mean the statement needs the parser.
-func fromTokens(toks []pglex.Token) (Statement, error) {
+func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 	if len(toks) == 0 {
-		return &Chatter{Kind: ChatterEmpty}, nil
+		return &ir.Chatter{Kind: ir.ChatterEmpty}, nil
 	}
 	first := toks[0]
 	if first.Kind != pglex.Word && !(first.Kind == pglex.Op && first.Text == "(") {
@@ -67,13 +68,13 @@ func fromTokens(toks []pglex.Token) (Statement, error) {
 	case "show":
 		return parseShow(toks)
 	case "begin", "start":
-		return &Chatter{Kind: ChatterBegin}, nil
+		return &ir.Chatter{Kind: ir.ChatterBegin}, nil
 	case "commit", "end":
-		return &Chatter{Kind: ChatterCommit}, nil
+		return &ir.Chatter{Kind: ir.ChatterCommit}, nil
 	case "rollback", "abort":
-		return &Chatter{Kind: ChatterRollback}, nil
+		return &ir.Chatter{Kind: ir.ChatterRollback}, nil
 	case "discard":
-		return &Chatter{Kind: ChatterDiscard}, nil
+		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
 		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":
@@ -92,7 +93,7 @@ func fromTokens(toks []pglex.Token) (Statement, error) {
 }
 
 // fromTree reads a parse tree into a statement.
-func (p *parser) fromTree(ast sqlparser.Statement) (Statement, error) {
+func (p *parser) fromTree(ast sqlparser.Statement) (ir.Statement, error) {
 	switch s := ast.(type) {
 	case *sqlparser.Select:
 		return p.selectStmt(s)
@@ -113,12 +114,12 @@ func (p *parser) maxBytes() int {
 		}
 	}
 	if limit <= 0 {
-		limit = DefaultPolicy().MaxStatementBytes
+		limit = ir.DefaultPolicy().MaxStatementBytes
 	}
 	return limit
 }
 
-func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
+func (p *parser) selectStmt(s *sqlparser.Select) (ir.Statement, error) {
 	if c := p.chatterSelect(s); c != nil {
 		return c, nil
 	}
@@ -135,7 +136,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 	if err := p.from(s.From); err != nil {
 		return nil, err
 	}
-	q := &Query{Table: p.table.Name, Alias: "count"}
+	q := &ir.Query{Table: p.table.Name, Alias: "count"}
 	var plain []string
 	aggSeen := false
 	for _, se := range s.SelectExprs {
@@ -203,7 +204,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 		if !contains(q.GroupBy, name) {
 			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
 		}
-		q.OrderBy = append(q.OrderBy, Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
+		q.OrderBy = append(q.OrderBy, ir.Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
 	}
 	if s.Where != nil {
 		pred, err := p.pred(s.Where.Expr)
@@ -219,7 +220,7 @@ func (p *parser) selectStmt(s *sqlparser.Select) (Statement, error) {
 }
 
 // chatterSelect recognises SELECT version() and SELECT current_setting('x').
-func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
+func (p *parser) chatterSelect(s *sqlparser.Select) *ir.Chatter {
 	if len(s.SelectExprs) != 1 || len(s.From) != 1 {
 		return nil
 	}
@@ -242,12 +243,12 @@ func (p *parser) chatterSelect(s *sqlparser.Select) *Chatter {
 	}
 	switch name {
 	case "version":
-		return &Chatter{Kind: ChatterVersion}
+		return &ir.Chatter{Kind: ir.ChatterVersion}
 	case "current_setting":
 		if len(f.Exprs) == 1 {
 			if a, ok := f.Exprs[0].(*sqlparser.AliasedExpr); ok {
 				if v, ok := a.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.StrVal {
-					return &Chatter{Kind: ChatterCurrentSetting, Value: strings.ToLower(string(v.Val))}
+					return &ir.Chatter{Kind: ir.ChatterCurrentSetting, Value: strings.ToLower(string(v.Val))}
 				}
 			}
 		}
@@ -276,7 +277,7 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 				return pgerror.Errorf(pgerror.FeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
 			}
 			name := e.Name.String()
-			var tbl *Table
+			var tbl *ir.Table
 			if p.cat != nil {
 				tbl = p.cat.Tables[name]
 			}
@@ -303,7 +304,7 @@ func (p *parser) column(c *sqlparser.ColName) (string, error) {
 
 // aggregate reads COUNT(*), COUNT(1), COUNT(DISTINCT unit) and the threshold
 // forms COUNT(*) > b and COUNT(*) >= b.
-func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
+func (p *parser) aggregate(e sqlparser.Expr, q *ir.Query) error {
 	if cmp, ok := e.(*sqlparser.ComparisonExpr); ok {
 		f, isCount := cmp.Left.(*sqlparser.FuncExpr)
 		if !isCount || f.Name.Lowered() != "count" {
@@ -322,7 +323,7 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 			}
 			b--
 		}
-		q.Threshold = &Threshold{Bound: b}
+		q.Threshold = &ir.Threshold{Bound: b}
 		e = f
 	}
 	f, ok := e.(*sqlparser.FuncExpr)
@@ -341,11 +342,11 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 		if f.Distinct {
 			return pgerror.Errorf(pgerror.SyntaxError, "COUNT(DISTINCT *) is not valid")
 		}
-		q.Agg = CountRows
+		q.Agg = ir.CountRows
 		return nil
 	case *sqlparser.AliasedExpr:
 		if v, ok := a.Expr.(*sqlparser.SQLVal); ok && v.Type == sqlparser.IntVal && string(v.Val) == "1" && !f.Distinct {
-			q.Agg = CountRows
+			q.Agg = ir.CountRows
 			return nil
 		}
 		col, ok := a.Expr.(*sqlparser.ColName)
@@ -362,7 +363,7 @@ func (p *parser) aggregate(e sqlparser.Expr, q *Query) error {
 		if cname != p.table.PrivacyUnit {
 			return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT(DISTINCT %s) is not supported: only the privacy-unit column %q may be counted distinctly", cname, p.table.PrivacyUnit)
 		}
-		q.Agg = CountDistinct
+		q.Agg = ir.CountDistinct
 		return nil
 	}
 	return pgerror.Errorf(pgerror.FeatureNotSupported, "COUNT accepts *, 1 or DISTINCT of the privacy-unit column")

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"errors"
 	"testing"
@@ -35,7 +36,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	cat := testCatalog(func(p *Policy) { p.AllowLike, p.AllowMath = true, true })
+	cat := testCatalog(func(p *ir.Policy) { p.AllowLike, p.AllowMath = true, true })
 	f.Fuzz(func(t *testing.T, sql string) {
 		args := []*string{str("1"), str("x")}
 		for _, a := range [][]*string{nil, args} {

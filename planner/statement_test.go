@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"countwall/ir"
 	"countwall/pgerror"
 	"errors"
 	"reflect"
@@ -10,20 +11,20 @@ import (
 
 // testCatalog is a people table: id is the privacy unit, age has a range
 // domain, sex a category domain, suburb none.
-func testCatalog(mod func(*Policy)) *Catalog {
-	pol := DefaultPolicy()
+func testCatalog(mod func(*ir.Policy)) *ir.Catalog {
+	pol := ir.DefaultPolicy()
 	if mod != nil {
 		mod(&pol)
 	}
-	return &Catalog{Tables: map[string]*Table{"people": {
+	return &ir.Catalog{Tables: map[string]*ir.Table{"people": {
 		Name: "people", PrivacyUnit: "id", Policy: pol,
-		Columns: map[string]*Column{
-			"id":     {Name: "id", Type: TypeInt},
-			"age":    {Name: "age", Type: TypeInt, Domain: &Domain{IsRange: true, Min: 0, Max: 120}},
-			"sex":    {Name: "sex", Type: TypeText, Domain: &Domain{Categories: []string{"F", "M"}}},
-			"suburb": {Name: "suburb", Type: TypeText},
-			"income": {Name: "income", Type: TypeInt},
-			"score":  {Name: "score", Type: TypeReal},
+		Columns: map[string]*ir.Column{
+			"id":     {Name: "id", Type: ir.TypeInt},
+			"age":    {Name: "age", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 120}},
+			"sex":    {Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M"}}},
+			"suburb": {Name: "suburb", Type: ir.TypeText},
+			"income": {Name: "income", Type: ir.TypeInt},
+			"score":  {Name: "score", Type: ir.TypeReal},
 		},
 	}}}
 }
@@ -36,7 +37,7 @@ func TestRefusals(t *testing.T) {
 		name, sql string
 		code      pgerror.Code
 		mention   string
-		policy    func(*Policy)
+		policy    func(*ir.Policy)
 	}{
 		{"select star", "SELECT * FROM people", pgerror.FeatureNotSupported, "SELECT *", nil},
 		{"bare column", "SELECT age FROM people", pgerror.FeatureNotSupported, "COUNT", nil},
@@ -72,28 +73,28 @@ func TestRefusals(t *testing.T) {
 		{"quoted decimal on int column", "SELECT COUNT(*) FROM people WHERE age = '30.5'", pgerror.InvalidTextRepresentation, `"age"`, nil},
 		{"number on text column", "SELECT COUNT(*) FROM people WHERE suburb = 4242", pgerror.DatatypeMismatch, `"suburb"`, nil},
 		{"over size limit", long, pgerror.ProgramLimitExceeded, "bytes", nil},
-		{"in list too long", "SELECT COUNT(*) FROM people WHERE age IN (1,2,3,4)", pgerror.ProgramLimitExceeded, "IN list", func(p *Policy) { p.MaxInList = 3 }},
-		{"too many conditions", "SELECT COUNT(*) FROM people WHERE age > 1 AND age < 4242 AND sex = 'F'", pgerror.ProgramLimitExceeded, "conditions", func(p *Policy) { p.MaxConditions = 2 }},
+		{"in list too long", "SELECT COUNT(*) FROM people WHERE age IN (1,2,3,4)", pgerror.ProgramLimitExceeded, "IN list", func(p *ir.Policy) { p.MaxInList = 3 }},
+		{"too many conditions", "SELECT COUNT(*) FROM people WHERE age > 1 AND age < 4242 AND sex = 'F'", pgerror.ProgramLimitExceeded, "conditions", func(p *ir.Policy) { p.MaxConditions = 2 }},
 		{"unit in where", "SELECT COUNT(*) FROM people WHERE id = 4242", pgerror.InsufficientPrivilege, `"id"`, nil},
-		{"or off", "SELECT COUNT(*) FROM people WHERE age = 1 OR age = 4242", pgerror.InsufficientPrivilege, "OR", func(p *Policy) { p.AllowOr = false }},
-		{"not equal off", "SELECT COUNT(*) FROM people WHERE age <> 4242", pgerror.InsufficientPrivilege, "<>", func(p *Policy) { p.AllowNotEqual = false }},
+		{"or off", "SELECT COUNT(*) FROM people WHERE age = 1 OR age = 4242", pgerror.InsufficientPrivilege, "OR", func(p *ir.Policy) { p.AllowOr = false }},
+		{"not equal off", "SELECT COUNT(*) FROM people WHERE age <> 4242", pgerror.InsufficientPrivilege, "<>", func(p *ir.Policy) { p.AllowNotEqual = false }},
 		{"like off", "SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz%'", pgerror.InsufficientPrivilege, "LIKE", nil},
-		{"like pattern ending in the escape", `SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz\'`, pgerror.InvalidEscapeSequence, "escape", func(p *Policy) { p.AllowLike = true }},
+		{"like pattern ending in the escape", `SELECT COUNT(*) FROM people WHERE suburb LIKE 'Zanz\'`, pgerror.InvalidEscapeSequence, "escape", func(p *ir.Policy) { p.AllowLike = true }},
 		{"invalid UTF-8", "SELECT COUNT(*) FROM people WHERE suburb = '\xff'", pgerror.CharacterNotInRepertoire, "UTF8", nil},
-		{"division by a constant zero", "SELECT COUNT(*) FROM people WHERE age / 0 > 1", pgerror.DivisionByZero, "division by zero", func(p *Policy) { p.AllowMath = true }},
-		{"modulo by a constant zero", "SELECT COUNT(*) FROM people WHERE age % 0.0 > 1", pgerror.DivisionByZero, "division by zero", func(p *Policy) { p.AllowMath = true }},
-		{"length of an integer", "SELECT COUNT(*) FROM people WHERE length(age) > 1", pgerror.UndefinedFunction, "length(integer)", func(p *Policy) { p.AllowMath = true }},
-		{"abs of text", "SELECT COUNT(*) FROM people WHERE abs(suburb) > 1", pgerror.UndefinedFunction, "abs(text)", func(p *Policy) { p.AllowMath = true }},
-		{"text in arithmetic", "SELECT COUNT(*) FROM people WHERE length(suburb) + lower(suburb) > 1", pgerror.UndefinedFunction, "operator does not exist", func(p *Policy) { p.AllowMath = true }},
+		{"division by a constant zero", "SELECT COUNT(*) FROM people WHERE age / 0 > 1", pgerror.DivisionByZero, "division by zero", func(p *ir.Policy) { p.AllowMath = true }},
+		{"modulo by a constant zero", "SELECT COUNT(*) FROM people WHERE age % 0.0 > 1", pgerror.DivisionByZero, "division by zero", func(p *ir.Policy) { p.AllowMath = true }},
+		{"length of an integer", "SELECT COUNT(*) FROM people WHERE length(age) > 1", pgerror.UndefinedFunction, "length(integer)", func(p *ir.Policy) { p.AllowMath = true }},
+		{"abs of text", "SELECT COUNT(*) FROM people WHERE abs(suburb) > 1", pgerror.UndefinedFunction, "abs(text)", func(p *ir.Policy) { p.AllowMath = true }},
+		{"text in arithmetic", "SELECT COUNT(*) FROM people WHERE length(suburb) + lower(suburb) > 1", pgerror.UndefinedFunction, "operator does not exist", func(p *ir.Policy) { p.AllowMath = true }},
 		{"math off", "SELECT COUNT(*) FROM people WHERE age + 1 > 4242", pgerror.InsufficientPrivilege, "arithmetic", nil},
-		{"strict range", "SELECT COUNT(*) FROM people WHERE age > 4242", pgerror.InsufficientPrivilege, "strict", func(p *Policy) { p.Strict = true }},
-		{"strict or", "SELECT COUNT(*) FROM people WHERE sex = 'F' OR sex = 'M'", pgerror.InsufficientPrivilege, "strict", func(p *Policy) { p.Strict = true }},
+		{"strict range", "SELECT COUNT(*) FROM people WHERE age > 4242", pgerror.InsufficientPrivilege, "strict", func(p *ir.Policy) { p.Strict = true }},
+		{"strict or", "SELECT COUNT(*) FROM people WHERE sex = 'F' OR sex = 'M'", pgerror.InsufficientPrivilege, "strict", func(p *ir.Policy) { p.Strict = true }},
 		{"group column not selected", "SELECT COUNT(*) FROM people GROUP BY sex", pgerror.GroupingError, `"sex"`, nil},
 		{"selected column not grouped", "SELECT sex, COUNT(*) FROM people", pgerror.GroupingError, `"sex"`, nil},
 		{"order by count", "SELECT sex, COUNT(*) AS n FROM people GROUP BY sex ORDER BY n", pgerror.GroupingError, `"n"`, nil},
 		{"group by expression", "SELECT COUNT(*) FROM people GROUP BY age + 1", pgerror.GroupingError, "GROUP BY", nil},
 		{"group by unit", "SELECT id, COUNT(*) FROM people GROUP BY id", pgerror.InsufficientPrivilege, `"id"`, nil},
-		{"too many groups", "SELECT age, sex, COUNT(*) FROM people GROUP BY age, sex", pgerror.ProgramLimitExceeded, "max_groups", func(p *Policy) { p.MaxGroups = 100 }},
+		{"too many groups", "SELECT age, sex, COUNT(*) FROM people GROUP BY age, sex", pgerror.ProgramLimitExceeded, "max_groups", func(p *ir.Policy) { p.MaxGroups = 100 }},
 		{"catalog", "SELECT COUNT(*) FROM pg_catalog.pg_class", pgerror.FeatureNotSupported, "catalog", nil},
 		{"psql describe", `SELECT c.oid, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(people)$' COLLATE pg_catalog.default`, pgerror.FeatureNotSupported, "catalog", nil},
 		{"no from", "SELECT COUNT(*)", pgerror.SyntaxError, "FROM", nil},
@@ -135,60 +136,60 @@ func TestRefusals(t *testing.T) {
 func str(s string) *string { return &s }
 
 func TestParseAccepted(t *testing.T) {
-	lit := func(n int64) Literal { return Literal{Kind: LitInt, Int: n} }
-	text := func(s string) Literal { return Literal{Kind: LitText, Text: s} }
+	lit := func(n int64) ir.Literal { return ir.Literal{Kind: ir.LitInt, Int: n} }
+	text := func(s string) ir.Literal { return ir.Literal{Kind: ir.LitText, Text: s} }
 	tests := []struct {
 		name   string
 		sql    string
 		args   []*string
-		policy func(*Policy)
-		want   Statement
+		policy func(*ir.Policy)
+		want   ir.Statement
 	}{
 		{"count star", "SELECT COUNT(*) FROM people;", nil, nil,
-			&Query{Table: "people", Alias: "count"}},
+			&ir.Query{Table: "people", Alias: "count"}},
 		{"count one, alias, case", "select Count(1) AS N from PEOPLE", nil, nil,
-			&Query{Table: "people", Alias: "n"}},
+			&ir.Query{Table: "people", Alias: "n"}},
 		{"count distinct unit", "SELECT COUNT(DISTINCT id) FROM people", nil, nil,
-			&Query{Table: "people", Agg: CountDistinct, Alias: "count"}},
+			&ir.Query{Table: "people", Agg: ir.CountDistinct, Alias: "count"}},
 		{"threshold gt", "SELECT COUNT(*) > 10 FROM people", nil, nil,
-			&Query{Table: "people", Alias: "count", Threshold: &Threshold{Bound: 10}}},
+			&ir.Query{Table: "people", Alias: "count", Threshold: &ir.Threshold{Bound: 10}}},
 		{"threshold ge negative", "SELECT COUNT(*) >= -3 FROM people", nil, nil,
-			&Query{Table: "people", Alias: "count", Threshold: &Threshold{Bound: -4}}},
+			&ir.Query{Table: "people", Alias: "count", Threshold: &ir.Threshold{Bound: -4}}},
 		{"group and order", "SELECT sex, age, COUNT(*) FROM people GROUP BY age, sex ORDER BY age DESC, sex", nil, nil,
-			&Query{Table: "people", Alias: "count", GroupBy: []string{"sex", "age"}, OrderBy: []Order{{Column: "age", Desc: true}, {Column: "sex"}}}},
+			&ir.Query{Table: "people", Alias: "count", GroupBy: []string{"sex", "age"}, OrderBy: []ir.Order{{Column: "age", Desc: true}, {Column: "sex"}}}},
 		{"flipped literal", "SELECT COUNT(*) FROM people WHERE 30 < age", nil, nil,
-			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "age", Op: ">", Value: lit(30)}}},
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.Compare{Column: "age", Op: ">", Value: lit(30)}}},
 		{"every predicate", "SELECT COUNT(*) FROM people WHERE (age BETWEEN 1 AND 9 OR age NOT IN (3, -4)) AND NOT suburb IS NULL AND sex != 'F' AND score >= 2", nil, nil,
-			&Query{Table: "people", Alias: "count", Where: &And{
-				Left: &And{
-					Left: &And{
-						Left:  &Or{Left: &Between{Column: "age", Lo: lit(1), Hi: lit(9)}, Right: &In{Column: "age", Values: []Literal{lit(3), lit(-4)}, Negate: true}},
-						Right: &Not{Inner: &IsNull{Column: "suburb"}}},
-					Right: &Compare{Column: "sex", Op: "<>", Value: text("F")}},
-				Right: &Compare{Column: "score", Op: ">=", Value: Literal{Kind: LitFloat, Float: 2}}}}},
-		{"like allowed", "SELECT COUNT(*) FROM people WHERE suburb NOT LIKE 'a%'", nil, func(p *Policy) { p.AllowLike = true },
-			&Query{Table: "people", Alias: "count", Where: &Like{Column: "suburb", Pattern: "a%", Negate: true}}},
-		{"math allowed", "SELECT COUNT(*) FROM people WHERE abs(age - 40) < 5", nil, func(p *Policy) { p.AllowMath = true },
-			&Query{Table: "people", Alias: "count", Where: &MathCompare{Op: "<", Value: lit(5),
-				Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: lit(40)}}}}}}},
-		{"strict equalities", "SELECT COUNT(*) FROM people WHERE sex = 'F' AND age = 30", nil, func(p *Policy) { p.Strict = true },
-			&Query{Table: "people", Alias: "count", Where: &And{Left: &Compare{Column: "sex", Op: "=", Value: text("F")}, Right: &Compare{Column: "age", Op: "=", Value: lit(30)}}}},
-		{"unit allowed in where", "SELECT COUNT(*) FROM people WHERE id = 7", nil, func(p *Policy) { p.UnitInWhere = true },
-			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "id", Op: "=", Value: lit(7)}}},
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.And{
+				Left: &ir.And{
+					Left: &ir.And{
+						Left:  &ir.Or{Left: &ir.Between{Column: "age", Lo: lit(1), Hi: lit(9)}, Right: &ir.In{Column: "age", Values: []ir.Literal{lit(3), lit(-4)}, Negate: true}},
+						Right: &ir.Not{Inner: &ir.IsNull{Column: "suburb"}}},
+					Right: &ir.Compare{Column: "sex", Op: "<>", Value: text("F")}},
+				Right: &ir.Compare{Column: "score", Op: ">=", Value: ir.Literal{Kind: ir.LitFloat, Float: 2}}}}},
+		{"like allowed", "SELECT COUNT(*) FROM people WHERE suburb NOT LIKE 'a%'", nil, func(p *ir.Policy) { p.AllowLike = true },
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.Like{Column: "suburb", Pattern: "a%", Negate: true}}},
+		{"math allowed", "SELECT COUNT(*) FROM people WHERE abs(age - 40) < 5", nil, func(p *ir.Policy) { p.AllowMath = true },
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.MathCompare{Op: "<", Value: lit(5),
+				Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: lit(40)}}}}}}},
+		{"strict equalities", "SELECT COUNT(*) FROM people WHERE sex = 'F' AND age = 30", nil, func(p *ir.Policy) { p.Strict = true },
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.And{Left: &ir.Compare{Column: "sex", Op: "=", Value: text("F")}, Right: &ir.Compare{Column: "age", Op: "=", Value: lit(30)}}}},
+		{"unit allowed in where", "SELECT COUNT(*) FROM people WHERE id = 7", nil, func(p *ir.Policy) { p.UnitInWhere = true },
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.Compare{Column: "id", Op: "=", Value: lit(7)}}},
 		{"bound parameters", "SELECT COUNT(*) FROM people WHERE age > $1 AND suburb = $2", []*string{str("40"), str("it's $1")}, nil,
-			&Query{Table: "people", Alias: "count", Where: &And{Left: &Compare{Column: "age", Op: ">", Value: lit(40)}, Right: &Compare{Column: "suburb", Op: "=", Value: text("it's $1")}}}},
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.And{Left: &ir.Compare{Column: "age", Op: ">", Value: lit(40)}, Right: &ir.Compare{Column: "suburb", Op: "=", Value: text("it's $1")}}}},
 		{"dollar inside a string is text", "SELECT COUNT(*) FROM people WHERE suburb = '$1'", nil, nil,
-			&Query{Table: "people", Alias: "count", Where: &Compare{Column: "suburb", Op: "=", Value: text("$1")}}},
-		{"set equals", "SET epsilon = 0.5", nil, nil, &Set{Name: "epsilon", Value: "0.5"}},
-		{"set to quoted", "set application_name TO 'psql'", nil, nil, &Set{Name: "application_name", Value: "psql"}},
-		{"set session list", "SET SESSION DateStyle = ISO, MDY", nil, nil, &Set{Name: "datestyle", Value: "ISO, MDY"}},
-		{"set time zone", "SET TIME ZONE 'UTC'", nil, nil, &Set{Name: "timezone", Value: "UTC"}},
-		{"show", "SHOW budget;", nil, nil, &Show{Name: "budget"}},
-		{"version", "SELECT version()", nil, nil, &Chatter{Kind: "version"}},
-		{"current_setting", "select current_setting('server_version_num')", nil, nil, &Chatter{Kind: "current_setting", Value: "server_version_num"}},
-		{"begin", "BEGIN", nil, nil, &Chatter{Kind: "begin"}},
-		{"empty", " ; ", nil, nil, &Chatter{Kind: "empty"}},
-		{"comment only", "-- ping", nil, nil, &Chatter{Kind: "empty"}},
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.Compare{Column: "suburb", Op: "=", Value: text("$1")}}},
+		{"set equals", "SET epsilon = 0.5", nil, nil, &ir.Set{Name: "epsilon", Value: "0.5"}},
+		{"set to quoted", "set application_name TO 'psql'", nil, nil, &ir.Set{Name: "application_name", Value: "psql"}},
+		{"set session list", "SET SESSION DateStyle = ISO, MDY", nil, nil, &ir.Set{Name: "datestyle", Value: "ISO, MDY"}},
+		{"set time zone", "SET TIME ZONE 'UTC'", nil, nil, &ir.Set{Name: "timezone", Value: "UTC"}},
+		{"show", "SHOW budget;", nil, nil, &ir.Show{Name: "budget"}},
+		{"version", "SELECT version()", nil, nil, &ir.Chatter{Kind: "version"}},
+		{"current_setting", "select current_setting('server_version_num')", nil, nil, &ir.Chatter{Kind: "current_setting", Value: "server_version_num"}},
+		{"begin", "BEGIN", nil, nil, &ir.Chatter{Kind: "begin"}},
+		{"empty", " ; ", nil, nil, &ir.Chatter{Kind: "empty"}},
+		{"comment only", "-- ping", nil, nil, &ir.Chatter{Kind: "empty"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,7 +210,7 @@ func TestParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(types, []ColumnType{TypeInt, TypeText, TypeReal}) {
+	if !reflect.DeepEqual(types, []ir.ColumnType{ir.TypeInt, ir.TypeText, ir.TypeReal}) {
 		t.Errorf("DescribeParams = %v", types)
 	}
 	refusals := []struct {

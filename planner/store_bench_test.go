@@ -2,6 +2,8 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
+	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -30,9 +32,9 @@ func benchDB(b *testing.B) string {
 
 // benchWhere is the predicate every benchmark counts: age BETWEEN 30 AND 49
 // AND sex = 'F' (about 11% of the rows).
-var benchWhere = &And{
-	Left:  &Between{Column: "age", Lo: intLit(30), Hi: intLit(49)},
-	Right: &Compare{Column: "sex", Op: "=", Value: textLit("F")},
+var benchWhere = &ir.And{
+	Left:  &ir.Between{Column: "age", Lo: intLit(30), Hi: intLit(49)},
+	Right: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")},
 }
 
 func BenchmarkRawSQLiteCount(b *testing.B) {
@@ -53,8 +55,8 @@ func BenchmarkRawSQLiteCount(b *testing.B) {
 
 // benchRun answers q through the snapshot (read before the loop, as the
 // first query reads it), or through SQLite alone when sqliteOnly.
-func benchRun(b *testing.B, q *Query, needs Needs, sqliteOnly ...bool) {
-	s, err := OpenStore(benchDB(b), StoreOptions{NoSnapshot: len(sqliteOnly) > 0 && sqliteOnly[0]})
+func benchRun(b *testing.B, q *ir.Query, needs ir.Needs, sqliteOnly ...bool) {
+	s, err := OpenStore(benchDB(b), plan.StoreOptions{NoSnapshot: len(sqliteOnly) > 0 && sqliteOnly[0]})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,39 +74,39 @@ func benchRun(b *testing.B, q *Query, needs Needs, sqliteOnly ...bool) {
 }
 
 func BenchmarkStoreCountOnly(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{})
 }
 
 // The SQLite-only lines are the store before the snapshot, for the ratio.
 func BenchmarkStoreCountOnlySQLite(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{}, true)
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{}, true)
 }
 
 func BenchmarkStoreWithKeySQLite(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Key: true}, true)
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{Key: true}, true)
 }
 
 func BenchmarkStoreWithUnits(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Units: true})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{Units: true})
 }
 
 func BenchmarkStoreWithKey(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{Key: true})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{Key: true})
 }
 
 func BenchmarkStoreWithTableSize(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere}, Needs{TableSize: true})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{TableSize: true})
 }
 
 func BenchmarkStoreGroupByWithKey(b *testing.B) {
-	benchRun(b, &Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, Needs{Key: true})
+	benchRun(b, &ir.Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, ir.Needs{Key: true})
 }
 
 func BenchmarkRecordKey(b *testing.B) {
 	var sink uint32
 	i := int64(0)
 	for b.Loop() {
-		sink += RecordKey(testSecret, i)
+		sink += plan.RecordKey(testSecret, i)
 		i++
 	}
 	_ = sink
@@ -126,19 +128,19 @@ func BenchmarkRecordKeyUnpooled(b *testing.B) {
 
 // reconWhere is the shape of an IDP reconstruction statement late in the
 // search: equalities on the columns already settled, a range on the next.
-var reconWhere = &And{
-	Left: &And{
-		Left:  &Compare{Column: "sex", Op: "=", Value: textLit("F")},
-		Right: &Compare{Column: "suburb", Op: "=", Value: textLit("S17")},
+var reconWhere = &ir.And{
+	Left: &ir.And{
+		Left:  &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")},
+		Right: &ir.Compare{Column: "suburb", Op: "=", Value: textLit("S17")},
 	},
-	Right: &Between{Column: "income", Lo: intLit(20000), Hi: intLit(60000)},
+	Right: &ir.Between{Column: "income", Lo: intLit(20000), Hi: intLit(60000)},
 }
 
 // The reconstruction statement through the snapshot and through SQLite alone:
 //
 //	go test ./planner -run '^$' -bench Reconstruction -count 6 | benchstat -
 func BenchmarkReconstructionStatement(b *testing.B) {
-	q := &Query{Table: "people", Threshold: &Threshold{Bound: 3}, Where: reconWhere}
-	b.Run("snapshot", func(b *testing.B) { benchRun(b, q, Needs{TableSize: true}) })
-	b.Run("sqlite", func(b *testing.B) { benchRun(b, q, Needs{TableSize: true}, true) })
+	q := &ir.Query{Table: "people", Threshold: &ir.Threshold{Bound: 3}, Where: reconWhere}
+	b.Run("snapshot", func(b *testing.B) { benchRun(b, q, ir.Needs{TableSize: true}) })
+	b.Run("sqlite", func(b *testing.B) { benchRun(b, q, ir.Needs{TableSize: true}, true) })
 }

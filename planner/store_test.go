@@ -2,7 +2,9 @@ package planner
 
 import (
 	"context"
+	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
@@ -73,7 +75,7 @@ func writeDB(t testing.TB, path string, rows [][]any, stmts ...string) {
 }
 
 // openTestStore writes the people table to a fresh file and opens it.
-func openTestStore(t testing.TB, opts StoreOptions, stmts ...string) (*Store, string) {
+func openTestStore(t testing.TB, opts plan.StoreOptions, stmts ...string) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
 	writeDB(t, path, testPeopleRows, stmts...)
@@ -91,73 +93,73 @@ var testSecret = []byte("test secret, 32 bytes long......")
 func keyOf(units ...int64) uint32 {
 	var k uint32
 	for _, u := range units {
-		k += RecordKey(testSecret, u) // uint32 addition is mod 2^32
+		k += plan.RecordKey(testSecret, u) // uint32 addition is mod 2^32
 	}
 	return k
 }
 
-func gv(texts ...string) []GroupValue {
-	out := make([]GroupValue, len(texts))
+func gv(texts ...string) []ir.GroupValue {
+	out := make([]ir.GroupValue, len(texts))
 	for i, s := range texts {
 		if s == "NULL" {
-			out[i] = GroupValue{Null: true}
+			out[i] = ir.GroupValue{Null: true}
 		} else {
-			out[i] = GroupValue{Text: s}
+			out[i] = ir.GroupValue{Text: s}
 		}
 	}
 	return out
 }
 
 func TestStoreRunCells(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
-	all := Needs{Units: true, Key: true}
-	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
+	all := ir.Needs{Units: true, Key: true}
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
 	cases := []struct {
 		name  string
-		q     *Query
-		needs Needs
-		want  []Cell
+		q     *ir.Query
+		needs ir.Needs
+		want  []ir.Cell
 	}{
 		{
 			name: "plain count",
-			q:    &Query{Table: "people"},
-			want: []Cell{{Count: 13, InDomain: true}},
+			q:    &ir.Query{Table: "people"},
+			want: []ir.Cell{{Count: 13, InDomain: true}},
 		},
 		{
 			name:  "plain count with units and key: the row without a unit counts but is no unit",
-			q:     &Query{Table: "people"},
+			q:     &ir.Query{Table: "people"},
 			needs: all,
-			want:  []Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
+			want:  []ir.Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
 		},
 		{
 			name: "count distinct",
-			q:    &Query{Table: "people", Agg: CountDistinct},
-			want: []Cell{{Count: 9, InDomain: true}},
+			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct},
+			want: []ir.Cell{{Count: 9, InDomain: true}},
 		},
 		{
 			name:  "count distinct, per-unit pass",
-			q:     &Query{Table: "people", Agg: CountDistinct, Where: age30},
+			q:     &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: age30},
 			needs: all,
-			want:  []Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
+			want:  []ir.Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
 		},
 		{
 			name:  "where with units only",
-			q:     &Query{Table: "people", Where: age30},
-			needs: Needs{Units: true},
-			want:  []Cell{{Count: 4, Units: 3, InDomain: true}},
+			q:     &ir.Query{Table: "people", Where: age30},
+			needs: ir.Needs{Units: true},
+			want:  []ir.Cell{{Count: 4, Units: 3, InDomain: true}},
 		},
 		{
 			name:  "nothing matches: still one cell",
-			q:     &Query{Table: "people", Where: &Compare{Column: "age", Op: ">", Value: intLit(1000)}},
+			q:     &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(1000)}},
 			needs: all,
-			want:  []Cell{{Count: 0, InDomain: true}},
+			want:  []ir.Cell{{Count: 0, InDomain: true}},
 		},
 		{
 			name:  "group by a column without a domain: the groups SQLite finds, NULL first",
-			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
 			needs: all,
-			want: []Cell{
+			want: []ir.Cell{
 				{Group: gv("NULL"), Count: 1, Units: 1, Key: keyOf(4), InDomain: true},
 				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
 				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
@@ -166,8 +168,8 @@ func TestStoreRunCells(t *testing.T) {
 		},
 		{
 			name: "order by an integer column descending is numeric, NULL last",
-			q:    &Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []Order{{Column: "age", Desc: true}}},
-			want: []Cell{
+			q:    &ir.Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []ir.Order{{Column: "age", Desc: true}}},
+			want: []ir.Cell{
 				{Group: gv("100"), Count: 1, InDomain: true},
 				{Group: gv("99"), Count: 2, InDomain: true},
 				{Group: gv("41"), Count: 2, InDomain: true},
@@ -178,9 +180,9 @@ func TestStoreRunCells(t *testing.T) {
 		},
 		{
 			name: "order by the second group column, ties keep group order",
-			q: &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}},
-				OrderBy: []Order{{Column: "suburb"}}},
-			want: []Cell{
+			q: &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}},
+				OrderBy: []ir.Order{{Column: "suburb"}}},
+			want: []ir.Cell{
 				{Group: gv("M", "NULL"), Count: 1, InDomain: true},
 				{Group: gv("M", "Central"), Count: 1, InDomain: true},
 				{Group: gv("F", "East"), Count: 2, InDomain: true},
@@ -209,21 +211,21 @@ func TestStoreRunCells(t *testing.T) {
 }
 
 func TestStoreDomains(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
-	people.Columns["sex"].Domain = &Domain{Categories: []string{"M", "F", "U"}}
-	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 24, Max: 26}
+	people.Columns["sex"].Domain = &ir.Domain{Categories: []string{"M", "F", "U"}}
+	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 24, Max: 26}
 	cases := []struct {
 		name  string
-		q     *Query
-		needs Needs
-		want  []Cell
+		q     *ir.Query
+		needs ir.Needs
+		want  []ir.Cell
 	}{
 		{
 			name:  "categories in listed order, zero cell included, X and NULL left out",
-			q:     &Query{Table: "people", GroupBy: []string{"sex"}},
-			needs: Needs{Key: true},
-			want: []Cell{
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
+			needs: ir.Needs{Key: true},
+			want: []ir.Cell{
 				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
 				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
 				{Group: gv("U"), InDomain: true},
@@ -231,8 +233,8 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name: "count distinct over the domain",
-			q:    &Query{Table: "people", Agg: CountDistinct, GroupBy: []string{"sex"}},
-			want: []Cell{
+			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct, GroupBy: []string{"sex"}},
+			want: []ir.Cell{
 				{Group: gv("M"), Count: 4, InDomain: true},
 				{Group: gv("F"), Count: 4, InDomain: true},
 				{Group: gv("U"), InDomain: true},
@@ -240,9 +242,9 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name:  "a product of categories and a range, last column fastest",
-			q:     &Query{Table: "people", GroupBy: []string{"sex", "age"}},
-			needs: Needs{Units: true},
-			want: []Cell{
+			q:     &ir.Query{Table: "people", GroupBy: []string{"sex", "age"}},
+			needs: ir.Needs{Units: true},
+			want: []ir.Cell{
 				{Group: gv("M", "24"), InDomain: true},
 				{Group: gv("M", "25"), Count: 1, Units: 1, InDomain: true},
 				{Group: gv("M", "26"), InDomain: true},
@@ -256,9 +258,9 @@ func TestStoreDomains(t *testing.T) {
 		},
 		{
 			name: "order by is a stable sort of the domain order",
-			q: &Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []Order{{Column: "sex", Desc: true}},
-				Where: &Compare{Column: "income", Op: "<", Value: intLit(300)}},
-			want: []Cell{
+			q: &ir.Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []ir.Order{{Column: "sex", Desc: true}},
+				Where: &ir.Compare{Column: "income", Op: "<", Value: intLit(300)}},
+			want: []ir.Cell{
 				{Group: gv("24", "U"), InDomain: true},
 				{Group: gv("25", "U"), InDomain: true},
 				{Group: gv("26", "U"), InDomain: true},
@@ -287,12 +289,12 @@ func TestStoreDomains(t *testing.T) {
 	}
 
 	t.Run("a partial domain marks the cells outside it", func(t *testing.T) {
-		q := &Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
-		res, err := s.Run(context.Background(), people, q, Needs{}, testSecret)
+		q := &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
+		res, err := s.Run(context.Background(), people, q, ir.Needs{}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Cell{
+		want := []ir.Cell{
 			{Group: gv("F", "North"), Count: 2, InDomain: true},
 			{Group: gv("M", "North"), Count: 1, InDomain: true},
 			{Group: gv("X", "North"), Count: 2, InDomain: false},
@@ -304,37 +306,37 @@ func TestStoreDomains(t *testing.T) {
 }
 
 func TestStoreMaxGroups(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	people.Policy.MaxGroups = 3
 
 	// Three groups fit; four do not.
-	three := &Query{Table: "people", GroupBy: []string{"sex"}, Where: &IsNull{Column: "sex", Negate: true}}
-	if res, err := s.Run(context.Background(), people, three, Needs{}, nil); err != nil || len(res.Cells) != 3 {
+	three := &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: &ir.IsNull{Column: "sex", Negate: true}}
+	if res, err := s.Run(context.Background(), people, three, ir.Needs{}, nil); err != nil || len(res.Cells) != 3 {
 		t.Fatalf("three groups: %v, %v", res, err)
 	}
-	four := &Query{Table: "people", GroupBy: []string{"sex"}}
-	_, err := s.Run(context.Background(), people, four, Needs{}, nil)
+	four := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
+	_, err := s.Run(context.Background(), people, four, ir.Needs{}, nil)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
 		t.Errorf("four groups: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
 
 	// A domain product over the limit is refused before any data is read.
-	people.Columns["age"].Domain = &Domain{IsRange: true, Min: 0, Max: 3}
-	_, err = s.Run(context.Background(), people, &Query{Table: "people", GroupBy: []string{"age"}}, Needs{}, nil)
+	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 3}
+	_, err = s.Run(context.Background(), people, &ir.Query{Table: "people", GroupBy: []string{"age"}}, ir.Needs{}, nil)
 	if !errors.As(err, &pe) || pe.Code != pgerror.ProgramLimitExceeded || !strings.Contains(pe.Message, "3") {
 		t.Errorf("domain of 4 cells: got %v, want %s naming the limit 3", err, pgerror.ProgramLimitExceeded)
 	}
 }
 
 func TestStoreTableSizeAndConditions(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
-	q := &Query{Table: "people", Where: &And{
-		Left:  &In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}},
-		Right: &Compare{Column: "age", Op: ">", Value: intLit(29)},
+	s, _ := openTestStore(t, plan.StoreOptions{})
+	q := &ir.Query{Table: "people", Where: &ir.And{
+		Left:  &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}},
+		Right: &ir.Compare{Column: "age", Op: ">", Value: intLit(29)},
 	}}
-	res, err := s.Run(context.Background(), testPeopleTable(), q, Needs{TableSize: true, Conditions: true}, nil)
+	res, err := s.Run(context.Background(), testPeopleTable(), q, ir.Needs{TableSize: true, Conditions: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +344,7 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 	if res.TableSize != 13 || res.Cells[0].Count != 6 || !slices.Equal(res.Conditions, wantCond) {
 		t.Errorf("size %d, count %d, conditions %q; want 13, 6, %q", res.TableSize, res.Cells[0].Count, res.Conditions, wantCond)
 	}
-	res, err = s.Run(context.Background(), testPeopleTable(), q, Needs{}, nil)
+	res, err = s.Run(context.Background(), testPeopleTable(), q, ir.Needs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,31 +354,31 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 }
 
 func TestStoreRefusals(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{})
+	s, _ := openTestStore(t, plan.StoreOptions{})
 	people := testPeopleTable()
 	var pe *pgerror.Error
-	if _, err := s.Run(context.Background(), people, &Query{Table: "people"}, Needs{Key: true}, nil); !errors.As(err, &pe) {
+	if _, err := s.Run(context.Background(), people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, nil); !errors.As(err, &pe) {
 		t.Errorf("a key without a secret: got %v, want a *pgerror.Error", err)
 	}
-	bad := &Query{Table: "people", Where: &Compare{Column: "salary", Op: "=", Value: intLit(1)}}
-	if _, err := s.Run(context.Background(), people, bad, Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
+	bad := &ir.Query{Table: "people", Where: &ir.Compare{Column: "salary", Op: "=", Value: intLit(1)}}
+	if _, err := s.Run(context.Background(), people, bad, ir.Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
 		t.Errorf("a column outside the catalog: got %v, want %s", err, pgerror.InternalError)
 	}
-	missing := &Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
-	_, err := s.Run(context.Background(), missing, &Query{Table: "nope"}, Needs{}, nil)
+	missing := &ir.Table{Name: "nope", PrivacyUnit: "id", Columns: people.Columns}
+	_, err := s.Run(context.Background(), missing, &ir.Query{Table: "nope"}, ir.Needs{}, nil)
 	if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("a table missing from the file: got %v, want a wrapped SQLite error naming it", err)
 	}
 }
 
 func TestStoreColumns(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{},
+	s, _ := openTestStore(t, plan.StoreOptions{},
 		`CREATE TABLE typed (a REAL, b NUMERIC, c VARCHAR(10), d BLOB, e DOUBLE PRECISION, f BOOLEAN, g DATE, h, i BIGINT, j DECIMAL(10,2), k FLOAT)`)
 	got, err := s.Columns(context.Background(), "PEOPLE")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ColumnInfo{{"id", TypeInt}, {"age", TypeInt}, {"sex", TypeText}, {"suburb", TypeText}, {"income", TypeInt}}
+	want := []ir.ColumnInfo{{Name: "id", Type: ir.TypeInt}, {Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}, {Name: "suburb", Type: ir.TypeText}, {Name: "income", Type: ir.TypeInt}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("people: got %v, want %v", got, want)
 	}
@@ -384,8 +386,8 @@ func TestStoreColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []ColumnInfo{{"a", TypeReal}, {"b", TypeReal}, {"c", TypeText}, {"d", TypeText}, {"e", TypeReal},
-		{"f", TypeInt}, {"g", TypeText}, {"h", TypeText}, {"i", TypeInt}, {"j", TypeReal}, {"k", TypeReal}}
+	want = []ir.ColumnInfo{{Name: "a", Type: ir.TypeReal}, {Name: "b", Type: ir.TypeReal}, {Name: "c", Type: ir.TypeText}, {Name: "d", Type: ir.TypeText}, {Name: "e", Type: ir.TypeReal},
+		{Name: "f", Type: ir.TypeInt}, {Name: "g", Type: ir.TypeText}, {Name: "h", Type: ir.TypeText}, {Name: "i", Type: ir.TypeInt}, {Name: "j", Type: ir.TypeReal}, {Name: "k", Type: ir.TypeReal}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("typed: got %v, want %v", got, want)
 	}
@@ -408,7 +410,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 	writeDB(t, path, testPeopleRows)
 	before := fileSHA256(t, path)
 
-	s, err := OpenStore(path, StoreOptions{MaxOpenConns: 2})
+	s, err := OpenStore(path, plan.StoreOptions{MaxOpenConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +423,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 		`PRAGMA query_only = 0; INSERT INTO people VALUES (10, 1, 'F', 'North', 1)`,
 		`PRAGMA user_version = 7`,
 	} {
-		if _, err := s.db.ExecContext(ctx, stmt); err == nil {
+		if _, err := s.db().ExecContext(ctx, stmt); err == nil {
 			t.Errorf("%s: succeeded through the store", stmt)
 		}
 	}
@@ -429,7 +431,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := s.Run(ctx, testPeopleTable(), &Query{Table: "people"}, Needs{Key: true, TableSize: true}, testSecret); err != nil {
+			if _, err := s.Run(ctx, testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{Key: true, TableSize: true}, testSecret); err != nil {
 				t.Error(err)
 			}
 		})
@@ -453,20 +455,20 @@ func TestStoreIsReadOnly(t *testing.T) {
 func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
-	if _, err := OpenStore(missing, StoreOptions{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
+	if _, err := OpenStore(missing, plan.StoreOptions{}); err == nil || !strings.Contains(err.Error(), "missing.db") {
 		t.Errorf("missing file: got %v, want an error naming it", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("OpenStore created %s", missing)
 	}
-	if _, err := OpenStore(dir, StoreOptions{}); err == nil {
+	if _, err := OpenStore(dir, plan.StoreOptions{}); err == nil {
 		t.Error("a directory opened as a database")
 	}
 	garbage := filepath.Join(dir, "garbage.db")
 	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(garbage, StoreOptions{}); err == nil {
+	if _, err := OpenStore(garbage, plan.StoreOptions{}); err == nil {
 		t.Error("a file that is not SQLite opened")
 	}
 	// A name with URI metacharacters is a path, not a query string.
@@ -476,12 +478,12 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 	if err := os.Rename(plain, odd); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenStore(odd, StoreOptions{})
+	s, err := OpenStore(odd, plan.StoreOptions{})
 	if err != nil {
 		t.Fatalf("path with ?, # and %%: %v", err)
 	}
 	defer s.Close()
-	if res, err := s.Run(context.Background(), testPeopleTable(), &Query{Table: "people"}, Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
+	if res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
 		t.Errorf("reading through an odd path: %v, %v", res, err)
 	}
 }
@@ -489,15 +491,15 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 func TestStoreCancellation(t *testing.T) {
 	// 200,000 rows keyed per unit take SQLite far longer than 5 ms, so the
 	// deadline fires mid-query and must interrupt it.
-	s, _ := openTestStore(t, StoreOptions{QueryTimeout: 5 * time.Millisecond}, `
+	s, _ := openTestStore(t, plan.StoreOptions{QueryTimeout: 5 * time.Millisecond}, `
 		INSERT INTO people (id, age, sex, suburb, income)
 		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
 		SELECT x, x % 90, CASE x % 2 WHEN 0 THEN 'F' ELSE 'M' END, 'S' || (x % 300), x * 7 FROM c`)
 	people := testPeopleTable()
-	q := &Query{Table: "people", GroupBy: []string{"suburb"}, Where: &Like{Column: "suburb", Pattern: "%1%", Negate: true}}
+	q := &ir.Query{Table: "people", GroupBy: []string{"suburb"}, Where: &ir.Like{Column: "suburb", Pattern: "%1%", Negate: true}}
 
 	start := time.Now()
-	_, err := s.Run(context.Background(), people, q, Needs{Key: true, TableSize: true}, testSecret)
+	_, err := s.Run(context.Background(), people, q, ir.Needs{Key: true, TableSize: true}, testSecret)
 	elapsed := time.Since(start)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "timeout") {
@@ -509,17 +511,17 @@ func TestStoreCancellation(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.Run(ctx, people, &Query{Table: "people"}, Needs{}, nil)
+	_, err = s.Run(ctx, people, &ir.Query{Table: "people"}, ir.Needs{}, nil)
 	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "user request") {
 		t.Errorf("cancelled context: got %v, want %s for a user request", err, pgerror.QueryCanceled)
 	}
 }
 
 func TestStoreConcurrentRuns(t *testing.T) {
-	s, _ := openTestStore(t, StoreOptions{MaxOpenConns: 3})
+	s, _ := openTestStore(t, plan.StoreOptions{MaxOpenConns: 3})
 	people := testPeopleTable()
-	q := &Query{Table: "people", GroupBy: []string{"sex"}}
-	want, err := s.Run(context.Background(), people, q, Needs{Key: true}, testSecret)
+	q := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
+	want, err := s.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +529,7 @@ func TestStoreConcurrentRuns(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for range 20 {
-				needs := Needs{Key: true, TableSize: g%2 == 0}
+				needs := ir.Needs{Key: true, TableSize: g%2 == 0}
 				got, err := s.Run(context.Background(), people, q, needs, testSecret)
 				if err != nil {
 					t.Error(err)
@@ -563,18 +565,18 @@ func TestRecordKey(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range cases {
-		if got, want := RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
+		if got, want := plan.RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
 			t.Errorf("RecordKey(%#v) = %d, want %d", tc.unit, got, want)
 		}
 	}
-	if RecordKey(testSecret, nil) != 0 {
+	if plan.RecordKey(testSecret, nil) != 0 {
 		t.Error("a NULL unit has a key")
 	}
 	// Stable: the same value always gives the same key, including when the
 	// cached hashers are replaced by another secret in between.
-	k1 := RecordKey(testSecret, int64(12345))
-	_ = RecordKey([]byte("other"), int64(12345))
-	if k2 := RecordKey(testSecret, int64(12345)); k1 != k2 {
+	k1 := plan.RecordKey(testSecret, int64(12345))
+	_ = plan.RecordKey([]byte("other"), int64(12345))
+	if k2 := plan.RecordKey(testSecret, int64(12345)); k1 != k2 {
 		t.Errorf("key changed from %d to %d", k1, k2)
 	}
 	// Secret-dependent: for 1,000 units every key differs between two secrets.
@@ -582,15 +584,15 @@ func TestRecordKey(t *testing.T) {
 	// of a false failure is about 1000 * 2^-32 < 3e-7.
 	other := []byte("another secret")
 	for u := range int64(1000) {
-		if RecordKey(testSecret, u) == RecordKey(other, u) {
+		if plan.RecordKey(testSecret, u) == plan.RecordKey(other, u) {
 			t.Errorf("unit %d has the same key under two secrets", u)
 		}
 	}
 	// A secret buffer reused by the caller does not corrupt the cached key.
 	buf := []byte("mutable secret")
-	kb := RecordKey(buf, "x")
+	kb := plan.RecordKey(buf, "x")
 	copy(buf, "MUTABLE")
-	if RecordKey([]byte("mutable secret"), "x") != kb {
+	if plan.RecordKey([]byte("mutable secret"), "x") != kb {
 		t.Error("the cached hashers kept a reference to the caller's secret")
 	}
 }
@@ -600,7 +602,7 @@ func TestRecordKeyConcurrent(t *testing.T) {
 	want := make([][]uint32, len(secrets))
 	for i, s := range secrets {
 		for u := range int64(200) {
-			want[i] = append(want[i], RecordKey(s, u))
+			want[i] = append(want[i], plan.RecordKey(s, u))
 		}
 	}
 	var wg sync.WaitGroup
@@ -608,7 +610,7 @@ func TestRecordKeyConcurrent(t *testing.T) {
 		wg.Go(func() {
 			i := g % len(secrets)
 			for u := range int64(200) {
-				if got := RecordKey(secrets[i], u); got != want[i][u] {
+				if got := plan.RecordKey(secrets[i], u); got != want[i][u] {
 					t.Errorf("secret %d unit %d: %d, want %d", i, u, got, want[i][u])
 					return
 				}
@@ -619,55 +621,55 @@ func TestRecordKeyConcurrent(t *testing.T) {
 }
 
 func TestConditionsNormalisation(t *testing.T) {
-	q := func(p Pred) *Query { return &Query{Table: "people", Where: p} }
-	age30 := &Compare{Column: "age", Op: "=", Value: intLit(30)}
-	sexF := &Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	q := func(p ir.Pred) *ir.Query { return &ir.Query{Table: "people", Where: p} }
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
+	sexF := &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}
 	equal := []struct {
 		name string
-		a, b *Query
+		a, b *ir.Query
 		want []string
 	}{
-		{"AND order", q(&And{age30, sexF}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
-		{"duplicates", q(&Or{age30, &And{age30, sexF}}), q(&And{sexF, age30}), []string{"age = 30", "sex = 'F'"}},
-		{"column case", q(&Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
-		{"30.0 is 30", q(&Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
-		{"!= is <>", q(&Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
-		{"NOT folds into a comparison", q(&Not{&Compare{Column: "age", Op: "<", Value: intLit(30)}}),
-			q(&Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
-		{"double NOT", q(&Not{&Not{age30}}), q(age30), []string{"age = 30"}},
-		{"IN order and duplicates", q(&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F"), textLit("M")}}),
-			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
-		{"numeric IN sorted numerically", q(&In{Column: "age", Values: []Literal{intLit(10), intLit(9), floatLit(9.5)}}),
-			q(&In{Column: "age", Values: []Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
-		{"NOT IN", q(&Not{&In{Column: "sex", Values: []Literal{textLit("M"), textLit("F")}}}),
-			q(&In{Column: "sex", Values: []Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
-		{"one-value IN is equality", q(&In{Column: "age", Values: []Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
-		{"NOT over a one-value IN", q(&Not{&In{Column: "age", Values: []Literal{intLit(30)}}}),
-			q(&Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
-		{"NOT BETWEEN", q(&Not{&Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
-			q(&Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
-		{"NOT IS NULL", q(&Not{&IsNull{Column: "income"}}), q(&IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
-		{"NOT LIKE with a quote", q(&Not{&Like{Column: "suburb", Pattern: "O'%"}}), q(&Like{Column: "suburb", Pattern: "O'%", Negate: true}),
+		{"AND order", q(&ir.And{Left: age30, Right: sexF}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
+		{"duplicates", q(&ir.Or{Left: age30, Right: &ir.And{Left: age30, Right: sexF}}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
+		{"column case", q(&ir.Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
+		{"30.0 is 30", q(&ir.Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
+		{"!= is <>", q(&ir.Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
+		{"NOT folds into a comparison", q(&ir.Not{Inner: &ir.Compare{Column: "age", Op: "<", Value: intLit(30)}}),
+			q(&ir.Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
+		{"double NOT", q(&ir.Not{Inner: &ir.Not{Inner: age30}}), q(age30), []string{"age = 30"}},
+		{"IN order and duplicates", q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F"), textLit("M")}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
+		{"numeric IN sorted numerically", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(10), intLit(9), floatLit(9.5)}}),
+			q(&ir.In{Column: "age", Values: []ir.Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
+		{"NOT IN", q(&ir.Not{Inner: &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
+		{"one-value IN is equality", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
+		{"NOT over a one-value IN", q(&ir.Not{Inner: &ir.In{Column: "age", Values: []ir.Literal{intLit(30)}}}),
+			q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
+		{"NOT BETWEEN", q(&ir.Not{Inner: &ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
+			q(&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
+		{"NOT IS NULL", q(&ir.Not{Inner: &ir.IsNull{Column: "income"}}), q(&ir.IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
+		{"NOT LIKE with a quote", q(&ir.Not{Inner: &ir.Like{Column: "suburb", Pattern: "O'%"}}), q(&ir.Like{Column: "suburb", Pattern: "O'%", Negate: true}),
 			[]string{"suburb NOT LIKE 'O''%'"}},
-		{"De Morgan", q(&Not{&And{age30, &Not{sexF}}}), q(&Or{&Compare{Column: "age", Op: "<>", Value: intLit(30)}, sexF}),
+		{"De Morgan", q(&ir.Not{Inner: &ir.And{Left: age30, Right: &ir.Not{Inner: sexF}}}), q(&ir.Or{Left: &ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}, Right: sexF}),
 			[]string{"age <> 30", "sex = 'F'"}},
-		{"math", q(&Not{&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "Age"}, Right: &NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
-			q(&MathCompare{Expr: &FuncCall{Name: "abs", Args: []Expr{&BinaryExpr{Op: "-", Left: &ColumnRef{Column: "age"}, Right: &NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
+		{"math", q(&ir.Not{Inner: &ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
+			q(&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
 			[]string{"abs(age - 40) >= 5"}},
 	}
 	for _, tc := range equal {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := Conditions(tc.a), Conditions(tc.b)
+			a, b := plan.Conditions(tc.a), plan.Conditions(tc.b)
 			if !slices.Equal(a, tc.want) || !slices.Equal(b, tc.want) {
 				t.Errorf("got %q and %q, want %q", a, b, tc.want)
 			}
 		})
 	}
-	if got := Conditions(&Query{Table: "people"}); got == nil || len(got) != 0 {
+	if got := plan.Conditions(&ir.Query{Table: "people"}); got == nil || len(got) != 0 {
 		t.Errorf("no WHERE: got %#v, want an empty list", got)
 	}
 	// Different conditions stay different.
-	if slices.Equal(Conditions(q(age30)), Conditions(q(&Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
+	if slices.Equal(plan.Conditions(q(age30)), plan.Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
 		t.Error("age = 30 and age = 31 normalise alike")
 	}
 }

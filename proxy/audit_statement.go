@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"countwall/proxy/state/release"
 )
 

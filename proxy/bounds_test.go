@@ -12,8 +12,9 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/planner/plan"
 )
 
 // writeLongTable writes a long table (person, snp, allele): one row per
@@ -194,9 +195,9 @@ func violates(with, without []int64, center int64, epsilon float64) (worst float
 // at path, returning the sum of the answers of each run. lie replaces the
 // cells by unbounded counts while keeping the claimed bounds: the test's
 // power check.
-func neighbourSample(t *testing.T, path string, table *planner.Table, q *planner.Query, m mechanisms.Mechanism, epsilon float64, lie bool) ([]int64, int64) {
+func neighbourSample(t *testing.T, path string, table *ir.Table, q *ir.Query, m mechanisms.Mechanism, epsilon float64, lie bool) ([]int64, int64) {
 	t.Helper()
-	s, err := planner.OpenStore(path, planner.StoreOptions{})
+	s, err := OpenStore(path, plan.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func neighbourSample(t *testing.T, path string, table *planner.Table, q *planner
 		t.Fatal(err)
 	}
 	if lie {
-		raw, err := s.Run(context.Background(), table, q, planner.Needs{}, secret)
+		raw, err := s.Run(context.Background(), table, q, ir.Needs{}, secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,13 +245,13 @@ func TestRemovingAPersonMovesAnswersByAtMostEpsilon(t *testing.T) {
 		background = append(background, [3]int{p, p % 10, 0})
 	}
 	without := writeLongTable(t, dir, "without.db", background)
-	table := &planner.Table{Name: "genomes", PrivacyUnit: "person", Policy: planner.DefaultPolicy(),
-		Columns: map[string]*planner.Column{
-			"person": {Name: "person", Type: planner.TypeInt},
-			"snp":    {Name: "snp", Type: planner.TypeInt, Domain: &planner.Domain{IsRange: true, Min: 0, Max: 49}},
+	table := &ir.Table{Name: "genomes", PrivacyUnit: "person", Policy: ir.DefaultPolicy(),
+		Columns: map[string]*ir.Column{
+			"person": {Name: "person", Type: ir.TypeInt},
+			"snp":    {Name: "snp", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 49}},
 		}}
-	plain := &planner.Query{Table: "genomes"}
-	bySnp := &planner.Query{Table: "genomes", GroupBy: []string{"snp"}}
+	plain := &ir.Query{Table: "genomes"}
+	bySnp := &ir.Query{Table: "genomes", GroupBy: []string{"snp"}}
 	for _, r := range []int{1, 5, 50} {
 		for _, spread := range []bool{false, true} {
 			rows := append([][3]int(nil), background...)
@@ -263,7 +264,7 @@ func TestRemovingAPersonMovesAnswersByAtMostEpsilon(t *testing.T) {
 			}
 			with := writeLongTable(t, dir, fmt.Sprintf("with-%d-%v.db", r, spread), rows)
 			for _, tc := range []struct {
-				q      *planner.Query
+				q      *ir.Query
 				params mechanisms.Params
 			}{
 				{plain, nil},

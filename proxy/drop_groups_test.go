@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // addPerson adds one person to a fixture's protected table: the
@@ -54,7 +54,7 @@ func TestMaxGroupsCountsOnlyReleasedGroups(t *testing.T) {
 					addPerson(t, f, 10001, 20, "F", "suburb_05")
 				}
 				cfg := f.config(t, m.name, m.params)
-				setPolicy(cfg, func(p *planner.Policy) { p.MaxGroups = 4 })
+				setPolicy(cfg, func(p *ir.Policy) { p.MaxGroups = 4 })
 				e, err := Open(context.Background(), cfg, Options{NoiseSeed: 1})
 				if err != nil {
 					t.Fatal(err)
@@ -82,7 +82,7 @@ func TestMaxGroupsCountsOnlyReleasedGroups(t *testing.T) {
 func TestReleasedGroupsOverMaxGroupsAreTruncated(t *testing.T) {
 	f := newFixture(t, 700)
 	cfg := f.config(t, "suppress", map[string]any{"mode": "drop", "threshold": 3})
-	setPolicy(cfg, func(p *planner.Policy) { p.MaxGroups = 3 })
+	setPolicy(cfg, func(p *ir.Policy) { p.MaxGroups = 3 })
 	e, err := Open(context.Background(), cfg, Options{NoiseSeed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,9 @@ import (
 	"time"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
+	"countwall/planner/plan"
 	"countwall/proxy/catalog"
 	"countwall/proxy/state"
 )
@@ -27,10 +28,10 @@ import (
 // Engine answers analysts' statements. One Engine serves every session and
 // is safe for concurrent use.
 type Engine struct {
-	store *planner.Store
+	store Store
 	// backend is what queries read the protected data through: the store,
 	// or in tests a stand-in that proves a refused statement never reads.
-	backend backend
+	backend Backend
 	state   *state.DB
 	secret  []byte
 	budget  *state.Budget
@@ -67,15 +68,10 @@ type Engine struct {
 	ops operations
 }
 
-// backend computes a validated query's cells from the protected data.
-type backend interface {
-	Run(ctx context.Context, t *planner.Table, q *planner.Query, needs planner.Needs, secret []byte) (*planner.Result, error)
-}
-
 // runtime is everything a reload may change.
 type runtime struct {
 	cfg     *config.Config
-	catalog *planner.Catalog
+	catalog *ir.Catalog
 	mech    mechanisms.Mechanism
 	float   bool // the mechanism publishes real numbers
 }
@@ -93,6 +89,11 @@ type Options struct {
 	// installation would, without creating a state database each time. It
 	// must come from a cryptographic source; it is never stored.
 	Secret []byte
+	// Grouped, when set, is the protected data in place of the database
+	// the config names: the stand-in of the papers' experiments, a table
+	// held as groups (see GroupedTable). Parsing, SET and SHOW, the budget,
+	// the audit and the mechanism are the Engine's as ever.
+	Grouped *GroupedTable
 }
 
 // Open builds an Engine from a validated config: it opens the protected
@@ -104,7 +105,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		logger = slog.New(slog.DiscardHandler)
 	}
 	snapshots := &snapshotStates{}
-	store, err := planner.OpenStore(cfg.Database, planner.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: snapshots.wrap(snapshotLogger(logger))})
+	store, err := openProtected(cfg, opts, snapshots.wrap(snapshotLogger(logger)))
 	if err != nil {
 		return nil, fmt.Errorf("opening protected database: %w", err)
 	}
@@ -144,9 +145,13 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 // statement needs it (see planner.Store.Preload); progress and the memory
 // each table holds go to the Engine's logger.
 func (e *Engine) Preload(ctx context.Context) error {
+	p, ok := e.store.(preloader)
+	if !ok {
+		return nil // PostgreSQL or SQLite alone: nothing is kept in memory
+	}
 	rt := e.live.Load()
 	for _, name := range sortedNames(rt.catalog.Tables) {
-		if err := e.store.Preload(ctx, name); err != nil {
+		if err := p.Preload(ctx, name); err != nil {
 			return fmt.Errorf("reading table %q into memory: %w", name, err)
 		}
 	}
@@ -293,15 +298,15 @@ func checkRhoDeltaCaps(m mechanisms.Mechanism, cfg *config.Config) error {
 
 // buildCatalog reads each configured table's columns from the store and
 // attaches the config's privacy unit, domains and policy.
-func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config) (*planner.Catalog, error) {
-	cat := &planner.Catalog{Tables: map[string]*planner.Table{}}
+func buildCatalog(ctx context.Context, store Store, cfg *config.Config) (*ir.Catalog, error) {
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{}}
 	for name, tc := range cfg.Tables {
 		key := "tables." + name
 		cols, err := store.Columns(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		byName := map[string]planner.ColumnType{}
+		byName := map[string]ir.ColumnType{}
 		for _, c := range cols {
 			byName[strings.ToLower(c.Name)] = c.Type
 		}
@@ -312,26 +317,26 @@ func buildCatalog(ctx context.Context, store *planner.Store, cfg *config.Config)
 		if len(queryable) == 0 {
 			queryable = sortedNames(byName)
 		}
-		t := &planner.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*planner.Column{}, Policy: tc.Policy, Bounds: tc.Bounds, UnitKeyed: tc.UnitKeyed}
+		t := &ir.Table{Name: strings.ToLower(name), PrivacyUnit: tc.PrivacyUnit, Columns: map[string]*ir.Column{}, Policy: tc.Policy, Bounds: tc.Bounds, UnitKeyed: tc.UnitKeyed}
 		for _, c := range queryable {
 			typ, ok := byName[c]
 			if !ok {
 				return nil, fmt.Errorf("%s.columns: column %q is not in table %q", key, c, name)
 			}
-			t.Columns[c] = &planner.Column{Name: c, Type: typ}
+			t.Columns[c] = &ir.Column{Name: c, Type: typ}
 		}
 		// The unit column must be known to the planner for COUNT(DISTINCT unit)
 		// even when it is not listed as queryable; Policy.UnitInWhere decides
 		// whether it may be filtered on.
 		if _, ok := t.Columns[tc.PrivacyUnit]; !ok {
-			t.Columns[tc.PrivacyUnit] = &planner.Column{Name: tc.PrivacyUnit, Type: byName[tc.PrivacyUnit]}
+			t.Columns[tc.PrivacyUnit] = &ir.Column{Name: tc.PrivacyUnit, Type: byName[tc.PrivacyUnit]}
 		}
 		for col, d := range tc.Domains {
 			c, ok := t.Columns[col]
 			if !ok {
 				return nil, fmt.Errorf("%s.domains.%s: not a queryable column of table %q", key, col, name)
 			}
-			if d.IsRange && c.Type != planner.TypeInt {
+			if d.IsRange && c.Type != ir.TypeInt {
 				return nil, fmt.Errorf("%s.domains.%s: an integer range needs an integer column, but %q is %s", key, col, col, c.Type)
 			}
 			c.Domain = d
@@ -357,8 +362,8 @@ func sortedNames[V any](m map[string]V) []string {
 
 // snapshotLogger reports the planner's in-memory table snapshots: reading
 // progress, the memory each holds, and why a table stays in SQLite.
-func snapshotLogger(logger *slog.Logger) func(planner.SnapshotInfo) {
-	return func(i planner.SnapshotInfo) {
+func snapshotLogger(logger *slog.Logger) func(plan.SnapshotInfo) {
+	return func(i plan.SnapshotInfo) {
 		switch {
 		case i.Err != nil:
 			logger.Warn("table left to SQLite", "table", i.Table, "error", i.Err)

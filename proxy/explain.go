@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
-	"countwall/planner/pglex"
+	"countwall/pglex"
+	"countwall/planner/plan"
 	"countwall/proxy/state"
 )
 
@@ -43,8 +44,8 @@ func explainedStatement(sql string) (body string, explain bool, err error) {
 }
 
 // explainable refuses EXPLAIN of anything but a query.
-func explainable(stmt planner.Statement) error {
-	if _, ok := stmt.(*planner.Query); ok {
+func explainable(stmt ir.Statement) error {
+	if _, ok := stmt.(*ir.Query); ok {
 		return nil
 	}
 	return pgerror.Errorf(pgerror.FeatureNotSupported, "EXPLAIN is supported for SELECT COUNT queries only")
@@ -52,7 +53,7 @@ func explainable(stmt planner.Statement) error {
 
 // describedColumns are a described statement's columns: EXPLAIN's plan
 // column in place of the query's.
-func describedColumns(explain bool, stmt planner.Statement, cols []Column) ([]Column, error) {
+func describedColumns(explain bool, stmt ir.Statement, cols []Column) ([]Column, error) {
 	if !explain {
 		return cols, nil
 	}
@@ -65,14 +66,14 @@ func describedColumns(explain bool, stmt planner.Statement, cols []Column) ([]Co
 // priced is a query checked and priced before its read.
 type priced struct {
 	req    *mechanisms.Request
-	needs  planner.Needs
+	needs  ir.Needs
 	charge mechanisms.Charge
 }
 
 // price runs every check of a query that needs no data: the GROUP BY
 // domains, the bounds the store will enforce, and the mechanism's price at
 // the session's share.
-func (s *Session) price(rt *runtime, q *planner.Query) (priced, error) {
+func (s *Session) price(rt *runtime, q *ir.Query) (priced, error) {
 	table := rt.catalog.Tables[q.Table]
 	if err := checkGroupDomains(table, q, rt.mech); err != nil {
 		return priced{}, err
@@ -82,7 +83,7 @@ func (s *Session) price(rt *runtime, q *planner.Query) (priced, error) {
 	req := &mechanisms.Request{Query: q, Table: table, Epsilon: eps, Delta: delta}
 	if needs.Bound {
 		var err error
-		if req.Bounds, err = planner.PlanBounds(table, q, needs); err != nil {
+		if req.Bounds, err = plan.Bounds(table, q, needs); err != nil {
 			return priced{}, err
 		}
 	}
@@ -95,7 +96,7 @@ func (s *Session) price(rt *runtime, q *planner.Query) (priced, error) {
 
 // explain answers EXPLAIN of q: priced as the query would be, held to the
 // caps as the ledger would hold it, neither charged nor read.
-func (s *Session) explain(ctx context.Context, rt *runtime, q *planner.Query) (*Result, error) {
+func (s *Session) explain(ctx context.Context, rt *runtime, q *ir.Query) (*Result, error) {
 	p, err := s.price(rt, q)
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (s *Session) previewCharge(ctx context.Context, c mechanisms.Charge) (befor
 }
 
 // groupsText says how a GROUP BY's groups are chosen.
-func groupsText(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) string {
+func groupsText(t *ir.Table, q *ir.Query, m mechanisms.Mechanism) string {
 	var undeclared []string
 	for _, g := range q.GroupBy {
 		if c := t.Columns[g]; c == nil || c.Domain == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
@@ -224,7 +225,7 @@ func TestExplainStatesTheCostAndTheError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := s.price(rt, stmt.(*planner.Query))
+			p, err := s.price(rt, stmt.(*ir.Query))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +350,7 @@ func TestIntervalsCoverTheTruthThroughTheEngine(t *testing.T) {
 			}
 			rt := e.live.Load()
 			stmt, _ := planner.Parse(sql, nil, rt.catalog)
-			q := stmt.(*planner.Query)
+			q := stmt.(*ir.Query)
 			eps, delta := s.share(rt)
 			req := &mechanisms.Request{Query: q, Table: rt.catalog.Tables[q.Table], Bounds: rec.last.Bounds, Result: rec.last, Epsilon: eps, Delta: delta}
 			inside, n := 0, 0

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // queryNeeds is what the planner must compute for q under m. A mechanism
@@ -15,7 +15,7 @@ import (
 // dropped); one that releases groups by partition selection also needs the
 // distinct units of each group, for a GROUP BY over undeclared columns
 // only, since no other query pays for them.
-func queryNeeds(m mechanisms.Mechanism, t *planner.Table, q *planner.Query) planner.Needs {
+func queryNeeds(m mechanisms.Mechanism, t *ir.Table, q *ir.Query) ir.Needs {
 	needs := m.Needs()
 	if !mechanisms.DropsLowCounts(m) {
 		return needs
@@ -59,7 +59,7 @@ func truncateGroups(res *Result, max int) {
 // public domain unless the mechanism drops low-count groups (partition
 // selection included): otherwise the rows that come back would reveal which
 // groups exist.
-func checkGroupDomains(t *planner.Table, q *planner.Query, m mechanisms.Mechanism) error {
+func checkGroupDomains(t *ir.Table, q *ir.Query, m mechanisms.Mechanism) error {
 	if mechanisms.DropsLowCounts(m) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/planner"
@@ -126,11 +127,11 @@ var neighbourMechanisms = []struct {
 // recordingBackend keeps the last cells the store computed, so that the
 // test can see which path computed them and draw more answers from them.
 type recordingBackend struct {
-	inner backend
-	last  *planner.Result
+	inner Backend
+	last  *ir.Result
 }
 
-func (r *recordingBackend) Run(ctx context.Context, t *planner.Table, q *planner.Query, needs planner.Needs, secret []byte) (*planner.Result, error) {
+func (r *recordingBackend) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
 	res, err := r.inner.Run(ctx, t, q, needs, secret)
 	r.last = res
 	return res, err
@@ -187,7 +188,7 @@ func TestNeighbouringDatabases(t *testing.T) {
 				}
 				name := world.name + "/" + m.name + "/" + shape.name
 				var outs [2]neighbourOutcome
-				var results [2]*planner.Result
+				var results [2]*ir.Result
 				for i, e := range engines {
 					recorders[i].last = nil
 					res, err := e.Query(context.Background(), "alice", shape.sql)
@@ -263,14 +264,14 @@ func resultKeys(res *Result) string {
 // checkNeighbourDistributions draws many answers from each world's cells
 // through the Engine's mechanism, as the Engine answers, and bounds the
 // privacy loss between them.
-func checkNeighbourDistributions(t *testing.T, name string, e *Engine, results [2]*planner.Result, sqlText string) {
+func checkNeighbourDistributions(t *testing.T, name string, e *Engine, results [2]*ir.Result, sqlText string) {
 	t.Helper()
 	rt := e.live.Load()
 	stmt, err := planner.Parse(sqlText, nil, rt.catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := stmt.(*planner.Query)
+	q := stmt.(*ir.Query)
 	const epsilon, delta = 1.0, 1e-6
 	var samples [2][]int64
 	var center int64

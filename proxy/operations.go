@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"countwall/planner"
+	"countwall/planner/plan"
 	"countwall/proxy/metrics"
 )
 
@@ -85,8 +85,8 @@ type snapshotStates struct {
 }
 
 // wrap records each report before passing it on.
-func (s *snapshotStates) wrap(next func(planner.SnapshotInfo)) func(planner.SnapshotInfo) {
-	return func(i planner.SnapshotInfo) {
+func (s *snapshotStates) wrap(next func(plan.SnapshotInfo)) func(plan.SnapshotInfo) {
+	return func(i plan.SnapshotInfo) {
 		state := "memory"
 		switch {
 		case i.Err != nil:

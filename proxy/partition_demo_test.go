@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"countwall/dataset"
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 )
 
 // demoSelection is what the runs of one configuration released.
@@ -76,7 +76,7 @@ func TestPartitionSelectionOnTheDemoTable(t *testing.T) {
 }
 
 // add records one answer against the true counts.
-func (d *demoSelection) add(res *Result, cells []planner.Cell) {
+func (d *demoSelection) add(res *Result, cells []ir.Cell) {
 	truth := map[string]int64{}
 	for _, c := range cells {
 		truth[c.Group[0].Text] = c.Count

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/planner"
 )
@@ -58,7 +59,7 @@ func TestPartitionSelectionNeighbours(t *testing.T) {
 		{"gaussian", 0.025, mechanisms.Charge{Kind: mechanisms.AccountingDP, Epsilon: 0.5, Delta: 0.025}},
 	} {
 		t.Run(tc.mechanism, func(t *testing.T) {
-			var results [2]*planner.Result
+			var results [2]*ir.Result
 			var engine *Engine
 			for i, path := range paths {
 				e, rec := partitionEngine(t, dir, fmt.Sprintf("%s-%d", tc.mechanism, i), path, tc.mechanism)
@@ -83,7 +84,7 @@ func TestPartitionSelectionNeighbours(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := parsed.(*planner.Query)
+			q := parsed.(*ir.Query)
 			table := rt.catalog.Tables[q.Table]
 			appears, differ := 0, 0
 			for range partitionDraws {

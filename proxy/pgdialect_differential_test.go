@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"countwall/internal/pgtest"
 	"countwall/pgerror"
-	"countwall/planner/pgtest"
 )
 
 // The PostgreSQL dialect differential test: the same rows in the protected

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"countwall/dataset/pgcopy"
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
+	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/planner"
 	"countwall/proxy/state"
 )
 
@@ -18,7 +18,7 @@ import (
 // that fails after the charge (a cancel, a timeout, an internal error) keeps
 // its charge, which errs on the safe side. So no refusal, no charge and no
 // refusal's timing depends on the rows.
-func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp string) (res *Result, charge mechanisms.Charge, err error) {
+func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) (res *Result, charge mechanisms.Charge, err error) {
 	none := mechanisms.Charge{}
 	p, err := s.price(rt, q)
 	if err != nil {
@@ -51,7 +51,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *planner.Query, fp s
 	s.addIntervals(rt, req, answers, res)
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
-		maxGroups = planner.DefaultPolicy().MaxGroups
+		maxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
 	return res, charge, nil
@@ -68,7 +68,7 @@ func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mec
 }
 
 // rows builds the result of an answered query: a row per answered cell.
-func (s *Session) rows(rt *runtime, q *planner.Query, cells *planner.Result, answers []mechanisms.Answer, notice string) *Result {
+func (s *Session) rows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.Answer, notice string) *Result {
 	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {

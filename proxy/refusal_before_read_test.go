@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"countwall/config"
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // forbiddenBackend fails the test whenever a statement reaches the data.
@@ -22,7 +22,7 @@ type forbiddenBackend struct {
 	stmt  atomic.Value // the statement under test, for the failure message
 }
 
-func (b *forbiddenBackend) Run(context.Context, *planner.Table, *planner.Query, planner.Needs, []byte) (*planner.Result, error) {
+func (b *forbiddenBackend) Run(context.Context, *ir.Table, *ir.Query, ir.Needs, []byte) (*ir.Result, error) {
 	b.calls.Add(1)
 	b.t.Errorf("the protected data was read for a statement that is refused: %v", b.stmt.Load())
 	return nil, errors.New("forbidden backend")
@@ -75,7 +75,7 @@ var refusalsBeforeRead = []refusalCase{
 	{name: "unit in where", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE id = 3", code: pgerror.InsufficientPrivilege},
 	{name: "long in list", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE age IN (" + numbers(51) + ")", code: pgerror.ProgramLimitExceeded},
 	{name: "domain product over max_groups", mechanism: "laplace",
-		cfg:  func(c *config.Config) { setPolicy(c, func(p *planner.Policy) { p.MaxGroups = 10 }) },
+		cfg:  func(c *config.Config) { setPolicy(c, func(p *ir.Policy) { p.MaxGroups = 10 }) },
 		stmt: "SELECT age, COUNT(*) FROM people GROUP BY age", code: pgerror.ProgramLimitExceeded},
 	{name: "unknown setting", mechanism: "laplace", stmt: "SET nosuch = 1", code: pgerror.UndefinedObject},
 	{name: "epsilon out of range", mechanism: "laplace", stmt: "SET epsilon = 5", code: pgerror.InvalidParameterValue},
@@ -108,7 +108,7 @@ func numbers(n int) string {
 	return strings.Join(parts, ", ")
 }
 
-func setPolicy(c *config.Config, change func(*planner.Policy)) {
+func setPolicy(c *config.Config, change func(*ir.Policy)) {
 	for name, tc := range c.Tables {
 		change(&tc.Policy)
 		c.Tables[name] = tc

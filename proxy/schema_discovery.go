@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"countwall/planner"
+	"countwall/ir"
 	"countwall/proxy/catalog"
 )
 
@@ -14,7 +14,7 @@ import (
 // table with its analyst-visible columns in the protected table's order,
 // their types, the privacy unit and the declared domains. The column order
 // is read from the store's schema, never from its rows.
-func catalogModel(ctx context.Context, store *planner.Store, cat *planner.Catalog) (*catalog.Model, error) {
+func catalogModel(ctx context.Context, store Store, cat *ir.Catalog) (*catalog.Model, error) {
 	m := &catalog.Model{ServerVersion: ServerVersion}
 	names := make([]string, 0, len(cat.Tables))
 	for name := range cat.Tables {
@@ -40,12 +40,12 @@ func catalogModel(ctx context.Context, store *planner.Store, cat *planner.Catalo
 	return m, nil
 }
 
-func catalogColumn(c *planner.Column, unit bool) catalog.Column {
+func catalogColumn(c *ir.Column, unit bool) catalog.Column {
 	out := catalog.Column{Name: c.Name, Unit: unit}
 	switch c.Type {
-	case planner.TypeInt:
+	case ir.TypeInt:
 		out.Type = catalog.BigInt
-	case planner.TypeReal:
+	case ir.TypeReal:
 		out.Type = catalog.Double
 	default:
 		out.Type = catalog.Text
@@ -68,7 +68,7 @@ func (e *Engine) openCatalog(ctx context.Context) error {
 }
 
 // reloadCatalog tells schema discovery the tables of a new config.
-func (e *Engine) reloadCatalog(ctx context.Context, cat *planner.Catalog) error {
+func (e *Engine) reloadCatalog(ctx context.Context, cat *ir.Catalog) error {
 	m, err := catalogModel(ctx, e.store, cat)
 	if err != nil {
 		return err

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // ServerVersion is what `SELECT version()` and the server_version setting report.
@@ -78,7 +78,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
 	fp := st.fingerprint
-	var stmt planner.Statement
+	var stmt ir.Statement
 	var err error = errTerminated
 	explain := false
 	select {
@@ -96,7 +96,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 		res, err = s.catalogQuery(ctx, st.SQL, args)
 	} else if err == nil {
 		switch st := stmt.(type) {
-		case *planner.Query:
+		case *ir.Query:
 			kind = "query"
 			if explain {
 				kind = "explain"
@@ -104,13 +104,13 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 				break
 			}
 			res, charge, err = s.query(ctx, rt, st, fp)
-		case *planner.Set:
+		case *ir.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
-		case *planner.Show:
+		case *ir.Show:
 			kind = "show"
 			res, err = s.show(ctx, rt, st)
-		case *planner.Chatter:
+		case *ir.Chatter:
 			kind = "chatter"
 			res, err = s.chatter(st)
 		default:

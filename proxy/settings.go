@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 // clientSettings are the parameters drivers SET on connect. They are accepted
@@ -50,7 +50,7 @@ func (s *Session) share(rt *runtime) (eps, delta float64) {
 	return eps, delta
 }
 
-func (s *Session) set(rt *runtime, st *planner.Set) (*Result, error) {
+func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 	done := &Result{Tag: "SET"}
 	switch st.Name {
 	case "epsilon", "delta":
@@ -130,7 +130,7 @@ func showColumns(name string) []Column {
 	return []Column{{Name: name, Type: ColumnText}}
 }
 
-func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Result, error) {
+func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, error) {
 	one := func(v string) *Result {
 		return &Result{Columns: showColumns(st.Name), Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SHOW"}
 	}
@@ -172,12 +172,12 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *planner.Show) (*Res
 	return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Name)
 }
 
-func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
+func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 	switch st.Kind {
-	case planner.ChatterVersion:
+	case ir.ChatterVersion:
 		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},
 			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
-	case planner.ChatterCurrentSetting:
+	case ir.ChatterCurrentSetting:
 		v, ok := clientSettings[st.Value]
 		if st.Value == "server_version" {
 			v, ok = ServerVersion, true
@@ -192,19 +192,19 @@ func (s *Session) chatter(st *planner.Chatter) (*Result, error) {
 		s.mu.Unlock()
 		return &Result{Columns: []Column{{Name: "current_setting", Type: ColumnText}},
 			Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
-	case planner.ChatterBegin:
+	case ir.ChatterBegin:
 		return &Result{Tag: "BEGIN"}, nil
-	case planner.ChatterCommit:
+	case ir.ChatterCommit:
 		return &Result{Tag: "COMMIT"}, nil
-	case planner.ChatterRollback:
+	case ir.ChatterRollback:
 		return &Result{Tag: "ROLLBACK"}, nil
-	case planner.ChatterDiscard:
+	case ir.ChatterDiscard:
 		s.mu.Lock()
 		s.settings = map[string]string{}
 		s.epsilon, s.delta, s.hasDelta = 0, 0, false
 		s.mu.Unlock()
 		return &Result{Tag: "DISCARD ALL"}, nil
-	case planner.ChatterEmpty:
+	case ir.ChatterEmpty:
 		return &Result{}, nil
 	}
 	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")

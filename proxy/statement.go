@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 
+	"countwall/ir"
 	"countwall/planner"
 	"countwall/proxy/catalog"
 )
@@ -22,7 +23,7 @@ type Statement struct {
 
 	fingerprint string
 	prepared    *planner.Prepared
-	catalog     *planner.Catalog // the catalog prepared was read against
+	catalog     *ir.Catalog // the catalog prepared was read against
 	// explain marks EXPLAIN SELECT ...: prepared holds the SELECT, which is
 	// priced and described but never run. explainErr refuses an EXPLAIN
 	// countwall does not answer (options, ANALYZE, no statement).
@@ -35,7 +36,7 @@ type Statement struct {
 }
 
 // bind fills the statement's parameters and says whether it is explained.
-func (st *Statement) bind(args []*string) (planner.Statement, bool, error) {
+func (st *Statement) bind(args []*string) (ir.Statement, bool, error) {
 	if st.explainErr != nil {
 		return nil, true, st.explainErr
 	}
@@ -47,7 +48,7 @@ func (st *Statement) bind(args []*string) (planner.Statement, bool, error) {
 }
 
 // read prepares sql against cat, an EXPLAIN's statement without the EXPLAIN.
-func (st *Statement) read(cat *planner.Catalog) {
+func (st *Statement) read(cat *ir.Catalog) {
 	st.schema = catalog.Handles(st.SQL)
 	body, explain, err := explainedStatement(st.SQL)
 	st.explain, st.explainErr = explain, err
@@ -80,11 +81,11 @@ func (op TxOp) Ends() bool { return op == TxCommit || op == TxRollback }
 
 func txOp(pr *planner.Prepared) TxOp {
 	switch pr.Control() {
-	case planner.ChatterBegin:
+	case ir.ChatterBegin:
 		return TxBegin
-	case planner.ChatterCommit:
+	case ir.ChatterCommit:
 		return TxCommit
-	case planner.ChatterRollback:
+	case ir.ChatterRollback:
 		return TxRollback
 	}
 	return TxNone
@@ -97,7 +98,7 @@ func (s *Session) Prepare(sql string) *Statement {
 	return s.engine.prepare(sql, s.engine.live.Load().catalog)
 }
 
-func (e *Engine) prepare(sql string, cat *planner.Catalog) *Statement {
+func (e *Engine) prepare(sql string, cat *ir.Catalog) *Statement {
 	st := &Statement{SQL: sql, fingerprint: e.Fingerprint(sql)}
 	st.read(cat)
 	return st
@@ -157,12 +158,12 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 		d.Params[i] = wireType(p)
 	}
 	switch sh := shape.(type) {
-	case *planner.Query:
+	case *ir.Query:
 		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))
-	case *planner.Show:
+	case *ir.Show:
 		d.Columns = showColumns(sh.Name)
-	case *planner.Chatter:
-		if sh.Kind == planner.ChatterVersion || sh.Kind == planner.ChatterCurrentSetting {
+	case *ir.Chatter:
+		if sh.Kind == ir.ChatterVersion || sh.Kind == ir.ChatterCurrentSetting {
 			d.Columns = []Column{{Name: string(sh.Kind), Type: ColumnText}}
 		}
 	}
@@ -172,18 +173,18 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	return d, nil
 }
 
-func wireType(t planner.ColumnType) ColumnType {
+func wireType(t ir.ColumnType) ColumnType {
 	switch t {
-	case planner.TypeInt:
+	case ir.TypeInt:
 		return ColumnInt8
-	case planner.TypeReal:
+	case ir.TypeReal:
 		return ColumnFloat8
 	default:
 		return ColumnText
 	}
 }
 
-func queryColumns(rt *runtime, q *planner.Query) []Column {
+func queryColumns(rt *runtime, q *ir.Query) []Column {
 	cols := make([]Column, 0, len(q.GroupBy)+1)
 	for _, g := range q.GroupBy {
 		cols = append(cols, Column{Name: g, Type: ColumnText})

@@ -6,8 +6,8 @@ import (
 )
 
 // TextRows is a result in text form, as the wire delivers it to a client:
-// what the attack programs read, from the wire, from an Engine session, or
-// from the stand-in firewall of proxy/columnsim. NULL is the empty string.
+// what the attack programs read, from the wire or from an Engine session.
+// NULL is the empty string.
 type TextRows struct {
 	Columns []string
 	Values  [][]string

@@ -10,7 +10,6 @@ import (
 	"countwall/attacks"
 	"countwall/config"
 	"countwall/proxy"
-	"countwall/proxy/columnsim"
 )
 
 // firewall is one deployment of cellkey in front of the protected table,
@@ -104,34 +103,23 @@ func (f *engineFirewall) Close() error {
 	return err
 }
 
-// openSimulated is the stand-in of proxy/columnsim under the same secret:
-// the groups of the column with their counts and record-key sums, read once,
-// answered without SQLite.
-func (dep deployment) openSimulated(ctx context.Context, d int, secret []byte) (firewall, error) {
-	cols, groups, err := columnsim.FromSQLite(ctx, dep.dbPath, dep.table, dep.unit, []string{dep.column}, secret)
+// openSimulated is an Engine whose backend is the grouped stand-in under
+// the same secret: the groups of the column with their counts and
+// record-key sums, read once, answered without SQLite. Parsing, the
+// mechanism, the ledger and the audit are the Engine's, as in openEngine.
+func (dep deployment) openSimulated(ctx context.Context, d int, name string, secret []byte) (firewall, error) {
+	cols, groups, err := proxy.GroupsFromSQLite(ctx, dep.dbPath, dep.table, dep.unit, []string{dep.column}, secret)
 	if err != nil {
 		return nil, err
 	}
-	return &simulatedFirewall{table: dep.table, cols: cols, groups: groups, d: d}, nil
-}
-
-type simulatedFirewall struct {
-	table  string
-	cols   []columnsim.Column
-	groups []columnsim.Group
-	d      int
-}
-
-func (f *simulatedFirewall) connect() (attacks.Querier, func(), error) {
-	mech, err := columnsim.Mechanism("cellkey", cellkeyParams(f.d))
+	cfg, err := dep.engineConfig(d, name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sim, err := columnsim.New(f.table, f.cols, f.groups, mech, columnsim.Additive, 0)
+	e, err := proxy.Open(ctx, cfg, proxy.Options{Secret: secret,
+		Grouped: &proxy.GroupedTable{Name: dep.table, Unit: dep.unit, Columns: cols, Groups: groups}})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("opening the stand-in firewall for %s: %w", name, err)
 	}
-	return sim, func() {}, nil
+	return &engineFirewall{engine: e, state: cfg.State}, nil
 }
-
-func (f *simulatedFirewall) Close() error { return nil }

@@ -11,6 +11,6 @@ func (o *Table3Options) AddFlags(f *pflag.FlagSet) {
 	f.IntSliceVar(&o.Ks, "k", []int{50, 100, 200, 250}, "two-partitions per value")
 	f.IntVar(&o.BaseK, "base-k", 1000, "two-partitions for the base set's total")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for secrets and two-partitions (0: random)")
-	f.BoolVar(&o.Simulated, "simulated", false, "answer with the simulated firewall of proxy/columnsim instead of the Engine")
+	f.BoolVar(&o.Simulated, "simulated", false, "answer through Engines on the grouped stand-in (planner/grouped) instead of SQLite")
 	f.IntVar(&o.Parallel, "parallel", 0, "firewalls attacked at once, each with its own Engine (0: one per CPU)")
 }

@@ -71,7 +71,7 @@ func TestTable3(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res.Print(&out)
-	for _, s := range []string{"k=50", "k=200", "±2", "paper", "103.2 ( 93.0%)", "proxy/columnsim", "119444 queries"} {
+	for _, s := range []string{"k=50", "k=200", "±2", "paper", "103.2 ( 93.0%)", "grouped stand-in", "119444 queries"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("printed table lacks %q:\n%s", s, out.String())
 		}
@@ -92,7 +92,7 @@ func TestTable3RefusesBadOptions(t *testing.T) {
 }
 
 // The table through a real Engine, SQL text and all, is the table through
-// the simulated firewall, cell for cell, with the same seed: columnsim's
+// the grouped stand-in, cell for cell, with the same seed: the stand-in's
 // claim that it answers as the Engine does, pinned for Table 3. One run at
 // D = 2, k = 50 with 100 two-partitions for the base total: 11,411
 // queries, a few seconds, most of it the audit log's durable commits.

@@ -17,7 +17,7 @@ import (
 	_ "modernc.org/sqlite" // the database is read with the sqlite driver
 
 	"countwall/dataset"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // MaxCategories is the most distinct values a text column may have for its

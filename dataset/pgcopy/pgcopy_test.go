@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {

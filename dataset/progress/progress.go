@@ -12,14 +12,12 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
-
-	"countwall/dataset"
 )
 
 // Bar keeps one progress line for label up to date on w when w is a
 // terminal and CI is not set; otherwise update is nil (no progress), so logs
 // and CI output stay clean. finish clears the line.
-func Bar(w io.Writer, label string) (update dataset.Progress, finish func()) {
+func Bar(w io.Writer, label string) (update func(done, total int64), finish func()) {
 	f, ok := w.(*os.File)
 	if !ok || !isatty.IsTerminal(f.Fd()) || InCI() {
 		return nil, func() {}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // Limits of one catalog statement: the catalog is small, so a statement

@@ -3,7 +3,7 @@ package catalog
 import (
 	"strings"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // alwaysEmpty are the relations the catalog never fills: a protected table

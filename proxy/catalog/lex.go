@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // lex reads a catalog statement by PostgreSQL's lexical rules. Escape

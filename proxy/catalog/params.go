@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 var (

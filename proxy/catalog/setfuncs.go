@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 
 	"modernc.org/sqlite"
 )

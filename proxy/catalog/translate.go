@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"countwall/pgerror"
-	"countwall/planner/pglex"
+	"countwall/pglex"
 )
 
 // translate renders a PostgreSQL catalog query as SQLite SQL over the

@@ -12,7 +12,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"countwall/config"
-	"countwall/planner"
 	"countwall/proxy"
 	"countwall/proxy/monitor"
 )
@@ -73,7 +72,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("server.listen: %w", err)
 	}
-	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", planner.StoreName(cfg.Database))
+	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", proxy.StoreName(cfg.Database))
 	if stop := startMonitor(ctx, engine, cfg, logger, o.OnRisk); stop != nil {
 		defer stop()
 	}

@@ -3,7 +3,7 @@ package state
 import (
 	"testing"
 
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 // TestPostgresLedger runs the ledger's tests against a PostgreSQL state

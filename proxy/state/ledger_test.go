@@ -19,9 +19,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
-	"countwall/planner"
 )
 
 const dp = mechanisms.AccountingDP
@@ -432,8 +432,8 @@ func BenchmarkLaplaceAnswerAndCharge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := &mechanisms.Request{Query: &planner.Query{Table: "people"}, Epsilon: 1e-6,
-		Result: &planner.Result{Cells: []planner.Cell{{Count: 1234, InDomain: true}}}}
+	req := &mechanisms.Request{Query: &ir.Query{Table: "people"}, Epsilon: 1e-6,
+		Result: &ir.Result{Cells: []ir.Cell{{Count: 1234, InDomain: true}}}}
 	for _, reserve := range []int{1, 10} {
 		b.Run(fmt.Sprintf("reserve=%d", reserve), func(b *testing.B) {
 			l := openLedger(b, filepath.Join(b.TempDir(), "state.db"), reserve)

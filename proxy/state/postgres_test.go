@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"countwall/planner/pgtest"
+	"countwall/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,64 @@
+package ir
+
+// Needs says what a mechanism needs the planner to compute for each cell.
+// Count is always computed; the rest cost extra work and are computed only
+// when asked for.
+type Needs struct {
+	Units      bool // distinct privacy units per cell
+	Key        bool // contributor key per cell (implies a per-unit pass)
+	TableSize  bool // rows in the whole table
+	Conditions bool // the normalised condition list
+	// Bound asks for counts bounded per privacy unit (see Bounds): the table's
+	// bounds, with the non-zero fields of Bounds in their place.
+	Bound  bool
+	Bounds Bounds
+	// GroupLimit, when positive, replaces the table's max_groups as the most
+	// groups a GROUP BY without declared domains may find. A mechanism that
+	// drops low counts needs every group before it drops, so that no refusal
+	// depends on a group it would drop; the firewall then shows at most
+	// max_groups of the groups it releases.
+	GroupLimit int
+}
+
+// Cell is one output cell of a query.
+type Cell struct {
+	Group []GroupValue // group column values, in GroupBy order
+	Count int64        // rows matching (or distinct units for COUNT(DISTINCT unit))
+	Units int64        // distinct privacy units contributing (when Needs.Units or Needs.Key)
+	Key   uint32       // contributor key: sum of record keys mod 2^32 (when Needs.Key)
+	// InDomain is false for a cell whose group value lies outside a declared
+	// public domain; such cells are never output for domain-complete queries.
+	InDomain bool
+}
+
+// GroupValue is one group column's value rendered as text; Null marks SQL NULL.
+type GroupValue struct {
+	Text string
+	Null bool
+}
+
+// Result is what the planner hands a mechanism.
+type Result struct {
+	Cells      []Cell
+	TableSize  int64    // when Needs.TableSize
+	Conditions []string // when Needs.Conditions: normalised, sorted, one per leaf
+	// DomainComplete is true when every GROUP BY column has a declared domain and
+	// Cells holds every cell of the domain product (zero cells included).
+	DomainComplete bool
+	// Bounds are the contribution bounds the counts were computed under
+	// (when Needs.Bound): C rows per unit per cell, G cells per unit, G
+	// lowered to the number of cells where that is smaller.
+	Bounds Bounds
+	// Path names what computed the cells (PathSnapshot, PathSQLite or
+	// PathPostgres), so that tests can check that it follows the config and
+	// the schema, never the rows.
+	Path string
+}
+
+// The paths that compute cells.
+const (
+	PathSnapshot = "snapshot"
+	PathSQLite   = "sqlite"
+	PathPostgres = "postgres"
+	PathGrouped  = "grouped" // the stand-in of the papers' experiments (planner/grouped)
+)

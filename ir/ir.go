@@ -1,0 +1,196 @@
+// Package ir is countwall's vocabulary: the validated query representation
+// (statements, predicates, literals), the catalog and its public domains and
+// policies, what a mechanism needs computed (Needs) and what a backend hands
+// back (Cell, Result), and the contribution bounds. It is a leaf: the parser,
+// the backends, the mechanisms and the config all speak it, and it imports
+// none of them.
+package ir
+
+// Statement is one analyst statement: a *Query, a *Set, a *Show or a
+// *Chatter (harmless client talk answered without touching the data).
+type Statement interface{ statement() }
+
+// Set is `SET name = value` / `SET name TO value`.
+type Set struct {
+	Name  string // lower-cased
+	Value string // as typed, quotes removed
+}
+
+// Show is `SHOW name`.
+type Show struct {
+	Name string // lower-cased
+}
+
+// Chatter is client noise that drivers send on connect (SELECT version(),
+// SET application_name, BEGIN/COMMIT, ...). Kind names what was asked.
+type Chatter struct {
+	Kind  ChatterKind
+	Value string // for current_setting: the setting name
+}
+
+// ChatterKind names a kind of client chatter.
+type ChatterKind string
+
+// The kinds of chatter. Begin, Commit and Rollback are transaction control:
+// countwall never writes, but the front door keeps a block's state as
+// PostgreSQL does.
+const (
+	ChatterVersion        ChatterKind = "version"
+	ChatterCurrentSetting ChatterKind = "current_setting"
+	ChatterBegin          ChatterKind = "begin"
+	ChatterCommit         ChatterKind = "commit"
+	ChatterRollback       ChatterKind = "rollback"
+	ChatterDiscard        ChatterKind = "discard"
+	ChatterEmpty          ChatterKind = "empty"
+)
+
+func (*Set) statement()     {}
+func (*Show) statement()    {}
+func (*Chatter) statement() {}
+func (*Query) statement()   {}
+
+// AggKind is what the COUNT counts.
+type AggKind int
+
+const (
+	CountRows     AggKind = iota // COUNT(*) or COUNT(1)
+	CountDistinct                // COUNT(DISTINCT <privacy-unit column>)
+)
+
+// Threshold is the `COUNT(*) > b` / `COUNT(*) >= b` form, whose answer is 0 or 1.
+// It is normalised to a strict comparison: Bound is b for `>` and b-1 for `>=`.
+type Threshold struct {
+	Bound int64 // the answer is 1 when count > Bound
+}
+
+// Query is a validated COUNT query over one table.
+type Query struct {
+	Table     string     // canonical table name from the catalog
+	Agg       AggKind    // what is counted
+	Threshold *Threshold // non-nil for threshold queries
+	Alias     string     // output column name of the aggregate ("count" by default)
+	GroupBy   []string   // canonical column names, in select-list order
+	OrderBy   []Order    // on group columns only
+	Where     Pred       // nil when there is no WHERE
+}
+
+// Order is one ORDER BY term.
+type Order struct {
+	Column string
+	Desc   bool
+}
+
+// Pred is a node of a WHERE predicate.
+type Pred interface{ pred() }
+
+// And, Or and Not combine predicates.
+type (
+	And struct{ Left, Right Pred }
+	Or  struct{ Left, Right Pred }
+	Not struct{ Inner Pred }
+)
+
+// Compare is `column op literal`. Op is one of = <> < <= > >=.
+type Compare struct {
+	Column string
+	Op     string
+	Value  Literal
+}
+
+// Between is `column [NOT] BETWEEN lo AND hi`.
+type Between struct {
+	Column string
+	Lo, Hi Literal
+	Negate bool
+}
+
+// In is `column [NOT] IN (v1, v2, ...)`.
+type In struct {
+	Column string
+	Values []Literal
+	Negate bool
+}
+
+// IsNull is `column IS [NOT] NULL`.
+type IsNull struct {
+	Column string
+	Negate bool
+}
+
+// Like is `column [NOT] LIKE 'pattern'`.
+type Like struct {
+	Column  string
+	Pattern string
+	Negate  bool
+}
+
+// MathCompare is `expr op literal` where expr is arithmetic over one column
+// (allowed only where policy allows math). Expr is rendered by the planner from
+// its own validated tree, never from analyst text.
+type MathCompare struct {
+	Expr  Expr
+	Op    string
+	Value Literal
+}
+
+// Expr is an arithmetic expression over columns and literals.
+type Expr interface{ expr() }
+
+// ColumnRef, NumberLit, BinaryExpr and FuncCall make up an Expr.
+type (
+	ColumnRef  struct{ Column string }
+	NumberLit  struct{ Value Literal }
+	BinaryExpr struct {
+		Op          string // + - * / %
+		Left, Right Expr
+	}
+	FuncCall struct {
+		Name string // allow-listed, lower-case: abs, round, floor, ceil, length, lower, upper
+		Args []Expr
+	}
+)
+
+func (*And) pred()         {}
+func (*Or) pred()          {}
+func (*Not) pred()         {}
+func (*Compare) pred()     {}
+func (*Between) pred()     {}
+func (*In) pred()          {}
+func (*IsNull) pred()      {}
+func (*Like) pred()        {}
+func (*MathCompare) pred() {}
+
+func (*ColumnRef) expr()  {}
+func (*NumberLit) expr()  {}
+func (*BinaryExpr) expr() {}
+func (*FuncCall) expr()   {}
+
+// LitKind is the type of a literal.
+type LitKind int
+
+const (
+	LitInt LitKind = iota
+	LitFloat
+	LitText
+)
+
+// Literal is a typed constant from the analyst's query (or a bound parameter).
+// It is always sent to SQLite as a bound parameter.
+type Literal struct {
+	Kind  LitKind
+	Int   int64
+	Float float64
+	Text  string
+}
+
+// Value returns the literal as a database/sql argument.
+func (l Literal) Value() any {
+	switch l.Kind {
+	case LitInt:
+		return l.Int
+	case LitFloat:
+		return l.Float
+	default:
+		return l.Text
+	}
+}

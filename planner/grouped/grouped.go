@@ -1,0 +1,424 @@
+// Package grouped is the stand-in backend of the papers' experiments: a
+// table held as the groups of the few columns a query may name, each with
+// its row count and the sum of its record keys, so that a COUNT is a sum
+// over the groups its WHERE selects: a fraction of a microsecond instead of
+// a pass over the rows. Behind the Engine (proxy.Options.Grouped) the
+// parser, SET, SHOW, the budget, the audit and the mechanisms are the
+// Engine's own; only the reading of the data is this package's.
+//
+// With the Additive key model and the groups' keys summed from
+// plan.RecordKey under the firewall's secret (FromSQLite), every answer is
+// the one the SQLite backend would give. The Independent key model instead
+// gives every distinct contributor set its own random key: the model of
+// Asghar and Kaafar's Algorithm 1, in which different contributor sets draw
+// independent noise.
+package grouped
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // FromSQLite reads the protected table read-only
+
+	"countwall/ir"
+	"countwall/pgerror"
+	"countwall/planner/plan"
+)
+
+// KeyModel says how the contributor key of a query's cell is formed.
+type KeyModel int
+
+const (
+	// Additive sums the selected groups' keys mod 2^32, as the planner does.
+	Additive KeyModel = iota
+	// Independent draws a key per distinct contributor set from a keyed hash
+	// of the set: the paper's model of independent noise per set.
+	Independent
+)
+
+func (m KeyModel) String() string {
+	if m == Independent {
+		return "independent"
+	}
+	return "additive"
+}
+
+// Column is one grouped column.
+type Column struct {
+	Name string
+	Type ir.ColumnType // TypeInt or TypeText
+}
+
+// Group is the rows sharing one combination of the grouped columns' values.
+type Group struct {
+	Values []any  // int64 for TypeInt columns, string for TypeText, in column order
+	Count  int64  // rows (privacy units) in the group
+	Key    uint32 // sum of the group's record keys mod 2^32
+}
+
+// Table is a protected table held as groups.
+type Table struct {
+	Name    string
+	Unit    string   // the privacy-unit column's name (each row is its own unit)
+	Columns []Column // the grouped columns, in the order of Group.Values
+	Groups  []Group
+	Model   KeyModel
+	Seed    uint64 // keys the Independent model's hash (ignored by Additive)
+}
+
+// Store answers COUNT queries without GROUP BY over one grouped table. It is
+// safe for concurrent use: it never changes after New.
+type Store struct {
+	table   string
+	unit    string
+	columns []Column
+	groups  []Group
+	model   KeyModel
+	seed    uint64
+	total   int64 // the table size: every group's count
+}
+
+// New checks the groups against their columns.
+func New(t Table) (*Store, error) {
+	unit := strings.ToLower(t.Unit)
+	if unit == "" {
+		unit = "_unit"
+	}
+	for _, c := range t.Columns {
+		if c.Type != ir.TypeInt && c.Type != ir.TypeText {
+			return nil, fmt.Errorf("column %q: only integer and text columns are supported", c.Name)
+		}
+		if strings.EqualFold(c.Name, unit) {
+			return nil, fmt.Errorf("column %q is the privacy unit; each row is its own unit and is not grouped", c.Name)
+		}
+	}
+	for i, g := range t.Groups {
+		if len(g.Values) != len(t.Columns) {
+			return nil, fmt.Errorf("group %d has %d values for %d columns", i, len(g.Values), len(t.Columns))
+		}
+		for j, v := range g.Values {
+			_, isInt := v.(int64)
+			_, isText := v.(string)
+			if (t.Columns[j].Type == ir.TypeInt && !isInt) || (t.Columns[j].Type == ir.TypeText && !isText) {
+				return nil, fmt.Errorf("group %d: value %d is a %T, but column %q is %s", i, j, v, t.Columns[j].Name, t.Columns[j].Type)
+			}
+		}
+	}
+	cols := make([]Column, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = Column{Name: strings.ToLower(c.Name), Type: c.Type}
+	}
+	var total int64
+	for _, g := range t.Groups {
+		total += g.Count
+	}
+	return &Store{table: strings.ToLower(t.Name), unit: unit, columns: cols, groups: t.Groups, model: t.Model, seed: t.Seed, total: total}, nil
+}
+
+// Columns lists the grouped columns and the privacy unit.
+func (s *Store) Columns(_ context.Context, table string) ([]ir.ColumnInfo, error) {
+	if !strings.EqualFold(table, s.table) {
+		return nil, fmt.Errorf("planner: table %q is not in the protected database", table)
+	}
+	cols := []ir.ColumnInfo{{Name: s.unit, Type: ir.TypeInt}}
+	for _, c := range s.columns {
+		cols = append(cols, ir.ColumnInfo{Name: c.Name, Type: c.Type})
+	}
+	return cols, nil
+}
+
+// CheckUnitKeyed holds: each row is its own unit.
+func (s *Store) CheckUnitKeyed(context.Context, *ir.Table) error { return nil }
+
+// Close has nothing to release.
+func (s *Store) Close() error { return nil }
+
+// Run answers a COUNT(*) without GROUP BY: the count of the rows the WHERE
+// selects, as many units (each row is its own), and their contributor key
+// under the key model. Bounded counts are the plain ones: a unit has one row.
+func (s *Store) Run(_ context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error) {
+	_, bounds, _, err := plan.Prepare(t, q, needs, secret)
+	if err != nil {
+		return nil, err
+	}
+	if len(q.GroupBy) > 0 || q.Agg != ir.CountRows {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the grouped stand-in answers COUNT(*) without GROUP BY only")
+	}
+	match, err := s.compile(q.Where)
+	if err != nil {
+		return nil, err
+	}
+	res := &ir.Result{Cells: []ir.Cell{s.cell(match)}, DomainComplete: true, Bounds: bounds, Path: ir.PathGrouped}
+	if needs.TableSize {
+		res.TableSize = s.total
+	}
+	if needs.Conditions {
+		res.Conditions = plan.Conditions(q)
+	}
+	return res, nil
+}
+
+// cell is the planner's cell for the groups a predicate selects: their total
+// count and their contributor key under the key model.
+func (s *Store) cell(match func(Group) bool) ir.Cell {
+	c := ir.Cell{InDomain: true}
+	h := fnv.New64a()
+	var buf [8]byte
+	for i, g := range s.groups {
+		if g.Count == 0 || !match(g) {
+			continue
+		}
+		c.Count += g.Count
+		c.Units += g.Count
+		c.Key += g.Key
+		binary.LittleEndian.PutUint64(buf[:], uint64(i))
+		h.Write(buf[:])
+	}
+	if s.model == Independent && c.Count > 0 {
+		c.Key = uint32(splitmix64(h.Sum64() ^ s.seed))
+	}
+	return c
+}
+
+// compile turns a predicate into a test of one group, resolving columns once.
+func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
+	switch p := p.(type) {
+	case nil:
+		return func(Group) bool { return true }, nil
+	case *ir.And, *ir.Or:
+		var l, r ir.Pred
+		if a, ok := p.(*ir.And); ok {
+			l, r = a.Left, a.Right
+		} else {
+			o := p.(*ir.Or)
+			l, r = o.Left, o.Right
+		}
+		lf, err := s.compile(l)
+		if err != nil {
+			return nil, err
+		}
+		rf, err := s.compile(r)
+		if err != nil {
+			return nil, err
+		}
+		if _, and := p.(*ir.And); and {
+			return func(g Group) bool { return lf(g) && rf(g) }, nil
+		}
+		return func(g Group) bool { return lf(g) || rf(g) }, nil
+	case *ir.Not:
+		inner, err := s.compile(p.Inner)
+		if err != nil {
+			return nil, err
+		}
+		return func(g Group) bool { return !inner(g) }, nil
+	case *ir.Compare:
+		cmp, err := s.comparer(p.Column, p.Value)
+		if err != nil {
+			return nil, err
+		}
+		test, ok := compareOps[p.Op]
+		if !ok {
+			return nil, fmt.Errorf("unknown comparison %q", p.Op)
+		}
+		return func(g Group) bool { return test(cmp(g)) }, nil
+	case *ir.Between:
+		lo, err := s.comparer(p.Column, p.Lo)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := s.comparer(p.Column, p.Hi)
+		if err != nil {
+			return nil, err
+		}
+		return func(g Group) bool { return (lo(g) >= 0 && hi(g) <= 0) != p.Negate }, nil
+	case *ir.In:
+		cmps := make([]func(Group) int, len(p.Values))
+		for j, lit := range p.Values {
+			c, err := s.comparer(p.Column, lit)
+			if err != nil {
+				return nil, err
+			}
+			cmps[j] = c
+		}
+		return func(g Group) bool {
+			for _, c := range cmps {
+				if c(g) == 0 {
+					return !p.Negate
+				}
+			}
+			return p.Negate
+		}, nil
+	case ir.Derived:
+		return s.compile(p.Lower())
+	case *ir.IsNull:
+		// Grouped columns hold no NULLs.
+		if _, err := s.index(p.Column); err != nil {
+			return nil, err
+		}
+		return func(Group) bool { return p.Negate }, nil
+	}
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the grouped stand-in does not evaluate %T", p)
+}
+
+var compareOps = map[string]func(int) bool{
+	"=":  func(c int) bool { return c == 0 },
+	"<>": func(c int) bool { return c != 0 },
+	"!=": func(c int) bool { return c != 0 },
+	"<":  func(c int) bool { return c < 0 },
+	"<=": func(c int) bool { return c <= 0 },
+	">":  func(c int) bool { return c > 0 },
+	">=": func(c int) bool { return c >= 0 },
+}
+
+func (s *Store) index(column string) (int, error) {
+	i := slices.IndexFunc(s.columns, func(c Column) bool { return strings.EqualFold(c.Name, column) })
+	if i < 0 {
+		return 0, pgerror.Errorf(pgerror.FeatureNotSupported, "column %q is not one the grouped stand-in grouped by", column)
+	}
+	return i, nil
+}
+
+// comparer orders a group's value of column against a literal.
+func (s *Store) comparer(column string, lit ir.Literal) (func(Group) int, error) {
+	i, err := s.index(column)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitInt:
+		return func(g Group) int { return cmpOrdered(g.Values[i].(int64), lit.Int) }, nil
+	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitFloat:
+		return func(g Group) int { return cmpOrdered(float64(g.Values[i].(int64)), lit.Float) }, nil
+	case s.columns[i].Type == ir.TypeText && lit.Kind == ir.LitText:
+		return func(g Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
+	}
+	return nil, fmt.Errorf("cannot compare column %q with that literal", column)
+}
+
+func cmpOrdered[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// splitmix64 is a bijective mixer: distinct sets get unrelated keys.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// FromSQLite groups a protected table's rows by columns, reading the file
+// read-only, and sums each group's record keys under secret exactly as the
+// planner does for a table with one row per privacy unit: with the
+// firewall's secret, the Additive model then answers
+// as the Engine would.
+func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]Column, []Group, error) {
+	for _, name := range append([]string{table, unit}, columns...) {
+		if !plainIdentifier(name) {
+			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening %s read-only: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT %q, %s FROM %q`, unit, quoteAll(columns), table))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", table, err)
+	}
+	defer rows.Close()
+	cols := make([]Column, len(columns))
+	for i, c := range columns {
+		cols[i] = Column{Name: strings.ToLower(c), Type: ir.TypeInt}
+	}
+	typed := false
+	byKey := map[string]int{}
+	var groups []Group
+	scan := make([]any, len(columns)+1)
+	for rows.Next() {
+		vals := make([]any, len(columns)+1)
+		for i := range scan {
+			scan[i] = &vals[i]
+		}
+		if err := rows.Scan(scan...); err != nil {
+			return nil, nil, err
+		}
+		gv := make([]any, len(columns))
+		for i, v := range vals[1:] {
+			switch v := v.(type) {
+			case int64:
+				gv[i] = v
+			case string:
+				gv[i] = v
+			case []byte:
+				gv[i] = string(v)
+			case nil:
+				return nil, nil, fmt.Errorf("column %q has NULLs, which the grouped stand-in does not model", columns[i])
+			default:
+				return nil, nil, fmt.Errorf("column %q holds %T values; only integers and text are modelled", columns[i], v)
+			}
+		}
+		if !typed {
+			for i, v := range gv {
+				if _, ok := v.(string); ok {
+					cols[i].Type = ir.TypeText
+				}
+			}
+			typed = true
+		}
+		for i, v := range gv {
+			if _, isText := v.(string); isText != (cols[i].Type == ir.TypeText) {
+				return nil, nil, fmt.Errorf("column %q mixes integer and text values", columns[i])
+			}
+		}
+		k := fmt.Sprintf("%#v", gv) // unambiguous: text values are quoted
+		gi, ok := byKey[k]
+		if !ok {
+			gi = len(groups)
+			byKey[k] = gi
+			groups = append(groups, Group{Values: gv})
+		}
+		groups[gi].Count++
+		groups[gi].Key += plan.RecordKey(secret, vals[0])
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return cols, groups, nil
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// plainIdentifier reports whether name is a plain SQL identifier (letters,
+// digits, _): the only names FromSQLite puts into its SQL text.
+func plainIdentifier(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
