@@ -88,6 +88,17 @@ func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error
 	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
 }
 
+// ReadError is RunError for a failure while reading cells, but a refusal
+// the reading made itself (a *pgerror.Error, such as more groups than the
+// policy allows) passes as it is.
+func ReadError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
+	var pe *pgerror.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return RunError(ctx, timeout, t, err)
+}
+
 // ReadCells runs the compiled SQL and assembles the output cells.
 func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.NewAccumulator()

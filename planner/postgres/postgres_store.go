@@ -4,6 +4,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
@@ -241,11 +242,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units || keysInSQL, keysInSQL)
 	}
 	if err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	res.Cells, res.DomainComplete, err = assembleCells(shape, cells)
 	if err != nil {
@@ -363,7 +360,7 @@ func keepRanked(cells []ir.Cell, byUnit map[string][]rankedPair, shape *plan.Sha
 	for _, pairs := range byUnit {
 		slices.SortFunc(pairs, func(x, y rankedPair) int {
 			if x.rank != y.rank {
-				return cmpInt64(x.rank, y.rank)
+				return cmp.Compare(x.rank, y.rank)
 			}
 			for i, col := range shape.Columns {
 				if c := plan.CompareGroupValues(cells[x.cell].Group[i], cells[y.cell].Group[i], col.Type); c != 0 {
@@ -377,16 +374,6 @@ func keepRanked(cells []ir.Cell, byUnit map[string][]rankedPair, shape *plan.Sha
 			cells[p.cell].Units++
 		}
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // assembleCells puts cells read in any order into the answer's shape: the

@@ -5,18 +5,16 @@ package sqlite
 
 import (
 	"context"
-	"countwall/ir"
-	"countwall/pgerror"
-	"countwall/planner/plan"
-
-	"countwall/planner/sqlgen"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/sqlgen"
 )
 
 // Store is the protected database, opened read-only. It is safe for
@@ -161,11 +159,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	if needs.TableSize {
 		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
