@@ -99,6 +99,21 @@ func ReadError(ctx context.Context, timeout time.Duration, t *ir.Table, err erro
 	return RunError(ctx, timeout, t, err)
 }
 
+// AddExtras adds to res what needs asks for beside the cells: the table's
+// size, counted with sizeSQL through rd (in the cells' snapshot when rd is
+// their transaction), and the condition list.
+func AddExtras(ctx context.Context, rd Querier, timeout time.Duration, t *ir.Table, q *ir.Query, needs ir.Needs, sizeSQL string, res *ir.Result) error {
+	if needs.TableSize {
+		if err := rd.QueryRowContext(ctx, sizeSQL).Scan(&res.TableSize); err != nil {
+			return RunError(ctx, timeout, t, err)
+		}
+	}
+	if needs.Conditions {
+		res.Conditions = Conditions(q)
+	}
+	return nil
+}
+
 // ReadCells runs the compiled SQL and assembles the output cells.
 func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.NewAccumulator()

@@ -248,13 +248,8 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	if err != nil {
 		return nil, err
 	}
-	if needs.TableSize {
-		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
-		}
-	}
-	if needs.Conditions {
-		res.Conditions = plan.Conditions(q)
+	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

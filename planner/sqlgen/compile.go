@@ -183,6 +183,9 @@ func writeGroupOrder(sb *strings.Builder, groups []string) {
 	sb.WriteString(" GROUP BY " + list + " ORDER BY " + list)
 }
 
+// TableSize is the SQL that counts a table's rows, in either dialect.
+func TableSize(t *ir.Table) string { return "SELECT COUNT(*) FROM " + QuoteIdent(t.Name) }
+
 // QuoteIdent double-quotes an identifier, doubling any embedded quote.
 func QuoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
