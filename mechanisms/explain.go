@@ -189,15 +189,20 @@ func (m *cellKey) Interval(_ *Request, a Answer, _ float64) (float64, float64, b
 	return publishedRange(m.publish, a, m.table.maxV, m.suppressAt)
 }
 
-// publishedRange is the interval of noise bounded by ±d, when published.
+// publishedRange is the interval of noise bounded by ±d, when published,
+// computed from the published count alone: a 0 is either a suppressed
+// count (at most suppressAt) or a count of at most d that the noise pulled
+// down to 0, and which of the two it was must not show in the interval (it
+// depends on the true count, not on what was published). A positive count
+// was not suppressed, so its truth lies above suppressAt too.
 func publishedRange(publish bool, a Answer, d, suppressAt int64) (float64, float64, bool) {
 	switch {
 	case !publish || a.IsFloat:
 		return 0, 0, false
-	case a.Suppressed:
-		return 0, float64(max(suppressAt, 0)), true
+	case a.Suppressed || a.Int <= 0:
+		return 0, float64(max(d, suppressAt)), true
 	}
-	return float64(max(a.Int-d, 0)), float64(a.Int + d), true
+	return float64(max(a.Int-d, suppressAt+1, 0)), float64(a.Int + d), true
 }
 
 func (m *layered) Explain(req *Request) []ExplainLine {
