@@ -90,7 +90,11 @@ func spaced(prev, t pglex.Token) bool {
 }
 
 // releasedCells is what an answer sent: each row's group values and its
-// count, as the client received them.
+// count, as the client received them. The mechanism's suppressed mark is
+// not kept: the wire sends a withheld count as a plain 0, and under bounded
+// and cellkey the mark would tell a small count from a larger one the noise
+// pulled down to 0, which the audit's readers (the risk monitor among them)
+// must not know beyond what the analyst was sent.
 func releasedCells(res *Result) []release.Cell {
 	if res == nil || len(res.Columns) == 0 {
 		return nil
@@ -98,8 +102,8 @@ func releasedCells(res *Result) []release.Cell {
 	last := len(res.Columns) - 1
 	isFloat := res.Columns[last].Type == ColumnFloat8
 	cells := make([]release.Cell, 0, len(res.Rows))
-	for i, row := range res.Rows {
-		c := release.Cell{IsFloat: isFloat, Suppressed: i < len(res.Suppressed) && res.Suppressed[i]}
+	for _, row := range res.Rows {
+		c := release.Cell{IsFloat: isFloat}
 		for _, g := range row[:last] {
 			c.Group = append(c.Group, release.Datum{Null: g.Null, Text: g.Text})
 		}
