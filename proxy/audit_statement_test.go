@@ -1,6 +1,11 @@
 package proxy
 
 import (
+	"fmt"
+	"strings"
+
+	"countwall/planner/pglex"
+	"countwall/proxy/state/release"
 	"reflect"
 	"testing"
 )
@@ -23,4 +28,47 @@ func TestAuditRecordsOnlyWhatTheWireSent(t *testing.T) {
 	if len(a) != 2 || a[0].Value != 0 || a[1].Value != 7 || a[0].Group[0].Text != "F" {
 		t.Fatalf("recorded %+v", a)
 	}
+}
+
+// TestStatementShapeRoundTrip: the statement the audit gives back (its shape
+// with the constants put back) reads, token for token, as the statement the
+// analyst sent, for statements a normaliser could mishandle: comments of
+// both kinds and every line ending, escape and Unicode strings, quotes
+// inside strings, non-ASCII names, dollar signs in names, a long IN list.
+func TestStatementShapeRoundTrip(t *testing.T) {
+	in := "SELECT COUNT(*) FROM people WHERE age IN (" + strings.Repeat("1, ", 199) + "1)"
+	for _, sql := range []string{
+		"SELECT COUNT(*) FROM people WHERE sex = 'F' -- c\r AND age > 50",
+		"select /* a /* nested */ comment */ count(*) from people where suburb = 'it''s'",
+		"SELECT COUNT(*) FROM people WHERE suburb = 'Zürich — 東京'",
+		`SELECT COUNT(*) FROM people WHERE "Straße" = 'x'`,
+		`SELECT COUNT(*) FROM people WHERE "a$1" = 'x' AND b$2 = 3`,
+		"SELECT COUNT(*) FROM people WHERE suburb = '$1' AND age >= -1.5e3",
+		in,
+	} {
+		shape, consts := statementShape(sql, nil)
+		back := release.Release{Shape: shape, Constants: consts}.Statement()
+		if got, want := tokenTexts(t, back), tokenTexts(t, sql); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q\nshape %q\nread back as %q\ngot  %v\nwant %v", sql, shape, back, got, want)
+		}
+	}
+}
+
+// tokenTexts is sql's tokens as the parser reads them: kind and text, a
+// name quoted or not alike.
+func tokenTexts(t *testing.T, sql string) []string {
+	t.Helper()
+	toks, err := pglex.Lex(sql)
+	if err != nil {
+		t.Fatalf("%q: %v", sql, err)
+	}
+	out := make([]string, len(toks))
+	for i, tok := range toks {
+		kind := tok.Kind
+		if kind == pglex.QuotedIdent {
+			kind = pglex.Word // a name that needs no quotes is written without
+		}
+		out[i] = fmt.Sprintf("%d:%s", kind, tok.Text)
+	}
+	return out
 }
