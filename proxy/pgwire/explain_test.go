@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"countwall/proxy/state"
 )
 
 // dpSpent is the dp epsilon alice has spent, as SHOW budget reports it.
@@ -243,5 +245,39 @@ func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
 	var lo, hi float64
 	if err := conn.QueryRow(ctx, sql, 30).Scan(&count, &lo, &hi); err != nil || lo != float64(count) || hi != float64(count) {
 		t.Fatalf("prepared again: %d [%g, %g], %v", count, lo, hi, err)
+	}
+}
+
+// TestCachedPlanRefusedBeforeTheRead: the refusal of a statement prepared
+// before SET countwall.confidence comes before the data is read: nothing is
+// charged and the audit records a refusal, not an answer the client never
+// received (the risk monitor decides on the audit's answers, which must be
+// what left the firewall).
+func TestCachedPlanRefusedBeforeTheRead(t *testing.T) {
+	ts := startServer(t, "laplace", nil, nil)
+	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	const sql = "SELECT COUNT(*) FROM people WHERE age > $1"
+	var count int64
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET countwall.confidence = 0.95"); err != nil {
+		t.Fatal(err)
+	}
+	before := dpSpent(t, ts)
+	var pe *pgconn.PgError
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" {
+		t.Fatalf("the cached statement after SET: %v, want 0A000", err)
+	}
+	log, err := ts.engine.AuditLog(ctx, state.AuditFilter{Analyst: testAnalyst, Last: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || log[0].Outcome != state.OutcomeRefused || log[0].SQLState != "0A000" || len(log[0].Cells) != 0 {
+		t.Errorf("audit of the refused statement: %+v", log)
+	}
+	if after := dpSpent(t, ts); after != before {
+		t.Errorf("the refused statement was charged: %g, then %g", before, after)
 	}
 }
