@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -71,4 +72,40 @@ func tokenTexts(t *testing.T, sql string) []string {
 		out[i] = fmt.Sprintf("%d:%s", kind, tok.Text)
 	}
 	return out
+}
+
+// TestAuditOfAnAnswerWithIntervals: with SET countwall.confidence the
+// answer carries ci_low and ci_high after its count; the audit still records
+// each row's group values and the count sent, not the interval's bounds.
+func TestAuditOfAnAnswerWithIntervals(t *testing.T) {
+	f := newFixture(t, 50)
+	e := f.open(t, "exact", nil)
+	ctx := context.Background()
+	s := e.NewSession("alice")
+	defer s.Close()
+	if _, err := s.Exec(ctx, "SET countwall.confidence = 0.95", nil); err != nil {
+		t.Fatal(err)
+	}
+	grouped, err := s.Exec(ctx, "select sex, count(*) from people where age >= 18 group by sex", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grouped.Columns) != 4 {
+		t.Fatalf("columns %+v, want sex, count, ci_low, ci_high", grouped.Columns)
+	}
+	e.state.Flush()
+	log, err := e.state.AuditLog(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := log[len(log)-1]
+	if len(last.Cells) != len(grouped.Rows) {
+		t.Fatalf("recorded %d cells, sent %d rows", len(last.Cells), len(grouped.Rows))
+	}
+	for i, row := range grouped.Rows {
+		c := last.Cells[i]
+		if len(c.Group) != 1 || c.Group[0].Text != row[0].Text || c.IsFloat || c.Value != float64(row[1].Int) {
+			t.Errorf("row %d recorded %+v, sent %+v", i, c, row)
+		}
+	}
 }
