@@ -163,3 +163,23 @@ func TestIntervalDependsOnlyOnThePublishedAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainStatesTheSuppressionInTheError: with suppression on, a count of
+// s or less is published as 0, an error of up to s that the noise's range
+// alone does not cover; EXPLAIN's expected error says so.
+func TestExplainStatesTheSuppressionInTheError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params Params
+	}{
+		{"bounded", Params{"range": 2, "publish_parameters": true, "suppress_at": 4}},
+		{"cellkey", Params{"D": 2, "publish_parameters": true, "suppress_at": 4}},
+	} {
+		m := newMechanismForTest(t, tc.name, tc.params, 9)
+		req := countCellsRequest(&planner.Query{Table: "people"}, 4)
+		text := fmt.Sprint(Explain(m, req))
+		if strings.Contains(text, "always within [-2, 2]") && !strings.Contains(text, "4 or less") {
+			t.Errorf("%s %v: %s, which a count of 4 published as 0 contradicts", tc.name, tc.params, text)
+		}
+	}
+}
