@@ -222,12 +222,11 @@ func TestExplainAndIntervalsThroughPsycopg2(t *testing.T) {
 	}
 }
 
-// TestConfidenceSetAfterAStatementWasPrepared: a statement pgx prepared and
-// cached before SET countwall.confidence is refused as PostgreSQL refuses
-// a cached plan whose columns changed (0A000), pgx drops it from its cache,
-// and the next call is prepared again with the interval columns.
-func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
-	ts := startServer(t, "exact", nil, nil)
+// cachedBeforeConfidence is a server under mechanism and a pgx connection
+// that cached sql (one bound parameter) before SET countwall.confidence.
+func cachedBeforeConfidence(t *testing.T, mechanism string) (*testServer, *pgx.Conn, string) {
+	t.Helper()
+	ts := startServer(t, mechanism, nil, nil)
 	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
 	ctx := context.Background()
 	const sql = "SELECT COUNT(*) FROM people WHERE age > $1"
@@ -238,6 +237,17 @@ func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SET countwall.confidence = 0.95"); err != nil {
 		t.Fatal(err)
 	}
+	return ts, conn, sql
+}
+
+// TestConfidenceSetAfterAStatementWasPrepared: a statement pgx prepared and
+// cached before SET countwall.confidence is refused as PostgreSQL refuses
+// a cached plan whose columns changed (0A000), pgx drops it from its cache,
+// and the next call is prepared again with the interval columns.
+func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
+	_, conn, sql := cachedBeforeConfidence(t, "exact")
+	ctx := context.Background()
+	var count int64
 	var pe *pgconn.PgError
 	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" || pe.Message != "cached plan must not change result type" {
 		t.Fatalf("the cached statement after SET: %v, want 0A000", err)
@@ -254,17 +264,9 @@ func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
 // received (the risk monitor decides on the audit's answers, which must be
 // what left the firewall).
 func TestCachedPlanRefusedBeforeTheRead(t *testing.T) {
-	ts := startServer(t, "laplace", nil, nil)
-	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
+	ts, conn, sql := cachedBeforeConfidence(t, "laplace")
 	ctx := context.Background()
-	const sql = "SELECT COUNT(*) FROM people WHERE age > $1"
 	var count int64
-	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "SET countwall.confidence = 0.95"); err != nil {
-		t.Fatal(err)
-	}
 	before := dpSpent(t, ts)
 	var pe *pgconn.PgError
 	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" {
