@@ -138,7 +138,7 @@ func TestIntervalDependsOnlyOnThePublishedAnswer(t *testing.T) {
 		seen := map[int64]interval{}
 		from := map[int64]int64{}
 		for count := int64(0); count < 30; count++ {
-			req := countCellsRequest(&planner.Query{Table: "people"}, count)
+			req := countCellsRequest(&ir.Query{Table: "people"}, count)
 			for draw := range 200 {
 				req.Result.Cells[0].Key = uint32((count*200 + int64(draw)) * 2654435761)
 				answers, _, err := m.Answer(context.Background(), req)
@@ -175,7 +175,7 @@ func TestExplainStatesTheSuppressionInTheError(t *testing.T) {
 		{"cellkey", Params{"D": 2, "publish_parameters": true, "suppress_at": 4}},
 	} {
 		m := newMechanismForTest(t, tc.name, tc.params, 9)
-		req := countCellsRequest(&planner.Query{Table: "people"}, 4)
+		req := countCellsRequest(&ir.Query{Table: "people"}, 4)
 		text := fmt.Sprint(Explain(m, req))
 		if strings.Contains(text, "always within [-2, 2]") && !strings.Contains(text, "4 or less") {
 			t.Errorf("%s %v: %s, which a count of 4 published as 0 contradicts", tc.name, tc.params, text)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"countwall/planner/pglex"
+	"countwall/pglex"
 	"countwall/proxy/state/release"
 	"reflect"
 	"testing"
