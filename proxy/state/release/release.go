@@ -31,6 +31,7 @@ type Release struct {
 	ChargeKind  string    `json:"charge_kind,omitempty"`
 	Epsilon     float64   `json:"epsilon,omitempty"`
 	Delta       float64   `json:"delta,omitempty"`
+	Rho         float64   `json:"rho,omitempty"` // a zCDP charge (gaussian)
 	// Shape is the statement with each constant replaced by $1, $2, ...;
 	// Constants fill them in order.
 	Shape     string     `json:"shape,omitempty"`
