@@ -166,7 +166,7 @@ func (m *bounded) Explain(*Request) []ExplainLine {
 		return []ExplainLine{{"Noise", "fresh bounded integer noise on every answer"}, {"Expected error", "within the range, which is not published (publish_parameters: false)"}}
 	}
 	return []ExplainLine{{"Noise", fmt.Sprintf("fresh uniform integer noise on [-%d, %d], answers below 0 published as 0", m.r, m.r)},
-		{"Expected error", fmt.Sprintf("always within [-%d, %d] of the truth", m.r, m.r)}}
+		{"Expected error", rangeError(m.r, m.suppressAt)}}
 }
 
 // Interval is the documented range: [a-r, a+r] from 0, or [0, s] for a
@@ -181,7 +181,7 @@ func (m *cellKey) Explain(*Request) []ExplainLine {
 		return []ExplainLine{{"Noise", "sticky noise from a perturbation table, keyed by the contributors"}, {"Expected error", "within the table's range, which is not published (publish_parameters: false)"}}
 	}
 	return []ExplainLine{{"Noise", fmt.Sprintf("sticky noise from perturbation table %s, keyed by the contributors; zeros stay zero", m.table.name)},
-		{"Expected error", fmt.Sprintf("always within [-%d, %d] of the truth", m.table.maxV, m.table.maxV)}}
+		{"Expected error", rangeError(m.table.maxV, m.suppressAt)}}
 }
 
 // Interval is the table's range around a, or [0, s] for a suppressed cell.
@@ -189,15 +189,31 @@ func (m *cellKey) Interval(_ *Request, a Answer, _ float64) (float64, float64, b
 	return publishedRange(m.publish, a, m.table.maxV, m.suppressAt)
 }
 
-// publishedRange is the interval of noise bounded by ±d, when published.
+// rangeError states the error of noise bounded by ±d, with suppression at
+// suppressAt (-1: none), whose 0 for a small count the range alone does not
+// cover.
+func rangeError(d, suppressAt int64) string {
+	text := fmt.Sprintf("always within [-%d, %d] of the truth", d, d)
+	if suppressAt >= 0 {
+		text += fmt.Sprintf(", except that a count of %d or less is published as 0", suppressAt)
+	}
+	return text
+}
+
+// publishedRange is the interval of noise bounded by ±d, when published,
+// computed from the published count alone: a 0 is either a suppressed
+// count (at most suppressAt) or a count of at most d that the noise pulled
+// down to 0, and which of the two it was must not show in the interval (it
+// depends on the true count, not on what was published). A positive count
+// was not suppressed, so its truth lies above suppressAt too.
 func publishedRange(publish bool, a Answer, d, suppressAt int64) (float64, float64, bool) {
 	switch {
 	case !publish || a.IsFloat:
 		return 0, 0, false
-	case a.Suppressed:
-		return 0, float64(max(suppressAt, 0)), true
+	case a.Suppressed || a.Int <= 0:
+		return 0, float64(max(d, suppressAt)), true
 	}
-	return float64(max(a.Int-d, 0)), float64(a.Int + d), true
+	return float64(max(a.Int-d, suppressAt+1, 0)), float64(a.Int + d), true
 }
 
 func (m *layered) Explain(req *Request) []ExplainLine {

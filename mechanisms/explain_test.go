@@ -116,3 +116,69 @@ func TestExplainLines(t *testing.T) {
 		}
 	}
 }
+
+// TestIntervalDependsOnlyOnThePublishedAnswer: an interval is computed from
+// the noise parameters and the published answer only, so two answers that
+// publish the same count carry the same interval. A 0 published because the
+// true count was suppressed (at most s) and a 0 published because noise
+// pulled a larger count down must not be told apart by ci_low and ci_high.
+func TestIntervalDependsOnlyOnThePublishedAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params Params
+	}{
+		{"bounded", Params{"range": 3, "publish_parameters": true, "suppress_at": 1}},
+		{"bounded", Params{"range": 2, "publish_parameters": true, "suppress_at": 5}},
+		{"cellkey", Params{"D": 2, "publish_parameters": true, "suppress_at": 0}},
+		{"cellkey", Params{"D": 2, "publish_parameters": true}},
+		{"suppress", Params{"threshold": 3}},
+	} {
+		m := newMechanismForTest(t, tc.name, tc.params, 9)
+		type interval struct{ lo, hi float64 }
+		seen := map[int64]interval{}
+		from := map[int64]int64{}
+		for count := int64(0); count < 30; count++ {
+			req := countCellsRequest(&ir.Query{Table: "people"}, count)
+			for draw := range 200 {
+				req.Result.Cells[0].Key = uint32((count*200 + int64(draw)) * 2654435761)
+				answers, _, err := m.Answer(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo, hi, ok := Interval(m, req, answers[0], 0.95)
+				if !ok {
+					t.Fatalf("%s %v: no interval for %+v", tc.name, tc.params, answers[0])
+				}
+				if float64(count) < lo || float64(count) > hi {
+					t.Fatalf("%s %v: count %d answered %+v, interval [%g, %g] misses it", tc.name, tc.params, count, answers[0], lo, hi)
+				}
+				v := answers[0].Int
+				if prev, ok := seen[v]; ok && prev != (interval{lo, hi}) {
+					t.Fatalf("%s %v: published %d has interval [%g, %g] from count %d and [%g, %g] from count %d",
+						tc.name, tc.params, v, prev.lo, prev.hi, from[v], lo, hi, count)
+				}
+				seen[v], from[v] = interval{lo, hi}, count
+			}
+		}
+	}
+}
+
+// TestExplainStatesTheSuppressionInTheError: with suppression on, a count of
+// s or less is published as 0, an error of up to s that the noise's range
+// alone does not cover; EXPLAIN's expected error says so.
+func TestExplainStatesTheSuppressionInTheError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params Params
+	}{
+		{"bounded", Params{"range": 2, "publish_parameters": true, "suppress_at": 4}},
+		{"cellkey", Params{"D": 2, "publish_parameters": true, "suppress_at": 4}},
+	} {
+		m := newMechanismForTest(t, tc.name, tc.params, 9)
+		req := countCellsRequest(&ir.Query{Table: "people"}, 4)
+		text := fmt.Sprint(Explain(m, req))
+		if strings.Contains(text, "always within [-2, 2]") && !strings.Contains(text, "4 or less") {
+			t.Errorf("%s %v: %s, which a count of 4 published as 0 contradicts", tc.name, tc.params, text)
+		}
+	}
+}

@@ -238,7 +238,7 @@ func (m *dpCount) keep(p *dpPlan, c ir.Cell) (bool, error) {
 	}
 	keep, err := m.selection.selector.Keep(c.Units, p.l0, p.selectEpsilon, p.selectDelta)
 	if err != nil {
-		return false, pgerror.Errorf(pgerror.InternalError, "%s: partition selection: %v", m.name, err)
+		return false, pgerror.Internal(fmt.Errorf("%s: partition selection: %w", m.name, err))
 	}
 	return keep, nil
 }

@@ -12,7 +12,7 @@ import (
 func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) state.AuditEntry {
 	e := state.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: state.OutcomeAnswered}
 	if charge.Kind != mechanisms.AccountingNone {
-		e.ChargeKind, e.Epsilon, e.Delta = string(charge.Kind), charge.Epsilon, charge.Delta
+		e.ChargeKind, e.Epsilon, e.Delta, e.Rho = string(charge.Kind), charge.Epsilon, charge.Delta, charge.Rho
 	}
 	return e
 }
@@ -25,7 +25,7 @@ func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, char
 	entry := answeredEntry(analyst, fp, kind, mech, charge)
 	entry.Shape, entry.Constants, entry.Cells = rel.shape, rel.constants, rel.cells
 	if err != nil {
-		entry.ChargeKind, entry.Epsilon, entry.Delta = "", 0, 0
+		entry.ChargeKind, entry.Epsilon, entry.Delta, entry.Rho = "", 0, 0, 0
 		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()
 		if pe := pgerror.Public(err); pe.IsInternal() {
 			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", pe.Unwrap())

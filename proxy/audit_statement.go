@@ -90,23 +90,28 @@ func spaced(prev, t pglex.Token) bool {
 }
 
 // releasedCells is what an answer sent: each row's group values and its
-// count, as the client received them.
+// count, as the client received them (the intervals, which follow from the
+// count and the mechanism's parameters alone, are not kept). The mechanism's suppressed mark is
+// not kept: the wire sends a withheld count as a plain 0, and under bounded
+// and cellkey the mark would tell a small count from a larger one the noise
+// pulled down to 0, which the audit's readers (the risk monitor among them)
+// must not know beyond what the analyst was sent.
 func releasedCells(res *Result) []release.Cell {
 	if res == nil || len(res.Columns) == 0 {
 		return nil
 	}
-	last := len(res.Columns) - 1
-	isFloat := res.Columns[last].Type == ColumnFloat8
+	count := res.countColumn()
+	isFloat := res.Columns[count].Type == ColumnFloat8
 	cells := make([]release.Cell, 0, len(res.Rows))
-	for i, row := range res.Rows {
-		c := release.Cell{IsFloat: isFloat, Suppressed: i < len(res.Suppressed) && res.Suppressed[i]}
-		for _, g := range row[:last] {
+	for _, row := range res.Rows {
+		c := release.Cell{IsFloat: isFloat}
+		for _, g := range row[:count] {
 			c.Group = append(c.Group, release.Datum{Null: g.Null, Text: g.Text})
 		}
 		if isFloat {
-			c.Value = row[last].Float
+			c.Value = row[count].Float
 		} else {
-			c.Value = float64(row[last].Int)
+			c.Value = float64(row[count].Int)
 		}
 		cells = append(cells, c)
 	}

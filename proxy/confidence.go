@@ -94,6 +94,7 @@ func (s *Session) addIntervals(rt *runtime, req *mechanisms.Request, answers []m
 		return
 	}
 	res.Columns = append(res.Columns, intervalColumns...)
+	res.intervals = true
 	row := 0
 	for _, a := range answers {
 		if a.Dropped {

@@ -348,6 +348,33 @@ func TestAuditLogHoldsWhatWasReleased(t *testing.T) {
 	}
 }
 
+// A gaussian answer's audit row records its zCDP charge: the rho the ledger
+// was charged, which SHOW budget sums.
+func TestAuditRecordsAZCDPCharge(t *testing.T) {
+	f := newFixture(t, 50)
+	e := f.open(t, "gaussian", nil)
+	ctx := context.Background()
+	if _, err := e.Query(ctx, "alice", "SELECT COUNT(*) FROM people WHERE age > 30"); err != nil {
+		t.Fatal(err)
+	}
+	e.state.Flush()
+	log, err := e.state.AuditLog(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bals, err := e.budget.Balances(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rho float64
+	for _, b := range bals {
+		rho += b.RhoSpent
+	}
+	if len(log) != 1 || log[0].ChargeKind != "dp" || log[0].Rho <= 0 || log[0].Rho != rho {
+		t.Errorf("audit %+v; the ledger holds rho %g", log, rho)
+	}
+}
+
 // TestProtectedDatabaseIsNeverWritten runs every mechanism, and writes that
 // must be refused, against a protected database and checks its bytes. When
 // COUNTWALL_SUITE_DB names a generated people database (as .ci/run does,

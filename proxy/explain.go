@@ -31,7 +31,7 @@ func explainedStatement(sql string) (body string, explain bool, err error) {
 	if lexErr != nil || len(toks) == 0 || toks[0].Kind != pglex.Word || toks[0].Text != "explain" {
 		return sql, false, nil
 	}
-	if len(toks) == 1 {
+	if len(toks) == 1 || (toks[1].Kind == pglex.Op && toks[1].Text == ";") {
 		return "", true, pgerror.Errorf(pgerror.SyntaxError, "syntax error at end of input").WithHint("EXPLAIN SELECT COUNT(*) FROM ... says what the query would cost")
 	}
 	next := toks[1]

@@ -87,6 +87,9 @@ func TestExplainOfARefusedStatementIsRefusedTheSameWay(t *testing.T) {
 		"EXPLAIN SET epsilon = 0.5":                         pgerror.FeatureNotSupported,
 		"EXPLAIN SHOW budget":                               pgerror.FeatureNotSupported,
 		"EXPLAIN":                                           pgerror.SyntaxError,
+		"EXPLAIN;":                                          pgerror.SyntaxError,
+		"explain /* nothing */ ;":                           pgerror.SyntaxError,
+		"EXPLAIN EXPLAIN SELECT COUNT(*) FROM people":       pgerror.SyntaxError,
 	} {
 		_, err := s.Exec(context.Background(), sql, nil)
 		if got := pgerror.SQLState(err); got != code {

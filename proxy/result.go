@@ -38,4 +38,16 @@ type Result struct {
 	// Notice, when non-empty, tells the analyst what the answer cost and what
 	// budget remains; the wire sends it as a NoticeResponse.
 	Notice string
+	// intervals is set when the last columns are ci_low and ci_high, after
+	// the count (SET countwall.confidence).
+	intervals bool
+}
+
+// countColumn is the index of an answer's count column: the last, or the
+// one before the interval columns.
+func (r *Result) countColumn() int {
+	if r.intervals {
+		return len(r.Columns) - 1 - len(intervalColumns)
+	}
+	return len(r.Columns) - 1
 }

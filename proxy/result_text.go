@@ -40,7 +40,7 @@ func (r *Result) WriteTable(w io.Writer) {
 			line[i] = v.Format(r.Columns[i].Type)
 		}
 		if n < len(r.Suppressed) && r.Suppressed[n] {
-			line[len(line)-1] += " (suppressed)"
+			line[r.countColumn()] += " (suppressed)"
 		}
 		cells = append(cells, line)
 	}

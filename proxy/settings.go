@@ -77,7 +77,7 @@ func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 		if err := mechanisms.CheckShare(rt.mech, eps, delta); err != nil {
 			return nil, &pgerror.Error{Code: pgerror.InvalidParameterValue,
 				Message: fmt.Sprintf("SET %s = %g: %s", st.Name, v, err.Error()),
-				Hint:    fmt.Sprintf("The %s mechanism cannot use this share; the allowed range is [%g, %g].", rt.mech.Name(), r.Min, r.Max)}
+				Hint:    fmt.Sprintf("The %s mechanism cannot use this share; choose one it can use within the config's range [%g, %g].", rt.mech.Name(), r.Min, r.Max)}
 		}
 		s.mu.Lock()
 		if st.Name == "epsilon" {

@@ -47,6 +47,11 @@ type Metrics struct {
 	registry   *prometheus.Registry
 	statements *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
+	// The risk monitor's last decision per analyst: counts of what the
+	// answers already released determine, never a value.
+	riskFindings    *prometheus.GaugeVec
+	riskIndividuals *prometheus.GaugeVec
+	suspended       *prometheus.GaugeVec
 }
 
 // New registers the collectors, reading sessions, budgets and snapshots
@@ -63,8 +68,20 @@ func New(engine Engine, logins Logins) *Metrics {
 			Help:    "Time from receiving a statement to its answer, for answered statements, by kind.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100us .. 26s
 		}, []string{"kind"}),
+		riskFindings: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "countwall_risk_findings",
+			Help: "Counts the analyst's released answers determine exactly or within the stated error, at the risk monitor's last check (monitor.every).",
+		}, []string{"analyst"}),
+		riskIndividuals: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "countwall_risk_individuals",
+			Help: "Of countwall_risk_findings, those about one person.",
+		}, []string{"analyst"}),
+		suspended: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "countwall_analyst_suspended",
+			Help: "1 when the risk monitor has suspended the analyst (monitor.suspend), else 0.",
+		}, []string{"analyst"}),
 	}
-	m.registry.MustRegister(m.statements, m.latency,
+	m.registry.MustRegister(m.statements, m.latency, m.riskFindings, m.riskIndividuals, m.suspended,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "countwall_sessions_open",
 			Help: "Analyst sessions open (authenticated wire connections and in-process sessions).",
@@ -98,6 +115,17 @@ func (m *Metrics) Statement(kind, sqlstate string, took time.Duration) {
 		m.latency.WithLabelValues(kind).Observe(took.Seconds())
 	}
 	m.statements.WithLabelValues(kind, outcome, sqlstate).Inc()
+}
+
+// Risk records the risk monitor's decision about one analyst.
+func (m *Metrics) Risk(analyst string, findings, individuals int, suspended bool) {
+	m.riskFindings.WithLabelValues(analyst).Set(float64(findings))
+	m.riskIndividuals.WithLabelValues(analyst).Set(float64(individuals))
+	v := 0.0
+	if suspended {
+		v = 1
+	}
+	m.suspended.WithLabelValues(analyst).Set(v)
 }
 
 // Handler serves the exposition format.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"countwall/proxy/state"
 )
 
 // dpSpent is the dp epsilon alice has spent, as SHOW budget reports it.
@@ -220,12 +222,11 @@ func TestExplainAndIntervalsThroughPsycopg2(t *testing.T) {
 	}
 }
 
-// TestConfidenceSetAfterAStatementWasPrepared: a statement pgx prepared and
-// cached before SET countwall.confidence is refused as PostgreSQL refuses
-// a cached plan whose columns changed (0A000), pgx drops it from its cache,
-// and the next call is prepared again with the interval columns.
-func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
-	ts := startServer(t, "exact", nil, nil)
+// cachedBeforeConfidence is a server under mechanism and a pgx connection
+// that cached sql (one bound parameter) before SET countwall.confidence.
+func cachedBeforeConfidence(t *testing.T, mechanism string) (*testServer, *pgx.Conn, string) {
+	t.Helper()
+	ts := startServer(t, mechanism, nil, nil)
 	conn := ts.connect(t, pgx.QueryExecModeCacheStatement)
 	ctx := context.Background()
 	const sql = "SELECT COUNT(*) FROM people WHERE age > $1"
@@ -236,6 +237,17 @@ func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SET countwall.confidence = 0.95"); err != nil {
 		t.Fatal(err)
 	}
+	return ts, conn, sql
+}
+
+// TestConfidenceSetAfterAStatementWasPrepared: a statement pgx prepared and
+// cached before SET countwall.confidence is refused as PostgreSQL refuses
+// a cached plan whose columns changed (0A000), pgx drops it from its cache,
+// and the next call is prepared again with the interval columns.
+func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
+	_, conn, sql := cachedBeforeConfidence(t, "exact")
+	ctx := context.Background()
+	var count int64
 	var pe *pgconn.PgError
 	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" || pe.Message != "cached plan must not change result type" {
 		t.Fatalf("the cached statement after SET: %v, want 0A000", err)
@@ -243,5 +255,31 @@ func TestConfidenceSetAfterAStatementWasPrepared(t *testing.T) {
 	var lo, hi float64
 	if err := conn.QueryRow(ctx, sql, 30).Scan(&count, &lo, &hi); err != nil || lo != float64(count) || hi != float64(count) {
 		t.Fatalf("prepared again: %d [%g, %g], %v", count, lo, hi, err)
+	}
+}
+
+// TestCachedPlanRefusedBeforeTheRead: the refusal of a statement prepared
+// before SET countwall.confidence comes before the data is read: nothing is
+// charged and the audit records a refusal, not an answer the client never
+// received (the risk monitor decides on the audit's answers, which must be
+// what left the firewall).
+func TestCachedPlanRefusedBeforeTheRead(t *testing.T) {
+	ts, conn, sql := cachedBeforeConfidence(t, "laplace")
+	ctx := context.Background()
+	var count int64
+	before := dpSpent(t, ts)
+	var pe *pgconn.PgError
+	if err := conn.QueryRow(ctx, sql, 30).Scan(&count); !errors.As(err, &pe) || pe.Code != "0A000" {
+		t.Fatalf("the cached statement after SET: %v, want 0A000", err)
+	}
+	log, err := ts.engine.AuditLog(ctx, state.AuditFilter{Analyst: testAnalyst, Last: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || log[0].Outcome != state.OutcomeRefused || log[0].SQLState != "0A000" || len(log[0].Cells) != 0 {
+		t.Errorf("audit of the refused statement: %+v", log)
+	}
+	if after := dpSpent(t, ts); after != before {
+		t.Errorf("the refused statement was charged: %g, then %g", before, after)
 	}
 }

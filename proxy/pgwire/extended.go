@@ -156,6 +156,10 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}
+	if err := c.unchangedColumns(p.stmt); err != nil {
+		c.refused(p.stmt.stmt, err)
+		return false
+	}
 	res, err := c.run(p.stmt.stmt, p.args)
 	if err != nil {
 		c.sendError(err)
@@ -165,15 +169,28 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return true
 	}
-	if n := len(p.stmt.desc.Columns); n > 0 && n != len(res.Columns) {
-		// SET countwall.confidence since Parse; drivers then prepare again.
-		c.sendError(pgerror.Errorf(pgerror.FeatureNotSupported, "cached plan must not change result type"))
-		return false
-	}
 	// Results are small and complete; a row limit is not honoured by
 	// suspending, so the whole answer is sent at once.
 	c.sendRows(res, p.resultFormats)
 	return true
+}
+
+// unchangedColumns refuses, before the statement runs, a prepared
+// statement whose columns changed since it was described (SET
+// countwall.confidence since Parse), as PostgreSQL refuses a cached plan
+// whose result type changed; drivers then prepare it again. Refused here,
+// nothing is charged or read, and the audit records no answer that the
+// client would not have received.
+func (c *conn) unchangedColumns(st *prepared) error {
+	n := len(st.desc.Columns)
+	if n == 0 {
+		return nil
+	}
+	now, err := c.session.Describe(context.Background(), st.stmt)
+	if err != nil || len(now.Columns) == n {
+		return nil // a statement that no longer describes is refused by its run
+	}
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "cached plan must not change result type")
 }
 
 // namedCount counts the named entries of a session's statements or portals;

@@ -16,15 +16,17 @@ import (
 
 // serveMetrics exposes Prometheus metrics on addr (server.metrics_listen)
 // at /metrics; an empty addr serves nothing. stop shuts the endpoint down.
-func serveMetrics(addr string, engine *proxy.Engine, srv *pgwire.Server, logger *slog.Logger, ready func(net.Addr)) (stop func(), err error) {
+// The metrics, when served, are returned so that the risk monitor can
+// report to them.
+func serveMetrics(addr string, engine *proxy.Engine, srv *pgwire.Server, logger *slog.Logger, ready func(net.Addr)) (m *metrics.Metrics, stop func(), err error) {
 	if addr == "" {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("server.metrics_listen: %w", err)
+		return nil, nil, fmt.Errorf("server.metrics_listen: %w", err)
 	}
-	m := metrics.New(engine, srv)
+	m = metrics.New(engine, srv)
 	engine.SetStatementObserver(m)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
@@ -38,7 +40,7 @@ func serveMetrics(addr string, engine *proxy.Engine, srv *pgwire.Server, logger 
 	if ready != nil {
 		ready(l.Addr())
 	}
-	return func() {
+	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		hs.Shutdown(ctx) //nolint:errcheck // the process is stopping

@@ -13,7 +13,9 @@ import (
 
 	"countwall/config"
 	"countwall/proxy"
+	"countwall/proxy/metrics"
 	"countwall/proxy/monitor"
+	"countwall/proxy/pgwire"
 )
 
 // ServeOptions say where the config comes from and what reloads it.
@@ -73,16 +75,15 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("server.listen: %w", err)
 	}
 	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", proxy.StoreName(cfg.Database))
-	if stop := startMonitor(ctx, engine, cfg, logger, o.OnRisk); stop != nil {
-		defer stop()
-	}
-	stopMetrics, err := serveMetrics(cfg.Server.MetricsListen, engine, srv, logger, o.MetricsReady)
+	m, stopMetrics, err := serveMetrics(cfg.Server.MetricsListen, engine, srv, logger, o.MetricsReady)
 	if err != nil {
 		l.Close()
 		return err
 	}
 	defer stopMetrics()
-
+	if stop := startMonitor(ctx, engine, cfg, logger, riskReporter(m, o.OnRisk)); stop != nil {
+		defer stop()
+	}
 	reload := func(why string) {
 		next, err := o.Load()
 		if err == nil {
@@ -102,7 +103,26 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			defer stopWatch()
 		}
 	}
+	return serveUntilDone(ctx, srv, l, o, logger, reload)
+}
 
+// riskReporter tells each of the risk monitor's decisions to the metrics
+// (when served) and to onRisk (when set).
+func riskReporter(m *metrics.Metrics, onRisk func(monitor.Decision)) func(monitor.Decision) {
+	if m == nil {
+		return onRisk
+	}
+	return func(d monitor.Decision) {
+		m.Risk(d.Analyst, d.Findings, d.Individuals, d.Suspend)
+		if onRisk != nil {
+			onRisk(d)
+		}
+	}
+}
+
+// serveUntilDone accepts connections on l until ctx is done, then lets the
+// statements in flight finish (up to 30 seconds); a reload signal reloads.
+func serveUntilDone(ctx context.Context, srv *pgwire.Server, l net.Listener, o ServeOptions, logger *slog.Logger, reload func(why string)) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	if o.Ready != nil {

@@ -24,11 +24,12 @@ type AuditEntry struct {
 	Outcome     string // answered, refused
 	SQLState    string // "" when answered
 	Reason      string
-	// ChargeKind, Epsilon and Delta are what an answer cost ("" and 0 when
-	// nothing was charged).
+	// ChargeKind, Epsilon, Delta and Rho are what an answer cost ("" and 0
+	// when nothing was charged); Rho is a zCDP charge (gaussian).
 	ChargeKind string
 	Epsilon    float64
 	Delta      float64
+	Rho        float64
 	// Shape, Constants and Cells are an answered query's statement and
 	// released cells (release.Release has their meaning).
 	Shape     string

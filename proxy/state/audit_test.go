@@ -85,6 +85,7 @@ func TestListAuditFiltersAndPrints(t *testing.T) {
 		{At: t0.Add(time.Minute), Analyst: "bob", Fingerprint: "f2", Kind: "invalid", Mechanism: "laplace", Outcome: OutcomeRefused, SQLState: "25006", Reason: "writes"},
 		{At: t0.Add(2 * time.Minute), Analyst: "alice", Fingerprint: "f3", Kind: "query", Mechanism: "gaussian", Outcome: OutcomeAnswered, ChargeKind: "dp", Epsilon: 0.2, Delta: 1e-6},
 		{At: t0.Add(2*time.Minute + 500*time.Millisecond), Analyst: "alice", Fingerprint: "f4", Kind: "show", Mechanism: "gaussian", Outcome: OutcomeAnswered},
+		{At: t0.Add(3 * time.Minute), Analyst: "alice", Fingerprint: "f5", Kind: "query", Mechanism: "gaussian", Outcome: OutcomeAnswered, ChargeKind: "dp", Rho: 0.00038},
 	}
 	for _, e := range entries {
 		db.Audit(e)
@@ -95,12 +96,12 @@ func TestListAuditFiltersAndPrints(t *testing.T) {
 		filter AuditFilter
 		want   []string // fingerprints
 	}{
-		{"all", AuditFilter{}, []string{"f1", "f2", "f3", "f4"}},
-		{"analyst", AuditFilter{Analyst: "alice"}, []string{"f1", "f3", "f4"}},
-		{"since", AuditFilter{Since: t0.Add(time.Minute)}, []string{"f2", "f3", "f4"}},
-		{"since with a fraction", AuditFilter{Since: t0.Add(2*time.Minute + time.Millisecond)}, []string{"f4"}},
-		{"analyst and since", AuditFilter{Analyst: "alice", Since: t0.Add(30 * time.Second)}, []string{"f3", "f4"}},
-		{"last", AuditFilter{Last: 2}, []string{"f3", "f4"}},
+		{"all", AuditFilter{}, []string{"f1", "f2", "f3", "f4", "f5"}},
+		{"analyst", AuditFilter{Analyst: "alice"}, []string{"f1", "f3", "f4", "f5"}},
+		{"since", AuditFilter{Since: t0.Add(time.Minute)}, []string{"f2", "f3", "f4", "f5"}},
+		{"since with a fraction", AuditFilter{Since: t0.Add(2*time.Minute + time.Millisecond)}, []string{"f4", "f5"}},
+		{"analyst and since", AuditFilter{Analyst: "alice", Since: t0.Add(30 * time.Second)}, []string{"f3", "f4", "f5"}},
+		{"last", AuditFilter{Last: 2}, []string{"f4", "f5"}},
 		{"nobody", AuditFilter{Analyst: "carol"}, nil},
 	}
 	for _, tc := range tests {
@@ -129,6 +130,7 @@ func TestListAuditFiltersAndPrints(t *testing.T) {
 2026-11-23T10:01:00.000Z  bob      refused 25006  f2           laplace    -
 2026-11-23T10:02:00.000Z  alice    answered       f3           gaussian   dp epsilon 0.2 delta 1e-06
 2026-11-23T10:02:00.500Z  alice    answered       f4           gaussian   -
+2026-11-23T10:03:00.000Z  alice    answered       f5           gaussian   dp epsilon 0 rho 0.00038
 `
 	if out.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
@@ -188,5 +190,38 @@ INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate,
 	}
 	if len(got) != 2 || got[0].Analyst != "old" || got[0].ChargeKind != "" || got[1].Epsilon != 0.5 {
 		t.Errorf("after migration: %+v", got)
+	}
+}
+
+// A state database written before the audit kept rho gains the column when
+// it is opened, keeps its rows, and records a zCDP charge's rho from then on.
+func TestAuditGainsTheRhoColumn(t *testing.T) {
+	ctx := context.Background()
+	path := newStatePath(t)
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Audit(AuditEntry{Analyst: "alice", Fingerprint: "before", Kind: "query", Mechanism: "laplace", Outcome: OutcomeAnswered, ChargeKind: "dp", Epsilon: 0.1})
+	db.Flush()
+	if _, err := db.SQL().ExecContext(ctx, `ALTER TABLE audit_context DROP COLUMN rho`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("reopening a state without the rho column: %v", err)
+	}
+	defer db.Close()
+	db.Audit(AuditEntry{Analyst: "alice", Fingerprint: "after", Kind: "query", Mechanism: "gaussian", Outcome: OutcomeAnswered, ChargeKind: "dp", Rho: 0.25})
+	db.Flush()
+	got, err := db.ListAudit(ctx, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Fingerprint != "before" || got[0].Epsilon != 0.1 || got[0].Rho != 0 || got[1].Fingerprint != "after" || got[1].Rho != 0.25 {
+		t.Errorf("audit after the migration: %+v", got)
 	}
 }

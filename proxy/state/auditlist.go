@@ -102,6 +102,9 @@ func auditCharge(e AuditEntry) string {
 	if e.Delta > 0 {
 		c += " delta " + strconv.FormatFloat(e.Delta, 'g', -1, 64)
 	}
+	if e.Rho > 0 {
+		c += " rho " + strconv.FormatFloat(e.Rho, 'g', -1, 64)
+	}
 	return c
 }
 
@@ -167,7 +170,7 @@ func (s *DB) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditEntry) e
 func (e AuditEntry) Release() release.Release {
 	return release.Release{ID: e.ID, At: e.At, Analyst: e.Analyst, Kind: e.Kind, Mechanism: e.Mechanism,
 		Outcome: e.Outcome, SQLState: e.SQLState, Reason: e.Reason, Fingerprint: e.Fingerprint,
-		ChargeKind: e.ChargeKind, Epsilon: e.Epsilon, Delta: e.Delta,
+		ChargeKind: e.ChargeKind, Epsilon: e.Epsilon, Delta: e.Delta, Rho: e.Rho,
 		Shape: e.Shape, Constants: e.Constants, Cells: e.Cells}
 }
 

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS audit_context (
 	reason      TEXT NOT NULL,
 	charge_kind TEXT NOT NULL,
 	epsilon     REAL NOT NULL,
-	delta       REAL NOT NULL
+	delta       REAL NOT NULL,
+	rho         REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS audit_shape (
 	id    INTEGER PRIMARY KEY,
@@ -58,7 +59,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
 
 const (
 	insertAuditRow     = `INSERT INTO audit_log (at, context, fingerprint, fp_text, shape, constants, cells) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	insertAuditContext = `INSERT OR IGNORE INTO audit_context (hash, analyst, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertAuditContext = `INSERT OR IGNORE INTO audit_context (hash, analyst, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectAuditContext = `SELECT id FROM audit_context WHERE hash = ?`
 	insertAuditShape   = `INSERT OR IGNORE INTO audit_shape (hash, shape) VALUES (?, ?)`
 	selectAuditShape   = `SELECT id FROM audit_shape WHERE hash = ?`
@@ -107,8 +108,12 @@ func contentHash(parts ...string) int64 {
 }
 
 func (e AuditEntry) contextParts() []string {
-	return []string{e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind,
+	parts := []string{e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind,
 		fmt.Sprint(e.Epsilon), fmt.Sprint(e.Delta)}
+	if e.Rho != 0 { // contexts without rho keep the hash they had before it was kept
+		parts = append(parts, fmt.Sprint(e.Rho))
+	}
+	return parts
 }
 
 // auditStmts are the audit writer's statements inside one transaction.
@@ -165,7 +170,7 @@ func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
 	}
 	p := e.contextParts()
 	ctxID, err := w.intern(ctx, &w.s.contexts, w.ctxLearnt, contentHash(p...), w.st.ctxInsert, w.st.ctxSelect,
-		e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta)
+		e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta, e.Rho)
 	if err != nil {
 		return err
 	}
@@ -295,6 +300,10 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 	if _, err := s.sql.ExecContext(ctx, auditSchema); err != nil {
 		return fmt.Errorf("creating audit tables: %w", err)
 	}
+	// audit_context kept no rho before gaussian's zCDP charges were audited.
+	if err := addRhoColumn(ctx, s.sql, "audit_context"); err != nil {
+		return err
+	}
 	old, err := tableExists(ctx, s.sql, "audit")
 	if err != nil || !old {
 		return err
@@ -388,7 +397,7 @@ func (s *DB) moveOldAudit(ctx context.Context, conn *sql.Conn, w *auditTx, cols 
 }
 
 // auditColumns is what a read of the log selects, in scanRelease's order.
-const auditColumns = `l.id, l.at, c.analyst, c.kind, c.mechanism, c.outcome, c.sqlstate, c.reason, c.charge_kind, c.epsilon, c.delta,
+const auditColumns = `l.id, l.at, c.analyst, c.kind, c.mechanism, c.outcome, c.sqlstate, c.reason, c.charge_kind, c.epsilon, c.delta, c.rho,
 	l.fingerprint, l.fp_text, coalesce(s.shape, ''), l.constants, l.cells
 FROM audit_log l JOIN audit_context c ON c.id = l.context LEFT JOIN audit_shape s ON s.id = l.shape`
 
@@ -399,7 +408,7 @@ func scanEntry(rows *sql.Rows, resolve textOf) (AuditEntry, error) {
 	var fpText sql.NullString
 	var constants, cells []byte
 	if err := rows.Scan(&e.ID, &at, &e.Analyst, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason,
-		&e.ChargeKind, &e.Epsilon, &e.Delta, &fp, &fpText, &e.Shape, &constants, &cells); err != nil {
+		&e.ChargeKind, &e.Epsilon, &e.Delta, &e.Rho, &fp, &fpText, &e.Shape, &constants, &cells); err != nil {
 		return e, err
 	}
 	e.At = time.UnixMicro(at).UTC()

@@ -143,7 +143,7 @@ func (b *Budget) Close() error { return b.ledger.Close(context.Background()) }
 // Notice tells the analyst what an answer cost (c) and what remains (b, the
 // balance after the charge).
 func (b Balance) Notice(c mechanisms.Charge) string {
-	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
+	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %.6g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
 	if c.Rho > 0 {
 		// The delta cap is all given to the zCDP conversion: no delta line.
 		if c.Epsilon > 0 || c.Delta > 0 { // a partition selection's part, charged beside rho
@@ -154,7 +154,7 @@ func (b Balance) Notice(c mechanisms.Charge) string {
 			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
 	}
 	if c.Delta > 0 || b.DeltaSpent > 0 {
-		msg += fmt.Sprintf("; charged delta %g, remaining delta %g of %g", c.Delta, b.DeltaRemaining(), b.DeltaCap)
+		msg += fmt.Sprintf("; charged delta %g, remaining delta %.6g of %g", c.Delta, b.DeltaRemaining(), b.DeltaCap)
 	}
 	return msg
 }

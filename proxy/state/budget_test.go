@@ -112,6 +112,11 @@ func TestNotice(t *testing.T) {
 		{"with delta", Balance{Kind: dp, EpsilonSpent: 0.5, EpsilonCap: 1, DeltaSpent: 1e-5, DeltaCap: 1e-5},
 			mechanisms.Charge{Kind: dp, Epsilon: 0.5, Delta: 1e-6},
 			"charged epsilon 0.5 (dp); remaining epsilon 0.5 of 1; charged delta 1e-06, remaining delta 0 of 1e-05"},
+		// Fourteen charges of 0.1 sum to 1.4000000000000004 in float64:
+		// what remains reads 0.6, not 0.5999999999999996.
+		{"summed shares", Balance{Kind: dp, EpsilonSpent: 1.4000000000000004, EpsilonCap: 2, DeltaSpent: 3.0000000000000004e-06, DeltaCap: 1e-5},
+			mechanisms.Charge{Kind: dp, Epsilon: 0.1, Delta: 1e-6},
+			"charged epsilon 0.1 (dp); remaining epsilon 0.6 of 2; charged delta 1e-06, remaining delta 7e-06 of 1e-05"},
 	} {
 		if got := tc.bal.Notice(tc.c); got != tc.want {
 			t.Errorf("%s: notice %q, want %q", tc.name, got, tc.want)

@@ -31,6 +31,7 @@ type Release struct {
 	ChargeKind  string    `json:"charge_kind,omitempty"`
 	Epsilon     float64   `json:"epsilon,omitempty"`
 	Delta       float64   `json:"delta,omitempty"`
+	Rho         float64   `json:"rho,omitempty"` // a zCDP charge (gaussian)
 	// Shape is the statement with each constant replaced by $1, $2, ...;
 	// Constants fill them in order.
 	Shape     string     `json:"shape,omitempty"`
@@ -68,14 +69,20 @@ type Cell struct {
 }
 
 // Statement is the statement's text: the shape with its constants put back.
+// A placeholder stands alone: a $ inside a double-quoted name ("a$1") or
+// within an unquoted one (b$2) is part of the name.
 func (r Release) Statement() string {
 	if r.Shape == "" {
 		return ""
 	}
 	var b strings.Builder
 	s := r.Shape
+	quoted := false
 	for i := 0; i < len(s); i++ {
-		if s[i] != '$' {
+		if s[i] == '"' {
+			quoted = !quoted // a doubled "" inside a name toggles twice
+		}
+		if s[i] != '$' || quoted || (i > 0 && nameByte(s[i-1])) {
 			b.WriteByte(s[i])
 			continue
 		}
@@ -92,6 +99,11 @@ func (r Release) Statement() string {
 		i = j - 1
 	}
 	return b.String()
+}
+
+// nameByte reports whether c may continue an unquoted name.
+func nameByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
 // Answered reports whether the statement was answered.
