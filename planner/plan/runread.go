@@ -114,6 +114,20 @@ func AddExtras(ctx context.Context, rd Querier, timeout time.Duration, t *ir.Tab
 	return nil
 }
 
+// CheckUnitKeyed runs checkSQL, which counts the rows without a unit and
+// the units with two rows, and refuses the table's unit_keyed declaration
+// when it finds any. The error names no value.
+func CheckUnitKeyed(ctx context.Context, rd Querier, t *ir.Table, checkSQL string) error {
+	var broken int
+	if err := rd.QueryRowContext(ctx, checkSQL).Scan(&broken); err != nil {
+		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
+	}
+	if broken > 0 {
+		return ErrNotUnitKeyed
+	}
+	return nil
+}
+
 // ReadCells runs the compiled SQL and assembles the output cells.
 func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.NewAccumulator()

@@ -402,14 +402,7 @@ func (s *Store) Close() error { return s.db.Close() }
 // CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
 // unit, no unit with two rows. The error names no value.
 func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
-	var broken int
-	if err := s.db.QueryRowContext(ctx, sqlgen.UnitKeyedCheck(t)).Scan(&broken); err != nil {
-		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
-	}
-	if broken > 0 {
-		return plan.ErrNotUnitKeyed
-	}
-	return nil
+	return plan.CheckUnitKeyed(ctx, s.db, t, sqlgen.UnitKeyedCheck(t))
 }
 
 // KeysInDatabase reports whether contributor keys are computed in
