@@ -9,8 +9,18 @@ import (
 	"countwall/proxy/state"
 )
 
-func init() {
-	var statePath, configPath string
+func init() { rootCmd.AddCommand(newBudgetCmd()) }
+
+// budgetState is where the budget subcommands find the state database:
+// --state, or the state of the config given with --config.
+type budgetState struct{ statePath, configPath string }
+
+func (s *budgetState) open(cmd *cobra.Command) (*admin.Budgets, error) {
+	return admin.OpenBudgets(cmd.Context(), s.statePath, s.configPath)
+}
+
+func newBudgetCmd() *cobra.Command {
+	s := &budgetState{}
 	budget := &cobra.Command{
 		Use:   "budget",
 		Short: "List, grant and reset analysts' privacy budgets in the state database",
@@ -18,17 +28,21 @@ func init() {
 bdp) in the state database. Caps come from the config and are held: a config change may
 lower them, never raise them. Grants add to them.`,
 	}
-	budget.PersistentFlags().StringVar(&statePath, "state", "", "state database (or give --config)")
-	budget.PersistentFlags().StringVar(&configPath, "config", "", "config file whose state database to use")
+	budget.PersistentFlags().StringVar(&s.statePath, "state", "", "state database (or give --config)")
+	budget.PersistentFlags().StringVar(&s.configPath, "config", "", "config file whose state database to use")
+	budget.AddCommand(newBudgetListCmd(s), newBudgetGrantCmd(s), newBudgetResetCmd(s))
+	return budget
+}
 
-	list := &cobra.Command{
+func newBudgetListCmd(s *budgetState) *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "Show every analyst's spending, cap (with grants) and what remains",
 		Long: `list shows, per analyst and accounting kind, what has been spent, the cap (the config's
 cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
+			b, err := s.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -44,7 +58,9 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 			return nil
 		},
 	}
+}
 
+func newBudgetGrantCmd(s *budgetState) *cobra.Command {
 	var kind string
 	var eps, delta float64
 	grant := &cobra.Command{
@@ -53,7 +69,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
+			b, err := s.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -68,7 +84,10 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 	grant.Flags().StringVar(&kind, "kind", "dp", "accounting kind: dp, idp or bdp")
 	grant.Flags().Float64Var(&eps, "epsilon", 0, "extra epsilon")
 	grant.Flags().Float64Var(&delta, "delta", 0, "extra delta")
+	return grant
+}
 
+func newBudgetResetCmd(s *budgetState) *cobra.Command {
 	var yes bool
 	reset := &cobra.Command{
 		Use:   "reset ANALYST [--yes]",
@@ -82,7 +101,7 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 					return err
 				}
 			}
-			b, err := admin.OpenBudgets(cmd.Context(), statePath, configPath)
+			b, err := s.open(cmd)
 			if err != nil {
 				return err
 			}
@@ -95,7 +114,5 @@ cap plus grants) and what remains. The caps come from the config: give --config 
 		},
 	}
 	reset.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-
-	budget.AddCommand(list, grant, reset)
-	rootCmd.AddCommand(budget)
+	return reset
 }

@@ -78,54 +78,71 @@ func runAttribute(ctx context.Context, q Querier, o Options) (*Result, error) {
 	}
 	checked["verdict"] = "unique"
 	unique := fmt.Sprintf("unique (%s), then ", check.how())
-	lo, hi := int64(0), d.Size() // the value is one of lo..hi-1
-	var steps []string
-	inconsistent := 0
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		where := andWhere(o.Target.Where, d.Range(lo, mid))
+	search := &domainSearch{d: d, hi: d.Size()}
+	if err := search.run(ctx, q, o, ts, b, unique, res); err != nil {
+		return nil, err
+	}
+	res.Details["probes"] = search.steps
+	if search.hi-search.lo > 1 {
+		return res, nil
+	}
+	value := literalText(d.Literal(search.lo))
+	res.Details["value"] = value
+	found := fmt.Sprintf("%s%s = %s, in %d queries for a domain of %d values", unique, d.Column, value, len(search.steps), d.Size())
+	if search.inconsistent > 0 {
+		res.Details["inconsistent"] = search.inconsistent
+		found += fmt.Sprintf("; %d answers contradict a unique target under k = %d", search.inconsistent, ts.oracle.K)
+	}
+	ts.conclude(res, domainNumber(d, search.lo), found, ts.certain())
+	return res, nil
+}
+
+// domainSearch is the binary search of Example 3.10 over a domain: the
+// value is one of lo..hi-1.
+type domainSearch struct {
+	d            Domain
+	lo, hi       int64
+	steps        []string // each probe and its outcome
+	inconsistent int      // outcomes a unique target cannot give
+}
+
+// run probes the lower half of lo..hi-1 at threshold b until one value is
+// left. When the firewall stops it first, res.Note says where the value is.
+func (s *domainSearch) run(ctx context.Context, q Querier, o Options, ts *targetSession, b int64, unique string, res *Result) error {
+	d := s.d
+	for s.hi-s.lo > 1 {
+		mid := s.lo + (s.hi-s.lo)/2
+		where := andWhere(o.Target.Where, d.Range(s.lo, mid))
 		out, _, err := probeSQL(ctx, q, thresholdSQL(o.Target.Table, where, b))
 		if err != nil {
 			if Stopped(err) {
-				between := fmt.Sprintf("the value is between %s and %s", literalText(d.Literal(lo)), literalText(d.Literal(hi-1)))
+				between := fmt.Sprintf("the value is between %s and %s", literalText(d.Literal(s.lo)), literalText(d.Literal(s.hi-1)))
 				if !ts.certain() {
 					between = "read as exact, the answers put the value between " + between[len("the value is between "):]
 				}
-				res.Note = ts.notes(fmt.Sprintf("%sstopped after %d queries of the search: %v; %s", unique, len(steps), err, between))
-				break
+				res.Note = ts.notes(fmt.Sprintf("%sstopped after %d queries of the search: %v; %s", unique, len(s.steps), err, between))
+				return nil
 			}
-			return nil, err
+			return err
 		}
-		steps = append(steps, d.Range(lo, mid)+": "+out.String())
+		s.steps = append(s.steps, d.Range(s.lo, mid)+": "+out.String())
 		// A count of 0 in the lower half is the exact 0; a count of 1 is
 		// noisy under idp (1 <= 1 <= 2k) and the exact 1 under exact. Any
 		// other outcome says the target is not one row (Above under idp:
 		// count > 2k; Noisy under k = 0): it is taken as "in the half".
 		if out == Below {
-			lo = mid
+			s.lo = mid
 		} else {
-			hi = mid
+			s.hi = mid
 			if (out == Above) != (b == 0) {
-				inconsistent++
+				s.inconsistent++
 			}
 		}
 		if o.Progress != nil {
-			o.Progress(len(steps), bitsFor(d.Size()))
+			o.Progress(len(s.steps), bitsFor(d.Size()))
 		}
 	}
-	res.Details["probes"] = steps
-	if hi-lo > 1 {
-		return res, nil
-	}
-	value := literalText(d.Literal(lo))
-	res.Details["value"] = value
-	found := fmt.Sprintf("%s%s = %s, in %d queries for a domain of %d values", unique, d.Column, value, len(steps), d.Size())
-	if inconsistent > 0 {
-		res.Details["inconsistent"] = inconsistent
-		found += fmt.Sprintf("; %d answers contradict a unique target under k = %d", inconsistent, ts.oracle.K)
-	}
-	ts.conclude(res, domainNumber(d, lo), found, ts.certain())
-	return res, nil
+	return nil
 }
 
 // notOnePerson says why the uniqueness check does not let the search go

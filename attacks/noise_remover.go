@@ -107,6 +107,16 @@ type noiseRemover struct {
 	rng   *rand.Rand
 	stop  error // the refusal that ended the attack, if any
 	asked int
+	done  int // steps done, of steps, for o.Progress
+	steps int
+}
+
+// step reports one more step done.
+func (nr *noiseRemover) step() {
+	nr.done++
+	if nr.o.Progress != nil {
+		nr.o.Progress(nr.done, nr.steps)
+	}
 }
 
 func (nr *noiseRemover) count(ctx context.Context, values []string) (int64, error) {
@@ -225,7 +235,68 @@ func runNoiseRemover(ctx context.Context, q Querier, o Options) (*Result, error)
 	if o.Column == "" || len(o.Values) == 0 {
 		return nil, errors.New("noise-remover needs a column (--column) and its public domain (--min/--max or --values)")
 	}
-	k, baseK, baseSize := o.K, o.BaseK, o.BaseSize
+	k, baseK, baseSize, err := noiseRemoverSizes(o)
+	if err != nil {
+		return nil, err
+	}
+	nr := &noiseRemover{q: q, o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x6e6f697365)), steps: len(o.Values)*2 + 1}
+	res := &Result{Histogram: make([]Bin, len(o.Values))}
+	for i, v := range o.Values {
+		res.Histogram[i] = Bin{Value: v, Estimate: -1}
+	}
+
+	// 1. Each value alone; the base set is drawn from the non-zero ones.
+	nonZero, err := nr.askEach(ctx, res)
+	if err != nil {
+		return nr.partial(res, err)
+	}
+	if len(nonZero) < minNoiseBaseSize {
+		return nil, fmt.Errorf("only %d values have non-zero answers; the attack needs at least %d for its base set (widen the target)", len(nonZero), minNoiseBaseSize)
+	}
+	baseValues, inBase := chooseBaseSet(res, nonZero, baseSize)
+	// The smallest set partitioned is A' less one value.
+	if limit := twoPartitions(len(baseValues) - 1); k > limit {
+		res.Note = fmt.Sprintf("K lowered from %d to %d, all the two-partitions of a base set of %d values less one", k, limit, len(baseValues))
+		k = limit
+	}
+	baseK = min(baseK, twoPartitions(len(baseValues)))
+
+	// 2. The base set's total.
+	nBase, err := nr.total(ctx, baseValues, "", baseK)
+	if err != nil {
+		return nr.partial(res, err)
+	}
+	nr.step()
+
+	// 3 and 4. Every value by difference with the base total.
+	zeroAnswers, suppressedFound := 0, 0
+	for i, v := range o.Values {
+		est, err := nr.estimate(ctx, v, res.Histogram[i].Answer, inBase[i], baseValues, nBase, k)
+		if err != nil {
+			return nr.partial(res, err)
+		}
+		res.Histogram[i].Estimate = est
+		if res.Histogram[i].Answer == 0 {
+			zeroAnswers++
+			if est > 0 {
+				suppressedFound++
+			}
+		}
+		nr.step()
+	}
+	res.Recovered = int64(len(o.Values))
+	res.Estimate = float64(len(o.Values))
+	res.Details = map[string]any{
+		"base_set": baseValues, "base_total": nBase, "k": k, "base_k": baseK,
+		"zero_answers": zeroAnswers, "suppressed_recovered_nonzero": suppressedFound,
+	}
+	return res, nil
+}
+
+// noiseRemoverSizes is K, the base set's K and the base set's size, each
+// defaulted when not given.
+func noiseRemoverSizes(o Options) (k, baseK, baseSize int, err error) {
+	k, baseK, baseSize = o.K, o.BaseK, o.BaseSize
 	if k <= 0 {
 		k = defaultNoiseK
 	}
@@ -236,38 +307,32 @@ func runNoiseRemover(ctx context.Context, q Querier, o Options) (*Result, error)
 		baseSize = defaultNoiseBaseSize
 	}
 	if baseSize < minNoiseBaseSize || baseSize > maxNoiseBaseSize {
-		return nil, fmt.Errorf("the base set must have %d to %d values, not %d", minNoiseBaseSize, maxNoiseBaseSize, baseSize)
+		return 0, 0, 0, fmt.Errorf("the base set must have %d to %d values, not %d", minNoiseBaseSize, maxNoiseBaseSize, baseSize)
 	}
-	nr := &noiseRemover{q: q, o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x6e6f697365))}
-	res := &Result{Histogram: make([]Bin, len(o.Values))}
-	for i, v := range o.Values {
-		res.Histogram[i] = Bin{Value: v, Estimate: -1}
-	}
-	steps := len(o.Values)*2 + 1
-	done := 0
-	progress := func() {
-		done++
-		if o.Progress != nil {
-			o.Progress(done, steps)
-		}
-	}
+	return k, baseK, baseSize, nil
+}
 
-	// 1. Each value alone; the base set is drawn from the non-zero ones.
+// askEach asks for each value alone, records the answers in res, and
+// returns the indexes of the values with a non-zero answer.
+func (nr *noiseRemover) askEach(ctx context.Context, res *Result) ([]int, error) {
 	var nonZero []int
-	for i, v := range o.Values {
+	for i, v := range nr.o.Values {
 		a, err := nr.count(ctx, []string{v})
 		if err != nil {
-			return nr.partial(res, err)
+			return nil, err
 		}
 		res.Histogram[i].Answer = a
 		if a > 0 {
 			nonZero = append(nonZero, i)
 		}
-		progress()
+		nr.step()
 	}
-	if len(nonZero) < minNoiseBaseSize {
-		return nil, fmt.Errorf("only %d values have non-zero answers; the attack needs at least %d for its base set (widen the target)", len(nonZero), minNoiseBaseSize)
-	}
+	return nonZero, nil
+}
+
+// chooseBaseSet takes as the base set the baseSize values with the smallest
+// non-zero answers, in domain order, and says which indexes are in it.
+func chooseBaseSet(res *Result, nonZero []int, baseSize int) ([]string, map[int]bool) {
 	sort.SliceStable(nonZero, func(a, b int) bool { return res.Histogram[nonZero[a]].Answer < res.Histogram[nonZero[b]].Answer })
 	base := nonZero[:min(baseSize, len(nonZero))]
 	sort.Ints(base)
@@ -275,70 +340,43 @@ func runNoiseRemover(ctx context.Context, q Querier, o Options) (*Result, error)
 	baseValues := make([]string, len(base))
 	for j, i := range base {
 		inBase[i] = true
-		baseValues[j] = o.Values[i]
+		baseValues[j] = res.Histogram[i].Value
 	}
-	// The smallest set partitioned is A' less one value.
-	if limit := twoPartitions(len(base) - 1); k > limit {
-		res.Note = fmt.Sprintf("K lowered from %d to %d, all the two-partitions of a base set of %d values less one", k, limit, len(base))
-		k = limit
-	}
-	baseK = min(baseK, twoPartitions(len(base)))
+	return baseValues, inBase
+}
 
-	// 2. The base set's total.
-	nBase, err := nr.total(ctx, baseValues, "", baseK)
-	if err != nil {
-		return nr.partial(res, err)
-	}
-	progress()
-
-	// 3 and 4. Every value by difference with the base total.
-	zeroAnswers, suppressedFound := 0, 0
-	for i, v := range o.Values {
-		var est int64
-		switch {
-		case inBase[i]:
-			rest := make([]string, 0, len(baseValues)-1)
-			for _, b := range baseValues {
-				if b != v {
-					rest = append(rest, b)
-				}
-			}
-			n, err := nr.total(ctx, rest, "", k)
-			if err != nil {
-				return nr.partial(res, err)
-			}
-			est = nBase - n
-		case res.Histogram[i].Answer > 0:
-			n, err := nr.total(ctx, append(append([]string(nil), baseValues...), v), "", k)
-			if err != nil {
-				return nr.partial(res, err)
-			}
-			est = n - nBase
-		default:
-			n, err := nr.total(ctx, baseValues, v, k)
-			if err != nil {
-				return nr.partial(res, err)
-			}
-			est = n - nBase
-		}
-		// 5. A count is never negative.
-		est = max(est, 0)
-		res.Histogram[i].Estimate = est
-		if res.Histogram[i].Answer == 0 {
-			zeroAnswers++
-			if est > 0 {
-				suppressedFound++
+// estimate is steps 3 to 5 for one value v, whose own answer was answer:
+// its count by difference with the base set's total nBase, floored at 0.
+func (nr *noiseRemover) estimate(ctx context.Context, v string, answer int64, inBase bool, baseValues []string, nBase int64, k int) (int64, error) {
+	var est int64
+	switch {
+	case inBase:
+		rest := make([]string, 0, len(baseValues)-1)
+		for _, b := range baseValues {
+			if b != v {
+				rest = append(rest, b)
 			}
 		}
-		progress()
+		n, err := nr.total(ctx, rest, "", k)
+		if err != nil {
+			return 0, err
+		}
+		est = nBase - n
+	case answer > 0:
+		n, err := nr.total(ctx, append(append([]string(nil), baseValues...), v), "", k)
+		if err != nil {
+			return 0, err
+		}
+		est = n - nBase
+	default:
+		n, err := nr.total(ctx, baseValues, v, k)
+		if err != nil {
+			return 0, err
+		}
+		est = n - nBase
 	}
-	res.Recovered = int64(len(o.Values))
-	res.Estimate = float64(len(o.Values))
-	res.Details = map[string]any{
-		"base_set": baseValues, "base_total": nBase, "k": k, "base_k": baseK,
-		"zero_answers": zeroAnswers, "suppressed_recovered_nonzero": suppressedFound,
-	}
-	return res, nil
+	// 5. A count is never negative.
+	return max(est, 0), nil
 }
 
 // partial ends a run the firewall cut short, keeping what was recovered; any

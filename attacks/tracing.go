@@ -138,6 +138,42 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 		}
 	}
 	// Step 2.
+	counts, note, err := askMarginals(ctx, q, o, p, pop)
+	if err != nil {
+		return nil, err
+	}
+	// Steps 3 and 4.
+	score := tracingScore(p, pop, counts)
+	T := tracingThreshold(p, pop, score)
+	in := make([]float64, len(pop.Members))
+	out := make([]float64, len(pop.NonMembers))
+	tp, fp := 0, 0
+	for i, g := range pop.Members {
+		if in[i] = score(g); in[i] >= T {
+			tp++
+		}
+	}
+	for i, g := range pop.NonMembers {
+		if out[i] = score(g); out[i] >= T {
+			fp++
+		}
+	}
+	tpr := float64(tp) / float64(max(len(in), 1))
+	fpr := float64(fp) / float64(max(len(out), 1))
+	right := tp + len(out) - fp
+	success := float64(right) / float64(len(in)+len(out))
+	d := pop.SNPs
+	return &Result{Estimate: tpr, Recovered: int64(tp), Note: note,
+		CellsTotal: len(in) + len(out), CellsExact: &right, Unit: "people classified right", Success: &success,
+		Details: map[string]any{"tpr": tpr, "fpr": fpr, "auc": ROCArea(in, out), "threshold": T,
+			"members": len(in), "non_members": len(out), "people": pop.People, "snps": d,
+			"d_over_n": float64(d) / float64(pop.People), "references": p.References}}, nil
+}
+
+// askMarginals asks each SNP's count of minor alleles. When the firewall
+// stops the attack after the first answer, the rest stay at N/2 and the note
+// says so.
+func askMarginals(ctx context.Context, q Querier, o Options, p *TracingParams, pop *dataset.Population) ([]float64, string, error) {
 	d := pop.SNPs
 	counts := make([]float64, d)
 	var note string
@@ -145,7 +181,7 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 		rows, err := q.Query(ctx, s)
 		if err != nil {
 			if i == 0 || !Stopped(err) {
-				return nil, fmt.Errorf("asking the marginals: %w", err)
+				return nil, "", fmt.Errorf("asking the marginals: %w", err)
 			}
 			// The rest stay at N/2 (q^_j = 0): they say nothing.
 			note = fmt.Sprintf("stopped after %d of %d marginals: %v", i, d, err)
@@ -166,11 +202,17 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 			counts[j-1], _ = rows.Float(r, len(row)-1)
 		}
 	}
+	return counts, note, nil
+}
+
+// tracingScore is step 3: the score of a genome against the released
+// marginals, relative to the reference z_0 and the references' centre.
+func tracingScore(p *TracingParams, pop *dataset.Population, counts []float64) func(string) float64 {
+	d := pop.SNPs
 	qhat := make([]float64, d)
 	for j, c := range counts {
 		qhat[j] = 2*c/float64(pop.People) - 1
 	}
-	// Step 3.
 	z0 := pm1(pop.References[0])
 	centre := make([]float64, d)
 	if p.References > 0 {
@@ -180,14 +222,18 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 			}
 		}
 	}
-	score := func(g string) float64 {
+	return func(g string) float64 {
 		var s float64
 		for j, a := range pm1(g) {
 			s += (a - z0[j]) * (qhat[j] - centre[j])
 		}
 		return s
 	}
-	// Step 4.
+}
+
+// tracingThreshold is step 4: the given threshold, or else the score just
+// above the share 1 - FPR of the calibration references.
+func tracingThreshold(p *TracingParams, pop *dataset.Population, score func(string) float64) float64 {
 	var calib []float64
 	for _, z := range pop.References[1+p.References:] {
 		calib = append(calib, score(z))
@@ -198,28 +244,7 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 		T = calib[min(len(calib)-1, int(math.Ceil((1-p.FPR)*float64(len(calib))))-1)]
 		T = math.Nextafter(T, math.Inf(1)) // strictly above that share of the references
 	}
-	in := make([]float64, len(pop.Members))
-	out := make([]float64, len(pop.NonMembers))
-	tp, fp := 0, 0
-	for i, g := range pop.Members {
-		if in[i] = score(g); in[i] >= T {
-			tp++
-		}
-	}
-	for i, g := range pop.NonMembers {
-		if out[i] = score(g); out[i] >= T {
-			fp++
-		}
-	}
-	tpr := float64(tp) / float64(max(len(in), 1))
-	fpr := float64(fp) / float64(max(len(out), 1))
-	right := tp + len(out) - fp
-	success := float64(right) / float64(len(in)+len(out))
-	return &Result{Estimate: tpr, Recovered: int64(tp), Note: note,
-		CellsTotal: len(in) + len(out), CellsExact: &right, Unit: "people classified right", Success: &success,
-		Details: map[string]any{"tpr": tpr, "fpr": fpr, "auc": ROCArea(in, out), "threshold": T,
-			"members": len(in), "non_members": len(out), "people": pop.People, "snps": d,
-			"d_over_n": float64(d) / float64(pop.People), "references": p.References}}, nil
+	return T
 }
 
 // ROCArea is the area under the ROC curve of scores for positives against

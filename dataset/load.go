@@ -327,13 +327,25 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	}
 	defer f.Close()
 	r := newCSVReader(f, delim)
+	s, unitIndex, err := scanHeader(r, path, unit, addID)
+	if err != nil {
+		return csvScan{}, err
+	}
+	if err := s.scanRows(r, path, unitIndex); err != nil {
+		return csvScan{}, err
+	}
+	return s, nil
+}
 
+// scanHeader reads the header, checks the column names and finds the unit
+// column (the added row number, with addID or --unit rownum).
+func scanHeader(r *csv.Reader, path, unit, addID string) (csvScan, int, error) {
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return csvScan{}, fmt.Errorf("%s is empty: it needs a header row naming the columns", path)
+		return csvScan{}, 0, fmt.Errorf("%s is empty: it needs a header row naming the columns", path)
 	}
 	if err != nil {
-		return csvScan{}, csvError(path, err, 0)
+		return csvScan{}, 0, csvError(path, err, 0)
 	}
 	s := csvScan{names: append([]string(nil), header...), units: map[string]struct{}{}}
 	s.names[0] = strings.TrimPrefix(s.names[0], "\ufeff") // a byte-order mark some spreadsheets write
@@ -342,7 +354,7 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	}
 	if addID != "" {
 		if unit != "" && !strings.EqualFold(unit, addID) {
-			return csvScan{}, fmt.Errorf("--unit %s and --add-id %s disagree: the added row number is the privacy unit", unit, addID)
+			return csvScan{}, 0, fmt.Errorf("--unit %s and --add-id %s disagree: the added row number is the privacy unit", unit, addID)
 		}
 		s.names = append([]string{addID}, s.names...)
 		s.addedID, unit = true, addID
@@ -350,10 +362,10 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	seen := map[string]string{}
 	for _, name := range s.names {
 		if err := checkIdentifier("column", name); err != nil {
-			return csvScan{}, fmt.Errorf("%s: header: %w", path, err)
+			return csvScan{}, 0, fmt.Errorf("%s: header: %w", path, err)
 		}
 		if prev, dup := seen[strings.ToLower(name)]; dup {
-			return csvScan{}, fmt.Errorf("%s: header: column %s appears twice (as %s and %s; names ignore case)", path, name, prev, name)
+			return csvScan{}, 0, fmt.Errorf("%s: header: column %s appears twice (as %s and %s; names ignore case)", path, name, prev, name)
 		}
 		seen[strings.ToLower(name)] = name
 	}
@@ -366,11 +378,17 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	if unitIndex < 0 {
 		hint := "; if the file has no column identifying a person and each row is one, --add-id NAME (or --unit rownum) adds a row-number column as the privacy unit"
 		if unit == "" {
-			return csvScan{}, fmt.Errorf("no privacy-unit column given; the columns are %s%s", strings.Join(s.names, ", "), hint)
+			return csvScan{}, 0, fmt.Errorf("no privacy-unit column given; the columns are %s%s", strings.Join(s.names, ", "), hint)
 		}
-		return csvScan{}, fmt.Errorf("privacy-unit column %q is not in %s; the columns are %s%s", unit, path, strings.Join(s.names, ", "), hint)
+		return csvScan{}, 0, fmt.Errorf("privacy-unit column %q is not in %s; the columns are %s%s", unit, path, strings.Join(s.names, ", "), hint)
 	}
+	return s, unitIndex, nil
+}
 
+// scanRows reads every row after the header: it counts them and the
+// distinct units, checks that each has its unit, and widens each column's
+// kind to hold its values.
+func (s *csvScan) scanRows(r *csv.Reader, path string, unitIndex int) error {
 	s.kinds = make([]valueKind, len(s.names))
 	off := 0
 	if s.addedID {
@@ -379,10 +397,10 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 	for {
 		record, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return csvScan{}, csvError(path, err, len(s.names)-off)
+			return csvError(path, err, len(s.names)-off)
 		}
 		s.rows++
 		for j, field := range record {
@@ -394,7 +412,7 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 			if v == "" {
 				if i == unitIndex {
 					line, _ := r.FieldPos(j)
-					return csvScan{}, fmt.Errorf("%s: line %d: the privacy-unit column %s is empty; every row needs its contributor", path, line, s.unit)
+					return fmt.Errorf("%s: line %d: the privacy-unit column %s is empty; every row needs its contributor", path, line, s.unit)
 				}
 				continue
 			}
@@ -403,7 +421,6 @@ func scanCSV(path, unit, addID string, delim rune) (csvScan, error) {
 			}
 		}
 	}
-	return s, nil
 }
 
 func newCSVReader(f *os.File, delim rune) *csv.Reader {

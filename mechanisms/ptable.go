@@ -190,6 +190,9 @@ func loadPtableCSV(path string) (*ptable, error) {
 	return parsePtableCSV(path, f)
 }
 
+// lineErrorf makes an error that names the table and the line.
+type lineErrorf func(line int, format string, args ...any) error
+
 // ptableCSVEntry is one parsed data line and where it came from.
 type ptableCSVEntry struct {
 	line int
@@ -198,11 +201,25 @@ type ptableCSVEntry struct {
 }
 
 func parsePtableCSV(name string, r io.Reader) (*ptable, error) {
-	lineErr := func(line int, format string, args ...any) error {
+	lineErr := lineErrorf(func(line int, format string, args ...any) error {
 		return fmt.Errorf("perturbation table %s line %d: %s", name, line, fmt.Sprintf(format, args...))
-	}
+	})
 	cr := csv.NewReader(r)
 	cr.TrimLeadingSpace = true
+	col, err := readPtableHeader(name, cr, lineErr)
+	if err != nil {
+		return nil, err
+	}
+	byRow, maxI, err := readPtableEntries(name, cr, col, lineErr)
+	if err != nil {
+		return nil, err
+	}
+	return assemblePtable(name, byRow, maxI, lineErr)
+}
+
+// readPtableHeader reads the header line and returns each column's index,
+// by lower-cased name.
+func readPtableHeader(name string, cr *csv.Reader, lineErr lineErrorf) (map[string]int, error) {
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("perturbation table %s: the file is empty", name)
@@ -223,8 +240,12 @@ func parsePtableCSV(name string, r io.Reader) (*ptable, error) {
 			return nil, lineErr(1, "missing column %q (need %s)", c, strings.Join(ptableCSVColumns, ", "))
 		}
 	}
-	typeCol, hasType := col["type"]
+	return col, nil
+}
 
+// readPtableEntries reads every data line, grouped by true count i, and
+// returns the largest i.
+func readPtableEntries(name string, cr *csv.Reader, col map[string]int, lineErr lineErrorf) (map[int64][]ptableCSVEntry, int64, error) {
 	byRow := map[int64][]ptableCSVEntry{}
 	var maxI int64 = -1
 	for {
@@ -235,63 +256,77 @@ func parsePtableCSV(name string, r io.Reader) (*ptable, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, lineErr(pe.Line, "%v", pe.Err)
+				return nil, 0, lineErr(pe.Line, "%v", pe.Err)
 			}
-			return nil, fmt.Errorf("perturbation table %s: %w", name, err)
+			return nil, 0, fmt.Errorf("perturbation table %s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if hasType {
-			if t := strings.ToLower(strings.TrimSpace(rec[typeCol])); t != "" && t != "all" {
-				return nil, lineErr(line, "type %q is not supported (only \"all\": tables split by even and odd counts are not)", rec[typeCol])
-			}
-		}
-		var e ptableCSVEntry
-		e.line = line
-		ints := []struct {
-			name string
-			dst  *int64
-		}{{"i", &e.i}, {"j", &e.j}, {"v", &e.v}}
-		for _, c := range ints {
-			s := strings.TrimSpace(rec[col[c.name]])
-			n, ok := keys.AsInt64(s)
-			if !ok {
-				return nil, lineErr(line, "column %s: %q is not an integer", c.name, s)
-			}
-			*c.dst = n
-		}
-		floats := []struct {
-			name string
-			dst  *float64
-		}{{"p", &e.p}, {"p_int_lb", &e.lb}, {"p_int_ub", &e.ub}}
-		for _, c := range floats {
-			s := strings.TrimSpace(rec[col[c.name]])
-			x, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, lineErr(line, "column %s: %q is not a number", c.name, s)
-			}
-			*c.dst = x
-		}
-		switch {
-		case e.i < 0:
-			return nil, lineErr(line, "i = %d: counts are never negative", e.i)
-		case e.j < 0:
-			return nil, lineErr(line, "j = %d: a perturbed count cannot be negative", e.j)
-		case e.v != e.j-e.i:
-			return nil, lineErr(line, "v = %d but j - i = %d", e.v, e.j-e.i)
-		case e.p < 0 || e.p > 1+ptableTolerance:
-			return nil, lineErr(line, "p = %v is not a probability", e.p)
-		case e.lb > e.ub:
-			return nil, lineErr(line, "p_int_lb %v is above p_int_ub %v", e.lb, e.ub)
-		case math.Abs((e.ub-e.lb)-e.p) > ptableTolerance:
-			return nil, lineErr(line, "interval [%v, %v) is %v wide but p = %v", e.lb, e.ub, e.ub-e.lb, e.p)
+		e, err := parsePtableLine(rec, line, col, lineErr)
+		if err != nil {
+			return nil, 0, err
 		}
 		byRow[e.i] = append(byRow[e.i], e)
 		maxI = max(maxI, e.i)
 	}
 	if maxI < 1 {
-		return nil, fmt.Errorf("perturbation table %s: no rows for counts >= 1", name)
+		return nil, 0, fmt.Errorf("perturbation table %s: no rows for counts >= 1", name)
 	}
+	return byRow, maxI, nil
+}
 
+// parsePtableLine reads one data line and checks it on its own: the
+// intervals of a row are checked together by tilePtableRow.
+func parsePtableLine(rec []string, line int, col map[string]int, lineErr lineErrorf) (ptableCSVEntry, error) {
+	e := ptableCSVEntry{line: line}
+	if typeCol, hasType := col["type"]; hasType {
+		if t := strings.ToLower(strings.TrimSpace(rec[typeCol])); t != "" && t != "all" {
+			return e, lineErr(line, "type %q is not supported (only \"all\": tables split by even and odd counts are not)", rec[typeCol])
+		}
+	}
+	ints := []struct {
+		name string
+		dst  *int64
+	}{{"i", &e.i}, {"j", &e.j}, {"v", &e.v}}
+	for _, c := range ints {
+		s := strings.TrimSpace(rec[col[c.name]])
+		n, ok := keys.AsInt64(s)
+		if !ok {
+			return e, lineErr(line, "column %s: %q is not an integer", c.name, s)
+		}
+		*c.dst = n
+	}
+	floats := []struct {
+		name string
+		dst  *float64
+	}{{"p", &e.p}, {"p_int_lb", &e.lb}, {"p_int_ub", &e.ub}}
+	for _, c := range floats {
+		s := strings.TrimSpace(rec[col[c.name]])
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return e, lineErr(line, "column %s: %q is not a number", c.name, s)
+		}
+		*c.dst = x
+	}
+	switch {
+	case e.i < 0:
+		return e, lineErr(line, "i = %d: counts are never negative", e.i)
+	case e.j < 0:
+		return e, lineErr(line, "j = %d: a perturbed count cannot be negative", e.j)
+	case e.v != e.j-e.i:
+		return e, lineErr(line, "v = %d but j - i = %d", e.v, e.j-e.i)
+	case e.p < 0 || e.p > 1+ptableTolerance:
+		return e, lineErr(line, "p = %v is not a probability", e.p)
+	case e.lb > e.ub:
+		return e, lineErr(line, "p_int_lb %v is above p_int_ub %v", e.lb, e.ub)
+	case math.Abs((e.ub-e.lb)-e.p) > ptableTolerance:
+		return e, lineErr(line, "interval [%v, %v) is %v wide but p = %v", e.lb, e.ub, e.ub-e.lb, e.p)
+	}
+	return e, nil
+}
+
+// assemblePtable builds the table from rows 0..maxI, each sorted, tiled and
+// snapped.
+func assemblePtable(name string, byRow map[int64][]ptableCSVEntry, maxI int64, lineErr lineErrorf) (*ptable, error) {
 	// Check that rows 1..maxI are all present before allocating them, so a
 	// stray huge i is an error rather than a huge allocation.
 	for i := int64(1); i <= maxI; i++ {
@@ -333,7 +368,7 @@ func parsePtableCSV(name string, r io.Reader) (*ptable, error) {
 
 // tilePtableRow checks that a row's intervals (sorted by lower bound) tile
 // [0, 1) and its probabilities sum to 1, and snaps the bounds exactly.
-func tilePtableRow(lineErr func(int, string, ...any) error, i int64, entries []ptableCSVEntry) (ptableRow, error) {
+func tilePtableRow(lineErr lineErrorf, i int64, entries []ptableCSVEntry) (ptableRow, error) {
 	out := make([]ptableEntry, len(entries))
 	prev, sum := 0.0, 0.0 // prev: where the previous (snapped) interval ends
 	seenV := map[int64]int{}

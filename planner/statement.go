@@ -123,23 +123,58 @@ func (p *parser) selectStmt(s *sqlparser.Select) (ir.Statement, error) {
 	if c := p.chatterSelect(s); c != nil {
 		return c, nil
 	}
-	switch {
-	case s.Distinct != "":
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT DISTINCT is not supported")
-	case s.Having != nil:
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "HAVING is not supported: it would filter on true counts")
-	case s.Limit != nil:
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "LIMIT and OFFSET are not supported")
-	case s.Lock != "":
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "locking clauses are not supported")
+	if err := unsupportedClause(s); err != nil {
+		return nil, err
 	}
 	if err := p.from(s.From); err != nil {
 		return nil, err
 	}
 	q := &ir.Query{Table: p.table.Name, Alias: "count"}
+	plain, err := p.selectList(s.SelectExprs, q)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.groupBy(s.GroupBy, plain, q); err != nil {
+		return nil, err
+	}
+	if err := orderBy(s.OrderBy, q); err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		pred, err := p.pred(s.Where.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if p.leaves > p.table.Policy.MaxConditions {
+			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "WHERE has %d conditions, over the limit of %d", p.leaves, p.table.Policy.MaxConditions)
+		}
+		q.Where = pred
+	}
+	return q, nil
+}
+
+// unsupportedClause refuses the clauses of a SELECT that a count query never
+// has.
+func unsupportedClause(s *sqlparser.Select) error {
+	switch {
+	case s.Distinct != "":
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT DISTINCT is not supported")
+	case s.Having != nil:
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "HAVING is not supported: it would filter on true counts")
+	case s.Limit != nil:
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "LIMIT and OFFSET are not supported")
+	case s.Lock != "":
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "locking clauses are not supported")
+	}
+	return nil
+}
+
+// selectList reads the one COUNT into q and returns the plain (group)
+// columns selected, in order.
+func (p *parser) selectList(exprs sqlparser.SelectExprs, q *ir.Query) ([]string, error) {
 	var plain []string
 	aggSeen := false
-	for _, se := range s.SelectExprs {
+	for _, se := range exprs {
 		switch e := se.(type) {
 		case *sqlparser.StarExpr:
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT * is not supported: select COUNT(*) and, optionally, the GROUP BY columns")
@@ -172,51 +207,49 @@ func (p *parser) selectStmt(s *sqlparser.Select) (ir.Statement, error) {
 	if !aggSeen {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a query must select COUNT(*); bare columns are not answered")
 	}
-	for _, g := range s.GroupBy {
+	return plain, nil
+}
+
+// groupBy checks that the GROUP BY columns are exactly the plain columns
+// selected and sets q.GroupBy to them in the select list's order.
+func (p *parser) groupBy(groups sqlparser.GroupBy, plain []string, q *ir.Query) error {
+	for _, g := range groups {
 		col, ok := g.(*sqlparser.ColName)
 		if !ok {
-			return nil, pgerror.Errorf(pgerror.GroupingError, "GROUP BY accepts plain column names only")
+			return pgerror.Errorf(pgerror.GroupingError, "GROUP BY accepts plain column names only")
 		}
 		name, err := p.column(col)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		q.GroupBy = append(q.GroupBy, name)
 	}
 	if err := sameColumns(plain, q.GroupBy); err != nil {
-		return nil, err
+		return err
 	}
 	q.GroupBy = plain
 	for _, g := range q.GroupBy {
 		if g == p.table.PrivacyUnit {
-			return nil, pgerror.Errorf(pgerror.InsufficientPrivilege, "GROUP BY the privacy-unit column %q is not allowed", g)
+			return pgerror.Errorf(pgerror.InsufficientPrivilege, "GROUP BY the privacy-unit column %q is not allowed", g)
 		}
 	}
-	if err := p.checkGroupLimit(q.GroupBy); err != nil {
-		return nil, err
-	}
-	for _, o := range s.OrderBy {
+	return p.checkGroupLimit(q.GroupBy)
+}
+
+// orderBy reads ORDER BY, which may name group columns only.
+func orderBy(orders sqlparser.OrderBy, q *ir.Query) error {
+	for _, o := range orders {
 		col, ok := o.Expr.(*sqlparser.ColName)
 		if !ok {
-			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY accepts group column names only")
+			return pgerror.Errorf(pgerror.GroupingError, "ORDER BY accepts group column names only")
 		}
 		name := col.Name.String()
 		if !contains(q.GroupBy, name) {
-			return nil, pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
+			return pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
 		}
 		q.OrderBy = append(q.OrderBy, ir.Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
 	}
-	if s.Where != nil {
-		pred, err := p.pred(s.Where.Expr)
-		if err != nil {
-			return nil, err
-		}
-		if p.leaves > p.table.Policy.MaxConditions {
-			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "WHERE has %d conditions, over the limit of %d", p.leaves, p.table.Policy.MaxConditions)
-		}
-		q.Where = pred
-	}
-	return q, nil
+	return nil
 }
 
 // chatterSelect recognises SELECT version() and SELECT current_setting('x').

@@ -126,66 +126,21 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 		tests = Default(o.CellRows)
 	}
 	start := time.Now()
-	type tally struct {
-		wrong   [2]int
-		scores  [2][]float64
-		eps, dl float64
-	}
-	tallies := make([]tally, len(tests))
+	run := &trials{d: d, sticky: o.Sticky, tests: tests, tallies: make([]tally, len(tests))}
 
-	// Without stickiness one deployment per world serves every trial, and one
-	// analyst per test and world (a new analyst per trial would cost the
-	// ledger a durable write each); the charge for a run is read back as
-	// the difference of SHOW budget around it.
-	var shared [2]Deployment
 	var sessions [2][]attacks.Querier
 	if !o.Sticky {
-		for _, w := range []World{Without, With} {
-			dep, err := d.Deploy(ctx, w)
-			if err != nil {
-				closeAll(shared[:])
-				return nil, err
-			}
-			shared[w] = dep
-			for _, test := range tests {
-				sessions[w] = append(sessions[w], dep.Session(fmt.Sprintf("audit-%s-%s", test.Name, w)))
-			}
+		shared, s, err := deployShared(ctx, d, tests)
+		if err != nil {
+			return nil, err
 		}
 		defer closeAll(shared[:])
+		sessions = s
 	}
 	for trial := 0; trial < o.Trials; trial++ {
 		for _, w := range []World{Without, With} {
-			qs := sessions[w]
-			var dep Deployment
-			if o.Sticky {
-				var err error
-				if dep, err = d.Deploy(ctx, w); err != nil {
-					return nil, err
-				}
-				qs = make([]attacks.Querier, len(tests))
-				for i, test := range tests {
-					qs[i] = dep.Session(fmt.Sprintf("audit-%s-%s-%d", test.Name, w, trial))
-				}
-			}
-			for i, test := range tests {
-				eps, delta, guess, score, err := runOnce(ctx, test, qs[i])
-				if err != nil {
-					if dep != nil {
-						dep.Close()
-					}
-					return nil, fmt.Errorf("%s, trial %d, %s the person: %w", test.Name, trial+1, w, err)
-				}
-				if test.Score != nil {
-					tallies[i].scores[w] = append(tallies[i].scores[w], score)
-				} else if guess != w {
-					tallies[i].wrong[w]++
-				}
-				tallies[i].eps, tallies[i].dl = math.Max(tallies[i].eps, eps), math.Max(tallies[i].dl, delta)
-			}
-			if dep != nil {
-				if err := dep.Close(); err != nil {
-					return nil, err
-				}
+			if err := run.once(ctx, w, trial, sessions[w]); err != nil {
+				return nil, err
 			}
 		}
 		if o.Progress != nil {
@@ -196,25 +151,105 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	alpha := (1 - o.Confidence) / float64(2*len(tests))
 	res := &Result{Mechanism: mechanism, Trials: o.Trials, Confidence: o.Confidence, Sticky: o.Sticky}
 	for i, test := range tests {
-		t := tallies[i]
-		m := Measurement{
-			Distinguisher: test.Name, Description: test.Description, Queries: test.Queries, Trials: o.Trials,
-			FalsePos: t.wrong[Without], FalseNeg: t.wrong[With],
-			FPRUpper:       ClopperPearsonUpper(t.wrong[Without], o.Trials, alpha),
-			FNRUpper:       ClopperPearsonUpper(t.wrong[With], o.Trials, alpha),
-			ClaimedEpsilon: t.eps, ClaimedDelta: t.dl,
-		}
-		m.EpsilonLB = EpsilonLowerBound(m.FPRUpper, m.FNRUpper, m.ClaimedDelta)
-		if test.Score != nil {
-			var likely, other, n int
-			m.EpsilonLB, m.Event, likely, other, n = SplitBound(t.scores[With], t.scores[Without], m.ClaimedDelta, alpha)
-			m.Trials, m.FalsePos, m.FalseNeg = n, other, n-likely
-			m.FPRUpper, m.FNRUpper = ClopperPearsonUpper(other, n, alpha), ClopperPearsonUpper(n-likely, n, alpha)
-		}
-		res.Measurements = append(res.Measurements, m)
+		res.Measurements = append(res.Measurements, run.tallies[i].measurement(test, o.Trials, alpha))
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// tally is what one distinguisher's trials gave, per world: its wrong
+// guesses or its scores, and the most the firewall charged for one run.
+type tally struct {
+	wrong   [2]int
+	scores  [2][]float64
+	eps, dl float64
+}
+
+// deployShared deploys each world once, for an audit without stickiness,
+// with one analyst per test and world (a new analyst per trial would cost
+// the ledger a durable write each); the charge for a run is read back as
+// the difference of SHOW budget around it.
+func deployShared(ctx context.Context, d Deployer, tests []Distinguisher) ([2]Deployment, [2][]attacks.Querier, error) {
+	var shared [2]Deployment
+	var sessions [2][]attacks.Querier
+	for _, w := range []World{Without, With} {
+		dep, err := d.Deploy(ctx, w)
+		if err != nil {
+			closeAll(shared[:])
+			return shared, sessions, err
+		}
+		shared[w] = dep
+		for _, test := range tests {
+			sessions[w] = append(sessions[w], dep.Session(fmt.Sprintf("audit-%s-%s", test.Name, w)))
+		}
+	}
+	return shared, sessions, nil
+}
+
+// trials runs the tests and keeps one tally per test.
+type trials struct {
+	d       Deployer
+	sticky  bool
+	tests   []Distinguisher
+	tallies []tally
+}
+
+// once runs every test once in world w and adds the outcomes to the
+// tallies. A sticky audit deploys the world afresh for the trial; otherwise
+// qs are the shared deployment's sessions.
+func (r *trials) once(ctx context.Context, w World, trial int, qs []attacks.Querier) error {
+	tests, tallies := r.tests, r.tallies
+	var dep Deployment
+	if r.sticky {
+		var err error
+		if dep, err = r.d.Deploy(ctx, w); err != nil {
+			return err
+		}
+		qs = make([]attacks.Querier, len(tests))
+		for i, test := range tests {
+			qs[i] = dep.Session(fmt.Sprintf("audit-%s-%s-%d", test.Name, w, trial))
+		}
+	}
+	for i, test := range tests {
+		eps, delta, guess, score, err := runOnce(ctx, test, qs[i])
+		if err != nil {
+			if dep != nil {
+				dep.Close()
+			}
+			return fmt.Errorf("%s, trial %d, %s the person: %w", test.Name, trial+1, w, err)
+		}
+		if test.Score != nil {
+			tallies[i].scores[w] = append(tallies[i].scores[w], score)
+		} else if guess != w {
+			tallies[i].wrong[w]++
+		}
+		tallies[i].eps, tallies[i].dl = math.Max(tallies[i].eps, eps), math.Max(tallies[i].dl, delta)
+	}
+	if dep != nil {
+		return dep.Close()
+	}
+	return nil
+}
+
+// measurement bounds the test's error rates at level alpha each and the
+// privacy loss they demonstrate; a scoring test's bound is the split
+// estimator's.
+func (t tally) measurement(test Distinguisher, trials int, alpha float64) Measurement {
+	m := Measurement{
+		Distinguisher: test.Name, Description: test.Description, Queries: test.Queries, Trials: trials,
+		FalsePos: t.wrong[Without], FalseNeg: t.wrong[With],
+		FPRUpper:       ClopperPearsonUpper(t.wrong[Without], trials, alpha),
+		FNRUpper:       ClopperPearsonUpper(t.wrong[With], trials, alpha),
+		ClaimedEpsilon: t.eps, ClaimedDelta: t.dl,
+	}
+	m.EpsilonLB = EpsilonLowerBound(m.FPRUpper, m.FNRUpper, m.ClaimedDelta)
+	if test.Score != nil {
+		var likely, other, n int
+		m.EpsilonLB, m.Event, likely, other, n = SplitBound(t.scores[With], t.scores[Without], m.ClaimedDelta, alpha)
+		m.Trials, m.FalsePos, m.FalseNeg = n, other, n-likely
+		m.FPRUpper, m.FNRUpper = ClopperPearsonUpper(other, n, alpha), ClopperPearsonUpper(n-likely, n, alpha)
+	}
+	return m
 }
 
 // runOnce runs one test and reads back what the firewall charged for it.

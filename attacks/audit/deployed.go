@@ -82,10 +82,27 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 	for _, t := range tests {
 		rep.Tests = append(rep.Tests, TestInfo{Name: t.Name, Description: t.Description})
 	}
+	spec := dataset.NeighbourSpec{Table: table, Unit: tc.PrivacyUnit, Value: unit, Column: storageColumn}
+	worlds, err := writeNeighbours(ctx, o, spec, tc, kinds, rep)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if err := auditMechanism(ctx, o, name, table, tests, kinds, worlds, rep); err != nil {
+			return nil, err
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// writeNeighbours writes the two worlds of each kind of neighbour into
+// o.Dir, and notes in rep each kind the audited person or table does not
+// allow.
+func writeNeighbours(ctx context.Context, o DeployedOptions, spec dataset.NeighbourSpec, tc config.Table, kinds []dataset.NeighbourKind, rep *Report) (map[dataset.NeighbourKind][2]string, error) {
 	worlds := map[dataset.NeighbourKind][2]string{}
 	for _, kind := range kinds {
-		spec := dataset.NeighbourSpec{Table: table, Unit: tc.PrivacyUnit, Value: unit, Column: storageColumn}
-		if kind == dataset.OtherStorage && storageColumn == "" {
+		if kind == dataset.OtherStorage && spec.Column == "" {
 			rep.Notes = append(rep.Notes, "other-storage: skipped: the audited person has no text value in the queried columns")
 			continue
 		}
@@ -96,38 +113,43 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 		var dbs [2]string
 		for _, w := range []World{Without, With} {
 			dbs[w] = filepath.Join(o.Dir, fmt.Sprintf("%s-%s.db", kind, w))
-			if err := dataset.WriteNeighbourOf(ctx, cfg.Database, dbs[w], kind, spec, w == With); err != nil {
+			if err := dataset.WriteNeighbourOf(ctx, o.Config.Database, dbs[w], kind, spec, w == With); err != nil {
 				return nil, err
 			}
 		}
 		worlds[kind] = dbs
 	}
-	for _, name := range names {
-		mcfg := *cfg
-		mcfg.Mechanism = config.Mechanism{Name: name, Params: cfg.MechanismSections[name]}
-		if name == cfg.Mechanism.Name {
-			mcfg.Mechanism.Params = cfg.Mechanism.Params
-		}
-		for _, kind := range kinds {
-			dbs, ok := worlds[kind]
-			if !ok {
-				continue
-			}
-			d := &configDeployer{base: &mcfg, table: table, dir: o.Dir, kind: name + "-" + string(kind), databases: dbs}
-			label := fmt.Sprintf("%s (%s)", name, kind)
-			opts := Options{Trials: o.Trials, Confidence: o.Confidence, Sticky: stickyMechanisms[name], Distinguishers: tests}
-			if o.Progress != nil {
-				opts.Progress = o.Progress(label)
-			}
-			res, err := Run(ctx, label, d, opts)
-			if err != nil {
-				return nil, fmt.Errorf("auditing %s: %w", label, err)
-			}
-			rep.Results = append(rep.Results, res)
-		}
+	return worlds, nil
+}
+
+// auditMechanism audits the config under the mechanism name, with the
+// config's parameters for it, on each kind of neighbour written, and adds
+// the results to rep.
+func auditMechanism(ctx context.Context, o DeployedOptions, name, table string, tests []Distinguisher, kinds []dataset.NeighbourKind, worlds map[dataset.NeighbourKind][2]string, rep *Report) error {
+	cfg := o.Config
+	mcfg := *cfg
+	mcfg.Mechanism = config.Mechanism{Name: name, Params: cfg.MechanismSections[name]}
+	if name == cfg.Mechanism.Name {
+		mcfg.Mechanism.Params = cfg.Mechanism.Params
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	for _, kind := range kinds {
+		dbs, ok := worlds[kind]
+		if !ok {
+			continue
+		}
+		d := &configDeployer{base: &mcfg, table: table, dir: o.Dir, kind: name + "-" + string(kind), databases: dbs}
+		label := fmt.Sprintf("%s (%s)", name, kind)
+		opts := Options{Trials: o.Trials, Confidence: o.Confidence, Sticky: stickyMechanisms[name], Distinguishers: tests}
+		if o.Progress != nil {
+			opts.Progress = o.Progress(label)
+		}
+		res, err := Run(ctx, label, d, opts)
+		if err != nil {
+			return fmt.Errorf("auditing %s: %w", label, err)
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	return nil
 }
 
 // stickyMechanisms key their noise with the firewall secret: each trial

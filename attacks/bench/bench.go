@@ -97,10 +97,9 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 }
 
 func run(ctx context.Context, w io.Writer, o Options) error {
-	dir, rows, perRound, rounds, progress := o.Dir, o.Rows, o.PerRound, o.Rounds, o.Progress
-	dbPath := filepath.Join(dir, fmt.Sprintf("bench-%d.db", rows))
+	dbPath := filepath.Join(o.Dir, fmt.Sprintf("bench-%d.db", o.Rows))
 	if _, err := os.Stat(dbPath); err != nil {
-		if err := demo.GeneratePeople(ctx, dbPath, rows, progress); err != nil {
+		if err := demo.GeneratePeople(ctx, dbPath, o.Rows, o.Progress); err != nil {
 			return fmt.Errorf("generating the bench database: %w", err)
 		}
 	}
@@ -109,24 +108,10 @@ func run(ctx context.Context, w io.Writer, o Options) error {
 		return err
 	}
 	defer raw.Close()
-
-	measure := func(q attacks.Querier, stmts []string) (time.Duration, error) {
-		var times []time.Duration
-		for r := 0; r < rounds; r++ {
-			start := time.Now()
-			for i := 0; i < perRound; i++ {
-				if _, err := q.Query(ctx, stmts[i%len(stmts)]); err != nil {
-					return 0, err
-				}
-			}
-			times = append(times, time.Since(start)/time.Duration(perRound))
-		}
-		slices.Sort(times)
-		return times[len(times)/2], nil
-	}
+	measure := medianPerQuery(ctx, o.Rounds, o.PerRound)
 
 	auditSync, _ := state.ParseAuditSync(o.AuditSync)
-	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds, audit.sync %s\n\n", rows, perRound, rounds, auditSync)
+	fmt.Fprintf(w, "countwall bench: %d-row people table, %d queries a round, median of %d rounds, audit.sync %s\n\n", o.Rows, o.PerRound, o.Rounds, auditSync)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "what\tper query\tratio")
 	rawTime, err := measure(rawSQLite{raw}, benchQueries)
@@ -139,72 +124,114 @@ func run(ctx context.Context, w io.Writer, o Options) error {
 	if err != nil {
 		return err
 	}
-	var exactInProcess, exactGroups time.Duration
+	b := &mechanismBench{tw: tw, dir: o.Dir, dbPath: dbPath, people: people, auditSync: auditSync, measure: measure, raw: rawTime}
 	for _, name := range []string{"exact", "cellkey", "laplace", "layered"} {
-		s := demo.Settings[name]
-		s.Budget = benchBudget
-		s.AuditSync = string(auditSync)
-		srv, err := demo.StartFirewall(ctx, dir, dbPath, people, s, []string{"bench"})
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if err := b.run(ctx, name); err != nil {
+			return err
 		}
-		inProcess := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
-		// The first query reads the table into memory (as serve does on first
-		// use); the lines measure the answers after it.
-		if _, err := inProcess.Query(ctx, benchQueries[0]); err != nil {
-			srv.Stop()
-			return fmt.Errorf("%s in process: %w", name, err)
-		}
-		d, err := measure(inProcess, benchQueries)
-		if err != nil {
-			srv.Stop()
-			return fmt.Errorf("%s in process: %w", name, err)
-		}
-		fmt.Fprintf(tw, "%s, in process\t%s\t%.2f× raw\n", name, d.Round(time.Microsecond), float64(d)/float64(rawTime))
-		if name == "cellkey" {
-			// What contributor keys cost: cellkey needs each cell's key sum.
-			fmt.Fprintf(tw, "cellkey / exact, in process\t\t%.2f× exact\n", float64(d)/float64(exactInProcess))
-		}
-		if name == "exact" || name == "laplace" {
-			// The cost of bounding each person's contribution: laplace
-			// against exact on the same statements.
-			g, err := measure(inProcess, benchGroupQueries)
-			if err != nil {
-				srv.Stop()
-				return fmt.Errorf("%s GROUP BY in process: %w", name, err)
-			}
-			if name == "exact" {
-				exactGroups = g
-				fmt.Fprintf(tw, "exact, GROUP BY over a domain, in process\t%s\t\n", g.Round(time.Microsecond))
-			} else {
-				fmt.Fprintf(tw, "laplace, bounded per person: COUNT / exact\t\t%.2f× exact\n", float64(d)/float64(exactInProcess))
-				fmt.Fprintf(tw, "laplace, bounded per person: GROUP BY / exact\t%s\t%.2f× exact\n", g.Round(time.Microsecond), float64(g)/float64(exactGroups))
-			}
-		}
-		if name == "exact" {
-			exactInProcess = d
-			if err := benchWire(ctx, tw, srv, measure, exactInProcess); err != nil {
-				srv.Stop()
-				return err
-			}
-		}
-		if name == "cellkey" {
-			if err := benchAttackRate(ctx, tw, srv, measure, inProcess); err != nil {
-				srv.Stop()
-				return err
-			}
-		}
-		srv.Stop()
 	}
-	if err := benchLong(ctx, tw, dir, rows, measure); err != nil {
+	if err := benchLong(ctx, tw, o.Dir, o.Rows, measure); err != nil {
 		return err
 	}
 	return tw.Flush()
 }
 
+// measurer times statements on a querier: the median over rounds of the
+// mean time per query.
+type measurer func(q attacks.Querier, stmts []string) (time.Duration, error)
+
+// medianPerQuery measures rounds rounds of perRound queries each, taking the
+// statements in turn.
+func medianPerQuery(ctx context.Context, rounds, perRound int) measurer {
+	return func(q attacks.Querier, stmts []string) (time.Duration, error) {
+		var times []time.Duration
+		for range rounds {
+			start := time.Now()
+			for i := range perRound {
+				if _, err := q.Query(ctx, stmts[i%len(stmts)]); err != nil {
+					return 0, err
+				}
+			}
+			times = append(times, time.Since(start)/time.Duration(perRound))
+		}
+		slices.Sort(times)
+		return times[len(times)/2], nil
+	}
+}
+
+// mechanismBench prints the lines of one mechanism at a time, in process,
+// against raw SQLite and against exact (measured first).
+type mechanismBench struct {
+	tw          io.Writer
+	dir, dbPath string
+	people      map[string]any
+	auditSync   state.AuditSync
+	measure     measurer
+	raw         time.Duration // COUNT straight to SQLite
+	exact       time.Duration // exact's COUNT, in process
+	exactGroups time.Duration // exact's GROUP BY, in process
+}
+
+// run starts a firewall under the mechanism name and prints its lines: for
+// exact the wire and throughput too, for cellkey the attack programs' rate.
+func (b *mechanismBench) run(ctx context.Context, name string) error {
+	s := demo.Settings[name]
+	s.Budget = benchBudget
+	s.AuditSync = string(b.auditSync)
+	srv, err := demo.StartFirewall(ctx, b.dir, b.dbPath, b.people, s, []string{"bench"})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer srv.Stop()
+	inProcess := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
+	// The first query reads the table into memory (as serve does on first
+	// use); the lines measure the answers after it.
+	if _, err := inProcess.Query(ctx, benchQueries[0]); err != nil {
+		return fmt.Errorf("%s in process: %w", name, err)
+	}
+	d, err := b.measure(inProcess, benchQueries)
+	if err != nil {
+		return fmt.Errorf("%s in process: %w", name, err)
+	}
+	fmt.Fprintf(b.tw, "%s, in process\t%s\t%.2f× raw\n", name, d.Round(time.Microsecond), float64(d)/float64(b.raw))
+	switch name {
+	case "exact":
+		if err := b.groups(name, inProcess, d); err != nil {
+			return err
+		}
+		b.exact = d
+		return benchWire(ctx, b.tw, srv, b.measure, b.exact)
+	case "cellkey":
+		// What contributor keys cost: cellkey needs each cell's key sum.
+		fmt.Fprintf(b.tw, "cellkey / exact, in process\t\t%.2f× exact\n", float64(d)/float64(b.exact))
+		return benchAttackRate(ctx, b.tw, srv, b.measure, inProcess)
+	case "laplace":
+		return b.groups(name, inProcess, d)
+	}
+	return nil
+}
+
+// groups measures GROUP BY over declared domains: the cost of bounding each
+// person's contribution is laplace against exact on the same statements.
+// count is the mechanism's COUNT time in process.
+func (b *mechanismBench) groups(name string, q attacks.Querier, count time.Duration) error {
+	g, err := b.measure(q, benchGroupQueries)
+	if err != nil {
+		return fmt.Errorf("%s GROUP BY in process: %w", name, err)
+	}
+	if name == "exact" {
+		b.exactGroups = g
+		fmt.Fprintf(b.tw, "exact, GROUP BY over a domain, in process\t%s\t\n", g.Round(time.Microsecond))
+		return nil
+	}
+	fmt.Fprintf(b.tw, "laplace, bounded per person: COUNT / exact\t\t%.2f× exact\n", float64(count)/float64(b.exact))
+	fmt.Fprintf(b.tw, "laplace, bounded per person: GROUP BY / exact\t%s\t%.2f× exact\n", g.Round(time.Microsecond), float64(g)/float64(b.exactGroups))
+	return nil
+}
+
 // benchWire measures the wire against in process, and throughput with 1,
 // 2, 4 and 8 concurrent clients.
-func benchWire(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure func(attacks.Querier, []string) (time.Duration, error), inProcess time.Duration) error {
+func benchWire(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure measurer, inProcess time.Duration) error {
 	wire, err := srv.Dial(ctx, "bench")
 	if err != nil {
 		return err
@@ -267,7 +294,7 @@ func benchThroughput(ctx context.Context, srvs []*demo.Firewall, clients, perCli
 
 // benchAttackRate is the attack programs' query rate, in process and over
 // the wire, on the noise remover's statements under cellkey.
-func benchAttackRate(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure func(attacks.Querier, []string) (time.Duration, error), inProcess attacks.Querier) error {
+func benchAttackRate(ctx context.Context, tw io.Writer, srv *demo.Firewall, measure measurer, inProcess attacks.Querier) error {
 	stmts := benchAttackQueries()
 	in, err := measure(inProcess, stmts)
 	if err != nil {

@@ -35,7 +35,7 @@ var benchLongGroupQueries = []string{
 // statements, and against the computation a user would write without the
 // firewall (per person and cell, clip the rows at C, then sum), done in Go
 // over rows read once into memory, which countwall should beat.
-func benchLong(ctx context.Context, tw io.Writer, dir string, people int, measure func(attacks.Querier, []string) (time.Duration, error)) error {
+func benchLong(ctx context.Context, tw io.Writer, dir string, people int, measure measurer) error {
 	people = max(people/10, 1)
 	dbPath := filepath.Join(dir, fmt.Sprintf("bench-long-%d.db", people))
 	if _, err := os.Stat(dbPath); err != nil {
@@ -105,7 +105,7 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) 
 // clipped at C and summed. It answers the bench's COUNT statements through
 // SQLite's filter of the in-memory copy's row ids, so it pays what a
 // dataframe pays: a pass over the rows per statement.
-func clipThenSum(ctx context.Context, dbPath string, measure func(attacks.Querier, []string) (time.Duration, error)) (time.Duration, error) {
+func clipThenSum(ctx context.Context, dbPath string, measure measurer) (time.Duration, error) {
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
 	if err != nil {
 		return 0, err

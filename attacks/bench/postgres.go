@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,41 +43,15 @@ func RunPostgres(ctx context.Context, w io.Writer, o PostgresOptions) error {
 		return err
 	}
 	defer raw.Close()
-	var have int
-	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'people'`).Scan(&have); err != nil {
-		return fmt.Errorf("reading the store's tables: %w", err)
-	}
-	if have == 0 {
-		path := filepath.Join(o.Dir, fmt.Sprintf("bench-%d.db", o.Rows))
-		if err := demo.GeneratePeople(ctx, path, o.Rows, o.Progress); err != nil {
-			return fmt.Errorf("generating the bench table: %w", err)
-		}
-		if _, err := pgcopy.Table(ctx, path, "people", o.Store); err != nil {
-			return err
-		}
-	}
-	if err := raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM people").Scan(&have); err != nil {
-		return fmt.Errorf("counting the store's people: %w", err)
+	have, err := ensurePeopleTable(ctx, raw, o)
+	if err != nil {
+		return err
 	}
 	people, err := demo.PeopleTables()
 	if err != nil {
 		return err
 	}
-
-	measure := func(q attacks.Querier, stmts []string) (time.Duration, error) {
-		var times []time.Duration
-		for range o.Rounds {
-			start := time.Now()
-			for i := range o.PerRound {
-				if _, err := q.Query(ctx, stmts[i%len(stmts)]); err != nil {
-					return 0, err
-				}
-			}
-			times = append(times, time.Since(start)/time.Duration(o.PerRound))
-		}
-		slices.Sort(times)
-		return times[len(times)/2], nil
-	}
+	measure := medianPerQuery(ctx, o.Rounds, o.PerRound)
 
 	fmt.Fprintf(w, "countwall bench postgres: %d-row people table in %s, %d queries a round, median of %d rounds\n\n",
 		have, redactURL(o.Store), o.PerRound, o.Rounds)
@@ -117,6 +90,28 @@ func RunPostgres(ctx context.Context, w io.Writer, o PostgresOptions) error {
 		fmt.Fprintf(tw, "laplace, %d instance(s) on one state, %d wire clients\t%.0f queries/s\t%.2f× one instance\n", n, clients, qps, qps/single)
 	}
 	return tw.Flush()
+}
+
+// ensurePeopleTable copies a generated people table into the store when it
+// has none, and returns how many rows the store's table holds.
+func ensurePeopleTable(ctx context.Context, raw *sql.DB, o PostgresOptions) (int, error) {
+	var have int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'people'`).Scan(&have); err != nil {
+		return 0, fmt.Errorf("reading the store's tables: %w", err)
+	}
+	if have == 0 {
+		path := filepath.Join(o.Dir, fmt.Sprintf("bench-%d.db", o.Rows))
+		if err := demo.GeneratePeople(ctx, path, o.Rows, o.Progress); err != nil {
+			return 0, fmt.Errorf("generating the bench table: %w", err)
+		}
+		if _, err := pgcopy.Table(ctx, path, "people", o.Store); err != nil {
+			return 0, err
+		}
+	}
+	if err := raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM people").Scan(&have); err != nil {
+		return 0, fmt.Errorf("counting the store's people: %w", err)
+	}
+	return have, nil
 }
 
 // instancesThroughput starts n firewall instances sharing the state, spreads

@@ -100,33 +100,12 @@ type table3Outcome struct {
 // and runs the noise remover over ages 10..120 for each D and k, Runs times
 // each with a fresh firewall secret.
 func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
-	if o.Runs < 1 {
-		return nil, errors.New("runs must be at least 1")
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
-	if o.Parallel < 0 {
-		return nil, errors.New("parallel must be at least 1 (or 0 for one per CPU)")
-	}
-	if o.Parallel == 0 {
-		o.Parallel = runtime.NumCPU()
-	}
-	if len(o.Ds) == 0 {
-		o.Ds = []int{2, 3, 5}
-	}
-	if len(o.Ks) == 0 {
-		o.Ks = []int{50, 100, 200, 250}
-	}
-	if o.BaseK <= 0 {
-		o.BaseK = 1000
-	}
-	seed := o.Seed
-	if seed == 0 {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, err
-		}
-		for _, x := range b {
-			seed = seed<<8 | uint64(x)
-		}
+	seed, err := table3Seed(o.Seed)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "countwall-table3-")
@@ -167,15 +146,61 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	// Combined in job order whatever order the jobs finished in, so that a
-	// parallel run adds the same floats in the same order as a serial one.
 	res := &Table3Result{Values: len(values), Runs: o.Runs, Seed: seed, Simulated: o.Simulated, Parallel: min(o.Parallel, len(jobs))}
+	res.combine(o, outcomes)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// defaults checks the options and fills in the paper's Ds, Ks and base K
+// and one firewall per CPU where they are not given.
+func (o *Table3Options) defaults() error {
+	if o.Runs < 1 {
+		return errors.New("runs must be at least 1")
+	}
+	if o.Parallel < 0 {
+		return errors.New("parallel must be at least 1 (or 0 for one per CPU)")
+	}
+	if o.Parallel == 0 {
+		o.Parallel = runtime.NumCPU()
+	}
+	if len(o.Ds) == 0 {
+		o.Ds = []int{2, 3, 5}
+	}
+	if len(o.Ks) == 0 {
+		o.Ks = []int{50, 100, 200, 250}
+	}
+	if o.BaseK <= 0 {
+		o.BaseK = 1000
+	}
+	return nil
+}
+
+// table3Seed is seed, or a random one when seed is zero.
+func table3Seed(seed uint64) (uint64, error) {
+	if seed != 0 {
+		return seed, nil
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, err
+	}
+	for _, x := range b {
+		seed = seed<<8 | uint64(x)
+	}
+	return seed, nil
+}
+
+// combine adds the jobs' outcomes (in job order: D-major, then run) into
+// the table's cells. They are combined in job order whatever order the jobs
+// finished in, so that a parallel run adds the same floats in the same order
+// as a serial one.
+func (res *Table3Result) combine(o Table3Options, outcomes []table3Outcome) {
 	for di, d := range o.Ds {
 		cells := make([]Table3Cell, len(o.Ks))
 		for i, k := range o.Ks {
-			cells[i] = Table3Cell{D: d, K: k, MinExact: len(values), PaperExact: paperTable3[d][k]}
-			cells[i].PaperPercent = 100 * cells[i].PaperExact / float64(len(values))
+			cells[i] = Table3Cell{D: d, K: k, MinExact: res.Values, PaperExact: paperTable3[d][k]}
+			cells[i].PaperPercent = 100 * cells[i].PaperExact / float64(res.Values)
 		}
 		for run := 0; run < o.Runs; run++ {
 			out := outcomes[di*o.Runs+run]
@@ -189,12 +214,10 @@ func Table3(ctx context.Context, o Table3Options) (*Table3Result, error) {
 			}
 		}
 		for i := range cells {
-			cells[i].Percent = 100 * cells[i].MeanExact / float64(len(values))
+			cells[i].Percent = 100 * cells[i].MeanExact / float64(res.Values)
 		}
 		res.Cells = append(res.Cells, cells...)
 	}
-	res.Elapsed = time.Since(start)
-	return res, nil
 }
 
 // table3Secret is the firewall secret of run run at bound d: derived from

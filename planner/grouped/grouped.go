@@ -15,6 +15,7 @@
 package grouped
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -292,23 +293,13 @@ func (s *Store) comparer(column string, lit ir.Literal) (func(Group) int, error)
 	}
 	switch {
 	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitInt:
-		return func(g Group) int { return cmpOrdered(g.Values[i].(int64), lit.Int) }, nil
+		return func(g Group) int { return cmp.Compare(g.Values[i].(int64), lit.Int) }, nil
 	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitFloat:
-		return func(g Group) int { return cmpOrdered(float64(g.Values[i].(int64)), lit.Float) }, nil
+		return func(g Group) int { return cmp.Compare(float64(g.Values[i].(int64)), lit.Float) }, nil
 	case s.columns[i].Type == ir.TypeText && lit.Kind == ir.LitText:
 		return func(g Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
 	}
 	return nil, fmt.Errorf("cannot compare column %q with that literal", column)
-}
-
-func cmpOrdered[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // splitmix64 is a bijective mixer: distinct sets get unrelated keys.

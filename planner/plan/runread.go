@@ -88,6 +88,46 @@ func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error
 	return fmt.Errorf("planner: counting in table %q: %w", t.Name, err)
 }
 
+// ReadError is RunError for a failure while reading cells, but a refusal
+// the reading made itself (a *pgerror.Error, such as more groups than the
+// policy allows) passes as it is.
+func ReadError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
+	var pe *pgerror.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return RunError(ctx, timeout, t, err)
+}
+
+// AddExtras adds to res what needs asks for beside the cells: the table's
+// size, counted with sizeSQL through rd (in the cells' snapshot when rd is
+// their transaction), and the condition list.
+func AddExtras(ctx context.Context, rd Querier, timeout time.Duration, t *ir.Table, q *ir.Query, needs ir.Needs, sizeSQL string, res *ir.Result) error {
+	if needs.TableSize {
+		if err := rd.QueryRowContext(ctx, sizeSQL).Scan(&res.TableSize); err != nil {
+			return RunError(ctx, timeout, t, err)
+		}
+	}
+	if needs.Conditions {
+		res.Conditions = Conditions(q)
+	}
+	return nil
+}
+
+// CheckUnitKeyed runs checkSQL, which counts the rows without a unit and
+// the units with two rows, and refuses the table's unit_keyed declaration
+// when it finds any. The error names no value.
+func CheckUnitKeyed(ctx context.Context, rd Querier, t *ir.Table, checkSQL string) error {
+	var broken int
+	if err := rd.QueryRowContext(ctx, checkSQL).Scan(&broken); err != nil {
+		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
+	}
+	if broken > 0 {
+		return ErrNotUnitKeyed
+	}
+	return nil
+}
+
 // ReadCells runs the compiled SQL and assembles the output cells.
 func ReadCells(ctx context.Context, rd Querier, text string, args []any, shape *Shape, withUnits, withKey bool) ([]ir.Cell, bool, error) {
 	acc := shape.NewAccumulator()

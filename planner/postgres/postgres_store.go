@@ -4,6 +4,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
@@ -241,23 +242,14 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 		cells, err = s.pgReadCells(ctx, rd, text, args, shape, needs.Units || keysInSQL, keysInSQL)
 	}
 	if err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	res.Cells, res.DomainComplete, err = assembleCells(shape, cells)
 	if err != nil {
 		return nil, err
 	}
-	if needs.TableSize {
-		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
-		}
-	}
-	if needs.Conditions {
-		res.Conditions = plan.Conditions(q)
+	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -363,7 +355,7 @@ func keepRanked(cells []ir.Cell, byUnit map[string][]rankedPair, shape *plan.Sha
 	for _, pairs := range byUnit {
 		slices.SortFunc(pairs, func(x, y rankedPair) int {
 			if x.rank != y.rank {
-				return cmpInt64(x.rank, y.rank)
+				return cmp.Compare(x.rank, y.rank)
 			}
 			for i, col := range shape.Columns {
 				if c := plan.CompareGroupValues(cells[x.cell].Group[i], cells[y.cell].Group[i], col.Type); c != 0 {
@@ -377,16 +369,6 @@ func keepRanked(cells []ir.Cell, byUnit map[string][]rankedPair, shape *plan.Sha
 			cells[p.cell].Units++
 		}
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // assembleCells puts cells read in any order into the answer's shape: the
@@ -420,14 +402,7 @@ func (s *Store) Close() error { return s.db.Close() }
 // CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
 // unit, no unit with two rows. The error names no value.
 func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
-	var broken int
-	if err := s.db.QueryRowContext(ctx, sqlgen.UnitKeyedCheck(t)).Scan(&broken); err != nil {
-		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
-	}
-	if broken > 0 {
-		return plan.ErrNotUnitKeyed
-	}
-	return nil
+	return plan.CheckUnitKeyed(ctx, s.db, t, sqlgen.UnitKeyedCheck(t))
 }
 
 // KeysInDatabase reports whether contributor keys are computed in

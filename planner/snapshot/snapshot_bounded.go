@@ -62,21 +62,8 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 		}
 		cells = snap.boundedGroups(matched, unit, groups, ranks, b.MaxGroupsPerUnit, perRow, needs)
 	}
-	acc := shape.NewAccumulator()
-	for _, c := range cells {
-		if err := acc.Add(c); err != nil {
-			return nil, true, err
-		}
-	}
-	res := &ir.Result{Cells: acc.Result(), DomainComplete: shape.Complete}
-	shape.Order(res.Cells)
-	if needs.TableSize {
-		res.TableSize = int64(snap.rows)
-	}
-	if needs.Conditions {
-		res.Conditions = plan.Conditions(q)
-	}
-	return res, true, nil
+	res, err := snap.result(shape, cells, q, needs)
+	return res, true, err
 }
 
 // unitScratch is per-query scratch of one counter per unit value, returned

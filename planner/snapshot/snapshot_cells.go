@@ -53,10 +53,17 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 			return nil, false, nil
 		}
 	}
+	res, err := snap.result(shape, cells, q, needs)
+	return res, true, err
+}
+
+// result lays out the snapshot's cells in the answer's shape (refusing more
+// groups than the policy allows) with what else needs asks for.
+func (snap *Table) result(shape *plan.Shape, cells []ir.Cell, q *ir.Query, needs ir.Needs) (*ir.Result, error) {
 	acc := shape.NewAccumulator()
 	for _, c := range cells {
 		if err := acc.Add(c); err != nil {
-			return nil, true, err
+			return nil, err
 		}
 	}
 	res := &ir.Result{Cells: acc.Result(), DomainComplete: shape.Complete}
@@ -67,7 +74,7 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 	if needs.Conditions {
 		res.Conditions = plan.Conditions(q)
 	}
-	return res, true, nil
+	return res, nil
 }
 
 // groupColumns are q's GROUP BY columns in the snapshot, each with the

@@ -80,26 +80,32 @@ func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []
 
 	// The WHERE clause is rendered into its own builder so that its arguments
 	// can be placed after the secret's, in the order the ? marks appear.
-	var where strings.Builder
+	var where string
 	var whereArgs []any
 	if q.Where != nil {
-		w := &compiler{t: t}
-		w.pred(q.Where)
-		if w.err != nil {
-			return "", nil, w.err
+		pred, args, err := wherePred(t, q.Where)
+		if err != nil {
+			return "", nil, err
 		}
-		where.WriteString(" WHERE ")
-		where.WriteString(w.sb.String())
-		whereArgs = w.args
+		where, whereArgs = " WHERE "+pred, args
 	}
 	if c.err != nil {
 		return "", nil, c.err
 	}
 
 	if !needs.Key {
-		return aggregateSQL(q, needs, table, unit, groups, where.String()), whereArgs, nil
+		return aggregateSQL(q, needs, table, unit, groups, where), whereArgs, nil
 	}
-	return perUnitKeySQL(q, table, unit, groups, where.String()), append([]any{secret}, whereArgs...), nil
+	return perUnitKeySQL(q, table, unit, groups, where), append([]any{secret}, whereArgs...), nil
+}
+
+// wherePred renders a WHERE predicate with a compiler of its own, so that
+// its arguments can be placed after others', in the order the ? marks
+// appear.
+func wherePred(t *ir.Table, p ir.Pred) (string, []any, error) {
+	w := &compiler{t: t}
+	w.pred(p)
+	return w.sb.String(), w.args, w.err
 }
 
 // aggregateSQL is one aggregate over the matching rows. Units alone need no
@@ -176,6 +182,9 @@ func writeGroupOrder(sb *strings.Builder, groups []string) {
 	list := strings.Join(groups, ", ")
 	sb.WriteString(" GROUP BY " + list + " ORDER BY " + list)
 }
+
+// TableSize is the SQL that counts a table's rows, in either dialect.
+func TableSize(t *ir.Table) string { return "SELECT COUNT(*) FROM " + QuoteIdent(t.Name) }
 
 // QuoteIdent double-quotes an identifier, doubling any embedded quote.
 func QuoteIdent(name string) string {

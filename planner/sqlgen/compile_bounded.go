@@ -44,13 +44,12 @@ func SQLiteBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank b
 	where := " WHERE " + unit + " IS NOT NULL"
 	var whereArgs []any
 	if q.Where != nil {
-		w := &compiler{t: t}
-		w.pred(q.Where)
-		if w.err != nil {
-			return "", nil, w.err
+		pred, args, err := wherePred(t, q.Where)
+		if err != nil {
+			return "", nil, err
 		}
-		where += " AND (" + w.sb.String() + ")"
-		whereArgs = w.args
+		where += " AND (" + pred + ")"
+		whereArgs = args
 	}
 	if c.err != nil {
 		return "", nil, c.err

@@ -5,18 +5,16 @@ package sqlite
 
 import (
 	"context"
-	"countwall/ir"
-	"countwall/pgerror"
-	"countwall/planner/plan"
-
-	"countwall/planner/sqlgen"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"countwall/ir"
+	"countwall/planner/plan"
+	"countwall/planner/sqlgen"
 )
 
 // Store is the protected database, opened read-only. It is safe for
@@ -161,19 +159,10 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
-		var pe *pgerror.Error
-		if errors.As(err, &pe) {
-			return nil, err
-		}
-		return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
+		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
-	if needs.TableSize {
-		if err := rd.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlgen.QuoteIdent(t.Name)).Scan(&res.TableSize); err != nil {
-			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
-		}
-	}
-	if needs.Conditions {
-		res.Conditions = plan.Conditions(q)
+	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -181,14 +170,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 // CheckUnitKeyed verifies a table's unit_keyed declaration: no row without a
 // unit, no unit with two rows. The error names no value.
 func (s *Store) CheckUnitKeyed(ctx context.Context, t *ir.Table) error {
-	var broken int
-	if err := s.db.QueryRowContext(ctx, sqlgen.UnitKeyedCheck(t)).Scan(&broken); err != nil {
-		return fmt.Errorf("planner: checking that table %q is keyed by its unit: %w", t.Name, err)
-	}
-	if broken > 0 {
-		return plan.ErrNotUnitKeyed
-	}
-	return nil
+	return plan.CheckUnitKeyed(ctx, s.db, t, sqlgen.UnitKeyedCheck(t))
 }
 
 // DB is the read-only pool the store reads through.

@@ -1,0 +1,197 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/xwb1989/sqlparser"
+
+	"countwall/ir"
+	"countwall/pgerror"
+)
+
+var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+// comparison converts a ComparisonExpr: IN, LIKE, or an ordered comparison
+// of a column (or, where policy allows, arithmetic on one column) with a
+// value.
+func (p *parser) comparison(x *sqlparser.ComparisonExpr) (ir.Pred, error) {
+	if containsSubquery(x.Left) || containsSubquery(x.Right) {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
+	}
+	op := x.Operator
+	if op == sqlparser.NotEqualStr {
+		op = "<>"
+	}
+	switch op {
+	case sqlparser.InStr, sqlparser.NotInStr:
+		return p.inList(x, op)
+	case sqlparser.LikeStr, sqlparser.NotLikeStr:
+		return p.like(x, op)
+	case "=", "<>", "<", "<=", ">", ">=":
+		return p.ordered(x, op)
+	default:
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
+	}
+}
+
+// inList converts col [NOT] IN (literal, ...).
+func (p *parser) inList(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error) {
+	pol := p.table.Policy
+	if op == sqlparser.NotInStr && (pol.Strict || !pol.AllowNotEqual) {
+		return nil, p.policyError("NOT IN")
+	}
+	if pol.Strict {
+		return nil, p.policyError("IN")
+	}
+	col, err := p.leafColumn(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	tuple, ok := x.Right.(sqlparser.ValTuple)
+	if !ok {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "IN needs a list of values")
+	}
+	if len(tuple) > pol.MaxInList {
+		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
+	}
+	in := &ir.In{Column: col, Negate: op == sqlparser.NotInStr}
+	if len(tuple) > 0 {
+		in.Values = make([]ir.Literal, 0, len(tuple))
+	}
+	for _, v := range tuple {
+		lit, err := p.literal(v, col)
+		if err != nil {
+			return nil, err
+		}
+		in.Values = append(in.Values, lit)
+	}
+	if p.table.Columns[col].Type == ir.TypeInt {
+		return exactIn(in), nil
+	}
+	return in, nil
+}
+
+// like converts col [NOT] LIKE 'pattern'.
+func (p *parser) like(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error) {
+	pol := p.table.Policy
+	if pol.Strict || !pol.AllowLike {
+		return nil, p.policyError("LIKE")
+	}
+	if op == sqlparser.NotLikeStr && !pol.AllowNotEqual {
+		return nil, p.policyError("NOT LIKE")
+	}
+	if x.Escape != nil {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "LIKE ... ESCAPE is not supported; backslash is the escape character")
+	}
+	col, err := p.leafColumn(x.Left)
+	if err != nil {
+		return nil, err
+	}
+	if p.table.Columns[col].Type != ir.TypeText {
+		return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
+	}
+	lit, err := p.literal(x.Right, col)
+	if err != nil {
+		return nil, err
+	}
+	if trailingEscape(lit.Text) {
+		return nil, pgerror.Errorf(pgerror.InvalidEscapeSequence, "LIKE pattern must not end with escape character")
+	}
+	return &ir.Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
+}
+
+// ordered converts =, <>, <, <=, > and >= with the value on either side.
+func (p *parser) ordered(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error) {
+	pol := p.table.Policy
+	if op != "=" && pol.Strict {
+		return nil, p.policyError("operator " + op)
+	}
+	if op == "<>" && !pol.AllowNotEqual {
+		return nil, p.policyError("<>")
+	}
+	left, right := x.Left, x.Right
+	if isLiteral(left) && !isLiteral(right) {
+		left, right, op = right, left, flipped[op]
+	}
+	if !isLiteral(right) {
+		if isColumn(left) && isColumn(right) {
+			// An unknown name is named first: sex = "F" compares with a
+			// column "F", which PostgreSQL reports as missing.
+			for _, side := range []sqlparser.Expr{left, right} {
+				if _, err := p.column(side.(*sqlparser.ColName)); err != nil {
+					return nil, err
+				}
+			}
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "column-to-column comparisons are not supported")
+		}
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition must compare a column with a value")
+	}
+	if isColumn(left) {
+		return p.columnCompare(left, right, op)
+	}
+	return p.mathCompare(left, right, op)
+}
+
+// columnCompare converts col op literal.
+func (p *parser) columnCompare(left, right sqlparser.Expr, op string) (ir.Pred, error) {
+	col, err := p.leafColumn(left)
+	if err != nil {
+		return nil, err
+	}
+	lit, err := p.literal(right, col)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := exactDecimal(lit); ok && p.table.Columns[col].Type == ir.TypeInt {
+		return exactCompare(col, op, r), nil
+	}
+	return &ir.Compare{Column: col, Op: op, Value: lit}, nil
+}
+
+// mathCompare converts expr op number, where expr is arithmetic or
+// allow-listed functions on exactly one column.
+func (p *parser) mathCompare(left, right sqlparser.Expr, op string) (ir.Pred, error) {
+	pol := p.table.Policy
+	if pol.Strict || !pol.AllowMath {
+		return nil, p.policyError("arithmetic and functions in conditions")
+	}
+	expr, cols, err := p.expr(left)
+	if err != nil {
+		return nil, err
+	}
+	if cols != 1 {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "an expression in a condition must use exactly one column")
+	}
+	if p.exprType(expr) == ir.TypeText {
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition may compare a number computed from a column, not text (lower and upper go inside length)")
+	}
+	p.leaves++
+	lit, err := p.numberLiteral(right)
+	if err != nil {
+		return nil, err
+	}
+	return &ir.MathCompare{Expr: expr, Op: op, Value: lit}, nil
+}
+
+func containsSubquery(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.ColName, *sqlparser.SQLVal, *sqlparser.NullVal, sqlparser.BoolVal:
+		return false // the sides of almost every condition: no walk needed
+	case sqlparser.ValTuple:
+		for _, v := range x {
+			if containsSubquery(v) {
+				return true
+			}
+		}
+		return false
+	}
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if _, ok := n.(*sqlparser.Subquery); ok {
+			found = true
+			return false, nil
+		}
+		return true, nil
+	}, e)
+	return found
+}
