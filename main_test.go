@@ -170,11 +170,15 @@ func TestDemo(t *testing.T) {
 			if r.Result.Queries > 10 && r.Result.Refused == 0 {
 				t.Errorf("%s vs laplace: %d queries and no refusal under a cap of ten", r.Attack, r.Result.Queries)
 			}
-			// averaging and differencing win against a capped laplace on a
-			// small table, and prior-release (exact pair counts from another
+			// An attack that estimates one count (averaging, differencing,
+			// split-averaging) lands on the truth by luck now and then: ten
+			// noisy answers at epsilon 0.1 leave an estimate with a standard
+			// deviation near 9, which rounds to the truth about one run in
+			// twenty. What must not happen is every cell of a many-cell
+			// recovery exact. prior-release (exact pair counts from another
 			// release) recovers every count in some runs: that is its point.
-			if r.Result.Success != nil && *r.Result.Success == 1 && r.Attack != "averaging" && r.Attack != "differencing" && r.Attack != "prior-release" {
-				t.Errorf("%s vs laplace recovered everything", r.Attack)
+			if r.Result.Success != nil && *r.Result.Success == 1 && r.Result.CellsTotal > 1 && r.Attack != "prior-release" {
+				t.Errorf("%s vs laplace recovered all %d cells", r.Attack, r.Result.CellsTotal)
 			}
 		}
 	}
