@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +49,10 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			o.Dir, o.Mechanisms = dir, mechs
 			o.Progress = func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }
 			rep, err := audit.RunSuite(cmd.Context(), o)
-			return reportAudit(cmd, rep, err, jsonOut)
+			if err != nil {
+				return err
+			}
+			return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
 		},
 	}
 	cmd.AddCommand(newAuditListCmd(), newAuditExportCmd(), newAuditPruneCmd(), newAuditRiskCmd())
@@ -86,36 +87,9 @@ func runDeployedAudit(cmd *cobra.Command, configPath, table string, names []stri
 		Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
 		Progress: func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) },
 	})
-	if err == nil {
-		rep.ConfigPath, rep.Table = auditedConfig(configPath, table, cfg)
-	}
-	return reportAudit(cmd, rep, err, jsonOut)
-}
-
-// auditedConfig names what `audit --config` audited, as a run's Reach names
-// it: the config file made absolute, and the table (the config's only one
-// when none was named).
-func auditedConfig(configPath, table string, cfg *config.Config) (string, string) {
-	if abs, err := filepath.Abs(configPath); err == nil {
-		configPath = abs
-	}
-	if table == "" && len(cfg.Tables) == 1 {
-		for name := range cfg.Tables {
-			table = name
-		}
-	}
-	return configPath, strings.ToLower(table)
-}
-
-// reportAudit prints an audit, and saves it as JSON when asked.
-func reportAudit(cmd *cobra.Command, rep *audit.Report, err error, jsonOut string) error {
 	if err != nil {
 		return err
 	}
-	if jsonOut != "" {
-		if err := audit.WriteJSON(jsonOut, rep); err != nil {
-			return err
-		}
-	}
-	return audit.Print(cmd.OutOrStdout(), rep)
+	audit.NameDeployment(rep, configPath, table, cfg)
+	return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
 }

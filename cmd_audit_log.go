@@ -2,21 +2,17 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"countwall/config"
 	"countwall/proxy/admin"
-	"countwall/proxy/state"
 )
 
 // newAuditListCmd is `countwall audit list`: the audit log, filtered.
 func newAuditListCmd() *cobra.Command {
-	var statePath, configPath, analyst, since string
+	var sel admin.AuditSelection
 	var last int
 	cmd := &cobra.Command{
 		Use:   "list [--analyst A] [--since T]",
@@ -30,49 +26,28 @@ text is not kept, only its fingerprint and the refusal.`,
   countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, _, from, err := openAudit(cmd, statePath, configPath, since)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			entries, err := st.ListAudit(cmd.Context(), state.AuditFilter{Analyst: analyst, Since: from, Last: last})
-			if err != nil {
-				return err
-			}
-			return state.WriteAuditTable(cmd.OutOrStdout(), entries)
+			return admin.ListAudit(cmd.Context(), cmd.OutOrStdout(), sel, last)
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &statePath, &configPath, &analyst, &since)
+	auditSelectionFlags(f, &sel)
 	f.IntVar(&last, "last", 0, "only the most recent N statements (0: all)")
 	return cmd
 }
 
 // auditSelectionFlags are the flags by which the audit commands find the
 // state database and select statements.
-func auditSelectionFlags(f *pflag.FlagSet, statePath, configPath, analyst, since *string) {
-	f.StringVar(statePath, "state", "", "state database (or give --config)")
-	f.StringVar(configPath, "config", "", "config file whose state database to read")
-	f.StringVar(analyst, "analyst", "", "only this analyst's statements")
-	f.StringVar(since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
-}
-
-// openAudit opens the state database the flags name and reads --since.
-func openAudit(cmd *cobra.Command, statePath, configPath, since string) (*state.DB, *config.Config, time.Time, error) {
-	from, err := state.ParseSince(since, time.Now())
-	if err != nil {
-		return nil, nil, time.Time{}, err
-	}
-	st, cfg, err := admin.OpenState(cmd.Context(), statePath, configPath)
-	if err != nil {
-		return nil, nil, time.Time{}, err
-	}
-	return st, cfg, from, nil
+func auditSelectionFlags(f *pflag.FlagSet, sel *admin.AuditSelection) {
+	f.StringVar(&sel.StatePath, "state", "", "state database (or give --config)")
+	f.StringVar(&sel.ConfigPath, "config", "", "config file whose state database to read")
+	f.StringVar(&sel.Analyst, "analyst", "", "only this analyst's statements")
+	f.StringVar(&sel.Since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
 }
 
 // newAuditExportCmd is `countwall audit export`: the audit log as JSON lines.
 func newAuditExportCmd() *cobra.Command {
-	var statePath, configPath, analyst, since, out string
+	var sel admin.AuditSelection
+	var out string
 	cmd := &cobra.Command{
 		Use:   "export [--analyst A] [--since T] [--out FILE]",
 		Short: "Write the audit log as JSON lines: every statement with its outcome, and each answer's statement and released cells",
@@ -85,32 +60,15 @@ what 'countwall audit risk --from' reads.`,
   countwall audit export --state countwall-state.db --since 24h | gzip > audit-today.jsonl.gz`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, _, from, err := openAudit(cmd, statePath, configPath, since)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var w io.Writer = cmd.OutOrStdout()
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return fmt.Errorf("creating export file: %w", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			n, err := st.ExportAudit(cmd.Context(), w, state.AuditFilter{Analyst: analyst, Since: from})
-			if err != nil {
-				return err
-			}
-			if out != "" {
+			n, err := admin.ExportAudit(cmd.Context(), cmd.OutOrStdout(), sel, out)
+			if err == nil && out != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%d statements written to %s\n", n, out)
 			}
-			return nil
+			return err
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &statePath, &configPath, &analyst, &since)
+	auditSelectionFlags(f, &sel)
 	f.StringVar(&out, "out", "", "write to this file instead of standard output")
 	return cmd
 }
@@ -129,23 +87,11 @@ see it.`,
 		Example: `  countwall audit prune --config examples/countwall.yaml --older-than 2160h`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, cfg, err := admin.OpenState(cmd.Context(), statePath, configPath)
-			if err != nil {
-				return err
+			n, age, err := admin.PruneAudit(cmd.Context(), statePath, configPath, olderThan)
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d audit rows older than %s deleted\n", n, age)
 			}
-			defer st.Close()
-			if olderThan == 0 && cfg != nil {
-				olderThan = cfg.Audit.Retain
-			}
-			if olderThan <= 0 {
-				return fmt.Errorf("--older-than must be a positive duration such as 2160h (or set audit.retain in the config)")
-			}
-			n, err := st.PruneAudit(cmd.Context(), time.Now().Add(-olderThan))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d audit rows older than %s deleted\n", n, olderThan)
-			return nil
+			return err
 		},
 	}
 	f := cmd.Flags()

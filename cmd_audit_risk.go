@@ -1,23 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/risk"
-	"countwall/config"
-	"countwall/proxy/state"
-	"countwall/proxy/state/release"
+	"countwall/proxy/admin"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
 // on what the audit says each analyst was answered.
 func newAuditRiskCmd() *cobra.Command {
-	var statePath, configPath, analyst, since, truth, jsonOut string
+	var sel admin.AuditSelection
+	var truth, jsonOut string
 	var from []string
 	var o risk.Options
 	cmd := &cobra.Command{
@@ -39,35 +36,20 @@ only to score the findings; its output names individuals and is for the data own
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			rs, cfg, err := readReleases(cmd, statePath, configPath, analyst, since, from)
+			rs, cfg, err := admin.ReadReleases(cmd.Context(), sel, from)
 			if err != nil {
 				return err
 			}
 			if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
-				o.IDPPlusOne = idpPlusOne(cfg)
+				o.IDPPlusOne = cfg.IDPPlusOne()
 			}
-			o.Analyst = analyst
-			reports := risk.Assess(rs, o)
-			if truth != "" {
-				if err := risk.Score(cmd.Context(), truth, reports); err != nil {
-					return err
-				}
-			}
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(reports, "", "  ")
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(jsonOut, b, 0o600); err != nil {
-					return fmt.Errorf("writing %s: %w", jsonOut, err)
-				}
-			}
+			o.Analyst = sel.Analyst
 			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
-			return risk.Print(cmd.OutOrStdout(), reports)
+			return risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut)
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &statePath, &configPath, &analyst, &since)
+	auditSelectionFlags(f, &sel)
 	f.StringSliceVar(&from, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
 	f.StringVar(&truth, "truth", "", "the protected SQLite database, to score each finding")
 	f.StringVar(&jsonOut, "json", "", "write every finding as JSON to this file")
@@ -76,43 +58,4 @@ only to score the findings; its output names individuals and is for the data own
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 	return cmd
-}
-
-// readReleases reads the answered statements from export files or from a
-// state database.
-func readReleases(cmd *cobra.Command, statePath, configPath, analyst, since string, from []string) ([]release.Release, *config.Config, error) {
-	if len(from) > 0 {
-		var all []release.Release
-		for _, path := range from {
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading audit export: %w", err)
-			}
-			rs, err := release.Read(f)
-			f.Close()
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
-			all = append(all, rs...)
-		}
-		return all, nil, nil
-	}
-	st, cfg, when, err := openAudit(cmd, statePath, configPath, since)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
-	var rs []release.Release
-	err = st.EachAudit(cmd.Context(), state.AuditFilter{Analyst: analyst, Since: when, AnsweredOnly: true}, func(e state.AuditEntry) error {
-		rs = append(rs, e.Release())
-		return nil
-	})
-	return rs, cfg, err
-}
-
-// idpPlusOne reads the idp section's plus_one, which the variance test
-// must know.
-func idpPlusOne(cfg *config.Config) bool {
-	v, _ := cfg.MechanismSections["idp"]["plus_one"].(bool)
-	return v
 }

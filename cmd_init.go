@@ -82,11 +82,7 @@ func writeStarter(ctx context.Context, w io.Writer, s starterFlags, dbPath strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "wrote %s: table %s, analyst %s, mechanism %s\n", s.out, t.Name, s.analyst, s.mechanism)
-	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", s.analyst, made.Password)
-	if len(made.Observed) > 0 {
-		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(made.Observed, ", "))
-	}
-	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", s.out, s.analyst, s.listen)
+	o.Table = t
+	made.Print(w, o)
 	return nil
 }

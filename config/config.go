@@ -419,3 +419,10 @@ func (c *Config) AnalystNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// IDPPlusOne reports whether the idp section sets plus_one, which the risk
+// solvers' variance test must know.
+func (c *Config) IDPPlusOne() bool {
+	v, _ := c.MechanismSections["idp"]["plus_one"].(bool)
+	return v
+}

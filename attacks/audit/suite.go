@@ -8,9 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"countwall/config"
 	"countwall/dataset"
 )
 
@@ -200,4 +202,31 @@ func StandardNamed(names []string, epsilon, delta float64) ([]Mechanism, error) 
 		}
 	}
 	return out, nil
+}
+
+// Output prints an audit to w, and saves it as JSON at jsonOut when one is
+// named.
+func Output(w io.Writer, r *Report, jsonOut string) error {
+	if jsonOut != "" {
+		if err := WriteJSON(jsonOut, r); err != nil {
+			return err
+		}
+	}
+	return Print(w, r)
+}
+
+// NameDeployment records on r what `audit --config` audited, as a run's
+// Reach names it: the config file made absolute, and the table (the
+// config's only one when none was named), so that the report card joins
+// the audit only to runs on the same config and table.
+func NameDeployment(r *Report, configPath, table string, cfg *config.Config) {
+	if abs, err := filepath.Abs(configPath); err == nil {
+		configPath = abs
+	}
+	if table == "" && len(cfg.Tables) == 1 {
+		for name := range cfg.Tables {
+			table = name
+		}
+	}
+	r.ConfigPath, r.Table = configPath, strings.ToLower(table)
 }

@@ -2,10 +2,13 @@ package risk
 
 import (
 	"context"
+	"countwall/proxy/state/release"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	_ "modernc.org/sqlite" // the protected table is read with the sqlite driver to score
@@ -148,4 +151,26 @@ func Score(ctx context.Context, truthPath string, reports []Report) error {
 		}
 	}
 	return nil
+}
+
+// Run assesses rs, scores the findings against the protected SQLite table at
+// truthPath when one is named, writes them as JSON to jsonOut when one is
+// named, and prints them to w: `countwall audit risk`.
+func Run(ctx context.Context, w io.Writer, rs []release.Release, o Options, truthPath, jsonOut string) error {
+	reports := Assess(rs, o)
+	if truthPath != "" {
+		if err := Score(ctx, truthPath, reports); err != nil {
+			return err
+		}
+	}
+	if jsonOut != "" {
+		b, err := json.MarshalIndent(reports, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, b, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", jsonOut, err)
+		}
+	}
+	return Print(w, reports)
 }

@@ -217,3 +217,15 @@ func WriteFile(o Options, replace bool) error {
 	}
 	return f.Close()
 }
+
+// Print tells the owner what was written: the analyst's password, once
+// (the file keeps only its verifier), the domains to review before
+// analysts connect, and how to start and connect.
+func (m Made) Print(w io.Writer, o Options) {
+	fmt.Fprintf(w, "wrote %s: table %s, analyst %s, mechanism %s\n", o.ConfigPath, o.Table.Name, o.Analyst, o.Mechanism)
+	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", o.Analyst, m.Password)
+	if len(m.Observed) > 0 {
+		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(m.Observed, ", "))
+	}
+	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", o.ConfigPath, o.Analyst, o.Listen)
+}

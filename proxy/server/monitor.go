@@ -17,9 +17,8 @@ func startMonitor(ctx context.Context, engine *proxy.Engine, cfg *config.Config,
 	if cfg.Monitor.Every <= 0 {
 		return nil
 	}
-	plusOne, _ := cfg.MechanismSections["idp"]["plus_one"].(bool)
 	m := monitor.New(engine, engine, monitor.Options{Every: cfg.Monitor.Every, Suspend: cfg.Monitor.Suspend,
-		Risk: risk.Options{IDPPlusOne: plusOne}, Logger: logger, OnDecision: onRisk})
+		Risk: risk.Options{IDPPlusOne: cfg.IDPPlusOne()}, Logger: logger, OnDecision: onRisk})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
