@@ -89,12 +89,18 @@ func tableExists(ctx context.Context, db *sql.DB, table string) (bool, error) {
 
 // ColumnExists reports whether a table of the state database has a column.
 func columnExists(ctx context.Context, db *sql.DB, table, column string) (bool, error) {
+	return columnExistsOn(ctx, db, isPostgres(db), table, column)
+}
+
+// columnExistsOn is columnExists through q (a transaction's connection, for
+// one), pg saying whether the state is PostgreSQL.
+func columnExistsOn(ctx context.Context, q querier, pg bool, table, column string) (bool, error) {
 	var n int
-	q := `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`
-	if isPostgres(db) {
-		q = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`
+	query := `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`
+	if pg {
+		query = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`
 	}
-	if err := db.QueryRowContext(ctx, q, table, column).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, query, table, column).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil

@@ -15,7 +15,8 @@
 // in memory. A reservation counts as spent from the moment it is written, so
 // a crash can only make the ledger show more spent than was answered, never
 // less; the unused part is given back when the reservation is settled
-// (exhausted, or at Close).
+// (exhausted, or at Close). The history of what was charged is written as
+// runs, one row per reservation settled (ledger_history.go).
 
 package state
 
@@ -34,12 +35,15 @@ import (
 
 // Entry is one answered query's charge.
 type Entry struct {
-	Analyst     string
-	Mechanism   string
-	Kind        mechanisms.Accounting
-	Epsilon     float64
-	Delta       float64
-	Fingerprint string // identifies the SQL text, never the text itself
+	Analyst   string
+	Mechanism string
+	Kind      mechanisms.Accounting
+	Epsilon   float64
+	Delta     float64
+	// Fingerprint identifies the SQL text, never the text itself. The
+	// history keeps it only for a charge committed on its own; the answer's
+	// audit row keeps it always.
+	Fingerprint string
 	// Rho is a zCDP charge (the gaussian mechanism's): rho is summed per
 	// analyst and kind, and the sum converted to epsilon at the delta the
 	// cap leaves (ZCDPEpsilon) before it is held to the cap.
@@ -143,12 +147,18 @@ type chunk struct {
 	// spentEps - remainingEps within the caller's current caps plus grants.
 	spentEps, spentDelta float64
 	grantEps, grantDelta float64
-	pending              []pendingEntry
+	// answered counts the charges spent from the reservation, and runs
+	// summarise them for the history (ledger_history.go).
+	answered int
+	runs     []chargeRun
 }
 
-type pendingEntry struct {
-	at time.Time
-	e  Entry
+// spend takes e, charged at at, from the reservation.
+func (c *chunk) spend(at time.Time, e Entry) {
+	c.remainingEps -= e.Epsilon
+	c.remainingDelta -= e.Delta
+	c.answered++
+	c.runs = appendCharge(c.runs, at, e)
 }
 
 // OpenLedger creates the ledger's tables if needed. db must be a SQLite database
@@ -162,19 +172,7 @@ func OpenLedger(ctx context.Context, db *sql.DB, opts LedgerOptions) (*Ledger, e
 	if err := checkDurable(ctx, db); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	const schema = `
-CREATE TABLE IF NOT EXISTS ledger (
-	id          INTEGER PRIMARY KEY,
-	at          TEXT NOT NULL,
-	analyst     TEXT NOT NULL,
-	mechanism   TEXT NOT NULL,
-	kind        TEXT NOT NULL,
-	epsilon     REAL NOT NULL,
-	delta       REAL NOT NULL,
-	fingerprint TEXT NOT NULL,
-	rho         REAL NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS ledger_analyst ON ledger (analyst, kind);
+	const schema = historySchema + `;
 CREATE TABLE IF NOT EXISTS ledger_spent (
 	analyst TEXT NOT NULL,
 	kind    TEXT NOT NULL,
@@ -207,14 +205,15 @@ CREATE TABLE IF NOT EXISTS ledger_resets (
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return nil, fmt.Errorf("ledger: creating tables: %w", err)
 	}
-	for _, table := range []string{"ledger", "ledger_spent"} {
-		if err := addRhoColumn(ctx, db, table); err != nil {
-			return nil, err
-		}
+	if err := addRhoColumn(ctx, db, "ledger_spent"); err != nil {
+		return nil, err
 	}
 	l := &Ledger{db: db, reserve: max(opts.Reserve, 1), now: opts.Now, analysts: map[string]*analystState{}}
 	if l.now == nil {
 		l.now = time.Now
+	}
+	if err := l.migrateHistory(ctx); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -280,14 +279,12 @@ func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error
 	if e.Kind == mechanisms.AccountingNone || l.reserve <= 1 {
 		return l.chargeDirect(ctx, e, caps)
 	}
-	if c := st.chunks[e.Kind]; c != nil && len(c.pending) < l.reserve &&
+	if c := st.chunks[e.Kind]; c != nil && c.answered < l.reserve &&
 		c.remainingEps >= e.Epsilon && c.remainingDelta >= e.Delta {
 		answered := Balance{EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta}
 		capE, capD := caps.Epsilon+c.grantEps, caps.Delta+c.grantDelta
 		if fits(answered.EpsilonSpent, e.Epsilon, capE) && fits(answered.DeltaSpent, e.Delta, capD) {
-			c.remainingEps -= e.Epsilon
-			c.remainingDelta -= e.Delta
-			c.pending = append(c.pending, pendingEntry{at: l.now(), e: e})
+			c.spend(l.now(), e)
 			return l.chunkBalance(e.Analyst, e.Kind, c, caps), nil
 		}
 	}
@@ -330,7 +327,7 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 				return exhausted(e, "delta", b.DeltaSpent, b.DeltaCap, e.Delta)
 			}
 		}
-		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
+		if err := writeHistory(ctx, tx, e.Analyst, e.Kind, appendCharge(nil, l.now(), e)); err != nil {
 			return err
 		}
 		if e.Kind != mechanisms.AccountingNone {
@@ -350,6 +347,7 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 // new one that covers e, in one transaction.
 func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry, caps Caps) (Balance, error) {
 	old := st.chunks[e.Kind]
+	at := l.now()
 	var next *chunk
 	var refusal error
 	err := l.immediate(ctx, func(tx *sql.Conn) error {
@@ -371,7 +369,7 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 		resEps := reservation(e.Epsilon, l.reserve, b.EpsilonCap-b.EpsilonSpent)
 		resDelta := reservation(e.Delta, l.reserve, b.DeltaCap-b.DeltaSpent)
 		res, err := tx.ExecContext(ctx, `INSERT INTO ledger_reservations (at, analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?, ?)`,
-			l.now().UTC().Format(time.RFC3339Nano), e.Analyst, string(e.Kind), resEps, resDelta)
+			at.UTC().Format(time.RFC3339Nano), e.Analyst, string(e.Kind), resEps, resDelta)
 		if err != nil {
 			return fmt.Errorf("ledger: writing reservation: %w", err)
 		}
@@ -383,11 +381,11 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 			return err
 		}
 		next = &chunk{
-			id: id, remainingEps: resEps - e.Epsilon, remainingDelta: resDelta - e.Delta,
+			id: id, remainingEps: resEps, remainingDelta: resDelta,
 			spentEps: b.EpsilonSpent + resEps, spentDelta: b.DeltaSpent + resDelta,
 			grantEps: b.EpsilonGranted, grantDelta: b.DeltaGranted,
-			pending: []pendingEntry{{at: l.now(), e: e}},
 		}
+		next.spend(at, e)
 		return nil
 	})
 	if err != nil {
@@ -411,15 +409,15 @@ func reservation(cost float64, reserve int, available float64) float64 {
 	return math.Max(cost, math.Min(cost*float64(reserve), available))
 }
 
-// settle writes a reservation's answered entries and gives back its unused
-// part. If the reservation is gone (an analyst reset by another process),
+// settle writes a reservation's answered charges to the history and gives
+// back its unused part. If the reservation is gone (an analyst reset by another process),
 // the entries are charged afresh instead: counting them twice is the safe
 // side.
 func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, c *chunk) error {
 	if c == nil { // no reservation open
 		return nil
 	}
-	if err := insertEntries(ctx, tx, c.pending); err != nil {
+	if err := writeHistory(ctx, tx, analyst, kind, c.runs); err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM ledger_reservations WHERE id = ?`, c.id)
@@ -431,24 +429,8 @@ func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.A
 	} else if n == 1 {
 		return addSpent(ctx, tx, analyst, kind, -c.remainingEps, -c.remainingDelta)
 	}
-	var usedEps, usedDelta float64
-	for _, p := range c.pending {
-		usedEps += p.e.Epsilon
-		usedDelta += p.e.Delta
-	}
+	usedEps, usedDelta := used(c.runs)
 	return addSpent(ctx, tx, analyst, kind, usedEps, usedDelta)
-}
-
-func insertEntries(ctx context.Context, tx *sql.Conn, entries []pendingEntry) error {
-	for _, p := range entries {
-		e := p.e
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO ledger (at, analyst, mechanism, kind, epsilon, delta, fingerprint, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			p.at.UTC().Format(time.RFC3339Nano), e.Analyst, e.Mechanism, string(e.Kind), e.Epsilon, e.Delta, e.Fingerprint, e.Rho); err != nil {
-			return fmt.Errorf("ledger: recording charge: %w", err)
-		}
-	}
-	return nil
 }
 
 func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, eps, delta float64) error {

@@ -162,8 +162,8 @@ func (l *Ledger) Reset(ctx context.Context, analyst string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		for _, c := range st.chunks {
-			if err := insertEntries(ctx, tx, c.pending); err != nil {
+		for kind, c := range st.chunks {
+			if err := writeHistory(ctx, tx, analyst, kind, c.runs); err != nil {
 				return err
 			}
 		}

@@ -76,10 +76,11 @@ func durableSpent(t testing.TB, path, analyst string, kind mechanisms.Accounting
 	return 0, 0
 }
 
-func countRows(t testing.TB, path, analyst string) (n int, eps float64) {
+// countCharges reads how many charges the history holds for analyst, and their epsilon.
+func countCharges(t testing.TB, path, analyst string) (n int, eps float64) {
 	t.Helper()
 	db := openStateDB(t, path)
-	if err := db.QueryRow(`SELECT count(*), coalesce(sum(epsilon), 0) FROM ledger WHERE analyst = ?`, analyst).Scan(&n, &eps); err != nil {
+	if err := db.QueryRow(`SELECT coalesce(sum(charges), 0), coalesce(sum(epsilon), 0) FROM ledger WHERE analyst = ?`, analyst).Scan(&n, &eps); err != nil {
 		t.Fatal(err)
 	}
 	return n, eps
@@ -144,8 +145,8 @@ func TestLedgerCapsKindsGrantsReset(t *testing.T) {
 			if eps, _ := durableSpent(t, path, "bob", dp); math.Abs(eps-1.2) > 1e-12 {
 				t.Errorf("durable dp spent %v, want 1.2", eps)
 			}
-			if n, sum := countRows(t, path, "bob"); n != 12 || math.Abs(sum-1.7) > 1e-12 {
-				t.Errorf("%d ledger rows summing to %v, want 12 summing to 1.7", n, sum)
+			if n, sum := countCharges(t, path, "bob"); n != 12 || math.Abs(sum-1.7) > 1e-12 {
+				t.Errorf("%d charges in the history summing to %v, want 12 summing to 1.7", n, sum)
 			}
 			list, err := l.List(ctx, nil)
 			if err != nil || len(list) != 2 || !math.IsNaN(list[0].EpsilonCap) {
@@ -158,7 +159,7 @@ func TestLedgerCapsKindsGrantsReset(t *testing.T) {
 			if b, err := charge(dp, 1, 0); err != nil || b.EpsilonSpent != 1 || b.EpsilonCap != 1 {
 				t.Errorf("after reset: %+v, %v", b, err)
 			}
-			if n, _ := countRows(t, path, "bob"); n < 12 {
+			if n, _ := countCharges(t, path, "bob"); n < 12 {
 				t.Errorf("reset lost history: %d rows, want at least the 12 answered before it", n)
 			}
 		})
@@ -269,8 +270,8 @@ func checkRaceTotals(t *testing.T, path, analyst string, ok int) {
 	if math.Abs(eps-float64(ok)*0.03) > 1e-9 {
 		t.Errorf("durable spent %v, want %d * 0.03 (refused charges must not count)", eps, ok)
 	}
-	if n, sum := countRows(t, path, analyst); n != ok || math.Abs(sum-eps) > 1e-9 {
-		t.Errorf("%d ledger rows summing to %v, want %d summing to %v", n, sum, ok, eps)
+	if n, sum := countCharges(t, path, analyst); n != ok || math.Abs(sum-eps) > 1e-9 {
+		t.Errorf("%d charges in the history summing to %v, want %d summing to %v", n, sum, ok, eps)
 	}
 }
 

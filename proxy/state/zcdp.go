@@ -58,7 +58,7 @@ func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps 
 			refusal = exhausted(e, "delta", before.DeltaSpent, before.DeltaCap, e.Delta)
 			return nil
 		}
-		if err := insertEntries(ctx, tx, []pendingEntry{{at: l.now(), e: e}}); err != nil {
+		if err := writeHistory(ctx, tx, e.Analyst, e.Kind, appendCharge(nil, l.now(), e)); err != nil {
 			return err
 		}
 		if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
