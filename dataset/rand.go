@@ -35,6 +35,9 @@ func (r *rng) float64() float64 {
 	return float64(r.src.Uint64()>>11) * 0x1p-53
 }
 
+// chance is true with probability p.
+func (r *rng) chance(p float64) bool { return r.float64() < p }
+
 // normal returns a standard normal value by the Box-Muller transform.
 func (r *rng) normal() float64 {
 	if r.hasSpare {
