@@ -182,8 +182,8 @@ func (g *bankGenerator) next() client {
 	c := client{id: g.nextID}
 	g.nextID++
 	c.age = bankAgeMin + int64(g.age.draw(r))
-	c.job = g.jobFor(c.age).draw(r)
-	c.marital = g.maritalFor(c.age).draw(r)
+	c.job = atAge(g.job, c.age).draw(r)
+	c.marital = atAge(g.marital, c.age).draw(r)
 	c.education = g.education[c.job].draw(r)
 	c.defaulted = r.chance(defaultRate[c.job])
 	c.balance = g.drawBalance(c)

@@ -6,10 +6,7 @@ package dataset
 // bankDists are the categorical distributions the bank generator draws from.
 type bankDists struct {
 	age                            weighted // index 0 is bankAgeMin
-	jobYoung, jobMid, jobLate      weighted
-	jobOld                         weighted
-	maritalYoung, maritalThirties  weighted
-	maritalMid, maritalOld         weighted
+	job, marital                   []ageTable
 	education                      [bankJobCount]weighted
 	month, day, campaign, previous weighted
 	poutcome                       weighted // failure, other, success among clients called before
@@ -23,17 +20,20 @@ func newBankDists() bankDists {
 	}
 	d.age = newWeighted(ages...)
 
-	//                       admin blue entre house manag retir self serv stud tech unemp unkn
-	d.jobYoung = newWeighted(90, 150, 10, 10, 60, 0, 20, 120, 400, 100, 30, 10)
-	d.jobMid = newWeighted(120, 230, 35, 25, 220, 10, 37, 95, 5, 180, 30, 5)
-	d.jobLate = newWeighted(80, 180, 40, 50, 170, 250, 30, 60, 0, 100, 30, 10)
-	d.jobOld = newWeighted(20, 20, 10, 50, 70, 780, 20, 10, 0, 10, 0, 10)
-
-	//                              divorced married single unknown
-	d.maritalYoung = newWeighted(10, 140, 848, 2)
-	d.maritalThirties = newWeighted(50, 500, 448, 2)
-	d.maritalMid = newWeighted(150, 700, 148, 2)
-	d.maritalOld = newWeighted(200, 748, 50, 2)
+	d.job = []ageTable{
+		//                      admin blue entre house manag retir self serv stud tech unemp unkn
+		{bankAgeMin, newWeighted(90, 150, 10, 10, 60, 0, 20, 120, 400, 100, 30, 10)},
+		{26, newWeighted(120, 230, 35, 25, 220, 10, 37, 95, 5, 180, 30, 5)},
+		{55, newWeighted(80, 180, 40, 50, 170, 250, 30, 60, 0, 100, 30, 10)},
+		{60, newWeighted(20, 20, 10, 50, 70, 780, 20, 10, 0, 10, 0, 10)},
+	}
+	d.marital = []ageTable{
+		//                      divorced married single unknown
+		{bankAgeMin, newWeighted(10, 140, 848, 2)},
+		{26, newWeighted(50, 500, 448, 2)},
+		{35, newWeighted(150, 700, 148, 2)},
+		{50, newWeighted(200, 748, 50, 2)},
+	}
 
 	//                                         primary secondary tertiary unknown
 	d.education = [bankJobCount]weighted{
@@ -103,32 +103,15 @@ func bankAgeWeight(age int64) uint64 {
 	}
 }
 
-// jobFor is the job distribution at an age.
-func (d *bankDists) jobFor(age int64) weighted {
-	switch {
-	case age < 26:
-		return d.jobYoung
-	case age < 55:
-		return d.jobMid
-	case age < 60:
-		return d.jobLate
-	default:
-		return d.jobOld
+// atAge is the distribution of the last table that applies from age or
+// below (tables in increasing fromAge, the first from bankAgeMin).
+func atAge(tables []ageTable, age int64) weighted {
+	for i := len(tables) - 1; i > 0; i-- {
+		if age >= tables[i].fromAge {
+			return tables[i].dist
+		}
 	}
-}
-
-// maritalFor is the marital distribution at an age.
-func (d *bankDists) maritalFor(age int64) weighted {
-	switch {
-	case age < 26:
-		return d.maritalYoung
-	case age < 35:
-		return d.maritalThirties
-	case age < 50:
-		return d.maritalMid
-	default:
-		return d.maritalOld
-	}
+	return tables[0].dist
 }
 
 // Per-job rates and factors.
