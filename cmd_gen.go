@@ -65,6 +65,12 @@ population (not in the table), and the genomes of some members: what the tracing
 	genomesCmd.Flags().IntVar(&genomes.References, "references", 200, "reference samples in the side file")
 	genomesCmd.Flags().IntVar(&genomes.NonMembers, "non-members", 100, "held-out non-members in the side file")
 
+	gen.AddCommand(peopleCmd, synthCmd, genomesCmd, genBankCmd())
+	rootCmd.AddCommand(gen)
+}
+
+// genBankCmd is `gen bank`, which also writes the table's config.
+func genBankCmd() *cobra.Command {
 	var bank dataset.BankOptions
 	var bankConfig starterFlags
 	bankCmd := genCmd("bank", "A bank's marketing calls in the shape of the UCI Bank Marketing data: 17 attributes of mixed widths",
@@ -91,9 +97,7 @@ generator rather than read from the data. "default" is a reserved word: queries 
 	bankCmd.Flags().Int64Var(&bank.Rows, "rows", dataset.DefaultBankRows, "number of clients")
 	bankCmd.Flags().Uint64Var(&bank.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
 	bankConfig.add(bankCmd.Flags(), "config-out", "also write a whole runnable config for the table to this file")
-
-	gen.AddCommand(peopleCmd, synthCmd, genomesCmd, bankCmd)
-	rootCmd.AddCommand(gen)
+	return bankCmd
 }
 
 // genCmd is one gen subcommand writing table to --out (default NAME.db,
