@@ -49,3 +49,24 @@ func TestGenBankServesAndReconstructs(t *testing.T) {
 		t.Fatalf("idp-reconstruct: %v\n%s", err, out)
 	}
 }
+
+// TestExampleBankConfig: examples/bank.yaml serves a generated bank table
+// under idp, charging the README's per-query share.
+func TestExampleBankConfig(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile("examples/bank.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "bank.yaml")
+	if err := os.WriteFile(cfg, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "", "gen", "bank", "--rows", "40", "--out", filepath.Join(dir, "bank.db")); err != nil {
+		t.Fatalf("gen bank: %v\n%s", err, out)
+	}
+	out, err := run(t, "", "query", "--config", cfg, "--analyst", "alice", `SELECT COUNT(*) > 100 FROM bank WHERE "default" = 'no'`)
+	if err != nil || !strings.Contains(out, "charged epsilon 1e-10 (idp)") {
+		t.Fatalf("query: %v\n%s", err, out)
+	}
+}
