@@ -26,7 +26,9 @@ ships, taking the recorded answers instead of asking: exact answers and threshol
 count (differencing, the IDP and BDP searches), statements answered many times under fresh noise and
 a condition's splits (averaging, split-averaging, the IDP variance test), sums over sets of a
 column's values solved by least squares (the noise remover, linear reconstruction), and a cell asked
-beside its parts (the perturbation finder's noise bound). For each analyst it lists the cells the
+beside its parts (the perturbation finder's noise bound); noisy one-way marginals are flagged, and with
+--truth the tracing test runs on them with each person of the protected table as a candidate (which
+needs a sample of the population: --population). For each analyst it lists the cells the
 answers determine exactly or within the stated error (two standard errors), the ones about one person
 first, with the audit rows they rest on. It reads no protected data unless --truth is given, and then
 only to score the findings; its output names individuals and is for the data owner only.`,
@@ -43,6 +45,12 @@ only to score the findings; its output names individuals and is for the data own
 			if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
 				o.IDPPlusOne = cfg.IDPPlusOne()
 			}
+			if cfg != nil {
+				o.Trace.Units = map[string]string{}
+				for name, t := range cfg.Tables {
+					o.Trace.Units[name] = t.PrivacyUnit
+				}
+			}
 			o.Analyst = sel.Analyst
 			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
 			return risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut)
@@ -53,6 +61,7 @@ only to score the findings; its output names individuals and is for the data own
 	f.StringSliceVar(&from, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
 	f.StringVar(&truth, "truth", "", "the protected SQLite database, to score each finding")
 	f.StringVar(&jsonOut, "json", "", "write every finding as JSON to this file")
+	f.StringVar(&o.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")

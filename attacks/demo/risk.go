@@ -35,8 +35,12 @@ func assessState(ctx context.Context, label, statePath, truthPath string, plusOn
 		return run, err
 	}
 	sort.Strings(run.Analysts)
-	run.Reports = risk.Assess(rs, risk.Options{IDPPlusOne: plusOne})
-	return run, risk.Score(ctx, truthPath, run.Reports)
+	o := risk.Options{IDPPlusOne: plusOne}
+	run.Reports = risk.Assess(rs, o)
+	if err := risk.Score(ctx, truthPath, run.Reports); err != nil {
+		return run, err
+	}
+	return run, risk.Trace(ctx, truthPath, rs, run.Reports, o)
 }
 
 // assessOrdinary runs the risk check on the states of the mechanisms the

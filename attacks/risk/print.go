@@ -46,16 +46,24 @@ func Print(w io.Writer, reports []Report) error {
 	return nil
 }
 
-// ordered puts the findings about one person first, keeping their order.
+// ordered puts the summaries (a flag with a note: how many people the
+// tracing test traced) first, then the findings about one person, keeping
+// their order.
 func ordered(fs []Finding) []Finding {
 	out := make([]Finding, 0, len(fs))
+	summary := func(f Finding) bool { return !f.Individual && f.Note != "" }
+	for _, f := range fs {
+		if summary(f) {
+			out = append(out, f)
+		}
+	}
 	for _, f := range fs {
 		if f.Individual {
 			out = append(out, f)
 		}
 	}
 	for _, f := range fs {
-		if !f.Individual {
+		if !f.Individual && !summary(f) {
 			out = append(out, f)
 		}
 	}
@@ -160,6 +168,9 @@ func Run(ctx context.Context, w io.Writer, rs []release.Release, o Options, trut
 	reports := Assess(rs, o)
 	if truthPath != "" {
 		if err := Score(ctx, truthPath, reports); err != nil {
+			return err
+		}
+		if err := Trace(ctx, truthPath, rs, reports, o); err != nil {
 			return err
 		}
 	}

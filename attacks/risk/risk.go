@@ -48,13 +48,21 @@ type Finding struct {
 	// holds it, when the protected table was given.
 	Truth   *float64 `json:"truth,omitempty"`
 	Correct *bool    `json:"correct,omitempty"`
+	// Note says more of how the finding was drawn (the tracing test's
+	// score and threshold), or why a flag went no further.
+	Note string `json:"note,omitempty"`
 }
 
 // Exact reports whether the finding determines its count exactly.
 func (f Finding) Exact() bool { return f.Error < 0.5 && !f.AtLeast && f.Parameter == "" }
 
-// What is the finding as one line.
+// What is the finding as one line, its note after it.
 func (f Finding) What() string {
+	if f.Note != "" {
+		g := f
+		g.Note = ""
+		return g.What() + "; " + f.Note
+	}
 	if f.Parameter != "" && f.AtLeast {
 		return fmt.Sprintf("%s >= %g", f.Parameter, f.Value)
 	}
@@ -111,6 +119,8 @@ type Options struct {
 	// IDPPlusOne says the idp mechanism adds one to the sensitivity (its
 	// plus_one parameter), which the variance test must know.
 	IDPPlusOne bool
+	// Trace is how Trace tests the protected table's people (owner only).
+	Trace TraceOptions
 }
 
 func (o Options) withDefaults() Options {
