@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,7 +19,8 @@ type system struct {
 	sets       [][]string
 	values     []float64
 	ids        []int64
-	exact      bool // every answer exact
+	exacts     []bool // which answers are exact
+	exact      bool   // every answer exact
 	wide       bool // some set has more than one value
 }
 
@@ -42,6 +44,7 @@ func linear(as []answer, o Options) []Finding {
 			order = append(order, k)
 		}
 		s.sets, s.values, s.ids = append(s.sets, set), append(s.values, a.value), append(s.ids, a.id)
+		s.exacts = append(s.exacts, a.exact)
 		s.exact = s.exact && a.exact
 		s.wide = s.wide || len(set) > 1
 	}
@@ -87,6 +90,9 @@ func linear(as []answer, o Options) []Finding {
 func (s *system) solve(o Options) []Finding {
 	if !s.wide {
 		return nil
+	}
+	if !s.exact && slices.Contains(s.exacts, true) {
+		return s.solveConstrained(o)
 	}
 	index := map[string]int{}
 	var unknowns []string

@@ -89,10 +89,18 @@ func PatternCounts(fs []Finding) string {
 }
 
 func evidence(f Finding) string {
+	s := idList(f.Evidence)
+	if len(f.Published) > 0 {
+		s += " and the published release's " + idList(f.Published)
+	}
+	return s
+}
+
+func idList(list []int64) string {
 	var ids []string
-	for i, id := range f.Evidence {
+	for i, id := range list {
 		if i == 4 {
-			ids = append(ids, fmt.Sprintf("... (%d statements)", len(f.Evidence)))
+			ids = append(ids, fmt.Sprintf("... (%d statements)", len(list)))
 			break
 		}
 		ids = append(ids, fmt.Sprintf("#%d", id))

@@ -44,6 +44,9 @@ type Finding struct {
 	// how many there are when the list is long.
 	Evidence   []int64 `json:"evidence"`
 	Statements int     `json:"statements"`
+	// Published are the rows of the published releases (Options.Published)
+	// the finding also rests on, by their own audit's ids.
+	Published []int64 `json:"published,omitempty"`
 	// Truth is the cell's true count and Correct whether Value ± Error
 	// holds it, when the protected table was given.
 	Truth   *float64 `json:"truth,omitempty"`
@@ -121,6 +124,10 @@ type Options struct {
 	IDPPlusOne bool
 	// Trace is how Trace tests the protected table's people (owner only).
 	Trace TraceOptions
+	// Published are releases made public before (another firewall's
+	// answers, read from its audit): every analyst is taken to know them,
+	// and the solvers combine them with her own (sources.go).
+	Published []release.Release
 }
 
 func (o Options) withDefaults() Options {
@@ -151,9 +158,10 @@ func Assess(rs []release.Release, o Options) []Report {
 		}
 		byAnalyst[r.Analyst] = append(byAnalyst[r.Analyst], r)
 	}
+	pub := publishedAnswers(o.Published)
 	var out []Report
 	for name, mine := range byAnalyst {
-		as := answers(mine)
+		as := append(answers(mine), pub...)
 		rep := Report{Analyst: name}
 		for _, r := range mine {
 			if r.Answered() && r.Kind == "query" {
@@ -163,6 +171,7 @@ func Assess(rs []release.Release, o Options) []Report {
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
+		rep.Findings = ownFindings(rep.Findings)
 		if len(rep.Findings) == 0 {
 			continue
 		}
