@@ -21,7 +21,7 @@ type system struct {
 	ids        []int64
 	exacts     []bool // which answers are exact
 	exact      bool   // every answer exact
-	wide       bool // some set has more than one value
+	wide       bool   // some set has more than one value
 }
 
 // linear solves each system whose answers are sums over sets of a column's
