@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"countwall/attacks"
 	"countwall/dataset"
 	"countwall/proxy/state/release"
@@ -178,9 +180,35 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 			fp++
 		}
 	}
+	rate := t.FPR
+	if len(pop.NonMembers) > 0 {
+		rate = max(rate, float64(fp)/float64(len(pop.NonMembers)))
+	}
 	note := fmt.Sprintf("%d of the table's %d people traced (T calibrated at a false-positive rate of %g on %d reference samples; %d of %d held-out non-members above T)",
 		len(out), len(people), t.FPR, len(pop.References)-1-t.References, fp, len(pop.NonMembers))
+	if !BeyondChance(len(out), len(people), rate) {
+		// Every candidate is in the table, so each one above T "holds";
+		// what says the release traces anyone is that more are above T
+		// than the false-positive rate puts there by chance.
+		note = fmt.Sprintf("%d of the table's %d people above T, no more than a false-positive rate of %.2g puts there by chance: the release traces no one (%d of %d held-out non-members above T)",
+			len(out), len(people), rate, fp, len(pop.NonMembers))
+		out = nil
+	}
 	return out, note, nil
+}
+
+// chanceLevel is the p-value below which a count of people above the
+// tracing threshold is more than the false-positive rate explains.
+const chanceLevel = 0.01
+
+// BeyondChance says whether k of n people at or above the tracing test's
+// threshold are more than a false-positive rate explains: a one-sided
+// binomial test at chanceLevel, P(X >= k) for X ~ Binomial(n, rate).
+func BeyondChance(k, n int, rate float64) bool {
+	if k == 0 || n == 0 {
+		return false
+	}
+	return distuv.Binomial{N: float64(n), P: rate}.Survival(float64(k-1)) < chanceLevel
 }
 
 // candidates reads each person of the protected table and the person's

@@ -51,14 +51,24 @@ func TestTraceNamesThePeopleTheMarginalsTrace(t *testing.T) {
 	for j := range counts {
 		counts[j] += float64(j%5 - 2) // noise in -2..2, as cellkey's uniform D = 2
 	}
-	rs := []release.Release{marginalsRelease(1, "tracer", counts), rel(2, "plain", "cellkey", "select count(*) from genomes", 40000)}
+	// The population's own marginals say nothing of the table's people.
+	blind := make([]float64, snps)
+	for j, p := range pop.Marginals {
+		blind[j] = math.Round(p * people)
+	}
+	rs := []release.Release{marginalsRelease(1, "tracer", counts), rel(2, "plain", "cellkey", "select count(*) from genomes", 40000),
+		marginalsRelease(3, "blind", blind)}
 	reports := Assess(rs, Options{})
 	if err := Trace(ctx, db, rs, reports, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(reports) != 1 || reports[0].Analyst != "tracer" {
-		t.Fatalf("reports %+v, want the tracer's only", reports)
+	if len(reports) != 2 || reports[0].Analyst != "blind" || reports[1].Analyst != "tracer" {
+		t.Fatalf("reports %+v, want the blind one's flag and the tracer's", reports)
 	}
+	if b := reports[0]; len(b.Findings) != 1 || !strings.Contains(b.Findings[0].Note, "the release traces no one") {
+		t.Errorf("the population's marginals: %+v", b.Findings)
+	}
+	reports = reports[1:]
 	score, T := attacks.TracingTest(pop, 100, 0.05, math.NaN(), counts)
 	want := map[string]bool{}
 	for i, g := range pop.Members {
@@ -109,5 +119,22 @@ func TestTraceWithoutPopulation(t *testing.T) {
 	if len(reports) != 1 || len(reports[0].Findings) != 1 || reports[0].Individuals() != 0 ||
 		!strings.Contains(reports[0].Findings[0].Note, "not tested") {
 		t.Errorf("reports %+v", reports)
+	}
+}
+
+// BeyondChance at the demo's figures: 85 of 100 members above T at a
+// false-positive rate of 0.11 are far more than chance; 3 of 100 at 0.07
+// are not; 12 of 100 at 0.05 are (P(X >= 12) = 0.0043), 10 are not (0.028).
+func TestBeyondChance(t *testing.T) {
+	for _, tc := range []struct {
+		k, n int
+		rate float64
+		want bool
+	}{
+		{85, 100, 0.11, true}, {3, 100, 0.07, false}, {12, 100, 0.05, true}, {10, 100, 0.05, false}, {0, 100, 0.05, false}, {0, 0, 0.05, false},
+	} {
+		if got := BeyondChance(tc.k, tc.n, tc.rate); got != tc.want {
+			t.Errorf("BeyondChance(%d, %d, %g) = %v, want %v", tc.k, tc.n, tc.rate, got, tc.want)
+		}
 	}
 }
