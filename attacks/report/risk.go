@@ -122,6 +122,9 @@ func writeRiskHTML(b *strings.Builder, runs []RiskRun) {
 <table><tr><th>firewall</th><th>analyst</th><th>what the released answers determine</th><th>for example</th></tr>
 `)
 	for _, run := range runs {
+		if run.Published != "" {
+			fmt.Fprintf(b, "<tr><td>%s</td><td colspan=\"3\">combined with the published release: %s</td></tr>\n", esc(run.Setting), esc(run.Published))
+		}
 		for _, a := range run.Analysts {
 			summary, found := riskLine(run, a)
 			example := ""
