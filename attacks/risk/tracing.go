@@ -164,15 +164,21 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 	scoring.People = len(people)
 	score, T := attacks.TracingTest(&scoring, t.References, t.FPR, math.NaN(), counts)
 	var out []Finding
-	member, yes := 1.0, true
 	for i, p := range people {
 		s := score(genomes[i])
 		if s < T {
 			continue
 		}
-		out = append(out, Finding{Pattern: "tracing", Table: g.table, Cell: []string{unit + " = " + release.Constant{Text: p, String: !isNumber(p)}.SQL()},
-			Parameter: "in the table", Value: 1, Individual: true, Evidence: g.ids, Truth: &member, Correct: &yes,
-			Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)})
+		// "The person has a row": at least one row of the unit.
+		f := Finding{Pattern: "tracing", Table: g.table, Cell: []string{unit + " = " + release.Constant{Text: p, String: !isNumber(p)}.SQL()},
+			Value: 1, AtLeast: true, Individual: true, Evidence: g.ids, Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)}
+		var rows float64
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+g.table+" WHERE "+unit+" = ?", p).Scan(&rows); err != nil {
+			return nil, "", fmt.Errorf("scoring the tracing test: %w", err)
+		}
+		ok := rows >= 1
+		f.Truth, f.Correct = &rows, &ok
+		out = append(out, f)
 	}
 	fp := 0
 	for _, z := range pop.NonMembers {
