@@ -158,6 +158,20 @@ func TestDemo(t *testing.T) {
 		t.Error("the page has no audit risk section")
 	}
 	checkDemoRisk(t, dir, rows)
+	// The same from the command line: the exact release firewall's audit
+	// exported and combined with the laplace firewall's; the tracing test
+	// with the population file beside the genomes table.
+	published := filepath.Join(dir, "published.jsonl")
+	if out, err := run(t, "", "audit", "export", "--state", filepath.Join(dir, "state-attacks-exact-release.db"), "--analyst", "publisher", "--out", published); err != nil {
+		t.Errorf("audit export: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "audit", "risk", "--state", filepath.Join(dir, "state-attacks-laplace.db"), "--analyst", "prior-release",
+		"--published", published, "--truth", filepath.Join(dir, "demo.db")); err != nil || !strings.Contains(out, "analyst prior-release:") || !strings.Contains(out, "and the published release's #1 #2 #3 #4 ... (100 statements)") {
+		t.Errorf("audit risk --published: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "audit", "risk", "--state", filepath.Join(dir, "state-attacks-cellkey-genomes.db"), "--truth", filepath.Join(dir, "genomes.db")); err != nil || !regexp.MustCompile(`\d+ of the table's 100 people traced`).MatchString(out) {
+		t.Errorf("audit risk --truth on the genomes: %v\n%s", err, out)
+	}
 	results := map[string]*attacks.Result{}
 	for _, r := range rows {
 		if r.Attack == "noise-remover" && r.Mechanism == "cellkey" && (r.Result == nil || len(r.Result.Progress) < 10) {
