@@ -345,8 +345,22 @@ var riskExpectations = []struct {
 		// absent (an exact 0).
 		return atLeastHolding(rep, "", false, cellsExact(res))
 	}},
-	{attack: "linear-reconstruction", pending: "no one yet: the attack rounds each unknown to a bit, audit risk reports a count within two standard errors, and leaves out the widest", check: func(res *attacks.Result, rep *risk.Report) error {
-		return atLeastHolding(rep, "linear system", false, cellsExact(res))
+	{attack: "linear-reconstruction", check: func(res *attacks.Result, rep *risk.Report) error {
+		// The attack scores people (CellsExact) but solves one unknown
+		// per key value (its bits, some keys shared by two people):
+		// audit risk's counts of those cells must hold for at least as
+		// many as the attack's bits are right.
+		right := 0
+		bits, _ := res.Details["bits"].([]any)
+		for _, b := range bits {
+			if m, ok := b.(map[string]any); ok && m["estimate"] == m["truth"] {
+				right++
+			}
+		}
+		if right == 0 {
+			return errors.New("the attack's result has no bits")
+		}
+		return atLeastHolding(rep, "linear system", false, right)
 	}},
 	{attack: "prior-release", check: func(res *attacks.Result, rep *risk.Report) error {
 		// Combined with the published release: every count the attack
