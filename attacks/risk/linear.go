@@ -94,16 +94,7 @@ func (s *system) solve(o Options) []Finding {
 	if !s.exact && slices.Contains(s.exacts, true) {
 		return s.solveConstrained(o)
 	}
-	index := map[string]int{}
-	var unknowns []string
-	for _, set := range s.sets {
-		for _, v := range set {
-			if _, ok := index[v]; !ok {
-				index[v] = len(unknowns)
-				unknowns = append(unknowns, v)
-			}
-		}
-	}
+	index, unknowns := s.unknowns()
 	m, n := len(s.sets), len(unknowns)
 	if m <= n {
 		return nil

@@ -60,16 +60,7 @@ func ownFindings(fs []Finding) []Finding {
 // sums, k noisy counts) this is the attack's own estimate: the mean of the
 // k estimates of x_1, every count within 2 sd/sqrt(k).
 func (s *system) solveConstrained(o Options) []Finding {
-	index := map[string]int{}
-	var unknowns []string
-	for _, set := range s.sets {
-		for _, v := range set {
-			if _, ok := index[v]; !ok {
-				index[v] = len(unknowns)
-				unknowns = append(unknowns, v)
-			}
-		}
-	}
+	index, unknowns := s.unknowns()
 	n := len(unknowns)
 	var exactRows, noisyRows []int
 	for j := range s.sets {
@@ -181,4 +172,20 @@ func distinct(ids []int64) []int64 {
 		}
 	}
 	return out
+}
+
+// unknowns are the values the system's sets name, in order first named,
+// and each one's index.
+func (s *system) unknowns() (map[string]int, []string) {
+	index := map[string]int{}
+	var unknowns []string
+	for _, set := range s.sets {
+		for _, v := range set {
+			if _, ok := index[v]; !ok {
+				index[v] = len(unknowns)
+				unknowns = append(unknowns, v)
+			}
+		}
+	}
+	return index, unknowns
 }
