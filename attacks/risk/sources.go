@@ -41,8 +41,8 @@ func ownFindings(fs []Finding) []Finding {
 				own = append(own, id)
 			}
 		}
-		if len(own) == 0 {
-			continue
+		if len(own) == 0 && len(pub) > 0 {
+			continue // the published release alone: nothing the analyst was answered
 		}
 		f.Evidence, f.Published = distinct(own), distinct(pub)
 		out = append(out, f)
