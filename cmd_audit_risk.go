@@ -15,7 +15,7 @@ import (
 func newAuditRiskCmd() *cobra.Command {
 	var sel admin.AuditSelection
 	var truth, jsonOut string
-	var from []string
+	var from, published []string
 	var o risk.Options
 	cmd := &cobra.Command{
 		Use:   "risk [--analyst A] [--truth DB]",
@@ -26,13 +26,19 @@ ships, taking the recorded answers instead of asking: exact answers and threshol
 count (differencing, the IDP and BDP searches), statements answered many times under fresh noise and
 a condition's splits (averaging, split-averaging, the IDP variance test), sums over sets of a
 column's values solved by least squares (the noise remover, linear reconstruction), and a cell asked
-beside its parts (the perturbation finder's noise bound). For each analyst it lists the cells the
-answers determine exactly or within the stated error (two standard errors), the ones about one person
-first, with the audit rows they rest on. It reads no protected data unless --truth is given, and then
-only to score the findings; its output names individuals and is for the data owner only.`,
+beside its parts (the perturbation finder's noise bound). Releases made public before by another
+firewall (--published: its audit export) are taken as known to every analyst and combined with her
+answers, as the prior-release attack combines them; a finding must rest on some answer of her own.
+Noisy one-way marginals are flagged; with --truth the tracing attack's test runs on them with each
+person of the protected table as a candidate (it needs a sample of the population: --population).
+For each analyst it lists the cells the answers determine exactly or within the stated error (two
+standard errors), the ones about one person first, with the audit rows they rest on. It reads no
+protected data unless --truth is given, and then only to score the findings and to take the table's
+people as the tracing test's candidates; its output names individuals and is for the data owner only.`,
 		Example: `  countwall audit risk --config examples/countwall.yaml
   countwall audit risk --state countwall-state.db --analyst mallory --truth examples/demo.db --json risk.json
-  countwall audit risk --from alice.jsonl --from bob.jsonl`,
+  countwall audit risk --from alice.jsonl --from bob.jsonl
+  countwall audit risk --state laplace-state.db --published exact-release.jsonl --truth examples/demo.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -43,7 +49,16 @@ only to score the findings; its output names individuals and is for the data own
 			if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
 				o.IDPPlusOne = cfg.IDPPlusOne()
 			}
+			if cfg != nil {
+				o.Trace.Units = map[string]string{}
+				for name, t := range cfg.Tables {
+					o.Trace.Units[name] = t.PrivacyUnit
+				}
+			}
 			o.Analyst = sel.Analyst
+			if o.Published, err = admin.ReadExports(published); err != nil {
+				return err
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
 			return risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut)
 		},
@@ -51,8 +66,10 @@ only to score the findings; its output names individuals and is for the data own
 	f := cmd.Flags()
 	auditSelectionFlags(f, &sel)
 	f.StringSliceVar(&from, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
+	f.StringSliceVar(&published, "published", nil, "releases made public before (an 'audit export' of another firewall): every analyst is taken to know them, and they are combined with her answers (repeatable)")
 	f.StringVar(&truth, "truth", "", "the protected SQLite database, to score each finding")
 	f.StringVar(&jsonOut, "json", "", "write every finding as JSON to this file")
+	f.StringVar(&o.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")

@@ -143,8 +143,7 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, err
 	}
 	// Steps 3 and 4.
-	score := tracingScore(p, pop, counts)
-	T := tracingThreshold(p, pop, score)
+	score, T := TracingTest(pop, p.References, p.FPR, p.Threshold, counts)
 	in := make([]float64, len(pop.Members))
 	out := make([]float64, len(pop.NonMembers))
 	tp, fp := 0, 0
@@ -205,9 +204,19 @@ func askMarginals(ctx context.Context, q Querier, o Options, p *TracingParams, p
 	return counts, note, nil
 }
 
+// TracingTest is steps 3 and 4 on released marginals (counts[j] the count
+// of allele 1 at SNP j+1): the score of a genome, relative to the reference
+// z_0 and the centre of the next `references` samples, and the threshold T
+// (given, or calibrated at fpr on the references left). `countwall audit
+// risk` runs the same test on the marginals an analyst was answered.
+func TracingTest(pop *dataset.Population, references int, fpr, threshold float64, counts []float64) (score func(string) float64, T float64) {
+	score = tracingScore(references, pop, counts)
+	return score, tracingThreshold(references, fpr, threshold, pop, score)
+}
+
 // tracingScore is step 3: the score of a genome against the released
 // marginals, relative to the reference z_0 and the references' centre.
-func tracingScore(p *TracingParams, pop *dataset.Population, counts []float64) func(string) float64 {
+func tracingScore(references int, pop *dataset.Population, counts []float64) func(string) float64 {
 	d := pop.SNPs
 	qhat := make([]float64, d)
 	for j, c := range counts {
@@ -215,10 +224,10 @@ func tracingScore(p *TracingParams, pop *dataset.Population, counts []float64) f
 	}
 	z0 := pm1(pop.References[0])
 	centre := make([]float64, d)
-	if p.References > 0 {
-		for _, z := range pop.References[1 : 1+p.References] {
+	if references > 0 {
+		for _, z := range pop.References[1 : 1+references] {
 			for j, a := range pm1(z) {
-				centre[j] += a / float64(p.References)
+				centre[j] += a / float64(references)
 			}
 		}
 	}
@@ -231,17 +240,17 @@ func tracingScore(p *TracingParams, pop *dataset.Population, counts []float64) f
 	}
 }
 
-// tracingThreshold is step 4: the given threshold, or else the score just
-// above the share 1 - FPR of the calibration references.
-func tracingThreshold(p *TracingParams, pop *dataset.Population, score func(string) float64) float64 {
+// tracingThreshold is step 4: the given threshold, or else (NaN) the score
+// just above the share 1 - fpr of the calibration references.
+func tracingThreshold(references int, fpr, threshold float64, pop *dataset.Population, score func(string) float64) float64 {
 	var calib []float64
-	for _, z := range pop.References[1+p.References:] {
+	for _, z := range pop.References[1+references:] {
 		calib = append(calib, score(z))
 	}
-	T := p.Threshold
+	T := threshold
 	if math.IsNaN(T) {
 		slices.Sort(calib)
-		T = calib[min(len(calib)-1, int(math.Ceil((1-p.FPR)*float64(len(calib))))-1)]
+		T = calib[min(len(calib)-1, int(math.Ceil((1-fpr)*float64(len(calib))))-1)]
 		T = math.Nextafter(T, math.Inf(1)) // strictly above that share of the references
 	}
 	return T

@@ -90,14 +90,14 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	fmt.Fprintln(w, "Report card: the attack programs, over the wire (SCRAM, loopback), against the mechanism each")
 	fmt.Fprintln(w, "was built for and against laplace with a budget (epsilon 0.1 a query, cap 1 per analyst):")
 	fmt.Fprintln(w)
-	card, runs, err := runAttacks(ctx, o, dbPath)
+	card, runs, pub, err := runAttacks(ctx, o, dbPath)
 	if err != nil {
 		return err
 	}
 	if err := report.Print(w, card); err != nil {
 		return err
 	}
-	ordinary, err := assessOrdinary(ctx, o.Dir, dbPath)
+	ordinary, err := assessOrdinary(ctx, o.Dir, dbPath, pub)
 	if err != nil {
 		return err
 	}

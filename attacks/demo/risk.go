@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
 
@@ -11,40 +12,76 @@ import (
 	"countwall/proxy/state/release"
 )
 
-// assessState is `countwall audit risk` on one firewall's state database
-// after its run: every analyst's answered statements, the solvers, the
-// findings scored against the protected table.
-func assessState(ctx context.Context, label, statePath, truthPath string, plusOne bool) (report.RiskRun, error) {
-	run := report.RiskRun{Setting: label}
+// published is a release made before by another firewall: the answers it
+// gave one analyst, read from its audit, which the prior-release attack
+// combines with this firewall's.
+type published struct {
+	source   string // as the card names it
+	releases []release.Release
+}
+
+// readPublished reads what the firewall whose state is at statePath
+// answered analyst.
+func readPublished(ctx context.Context, label, statePath, analyst string) (*published, error) {
+	rs, _, err := readState(ctx, statePath, analyst)
+	if err != nil {
+		return nil, err
+	}
+	return &published{source: fmt.Sprintf("%d answers of the %s firewall to %s", len(rs), label, analyst), releases: rs}, nil
+}
+
+// readState reads the answered statements of a state database (of one
+// analyst, or all when analyst is ""), and the analysts who sent them.
+func readState(ctx context.Context, statePath, analyst string) ([]release.Release, []string, error) {
 	st, err := state.Open(ctx, statePath, state.Options{})
 	if err != nil {
-		return run, err
+		return nil, nil, err
 	}
 	defer st.Close()
 	var rs []release.Release
+	var analysts []string
 	seen := map[string]bool{}
-	err = st.EachAudit(ctx, state.AuditFilter{AnsweredOnly: true}, func(e state.AuditEntry) error {
+	err = st.EachAudit(ctx, state.AuditFilter{AnsweredOnly: true, Analyst: analyst}, func(e state.AuditEntry) error {
 		rs = append(rs, e.Release())
 		if !seen[e.Analyst] {
 			seen[e.Analyst] = true
-			run.Analysts = append(run.Analysts, e.Analyst)
+			analysts = append(analysts, e.Analyst)
 		}
 		return nil
 	})
+	sort.Strings(analysts)
+	return rs, analysts, err
+}
+
+// assessState is `countwall audit risk` on one firewall's state database
+// after its run: every analyst's answered statements, combined with the
+// published release when there is one, the solvers, the findings scored
+// against the protected table and the tracing test run on its people.
+func assessState(ctx context.Context, label, statePath, truthPath string, plusOne bool, pub *published) (report.RiskRun, error) {
+	run := report.RiskRun{Setting: label}
+	rs, analysts, err := readState(ctx, statePath, "")
 	if err != nil {
 		return run, err
 	}
-	sort.Strings(run.Analysts)
-	run.Reports = risk.Assess(rs, risk.Options{IDPPlusOne: plusOne})
-	return run, risk.Score(ctx, truthPath, run.Reports)
+	run.Analysts = analysts
+	o := risk.Options{IDPPlusOne: plusOne}
+	if pub != nil {
+		o.Published, run.Published = pub.releases, pub.source
+	}
+	run.Reports = risk.Assess(rs, o)
+	if err := risk.Score(ctx, truthPath, run.Reports); err != nil {
+		return run, err
+	}
+	return run, risk.Trace(ctx, truthPath, rs, run.Reports, o)
 }
 
 // assessOrdinary runs the risk check on the states of the mechanisms the
-// demo compared with its ordinary queries, where it must find nothing.
-func assessOrdinary(ctx context.Context, dir, truthPath string) ([]report.RiskRun, error) {
+// demo compared with its ordinary queries, where it must find nothing, even
+// beside the published release.
+func assessOrdinary(ctx context.Context, dir, truthPath string, pub *published) ([]report.RiskRun, error) {
 	var runs []report.RiskRun
 	for _, m := range mechanisms {
-		run, err := assessState(ctx, m.name+" (ordinary queries)", filepath.Join(dir, "state-"+m.name+".db"), truthPath, false)
+		run, err := assessState(ctx, m.name+" (ordinary queries)", filepath.Join(dir, "state-"+m.name+".db"), truthPath, false, pub)
 		if err != nil {
 			return nil, err
 		}

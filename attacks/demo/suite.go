@@ -8,7 +8,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"countwall/attacks"
 	"countwall/attacks/report"
@@ -63,6 +65,7 @@ const cellKeyD = 2
 // Settings are the demo's firewalls by name.
 var Settings = map[string]Setting{
 	"exact":           {Label: "exact", Mechanism: "exact", Budget: budgetUncounted},
+	"exact release":   {Label: "exact release", Mechanism: "exact", Budget: budgetUncounted},
 	"suppress":        {Label: "suppress", Mechanism: "suppress", Params: map[string]any{"threshold": 10}, Budget: budgetUncounted},
 	"bounded":         {Label: "bounded", Mechanism: "bounded", Params: map[string]any{"range": 2}, Budget: budgetUncounted},
 	"cellkey":         {Label: "cellkey", Mechanism: "cellkey", Params: map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, Budget: budgetUncounted},
@@ -98,12 +101,91 @@ var AttackPlan = []struct {
 	{"tracing", []string{"cellkey genomes", "laplace genomes"}},
 }
 
+// publisher is the analyst the exact release firewall answers the
+// prior-release attack's pair counts: the earlier release it combines.
+const publisher = "publisher"
+
+// riskPending is a firewall whose state audit risk reads once the suite is
+// over (and the release firewall stopped).
+type riskPending struct {
+	label, statePath, truthPath string
+	plusOne, prior              bool
+}
+
 // runAttacks runs the attack suite over the wire: for each firewall
 // setting a loopback server with SCRAM authentication, one analyst per
 // attack (so each starts with a full budget), and the attacks scored against
-// the protected database. It returns the report card's rows in plan order.
-func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []report.RiskRun, error) {
-	order := []string{}
+// the protected database. The prior-release attack reads its earlier exact
+// release from a firewall of its own (the exact release firewall, analyst
+// publisher), whose audit is combined with the attacked firewall's when
+// audit risk reads that. It returns the report card's rows in plan order,
+// audit risk's runs on each firewall's state and the published release.
+func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []report.RiskRun, *published, error) {
+	order, bySetting := planned()
+	people, err := PeopleTables()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var release *Firewall
+	stopRelease := func() {}
+	if slices.ContainsFunc(order, func(s string) bool { return slices.Contains(bySetting[s], attacks.PriorRelease.Name) }) {
+		if release, err = StartFirewall(ctx, o.Dir, dbPath, people, Settings["exact release"], []string{publisher}); err != nil {
+			return nil, nil, nil, fmt.Errorf("starting the exact release firewall: %w", err)
+		}
+		stopRelease = sync.OnceFunc(release.Stop)
+		defer stopRelease()
+	}
+	results := map[[2]string]report.Row{}
+	var pending []riskPending
+	genomesPath := filepath.Join(o.Dir, "genomes.db")
+	for _, name := range order {
+		s := Settings[name]
+		db, tableSection := dbPath, people
+		if s.Genomes {
+			if err := writeGenomes(ctx, genomesPath); err != nil {
+				return nil, nil, nil, err
+			}
+			if tableSection, err = tables(dataset.GenomesTable(genomesSNPs)); err != nil {
+				return nil, nil, nil, err
+			}
+			db = genomesPath
+		}
+		fw, err := StartFirewall(ctx, o.Dir, db, tableSection, s, bySetting[name])
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
+		}
+		fw.release = release
+		for _, attack := range bySetting[name] {
+			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
+		}
+		fw.Stop()
+		if err := ctx.Err(); err != nil {
+			// An interrupted attack keeps its result; the suite stops.
+			return nil, nil, nil, err
+		}
+		plusOne, _ := s.Params["plus_one"].(bool)
+		pending = append(pending, riskPending{s.Label, fw.StatePath, db, plusOne, slices.Contains(bySetting[name], attacks.PriorRelease.Name)})
+	}
+	stopRelease()
+	runs, pub, err := assessPending(ctx, pending, release)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var rows []report.Row
+	for _, p := range AttackPlan {
+		for _, s := range p.Settings {
+			if row, ok := results[[2]string{p.Attack, s}]; ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, runs, pub, nil
+}
+
+// planned is the settings of the attack plan in order of first use, and
+// the attacks each runs.
+func planned() ([]string, map[string][]string) {
+	var order []string
 	bySetting := map[string][]string{}
 	for _, p := range AttackPlan {
 		if _, ok := attacks.Lookup(p.Attack); !ok {
@@ -116,53 +198,33 @@ func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []
 			bySetting[s] = append(bySetting[s], p.Attack)
 		}
 	}
-	people, err := PeopleTables()
-	if err != nil {
-		return nil, nil, err
+	return order, bySetting
+}
+
+// assessPending reads what the (stopped) release firewall published and
+// runs audit risk on each firewall's state, with the published release
+// where the prior-release attack ran.
+func assessPending(ctx context.Context, pending []riskPending, release *Firewall) ([]report.RiskRun, *published, error) {
+	var pub *published
+	if release != nil {
+		var err error
+		if pub, err = readPublished(ctx, release.setting.Label, release.StatePath, publisher); err != nil {
+			return nil, nil, fmt.Errorf("reading the exact release firewall's audit: %w", err)
+		}
 	}
-	results := map[[2]string]report.Row{}
 	var runs []report.RiskRun
-	genomesPath := filepath.Join(o.Dir, "genomes.db")
-	for _, name := range order {
-		s := Settings[name]
-		db, tableSection := dbPath, people
-		if s.Genomes {
-			if err := writeGenomes(ctx, genomesPath); err != nil {
-				return nil, nil, err
-			}
-			if tableSection, err = tables(dataset.GenomesTable(genomesSNPs)); err != nil {
-				return nil, nil, err
-			}
-			db = genomesPath
+	for _, p := range pending {
+		var with *published
+		if p.prior {
+			with = pub
 		}
-		fw, err := StartFirewall(ctx, o.Dir, db, tableSection, s, bySetting[name])
+		run, err := assessState(ctx, p.label, p.statePath, p.truthPath, p.plusOne, with)
 		if err != nil {
-			return nil, nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
-		}
-		for _, attack := range bySetting[name] {
-			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
-		}
-		fw.Stop()
-		if err := ctx.Err(); err != nil {
-			// An interrupted attack keeps its result; the suite stops.
-			return nil, nil, err
-		}
-		plusOne, _ := s.Params["plus_one"].(bool)
-		run, err := assessState(ctx, s.Label, fw.StatePath, db, plusOne)
-		if err != nil {
-			return nil, nil, fmt.Errorf("audit risk on the %s firewall: %w", s.Label, err)
+			return nil, nil, fmt.Errorf("audit risk on the %s firewall: %w", p.label, err)
 		}
 		runs = append(runs, run)
 	}
-	var rows []report.Row
-	for _, p := range AttackPlan {
-		for _, s := range p.Settings {
-			if row, ok := results[[2]string{p.Attack, s}]; ok {
-				rows = append(rows, row)
-			}
-		}
-	}
-	return rows, runs, nil
+	return runs, pub, nil
 }
 
 // writeGenomes writes the genomes table for tracing once per work directory.
@@ -183,6 +245,9 @@ type Firewall struct {
 	StatePath string
 	// configPath is the config file the firewall runs (absolute when dir is).
 	configPath string
+	// release, when set, is the exact release firewall the prior-release
+	// attack asks its earlier release of, as publisher.
+	release *Firewall
 }
 
 // StartFirewall writes the config of setting s in dir, fronting dbPath with
@@ -253,6 +318,9 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 		row.Err = err.Error()
 		return row
 	}
+	if p, ok := o.Params.(*attacks.PriorReleaseParams); ok && fw.release != nil {
+		p.ReleaseDSN, o.Connect = fw.release.dsn(publisher), dialWire
+	}
 	if err := attacks.PrepareDemo(ctx, &o, truthPath); err != nil {
 		row.Err = err.Error()
 		return row
@@ -280,9 +348,22 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 
 // Dial connects to the firewall as analyst over SCRAM.
 func (fw *Firewall) Dial(ctx context.Context, analyst string) (*attacks.Wire, error) {
-	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword(analyst, fw.passwords[analyst]), Host: fw.Addr,
+	return attacks.Dial(ctx, fw.dsn(analyst))
+}
+
+// dsn is the URL analyst connects with.
+func (fw *Firewall) dsn(analyst string) string {
+	return (&url.URL{Scheme: "postgres", User: url.UserPassword(analyst, fw.passwords[analyst]), Host: fw.Addr,
 		Path: "/countwall", RawQuery: "sslmode=disable"}).String()
-	return attacks.Dial(ctx, dsn)
+}
+
+// dialWire is an attack's Connect: it reaches a second firewall by its URL.
+func dialWire(ctx context.Context, dsn, _ string) (attacks.Querier, func(), error) {
+	w, err := attacks.Dial(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, func() { w.Close() }, nil
 }
 
 func randomPassword() (string, error) {

@@ -24,6 +24,9 @@ type RiskRun struct {
 	// Analysts are every analyst whose answers were read, so that the card
 	// can say of each one found nothing.
 	Analysts []string `json:"analysts"`
+	// Published names the release made public before (another firewall's
+	// answers) that was combined with each analyst's, if any.
+	Published string `json:"published,omitempty"`
 }
 
 // WriteRisk writes runs as JSON.
@@ -77,6 +80,9 @@ func PrintRisk(w io.Writer, runs []RiskRun) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "countwall audit risk on each firewall's state alone (what the answers each analyst was sent determine):")
 	for _, run := range runs {
+		if run.Published != "" {
+			fmt.Fprintf(w, "  %-28s (combined with the published release: %s)\n", run.Setting, run.Published)
+		}
 		for _, a := range run.Analysts {
 			summary, found := riskLine(run, a)
 			fmt.Fprintf(w, "  %-28s %-22s %s\n", run.Setting, a, summary)
@@ -116,6 +122,9 @@ func writeRiskHTML(b *strings.Builder, runs []RiskRun) {
 <table><tr><th>firewall</th><th>analyst</th><th>what the released answers determine</th><th>for example</th></tr>
 `)
 	for _, run := range runs {
+		if run.Published != "" {
+			fmt.Fprintf(b, "<tr><td>%s</td><td colspan=\"3\">combined with the published release: %s</td></tr>\n", esc(run.Setting), esc(run.Published))
+		}
 		for _, a := range run.Analysts {
 			summary, found := riskLine(run, a)
 			example := ""

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,8 +19,9 @@ type system struct {
 	sets       [][]string
 	values     []float64
 	ids        []int64
-	exact      bool // every answer exact
-	wide       bool // some set has more than one value
+	exacts     []bool // which answers are exact
+	exact      bool   // every answer exact
+	wide       bool   // some set has more than one value
 }
 
 // linear solves each system whose answers are sums over sets of a column's
@@ -42,6 +44,7 @@ func linear(as []answer, o Options) []Finding {
 			order = append(order, k)
 		}
 		s.sets, s.values, s.ids = append(s.sets, set), append(s.values, a.value), append(s.ids, a.id)
+		s.exacts = append(s.exacts, a.exact)
 		s.exact = s.exact && a.exact
 		s.wide = s.wide || len(set) > 1
 	}
@@ -88,16 +91,10 @@ func (s *system) solve(o Options) []Finding {
 	if !s.wide {
 		return nil
 	}
-	index := map[string]int{}
-	var unknowns []string
-	for _, set := range s.sets {
-		for _, v := range set {
-			if _, ok := index[v]; !ok {
-				index[v] = len(unknowns)
-				unknowns = append(unknowns, v)
-			}
-		}
+	if !s.exact && slices.Contains(s.exacts, true) {
+		return s.solveConstrained(o)
 	}
+	index, unknowns := s.unknowns()
 	m, n := len(s.sets), len(unknowns)
 	if m <= n {
 		return nil

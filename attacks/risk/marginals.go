@@ -6,19 +6,21 @@ import "fmt"
 // marginals) an analyst must hold before the tracing finding is drawn.
 const minMarginals = 1000
 
-// marginals flags the tracing pattern (Dwork et al. 3.2): noisy counts of
-// many attributes of one population, which let whoever holds a person's
-// data and a reference sample tell whether the person is in the table. It
-// determines no count; it says how many marginals were released.
-func marginals(as []answer, o Options) []Finding {
-	type group struct {
-		table, col string
-		base       []string
-		values     map[string]bool
-		ids        []int64
-	}
-	groups := map[string]*group{}
-	var order []string
+// marginalGroup is the noisy counts an analyst holds of one column's
+// values under one base condition: the one-way marginals of the tracing
+// attack (snp's values under allele = 1).
+type marginalGroup struct {
+	table, col string
+	base       []string
+	counts     map[string]float64 // the column's value (as a literal) -> the count first released
+	ids        []int64
+}
+
+// marginalGroups gathers the noisy counts of single values of one column
+// under one base, in the order first seen.
+func marginalGroups(as []answer) []*marginalGroup {
+	groups := map[string]*marginalGroup{}
+	var order []*marginalGroup
 	for _, a := range as {
 		if a.exact || a.threshold != nil {
 			continue
@@ -32,24 +34,36 @@ func marginals(as []answer, o Options) []Finding {
 			k := cellKey(a.table, base) + "|" + col
 			g, ok := groups[k]
 			if !ok {
-				g = &group{table: a.table, col: col, base: base, values: map[string]bool{}}
+				g = &marginalGroup{table: a.table, col: col, base: base, counts: map[string]float64{}}
 				groups[k] = g
-				order = append(order, k)
+				order = append(order, g)
 			}
-			if !g.values[c] {
-				g.values[c] = true
-				g.ids = append(g.ids, a.id)
+			v := c[len(col)+len(" = "):]
+			if _, seen := g.counts[v]; !seen {
+				g.counts[v] = a.value
+				if n := len(g.ids); n == 0 || g.ids[n-1] != a.id { // a GROUP BY's rows share one statement
+					g.ids = append(g.ids, a.id)
+				}
 			}
 		}
 	}
+	return order
+}
+
+// marginals flags the tracing pattern (Dwork et al. 3.2): noisy counts of
+// many attributes of one population, which let whoever holds a person's
+// data and a reference sample tell whether the person is in the table. It
+// determines no count; it says how many marginals were released. With the
+// protected table and a sample of the population, Trace runs the test
+// itself on every person of the table.
+func marginals(as []answer, o Options) []Finding {
 	var out []Finding
-	for _, k := range order {
-		g := groups[k]
-		if len(g.values) < minMarginals {
+	for _, g := range marginalGroups(as) {
+		if len(g.counts) < minMarginals {
 			continue
 		}
 		out = append(out, Finding{Pattern: "tracing", Table: g.table, Cell: g.base,
-			Parameter: fmt.Sprintf("noisy marginals of %s released", g.col), Value: float64(len(g.values)), Evidence: g.ids})
+			Parameter: fmt.Sprintf("noisy marginals of %s released", g.col), Value: float64(len(g.counts)), Evidence: g.ids})
 	}
 	return out
 }

@@ -46,16 +46,24 @@ func Print(w io.Writer, reports []Report) error {
 	return nil
 }
 
-// ordered puts the findings about one person first, keeping their order.
+// ordered puts the summaries (a flag with a note: how many people the
+// tracing test traced) first, then the findings about one person, keeping
+// their order.
 func ordered(fs []Finding) []Finding {
 	out := make([]Finding, 0, len(fs))
+	summary := func(f Finding) bool { return !f.Individual && f.Note != "" }
+	for _, f := range fs {
+		if summary(f) {
+			out = append(out, f)
+		}
+	}
 	for _, f := range fs {
 		if f.Individual {
 			out = append(out, f)
 		}
 	}
 	for _, f := range fs {
-		if !f.Individual {
+		if !f.Individual && !summary(f) {
 			out = append(out, f)
 		}
 	}
@@ -81,10 +89,18 @@ func PatternCounts(fs []Finding) string {
 }
 
 func evidence(f Finding) string {
+	s := idList(f.Evidence)
+	if len(f.Published) > 0 {
+		s += " and the published release's " + idList(f.Published)
+	}
+	return s
+}
+
+func idList(list []int64) string {
 	var ids []string
-	for i, id := range f.Evidence {
+	for i, id := range list {
 		if i == 4 {
-			ids = append(ids, fmt.Sprintf("... (%d statements)", len(f.Evidence)))
+			ids = append(ids, fmt.Sprintf("... (%d statements)", len(list)))
 			break
 		}
 		ids = append(ids, fmt.Sprintf("#%d", id))
@@ -160,6 +176,9 @@ func Run(ctx context.Context, w io.Writer, rs []release.Release, o Options, trut
 	reports := Assess(rs, o)
 	if truthPath != "" {
 		if err := Score(ctx, truthPath, reports); err != nil {
+			return err
+		}
+		if err := Trace(ctx, truthPath, rs, reports, o); err != nil {
 			return err
 		}
 	}

@@ -44,17 +44,28 @@ type Finding struct {
 	// how many there are when the list is long.
 	Evidence   []int64 `json:"evidence"`
 	Statements int     `json:"statements"`
+	// Published are the rows of the published releases (Options.Published)
+	// the finding also rests on, by their own audit's ids.
+	Published []int64 `json:"published,omitempty"`
 	// Truth is the cell's true count and Correct whether Value ± Error
 	// holds it, when the protected table was given.
 	Truth   *float64 `json:"truth,omitempty"`
 	Correct *bool    `json:"correct,omitempty"`
+	// Note says more of how the finding was drawn (the tracing test's
+	// score and threshold), or why a flag went no further.
+	Note string `json:"note,omitempty"`
 }
 
 // Exact reports whether the finding determines its count exactly.
 func (f Finding) Exact() bool { return f.Error < 0.5 && !f.AtLeast && f.Parameter == "" }
 
-// What is the finding as one line.
+// What is the finding as one line, its note after it.
 func (f Finding) What() string {
+	if f.Note != "" {
+		g := f
+		g.Note = ""
+		return g.What() + "; " + f.Note
+	}
 	if f.Parameter != "" && f.AtLeast {
 		return fmt.Sprintf("%s >= %g", f.Parameter, f.Value)
 	}
@@ -111,6 +122,12 @@ type Options struct {
 	// IDPPlusOne says the idp mechanism adds one to the sensitivity (its
 	// plus_one parameter), which the variance test must know.
 	IDPPlusOne bool
+	// Trace is how Trace tests the protected table's people (owner only).
+	Trace TraceOptions
+	// Published are releases made public before (another firewall's
+	// answers, read from its audit): every analyst is taken to know them,
+	// and the solvers combine them with her own (sources.go).
+	Published []release.Release
 }
 
 func (o Options) withDefaults() Options {
@@ -141,9 +158,10 @@ func Assess(rs []release.Release, o Options) []Report {
 		}
 		byAnalyst[r.Analyst] = append(byAnalyst[r.Analyst], r)
 	}
+	pub := publishedAnswers(o.Published)
 	var out []Report
 	for name, mine := range byAnalyst {
-		as := answers(mine)
+		as := append(answers(mine), pub...)
 		rep := Report{Analyst: name}
 		for _, r := range mine {
 			if r.Answered() && r.Kind == "query" {
@@ -153,6 +171,7 @@ func Assess(rs []release.Release, o Options) []Report {
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
+		rep.Findings = ownFindings(rep.Findings)
 		if len(rep.Findings) == 0 {
 			continue
 		}

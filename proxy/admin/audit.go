@@ -89,25 +89,32 @@ func PruneAudit(ctx context.Context, statePath, configPath string, olderThan tim
 	return n, olderThan, err
 }
 
+// ReadExports reads the statements of files written by `countwall audit
+// export`, in order.
+func ReadExports(paths []string) ([]release.Release, error) {
+	var all []release.Release
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading audit export: %w", err)
+		}
+		rs, err := release.Read(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		all = append(all, rs...)
+	}
+	return all, nil
+}
+
 // ReadReleases reads the answered statements from files written by
 // `audit export` when from names any, else from the selected state
 // database, whose config is returned when one was read.
 func ReadReleases(ctx context.Context, sel AuditSelection, from []string) ([]release.Release, *config.Config, error) {
 	if len(from) > 0 {
-		var all []release.Release
-		for _, path := range from {
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading audit export: %w", err)
-			}
-			rs, err := release.Read(f)
-			f.Close()
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
-			all = append(all, rs...)
-		}
-		return all, nil, nil
+		all, err := ReadExports(from)
+		return all, nil, err
 	}
 	st, cfg, filter, err := sel.open(ctx)
 	if err != nil {

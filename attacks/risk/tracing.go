@@ -1,0 +1,273 @@
+package risk
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"countwall/attacks"
+	"countwall/dataset"
+	"countwall/proxy/state/release"
+)
+
+// TraceOptions say how Trace runs the tracing test on the people of the
+// protected table: what the attacker is assumed to know and where the
+// threshold sits. The zero value is the attack's own defaults.
+type TraceOptions struct {
+	// Population is the file of samples of the population the table was
+	// drawn from, not in it (the side file `countwall gen genomes` writes);
+	// "" looks for it beside the protected database.
+	Population string
+	// Units names each table's privacy-unit column, whose values are the
+	// candidates; a table countwall generates needs none.
+	Units map[string]string
+	// References is how many reference samples centre the statistic
+	// (0 means the attack's 100) and FPR the false-positive rate the
+	// threshold is calibrated at on the samples left (0 means 0.05).
+	References int
+	FPR        float64
+}
+
+func (t TraceOptions) withDefaults() TraceOptions {
+	if t.References <= 0 {
+		t.References = 100
+	}
+	if t.FPR <= 0 {
+		t.FPR = 0.05
+	}
+	return t
+}
+
+// Trace runs the tracing attack's test (attacks.TracingTest, Dwork et al.
+// 3.2) on the noisy marginals each analyst holds, with every person of the
+// protected table as a candidate: it adds a finding for each person the
+// released answers trace (score at or above the attack's threshold), and
+// on the release's flag, how many were traced and the false-positive rate
+// on held-out non-members. It needs the protected rows (the candidates)
+// and a sample of the population, so only the owner runs it, offline;
+// Assess, which the online monitor runs, never does.
+func Trace(ctx context.Context, truthPath string, rs []release.Release, reports []Report, o Options) error {
+	t := o.Trace.withDefaults()
+	var db *sql.DB
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	var pop *dataset.Population
+	var popNote string
+	for ri := range reports {
+		r := &reports[ri]
+		flags := map[string]int{}
+		for fi, f := range r.Findings {
+			if f.Pattern == "tracing" && !f.Individual {
+				flags[cellKey(f.Table, f.Cell)+"|"+strings.TrimSuffix(strings.TrimPrefix(f.Parameter, "noisy marginals of "), " released")] = fi
+			}
+		}
+		if len(flags) == 0 {
+			continue
+		}
+		if db == nil {
+			var err error
+			if db, err = sql.Open("sqlite", "file:"+truthPath+"?mode=ro&_pragma=query_only(1)"); err != nil {
+				return fmt.Errorf("opening the protected database to trace: %w", err)
+			}
+			pop, popNote = readPopulation(t.Population, truthPath)
+		}
+		var traced []Finding
+		for _, g := range marginalGroups(answers(analystReleases(rs, r.Analyst))) {
+			fi, ok := flags[cellKey(g.table, g.base)+"|"+g.col]
+			if !ok {
+				continue
+			}
+			note := popNote
+			if pop != nil {
+				found, n, err := traceGroup(ctx, db, g, pop, t)
+				if err != nil {
+					return err
+				}
+				note, traced = n, append(traced, found...)
+			}
+			r.Findings[fi].Note = note
+		}
+		for i := range traced {
+			traced[i].Analyst, traced[i].Statements = r.Analyst, len(traced[i].Evidence)
+		}
+		r.Findings = append(r.Findings, traced...)
+	}
+	return nil
+}
+
+func analystReleases(rs []release.Release, analyst string) []release.Release {
+	var out []release.Release
+	for _, r := range rs {
+		if r.Analyst == analyst {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readPopulation reads the population sample, or says why there is none.
+func readPopulation(path, truthPath string) (*dataset.Population, string) {
+	if path == "" {
+		path = dataset.PopulationPath(truthPath)
+		if _, err := os.Stat(path); err != nil {
+			return nil, "no sample of the population beside the protected table (--population): its people were not tested"
+		}
+	}
+	pop, err := dataset.ReadPopulation(path)
+	if err != nil {
+		return nil, "the population sample could not be read: its people were not tested"
+	}
+	return pop, ""
+}
+
+// traceGroup runs the test on one group of marginals: the released counts
+// of the column's values 1..D (the population file's attributes; a value
+// not released counts N/2, saying nothing), each person of the table as a
+// candidate. It returns a finding per person traced and the flag's note.
+func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.Population, t TraceOptions) ([]Finding, string, error) {
+	unit := t.Units[g.table]
+	if unit == "" && g.table == dataset.GenomesTableName {
+		unit = dataset.GenomesTable(pop.SNPs).PrivacyUnit
+	}
+	if unit == "" {
+		return nil, "the privacy-unit column of " + g.table + " is not known (--unit): its people were not tested", nil
+	}
+	if len(pop.References) < t.References+2 {
+		return nil, fmt.Sprintf("the population sample has %d reference samples, fewer than %d: its people were not tested", len(pop.References), t.References+2), nil
+	}
+	people, genomes, err := candidates(ctx, db, g, unit, pop.SNPs)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(people) == 0 {
+		return nil, "the protected table's rows are not the population file's attributes 1..D: its people were not tested", nil
+	}
+	counts := make([]float64, pop.SNPs)
+	for j := range counts {
+		c, ok := g.counts[strconv.Itoa(j+1)]
+		if !ok {
+			c = float64(len(people)) / 2
+		}
+		counts[j] = c
+	}
+	scoring := *pop
+	scoring.People = len(people)
+	score, T := attacks.TracingTest(&scoring, t.References, t.FPR, math.NaN(), counts)
+	var out []Finding
+	for i, p := range people {
+		s := score(genomes[i])
+		if s < T {
+			continue
+		}
+		// "The person has a row": at least one row of the unit.
+		f := Finding{Pattern: "tracing", Table: g.table, Cell: []string{unit + " = " + release.Constant{Text: p, String: !isNumber(p)}.SQL()},
+			Value: 1, AtLeast: true, Individual: true, Evidence: g.ids, Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)}
+		var rows float64
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+g.table+" WHERE "+unit+" = ?", p).Scan(&rows); err != nil {
+			return nil, "", fmt.Errorf("scoring the tracing test: %w", err)
+		}
+		ok := rows >= 1
+		f.Truth, f.Correct = &rows, &ok
+		out = append(out, f)
+	}
+	fp := 0
+	for _, z := range pop.NonMembers {
+		if score(z) >= T {
+			fp++
+		}
+	}
+	rate := t.FPR
+	if len(pop.NonMembers) > 0 {
+		rate = max(rate, float64(fp)/float64(len(pop.NonMembers)))
+	}
+	note := fmt.Sprintf("%d of the table's %d people traced (T calibrated at a false-positive rate of %g on %d reference samples; %d of %d held-out non-members above T)",
+		len(out), len(people), t.FPR, len(pop.References)-1-t.References, fp, len(pop.NonMembers))
+	if !BeyondChance(len(out), len(people), rate) {
+		// Every candidate is in the table, so each one above T "holds";
+		// what says the release traces anyone is that more are above T
+		// than the false-positive rate puts there by chance.
+		note = fmt.Sprintf("%d of the table's %d people above T, no more than a false-positive rate of %.2g puts there by chance: the release traces no one (%d of %d held-out non-members above T)",
+			len(out), len(people), rate, fp, len(pop.NonMembers))
+		out = nil
+	}
+	return out, note, nil
+}
+
+// chanceLevel is the p-value below which a count of people above the
+// tracing threshold is more than the false-positive rate explains.
+const chanceLevel = 0.01
+
+// BeyondChance says whether k of n people at or above the tracing test's
+// threshold are more than a false-positive rate explains: a one-sided
+// binomial test at chanceLevel, P(X >= k) for X ~ Binomial(n, rate).
+func BeyondChance(k, n int, rate float64) bool {
+	if k == 0 || n == 0 {
+		return false
+	}
+	return distuv.Binomial{N: float64(n), P: rate}.Survival(float64(k-1)) < chanceLevel
+}
+
+// candidates reads each person of the protected table and the person's
+// genome over the group's column: 1 at value j when the person has a row
+// with col = j under the group's base condition. The conditions are the
+// answered statements' own, which the firewall validated before answering.
+func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, snps int) ([]string, []string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT DISTINCT "+unit+" FROM "+g.table+" ORDER BY "+unit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+	}
+	var people []string
+	index := map[string]int{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+		}
+		index[p] = len(people)
+		people = append(people, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	genomes := make([][]byte, len(people))
+	for i := range genomes {
+		genomes[i] = []byte(strings.Repeat("0", snps))
+	}
+	q := "SELECT " + unit + ", " + g.col + " FROM " + g.table
+	if len(g.base) > 0 {
+		q += " WHERE " + strings.Join(g.base, " AND ")
+	}
+	rows, err = db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the rows of %s to trace: %w", g.table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var v sql.NullInt64
+		if err := rows.Scan(&p, &v); err != nil {
+			return nil, nil, errors.New("tracing: the column's values are not the attributes 1..D")
+		}
+		if !v.Valid || v.Int64 < 1 || v.Int64 > int64(snps) {
+			return nil, nil, nil
+		}
+		genomes[index[p]][v.Int64-1] = '1'
+	}
+	out := make([]string, len(genomes))
+	for i, b := range genomes {
+		out[i] = string(b)
+	}
+	return people, out, rows.Err()
+}
