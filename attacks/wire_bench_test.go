@@ -17,9 +17,16 @@ import (
 // serveWire serves e over the PostgreSQL protocol (trust, a session of e
 // per connection) on a loopback TCP port or a Unix socket, until the
 // benchmark ends, and returns the DSN that reaches it.
-func serveWire(b *testing.B, e *proxy.Engine, transport string) string {
-	b.Helper()
+func serveWire(t testing.TB, e *proxy.Engine, transport string) string {
+	t.Helper()
 	srv := pgwire.New(func(analyst string) pgwire.Session { return e.NewSession(analyst) }, pgwire.Options{Trust: true})
+	return startWire(t, srv, transport)
+}
+
+// startWire runs srv on a loopback TCP port or a Unix socket until the test
+// ends and returns the DSN that reaches it.
+func startWire(t testing.TB, srv *pgwire.Server, transport string) string {
+	t.Helper()
 	var l net.Listener
 	var dsn string
 	var err error
@@ -31,17 +38,17 @@ func serveWire(b *testing.B, e *proxy.Engine, transport string) string {
 		}
 	case "unix":
 		// pgx finds a server's socket as PostgreSQL names it: DIR/.s.PGSQL.PORT.
-		dir := b.TempDir()
+		dir := t.TempDir()
 		l, err = net.Listen("unix", filepath.Join(dir, ".s.PGSQL.5432"))
 		dsn = fmt.Sprintf("host=%s port=5432 user=mallory database=countwall sslmode=disable", dir)
 	default:
-		b.Fatalf("unknown transport %q", transport)
+		t.Fatalf("unknown transport %q", transport)
 	}
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
-	b.Cleanup(func() {
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
@@ -49,15 +56,14 @@ func serveWire(b *testing.B, e *proxy.Engine, transport string) string {
 	return dsn
 }
 
-// dialWire opens an attack's connection to dsn, closed when the benchmark
-// ends.
-func dialWire(b *testing.B, dsn string) *attacks.Wire {
-	b.Helper()
+// dialWire opens an attack's connection to dsn, closed when the test ends.
+func dialWire(t testing.TB, dsn string) *attacks.Wire {
+	t.Helper()
 	w, err := attacks.Dial(context.Background(), dsn)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	b.Cleanup(func() { w.Close() })
+	t.Cleanup(func() { w.Close() })
 	return w
 }
 
