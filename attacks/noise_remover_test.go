@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"countwall/attacks"
 	"countwall/dataset"
 	"countwall/ir"
 	"countwall/proxy"
-	"countwall/proxy/pgwire"
 )
 
 // smallSynthetic is the Asghar-Kaafar recipe at 4,000 rows: the same
@@ -39,6 +36,13 @@ func syntheticEngineWith(t testing.TB, mechanism, params string) (*attacks.Logge
 
 // syntheticEngineSync is syntheticEngineWith with the given audit.sync.
 func syntheticEngineSync(t testing.TB, mechanism, params, auditSync string) (*attacks.Logged, []byte) {
+	e, secret := syntheticEngineOpen(t, mechanism, params, auditSync)
+	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}, secret
+}
+
+// syntheticEngineOpen is the Engine syntheticEngineSync queries, for callers
+// that open sessions of their own, and the firewall's secret.
+func syntheticEngineOpen(t testing.TB, mechanism, params, auditSync string) (*proxy.Engine, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
@@ -55,7 +59,7 @@ tables:
 `, smallSynthetic(t), filepath.Join(dir, "state.db"), auditSync, mechanism, mechanism, params)
 	secret := fixedSecret(t, filepath.Join(dir, "state.db"), "noise remover tests")
 	e, _ := openEngine(t, body)
-	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}, secret
+	return e, secret
 }
 
 // cellkeyParams are cellkey's parameters at bound d, counts <= 4 suppressed.
@@ -263,24 +267,8 @@ func BenchmarkQuerierInProcess(b *testing.B) {
 // to a loopback server in front of the same kind of Engine (audit.sync
 // normal, to compare with BenchmarkQuerierInProcess/audit-normal).
 func BenchmarkQuerierWire(b *testing.B) {
-	q, _ := syntheticEngineSync(b, "cellkey", "ptable: uniform, D: 2, suppress_at: 4", "normal")
-	engineSession := q.Querier.(attacks.InProcess).Session.(*proxy.Session)
-	srv := pgwire.New(func(analyst string) pgwire.Session { return engineSession }, pgwire.Options{Trust: true})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(l) //nolint:errcheck // ends with ErrServerClosed at cleanup
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx) //nolint:errcheck // best effort in cleanup
-	})
-	w, err := attacks.Dial(context.Background(), "postgres://mallory@"+l.Addr().String()+"/countwall?sslmode=disable")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	e, _ := syntheticEngineOpen(b, "cellkey", "ptable: uniform, D: 2, suppress_at: 4", "normal")
+	w := dialWire(b, serveWire(b, e, "tcp"))
 	benchQuerier(b, w)
 }
 

@@ -2,15 +2,34 @@ package attacks
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // Wire is a Querier over the PostgreSQL protocol to a running firewall.
 // It uses the simple protocol, so that what it sends is exactly the SQL in
 // its log.
-type Wire struct{ conn *pgx.Conn }
+//
+// pgx opens the connection (TLS, SCRAM, the startup parameters), then hands
+// it over: an attack sends millions of one-row statements, one at a time
+// per connection, and pgx's general machinery costs more than the statement
+// itself on the client's side (a timer armed and stopped around every write
+// to guard against a deadlock that one small Query message cannot cause, a
+// result reader per statement). Each statement here is one Query message
+// written, and the answer read up to ReadyForQuery.
+type Wire struct {
+	nc net.Conn
+	fe *pgproto3.Frontend
+	// broken is why the connection can no longer be used: a statement was
+	// cut off midway (its context ended) or the socket failed.
+	broken error
+}
 
 // Dial connects to dsn (a postgres:// URL or key=value string).
 func Dial(ctx context.Context, dsn string) (*Wire, error) {
@@ -23,38 +42,83 @@ func Dial(ctx context.Context, dsn string) (*Wire, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the firewall: %w", err)
 	}
-	return &Wire{conn: conn}, nil
+	hc, err := conn.PgConn().Hijack()
+	if err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("taking over the connection to the firewall: %w", err)
+	}
+	return &Wire{nc: hc.Conn, fe: hc.Frontend}, nil
 }
 
-// Close ends the connection.
-func (w *Wire) Close() error { return w.conn.Close(context.Background()) }
+// Close ends the session (Terminate) and the connection.
+func (w *Wire) Close() error {
+	if w.broken == nil {
+		w.fe.Send(&pgproto3.Terminate{})
+		w.fe.Flush() //nolint:errcheck // the close below reports what matters
+	}
+	w.broken = net.ErrClosed
+	return w.nc.Close()
+}
 
 // Query sends sql and reads every row as text.
 func (w *Wire) Query(ctx context.Context, sql string) (*Rows, error) {
-	res := w.conn.PgConn().Exec(ctx, sql)
-	results, err := res.ReadAll()
-	if err != nil {
+	if w.broken != nil {
+		return nil, fmt.Errorf("the connection to the firewall is unusable: %w", w.broken)
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// A cancelled context wakes the read or write in flight; the statement's
+	// answer is then abandoned and the connection with it.
+	cut := context.AfterFunc(ctx, func() { w.nc.SetDeadline(time.Now()) }) //nolint:errcheck // a closed socket fails the read anyway
+	rows, err := w.exchange(sql)
+	if !cut() {
+		w.broken = ctx.Err()
+		return nil, ctx.Err()
+	}
+	return rows, err
+}
+
+// exchange writes one Query message and reads the answer to its
+// ReadyForQuery: the rows of every result as text, or the first error.
+func (w *Wire) exchange(sql string) (*Rows, error) {
+	w.fe.Send(&pgproto3.Query{String: sql})
+	if err := w.fe.Flush(); err != nil {
+		w.broken = err
+		return nil, fmt.Errorf("sending to the firewall: %w", err)
+	}
 	out := &Rows{}
-	for _, r := range results {
-		if r.Err != nil {
-			return nil, r.Err
+	var firstErr error
+	for {
+		msg, err := w.fe.Receive()
+		if err != nil {
+			w.broken = err
+			return nil, fmt.Errorf("reading the firewall's answer: %w", err)
 		}
-		if len(r.FieldDescriptions) == 0 {
-			continue
-		}
-		out.Columns = make([]string, len(r.FieldDescriptions))
-		for i, f := range r.FieldDescriptions {
-			out.Columns[i] = f.Name
-		}
-		for _, row := range r.Rows {
-			vals := make([]string, len(row))
-			for i, v := range row {
+		switch m := msg.(type) {
+		case *pgproto3.RowDescription:
+			out.Columns = make([]string, len(m.Fields))
+			for i, f := range m.Fields {
+				out.Columns[i] = string(f.Name)
+			}
+		case *pgproto3.DataRow:
+			vals := make([]string, len(m.Values))
+			for i, v := range m.Values {
 				vals[i] = string(v)
 			}
 			out.Values = append(out.Values, vals)
+		case *pgproto3.ErrorResponse:
+			if firstErr == nil {
+				firstErr = pgconn.ErrorResponseToPgError(m)
+			}
+		case *pgproto3.ReadyForQuery:
+			if firstErr != nil {
+				return nil, firstErr
+			}
+			return out, nil
+		case *pgproto3.CopyInResponse, *pgproto3.CopyOutResponse, *pgproto3.CopyBothResponse:
+			w.broken = errors.New("the firewall started a COPY")
+			return nil, w.broken
 		}
 	}
-	return out, nil
 }

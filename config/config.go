@@ -114,6 +114,10 @@ type Server struct {
 	// MetricsListen, when set, is the address serve exposes Prometheus
 	// metrics on (HTTP, /metrics); empty means no metrics.
 	MetricsListen string `mapstructure:"metrics_listen"`
+	// SocketDir, when set, is a directory where serve also listens on a
+	// Unix socket, named as PostgreSQL names its own (.s.PGSQL.PORT, PORT
+	// being listen's), for clients on the same machine.
+	SocketDir string `mapstructure:"socket_dir"`
 }
 
 // Table is a protected table's configuration.

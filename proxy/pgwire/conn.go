@@ -29,6 +29,7 @@ type conn struct {
 	secret  uint32
 	analyst string
 	session Session
+	enc     encoder // the session's result messages (encode.go)
 
 	statements map[string]*prepared
 	portals    map[string]*portal
@@ -171,9 +172,12 @@ func (c *conn) ready() {
 // run executes one statement with the query deadline, cancellable by a
 // CancelRequest. The session logs and audits it.
 func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if t := c.srv.opts.QueryTimeout; t > 0 {
 		ctx, cancel = context.WithTimeout(context.Background(), t)
+	} else {
+		ctx, cancel = context.WithCancel(context.Background())
 	}
 	c.mu.Lock()
 	c.running = cancel
@@ -244,7 +248,7 @@ func (c *conn) simpleQuery(sql string) {
 		return
 	}
 	if len(res.Columns) > 0 {
-		c.be.Send(rowDescription(res.Columns, nil))
+		c.be.Send(c.enc.rowDescription(res.Columns, nil))
 	}
 	c.sendRows(res, nil)
 }
@@ -252,9 +256,9 @@ func (c *conn) simpleQuery(sql string) {
 // sendRows sends a result's rows, command tag and budget notice.
 func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 	for _, row := range res.Rows {
-		c.be.Send(dataRow(res.Columns, row, formats))
+		c.be.Send(c.enc.dataRow(res.Columns, row, formats))
 	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.Tag)})
+	c.be.Send(c.enc.commandComplete(res.Tag))
 	if res.Notice != "" {
 		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: string(pgerror.SuccessfulCompletion), Message: res.Notice})
 	}

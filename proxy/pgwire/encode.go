@@ -64,46 +64,88 @@ func formatFor(codes []int16, i int) int16 {
 	return 0
 }
 
-func rowDescription(cols []proxy.Column, formats []int16) *pgproto3.RowDescription {
-	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
-	for i, c := range cols {
-		rd.Fields[i] = pgproto3.FieldDescription{
-			Name: []byte(c.Name), DataTypeOID: typeOID(c.Type), DataTypeSize: typeSize(c.Type),
-			TypeModifier: -1, Format: formatFor(formats, i),
-		}
-	}
-	return rd
+// encoder builds a connection's RowDescription, DataRow and
+// CommandComplete messages in storage it keeps: pgproto3 encodes a message
+// into its write buffer as it is sent, so one of each, and one byte buffer
+// for their fields, serve every statement of the session.
+type encoder struct {
+	rd  pgproto3.RowDescription
+	dr  pgproto3.DataRow
+	cc  pgproto3.CommandComplete
+	buf []byte
 }
 
-func dataRow(cols []proxy.Column, row []proxy.Value, formats []int16) *pgproto3.DataRow {
-	dr := &pgproto3.DataRow{Values: make([][]byte, len(row))}
+// rowDescription describes cols; valid until the encoder's next call.
+func (e *encoder) rowDescription(cols []proxy.Column, formats []int16) *pgproto3.RowDescription {
+	e.buf = e.buf[:0]
+	e.rd.Fields = e.rd.Fields[:0]
+	for i, c := range cols {
+		e.rd.Fields = append(e.rd.Fields, pgproto3.FieldDescription{
+			Name: e.appendField(c.Name), DataTypeOID: typeOID(c.Type), DataTypeSize: typeSize(c.Type),
+			TypeModifier: -1, Format: formatFor(formats, i),
+		})
+	}
+	return &e.rd
+}
+
+// appendField appends s to e.buf and returns the bytes it took there.
+func (e *encoder) appendField(s string) []byte {
+	start := len(e.buf)
+	e.buf = append(e.buf, s...)
+	return e.buf[start:len(e.buf):len(e.buf)]
+}
+
+// dataRow encodes one row; valid until the encoder's next call.
+func (e *encoder) dataRow(cols []proxy.Column, row []proxy.Value, formats []int16) *pgproto3.DataRow {
+	if e.buf == nil {
+		// A nil value is SQL NULL: an empty text must slice a buffer that
+		// exists.
+		e.buf = make([]byte, 0, 256)
+	}
+	e.buf = e.buf[:0]
+	e.dr.Values = e.dr.Values[:0]
 	for i, v := range row {
 		if v.Null {
-			continue // nil is SQL NULL
+			e.dr.Values = append(e.dr.Values, nil) // nil is SQL NULL
+			continue
 		}
-		binaryFormat := formatFor(formats, i) == 1
-		switch cols[i].Type {
-		case proxy.ColumnInt8:
-			if binaryFormat {
-				dr.Values[i] = binary.BigEndian.AppendUint64(nil, uint64(v.Int))
-			} else {
-				dr.Values[i] = strconv.AppendInt(nil, v.Int, 10)
-			}
-		case proxy.ColumnFloat8:
-			if binaryFormat {
-				dr.Values[i] = binary.BigEndian.AppendUint64(nil, math.Float64bits(v.Float))
-			} else {
-				dr.Values[i] = strconv.AppendFloat(nil, v.Float, 'g', -1, 64)
-			}
-		case proxy.ColumnBool:
-			dr.Values[i] = encodeBool(v.Int != 0, binaryFormat)
-		case proxy.ColumnTextArray, proxy.ColumnInt8Array:
-			dr.Values[i] = encodeArray(v.Text, typeOID(cols[i].Type), binaryFormat)
-		default:
-			dr.Values[i] = []byte(v.Text)
-		}
+		e.dr.Values = append(e.dr.Values, e.appendValue(cols[i].Type, v, formatFor(formats, i) == 1))
 	}
-	return dr
+	return &e.dr
+}
+
+// appendValue encodes one non-NULL value of type t in text or binary form.
+func (e *encoder) appendValue(t proxy.ColumnType, v proxy.Value, binaryFormat bool) []byte {
+	start := len(e.buf)
+	switch t {
+	case proxy.ColumnInt8:
+		if binaryFormat {
+			e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v.Int))
+		} else {
+			e.buf = strconv.AppendInt(e.buf, v.Int, 10)
+		}
+	case proxy.ColumnFloat8:
+		if binaryFormat {
+			e.buf = binary.BigEndian.AppendUint64(e.buf, math.Float64bits(v.Float))
+		} else {
+			e.buf = strconv.AppendFloat(e.buf, v.Float, 'g', -1, 64)
+		}
+	case proxy.ColumnBool:
+		return encodeBool(v.Int != 0, binaryFormat)
+	case proxy.ColumnTextArray, proxy.ColumnInt8Array:
+		return encodeArray(v.Text, typeOID(t), binaryFormat)
+	default:
+		e.buf = append(e.buf, v.Text...)
+	}
+	return e.buf[start:len(e.buf):len(e.buf)]
+}
+
+// commandComplete is the message carrying tag; valid until the encoder's
+// next call.
+func (e *encoder) commandComplete(tag string) *pgproto3.CommandComplete {
+	e.buf = append(e.buf[:0], tag...)
+	e.cc.CommandTag = e.buf
+	return &e.cc
 }
 
 // decodeParam turns a bound parameter into the text form the engine binds.

@@ -141,7 +141,7 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 	if len(st.desc.Columns) == 0 {
 		c.be.Send(&pgproto3.NoData{})
 	} else {
-		c.be.Send(rowDescription(st.desc.Columns, formats))
+		c.be.Send(c.enc.rowDescription(st.desc.Columns, formats))
 	}
 	return true
 }

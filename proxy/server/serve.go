@@ -74,10 +74,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("server.listen: %w", err)
 	}
+	listeners := []net.Listener{l}
+	if dir := cfg.Server.SocketDir; dir != "" {
+		ul, err := listenUnix(dir, l.Addr())
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("server.socket_dir: %w", err)
+		}
+		listeners = append(listeners, ul)
+	}
 	logger.Info("countwall serving", "addr", l.Addr().String(), "mechanism", engine.Mechanism(), "database", proxy.StoreName(cfg.Database))
+	if len(listeners) > 1 {
+		logger.Info("countwall serving on a Unix socket", "path", listeners[1].Addr().String())
+	}
 	m, stopMetrics, err := serveMetrics(cfg.Server.MetricsListen, engine, srv, logger, o.MetricsReady)
 	if err != nil {
-		l.Close()
+		closeAll(listeners)
 		return err
 	}
 	defer stopMetrics()
@@ -103,7 +115,13 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			defer stopWatch()
 		}
 	}
-	return serveUntilDone(ctx, srv, l, o, logger, reload)
+	return serveUntilDone(ctx, srv, listeners, o, logger, reload)
+}
+
+func closeAll(listeners []net.Listener) {
+	for _, l := range listeners {
+		l.Close()
+	}
 }
 
 // riskReporter tells each of the risk monitor's decisions to the metrics
@@ -120,17 +138,24 @@ func riskReporter(m *metrics.Metrics, onRisk func(monitor.Decision)) func(monito
 	}
 }
 
-// serveUntilDone accepts connections on l until ctx is done, then lets the
-// statements in flight finish (up to 30 seconds); a reload signal reloads.
-func serveUntilDone(ctx context.Context, srv *pgwire.Server, l net.Listener, o ServeOptions, logger *slog.Logger, reload func(why string)) error {
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+// serveUntilDone accepts connections on the listeners until ctx is done,
+// then lets the statements in flight finish (up to 30 seconds); a reload
+// signal reloads. Ready is told the first listener's address.
+func serveUntilDone(ctx context.Context, srv *pgwire.Server, listeners []net.Listener, o ServeOptions, logger *slog.Logger, reload func(why string)) error {
+	served := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() { served <- srv.Serve(l) }()
+	}
 	if o.Ready != nil {
-		o.Ready(l.Addr())
+		o.Ready(listeners[0].Addr())
 	}
 	for {
 		select {
 		case err := <-served:
+			// One listener failed: stop serving on the others too.
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv.Shutdown(shutdownCtx) //nolint:errcheck // the listener's error is the one to report
 			return err
 		case <-ctx.Done():
 			logger.Info("shutting down: finishing statements in flight")
