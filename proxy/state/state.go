@@ -28,17 +28,20 @@ type DB struct {
 	secret []byte
 	ledger *Ledger
 
-	// audit is the audit writer's own handle: one connection, with the
-	// insert prepared once, synchronous as Options.AuditSync says. The
-	// ledger's transactions (and the audit rows written inside them) use
-	// sql, which is always synchronous=FULL.
+	// audit is the audit writer's own handle, synchronous as
+	// Options.AuditSync says. The ledger's transactions (and the audit rows
+	// written inside them) use sql, which is always synchronous=FULL. On
+	// SQLite the writer holds audit's one connection (auditConn); on
+	// PostgreSQL audit is sql, and its statements are auditPrepared.
 	audit         *sql.DB
-	auditPrepared map[string]*sql.Stmt
+	auditConn     *auditConn
+	auditPrepared preparedAudit
 	auditSync     AuditSync
 	postgres      bool
 	// contexts, shapes and texts are the ids of interned audit contexts,
-	// statement shapes and strings already written (auditstore.go).
-	contexts, shapes, texts interned
+	// statement shapes and strings already written (auditwrite.go).
+	contexts      interned[contextKey]
+	shapes, texts interned[string]
 
 	// The audit log is written with group commit: whoever holds the
 	// writing turn writes every entry pending at that moment in one
@@ -178,11 +181,14 @@ func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync, reserve 
 		return fail(err)
 	}
 	s.ledger = book
-	prepared, err := prepareAudit(ctx, audit)
+	if s.postgres {
+		s.auditPrepared, err = prepareAudit(ctx, audit, auditQueries)
+	} else {
+		s.auditConn, err = openAuditConn(ctx, audit)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	s.auditPrepared = prepared
 	go s.flusher()
 	return s, nil
 }
@@ -242,8 +248,9 @@ func (s *DB) Close() error {
 	<-s.flusherOK
 	s.commitPending() // what arrived after the flusher's last batch
 	err := s.ledger.Close(context.Background())
-	for _, st := range s.auditPrepared {
-		err = errors.Join(err, st.Close())
+	err = errors.Join(err, s.auditPrepared.close())
+	if s.auditConn != nil {
+		err = errors.Join(err, s.auditConn.close())
 	}
 	if s.audit != s.sql {
 		err = errors.Join(err, s.audit.Close())
