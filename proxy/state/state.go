@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -27,6 +29,9 @@ type DB struct {
 	sql    *sql.DB
 	secret []byte
 	ledger *Ledger
+	// fingerprints are HMACs keyed with secret, reset for each statement
+	// rather than keyed afresh.
+	fingerprints sync.Pool
 
 	// audit is the audit writer's own handle, synchronous as
 	// Options.AuditSync says. The ledger's transactions (and the audit rows
@@ -220,16 +225,28 @@ func (s *DB) Secret() []byte { return s.secret }
 // the ledger without keeping it: an HMAC keyed with the firewall secret, so
 // that holding the log is not enough to confirm a guessed statement.
 func (s *DB) Fingerprint(sql string) string {
-	return Fingerprint(s.secret, sql)
+	h, _ := s.fingerprints.Get().(hash.Hash)
+	if h == nil {
+		h = hmac.New(sha256.New, s.secret)
+	}
+	defer s.fingerprints.Put(h)
+	return fingerprintWith(h, sql)
 }
 
 // Fingerprint is DB.Fingerprint for a given secret: the first 8 bytes of
 // HMAC-SHA256(secret, sql), in hex.
 func Fingerprint(secret []byte, sql string) string {
-	mac := hmac.New(sha256.New, secret)
+	return fingerprintWith(hmac.New(sha256.New, secret), sql)
+}
+
+// fingerprintWith is Fingerprint with mac, an HMAC-SHA256 keyed with the
+// secret, which it resets first.
+func fingerprintWith(mac hash.Hash, sql string) string {
+	mac.Reset()
 	mac.Write([]byte("countwall statement fingerprint\x00"))
-	mac.Write([]byte(sql))
-	return hex.EncodeToString(mac.Sum(nil)[:8])
+	io.WriteString(mac, sql) //nolint:errcheck // a hash's Write never fails
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0])[:8])
 }
 
 // Close settles the ledger's open reservations, flushes the audit log and
