@@ -80,7 +80,7 @@ func benchSessions(b *testing.B, e *proxy.Engine, n int, stmts []string) {
 	var failed atomic.Pointer[error]
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := startCPU()
 	for _, s := range sessions {
 		wg.Add(1)
 		go func() {
@@ -98,8 +98,5 @@ func benchSessions(b *testing.B, e *proxy.Engine, n int, stmts []string) {
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}
-	if cpu >= 0 {
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+	cpu.report(b)
 }
