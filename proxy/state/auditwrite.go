@@ -17,12 +17,18 @@ import (
 // row whose context and shape were seen before costs one insert and no
 // hashing. Ids learnt in a transaction are kept only once it commits.
 type interned[K comparable] struct {
-	mu  sync.Mutex
-	ids map[K]int64
+	mu    sync.Mutex
+	ids   map[K]int64
+	bytes int // what the keys hold, as weighed when kept
 }
 
-// maxInterned bounds the cache; past it the cache starts afresh.
-const maxInterned = 1 << 16
+// maxInterned and maxInternedBytes bound the cache, in entries and in the
+// bytes its keys hold (an analyst's long statements of many shapes must
+// not grow it without end); past either the cache starts afresh.
+const (
+	maxInterned      = 1 << 16
+	maxInternedBytes = 16 << 20
+)
 
 func (c *interned[K]) lookup(k K) (int64, bool) {
 	c.mu.Lock()
@@ -31,18 +37,31 @@ func (c *interned[K]) lookup(k K) (int64, bool) {
 	return id, ok
 }
 
-func (c *interned[K]) keep(learnt map[K]int64) {
+// keep adds the ids learnt in a committed transaction; weigh is how many
+// bytes a key holds.
+func (c *interned[K]) keep(learnt map[K]int64, weigh func(K) int) {
 	if len(learnt) == 0 {
 		return
 	}
+	n := 0
+	for k := range learnt {
+		n += weigh(k)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ids == nil || len(c.ids)+len(learnt) > maxInterned {
-		c.ids = map[K]int64{}
+	if c.ids == nil || len(c.ids)+len(learnt) > maxInterned || c.bytes+n > maxInternedBytes {
+		c.ids, c.bytes = map[K]int64{}, 0
 	}
 	for k, id := range learnt {
 		c.ids[k] = id
 	}
+	c.bytes += n
+}
+
+func stringBytes(s string) int { return len(s) + 16 }
+
+func (k contextKey) bytes() int {
+	return len(k.analyst) + len(k.kind) + len(k.mechanism) + len(k.outcome) + len(k.sqlState) + len(k.reason) + len(k.chargeKind) + 136
 }
 
 // contextKey is an entry's context as the cache knows it: the fields that
@@ -106,9 +125,9 @@ func newAuditTx(s *DB, st auditStmts) *auditTx {
 
 // kept makes the ids learnt in a committed transaction known.
 func (w *auditTx) kept() {
-	w.s.contexts.keep(w.ctxLearnt)
-	w.s.shapes.keep(w.shapeLearnt)
-	w.s.texts.keep(w.textLearnt)
+	w.s.contexts.keep(w.ctxLearnt, contextKey.bytes)
+	w.s.shapes.keep(w.shapeLearnt, stringBytes)
+	w.s.texts.keep(w.textLearnt, stringBytes)
 }
 
 // internedID is the id of k if this transaction or a committed one wrote it.
