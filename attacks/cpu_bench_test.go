@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"countwall/attacks"
+	"countwall/proxy"
 )
 
 // reconStatements are the threshold counts idp-reconstruct sends to rebuild
@@ -45,4 +48,55 @@ func BenchmarkReconstructionInProcess(b *testing.B) {
 			benchStatements(b, reconEngineWith(b, 1, auditSync, 1000), stmts)
 		})
 	}
+}
+
+// parallelSessions is how many sessions BenchmarkReconstructionParallel
+// sends from at once, as `--parallel 4` of the real attacks does.
+const parallelSessions = 4
+
+// BenchmarkReconstructionParallel is BenchmarkReconstructionInProcess with
+// the statements sent from parallelSessions sessions of one analyst on one
+// Engine at once, so that answers waiting for the audit's commit share it
+// (group commit), as they do over the wire with --parallel.
+func BenchmarkReconstructionParallel(b *testing.B) {
+	stmts := reconStatements(b)
+	for _, auditSync := range []string{"full", "normal"} {
+		b.Run("audit-"+auditSync, func(b *testing.B) {
+			benchSessions(b, openReconEngine(b, 1, auditSync, 1000), parallelSessions, stmts)
+		})
+	}
+}
+
+// benchSessions sends b.N of stmts, in turn, from n sessions of one
+// analyst on e at once, and reports what benchStatements reports.
+func benchSessions(b *testing.B, e *proxy.Engine, n int, stmts []string) {
+	ctx := context.Background()
+	sessions := make([]*proxy.Session, n)
+	for i := range sessions {
+		sessions[i] = e.NewSession("mallory")
+		defer sessions[i].Close()
+	}
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu := startCPU()
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+				if _, err := s.Exec(ctx, stmts[i%int64(len(stmts))], nil); err != nil {
+					failed.Store(&err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err := failed.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	cpu.report(b)
 }

@@ -344,6 +344,14 @@ func reconEngine(t *testing.T, epsilonCap float64) *attacks.Logged {
 // reservation (queries' worth of budget reserved at a time).
 func reconEngineWith(t testing.TB, epsilonCap float64, auditSync string, reserve int) *attacks.Logged {
 	t.Helper()
+	e := openReconEngine(t, epsilonCap, auditSync, reserve)
+	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
+}
+
+// openReconEngine is the Engine behind reconEngineWith, for callers that
+// open several sessions on it.
+func openReconEngine(t testing.TB, epsilonCap float64, auditSync string, reserve int) *proxy.Engine {
+	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
 state: %s
@@ -360,7 +368,7 @@ tables:
     privacy_unit: id
 `, reconPeople(t), filepath.Join(dir, "state.db"), auditSync, epsilonCap, reserve)
 	e, _ := openEngine(t, body)
-	return &attacks.Logged{Querier: attacks.InProcess{Session: e.NewSession("mallory")}}
+	return e
 }
 
 // Through the real Engine: one suburb's people rebuilt exactly, every

@@ -49,10 +49,18 @@ var errUnparsable = pgerror.Errorf(pgerror.SyntaxError, "could not parse the sta
 // Prepare reads sql once against the catalog. It never fails: a statement
 // that cannot run is refused by Bind and Describe.
 func Prepare(sql string, cat *ir.Catalog) *Prepared {
-	return prepare(sql, cat, false)
+	return prepare(sql, cat, false, nil)
 }
 
-func prepare(sql string, cat *ir.Catalog, ownText bool) *Prepared {
+// PrepareLexed is Prepare calling lexed with the statement's tokens, as
+// pglex.Lex reads them, when they lex without error: a caller that needs
+// the tokens too (the audit's statement shape) then lexes nothing itself.
+// lexed must not keep the slice, which the next statement reuses.
+func PrepareLexed(sql string, cat *ir.Catalog, lexed func([]pglex.Token)) *Prepared {
+	return prepare(sql, cat, false, lexed)
+}
+
+func prepare(sql string, cat *ir.Catalog, ownText bool, lexed func([]pglex.Token)) *Prepared {
 	pr := &Prepared{cat: cat, ownText: ownText}
 	if limit := (&parser{cat: cat}).maxBytes(); len(sql) > limit {
 		pr.early = pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
@@ -64,7 +72,7 @@ func prepare(sql string, cat *ir.Catalog, ownText bool) *Prepared {
 	}
 	buf := tokenBufs.Get().(*[]pglex.Token)
 	defer putTokens(buf)
-	toks := pr.readTokens(sql, buf)
+	toks := pr.readTokens(sql, buf, lexed)
 	if pr.tokErr != nil || pr.stmt != nil {
 		return pr
 	}
@@ -98,7 +106,7 @@ func putTokens(buf *[]pglex.Token) {
 // readTokens lexes sql into *buf (kept there for the next statement) and
 // decides what the tokens alone decide; the statement's tokens are returned
 // when it needs the parser.
-func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token) (toks []pglex.Token) {
+func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pglex.Token)) (toks []pglex.Token) {
 	defer func() {
 		if r := recover(); r != nil {
 			toks, pr.stmt, pr.tokErr = nil, nil, errUnparsable
@@ -110,6 +118,9 @@ func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token) (toks []pglex.Tok
 	toks, err := pglex.LexAppend((*buf)[:0], sql)
 	if toks != nil {
 		*buf = toks
+	}
+	if err == nil && lexed != nil {
+		lexed(toks)
 	}
 	if err == nil {
 		toks, err = splitStatements(toks)

@@ -46,7 +46,7 @@ type parser struct {
 
 // statement reads sql with the parser's arguments (or unbound).
 func (p *parser) statement(sql string) (ir.Statement, error) {
-	return prepare(sql, p.cat, p.ownText).read(p)
+	return prepare(sql, p.cat, p.ownText, nil).read(p)
 }
 
 // fromTokens decides what a statement's tokens alone decide: an empty

@@ -19,7 +19,13 @@ func statementShape(sql string, args []*string) (string, []release.Constant) {
 	if err != nil {
 		return "", nil // not answered: the parser read the same text
 	}
+	return shapeOfTokens(toks, args)
+}
+
+// shapeOfTokens is statementShape of the statement's tokens.
+func shapeOfTokens(toks []pglex.Token, args []*string) (string, []release.Constant) {
 	var b strings.Builder
+	b.Grow(len(toks) * 4)
 	var consts []release.Constant
 	prev := pglex.Token{Kind: pglex.Op, Text: "("}
 	for i, t := range toks {
@@ -127,7 +133,31 @@ type released struct {
 }
 
 // releasedBy is the record of an answered query's statement and answer.
-func releasedBy(sql string, args []*string, res *Result) released {
-	shape, consts := statementShape(sql, args)
+func releasedBy(st *Statement, args []*string, res *Result) released {
+	shape, consts := st.shape.text, st.shape.constants
+	if !st.shape.known {
+		shape, consts = statementShape(st.SQL, args)
+	}
 	return released{shape: shape, constants: consts, cells: releasedCells(res)}
+}
+
+// preparedShape is a statement's shape for the audit, made from the tokens
+// the planner lexed when it was prepared (known), so that an answer does
+// not lex its text again; not known for a statement with $n parameters,
+// whose shape depends on each execution's arguments.
+type preparedShape struct {
+	text      string
+	constants []release.Constant
+	known     bool
+}
+
+// shapeOf is the prepared shape of a statement's tokens.
+func shapeOf(toks []pglex.Token) preparedShape {
+	for _, t := range toks {
+		if t.Kind == pglex.Param {
+			return preparedShape{}
+		}
+	}
+	text, consts := shapeOfTokens(toks, nil)
+	return preparedShape{text: text, constants: consts, known: true}
 }

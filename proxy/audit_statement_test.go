@@ -109,3 +109,45 @@ func TestAuditOfAnAnswerWithIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedShapeIsTheStatementShape: the shape an answer's audit row
+// takes from the tokens lexed when the statement was prepared is the one
+// its text gives (statementShape), for statements the splitting of
+// statements or a parameter could make differ; a statement with $n is left
+// to its execution's arguments, and an EXPLAIN keeps none.
+func TestPreparedShapeIsTheStatementShape(t *testing.T) {
+	f := newFixture(t, 5)
+	e := f.open(t, "exact", nil)
+	s := e.NewSession("alice")
+	defer s.Close()
+	for _, tc := range []struct {
+		sql   string
+		known bool
+	}{
+		{"SELECT COUNT(*) FROM people WHERE age > 3", true},
+		{"SELECT COUNT(*) > 17 FROM people WHERE age BETWEEN 3 AND 40 AND sex = 'F';", true},
+		{";SELECT COUNT(*) FROM people WHERE suburb = 'it''s' -- c\n;", true},
+		{"select /* c */ count(*) from people where \"age\" IN (1, 2, -3.5e2)", true},
+		{"SELECT COUNT(*) FROM people WHERE age > $1", false},
+		{"EXPLAIN SELECT COUNT(*) FROM people WHERE age > 3", false},
+		{"SELECT COUNT(*) FROM people WHERE suburb = 'unterminated", false},
+	} {
+		st := s.Prepare(tc.sql)
+		if st.shape.known != tc.known {
+			t.Errorf("%q: shape known %v, want %v", tc.sql, st.shape.known, tc.known)
+			continue
+		}
+		if !tc.known {
+			continue
+		}
+		shape, consts := statementShape(tc.sql, nil)
+		if st.shape.text != shape || !reflect.DeepEqual(st.shape.constants, consts) {
+			t.Errorf("%q: prepared %q %v, from the text %q %v", tc.sql, st.shape.text, st.shape.constants, shape, consts)
+		}
+	}
+	v := "5"
+	st := s.Prepare("SELECT COUNT(*) FROM people WHERE age > $1")
+	if got := releasedBy(st, []*string{&v}, nil); got.shape != "select count(*) from people where age > $1" || len(got.constants) != 1 || got.constants[0].Text != "5" {
+		t.Errorf("a bound statement released %+v", got)
+	}
+}

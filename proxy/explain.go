@@ -27,6 +27,9 @@ var planColumn = Column{Name: "QUERY PLAN", Type: ColumnText}
 // explainedStatement splits a leading EXPLAIN off sql. A statement the
 // lexer refuses is returned whole, for the parser to refuse as it would.
 func explainedStatement(sql string) (body string, explain bool, err error) {
+	if !pglex.ContainsFold(sql, "explain") {
+		return sql, false, nil // not lexed for a first word it cannot have
+	}
 	toks, lexErr := pglex.Lex(sql)
 	if lexErr != nil || len(toks) == 0 || toks[0].Kind != pglex.Word || toks[0].Text != "explain" {
 		return sql, false, nil

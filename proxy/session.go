@@ -120,7 +120,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	err = publicError(err)
 	var rel released
 	if err == nil && kind == "query" {
-		rel = releasedBy(st.SQL, args, res)
+		rel = releasedBy(st, args, res)
 	}
 	// Every statement's outcome is written here, once: an answer's row is
 	// durable before the answer leaves.

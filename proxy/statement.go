@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"countwall/ir"
+	"countwall/pglex"
 	"countwall/planner"
 	"countwall/proxy/catalog"
 )
@@ -33,6 +34,8 @@ type Statement struct {
 	// information_schema), answered from the config's public metadata by
 	// proxy/catalog and never by the planner.
 	schema bool
+	// shape is what the audit keeps of the statement when it is answered.
+	shape preparedShape
 }
 
 // bind fills the statement's parameters and says whether it is explained.
@@ -52,7 +55,13 @@ func (st *Statement) read(cat *ir.Catalog) {
 	st.schema = catalog.Handles(st.SQL)
 	body, explain, err := explainedStatement(st.SQL)
 	st.explain, st.explainErr = explain, err
-	st.prepared, st.catalog = planner.Prepare(body, cat), cat
+	st.shape = preparedShape{}
+	keepShape := func(toks []pglex.Token) {
+		if !explain { // an EXPLAIN is never released; body is not its text
+			st.shape = shapeOf(toks)
+		}
+	}
+	st.prepared, st.catalog = planner.PrepareLexed(body, cat, keepShape), cat
 	st.Transaction = TxNone
 	if !explain {
 		st.Transaction = txOp(st.prepared)

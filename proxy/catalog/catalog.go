@@ -146,33 +146,7 @@ func mayBeCatalog(sql string) bool {
 	if len(sql) <= 24 {
 		return true
 	}
-	for _, h := range catalogHints {
-		if containsFold(sql, h) {
-			return true
-		}
-	}
-	return false
-}
-
-// containsFold is strings.Contains ignoring ASCII case; sub is lower case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		j := 0
-		for j < len(sub) {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-			j++
-		}
-		if j == len(sub) {
-			return true
-		}
-	}
-	return false
+	return pglex.ContainsAnyFold(sql, catalogHints)
 }
 
 // catalogWords mark a SELECT without FROM as a catalog statement.

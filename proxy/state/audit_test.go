@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -34,6 +35,21 @@ func TestFingerprintIsKeyed(t *testing.T) {
 	}
 	if Fingerprint(a, q) != Fingerprint(a, q) {
 		t.Error("the fingerprint is not stable")
+	}
+	// The exact value: HMAC-SHA256 keyed with the secret over a fixed
+	// prefix and the statement, its first 8 bytes in hex.
+	mac := hmac.New(sha256.New, a)
+	mac.Write([]byte("countwall statement fingerprint\x00" + q))
+	if want := hex.EncodeToString(mac.Sum(nil)[:8]); Fingerprint(a, q) != want {
+		t.Errorf("fingerprint %s, want %s", Fingerprint(a, q), want)
+	}
+	// A state database reuses its keyed HMACs: statement after statement,
+	// each fingerprint is the one computed afresh.
+	db := &DB{secret: a}
+	for _, sql := range []string{q, q + " ", "", q, strings.Repeat("x", 200)} {
+		if got, want := db.Fingerprint(sql), Fingerprint(a, sql); got != want {
+			t.Errorf("%q: reused HMAC gave %s, want %s", sql, got, want)
+		}
 	}
 }
 

@@ -2,13 +2,11 @@ package state
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -67,133 +65,6 @@ const (
 	selectAuditText    = `SELECT id FROM audit_text WHERE hash = ?`
 )
 
-// interned remembers the ids of contexts and shapes already written, so
-// that a row costs one insert. Ids learnt in a transaction are kept only
-// once it commits.
-type interned struct {
-	mu  sync.Mutex
-	ids map[int64]int64 // content hash -> id
-}
-
-// maxInterned bounds the cache; past it the cache starts afresh.
-const maxInterned = 1 << 16
-
-func (c *interned) lookup(hash int64) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, ok := c.ids[hash]
-	return id, ok
-}
-
-func (c *interned) keep(learnt map[int64]int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ids == nil || len(c.ids)+len(learnt) > maxInterned {
-		c.ids = map[int64]int64{}
-	}
-	for h, id := range learnt {
-		c.ids[h] = id
-	}
-}
-
-// contentHash keys an interned value: the first 8 bytes of SHA-256 of its
-// parts, each followed by a zero byte.
-func contentHash(parts ...string) int64 {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return int64(binary.BigEndian.Uint64(h.Sum(nil)[:8]))
-}
-
-func (e AuditEntry) contextParts() []string {
-	parts := []string{e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind,
-		fmt.Sprint(e.Epsilon), fmt.Sprint(e.Delta)}
-	if e.Rho != 0 { // contexts without rho keep the hash they had before it was kept
-		parts = append(parts, fmt.Sprint(e.Rho))
-	}
-	return parts
-}
-
-// auditStmts are the audit writer's statements inside one transaction.
-type auditStmts struct {
-	row, ctxInsert, ctxSelect, shapeInsert, shapeSelect, textInsert, textSelect execer
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, args ...any) *sql.Row
-}
-
-// auditTx writes rows inside one transaction, interning as it goes.
-type auditTx struct {
-	s           *DB
-	st          auditStmts
-	ctxLearnt   map[int64]int64
-	shapeLearnt map[int64]int64
-	textLearnt  map[int64]int64
-}
-
-func newAuditTx(s *DB, st auditStmts) *auditTx {
-	return &auditTx{s: s, st: st, ctxLearnt: map[int64]int64{}, shapeLearnt: map[int64]int64{}, textLearnt: map[int64]int64{}}
-}
-
-// kept makes the ids learnt in a committed transaction known.
-func (w *auditTx) kept() {
-	w.s.contexts.keep(w.ctxLearnt)
-	w.s.shapes.keep(w.shapeLearnt)
-	w.s.texts.keep(w.textLearnt)
-}
-
-func (w *auditTx) intern(ctx context.Context, cache *interned, learnt map[int64]int64, hash int64, insert, sel execer, args ...any) (int64, error) {
-	if id, ok := learnt[hash]; ok {
-		return id, nil
-	}
-	if id, ok := cache.lookup(hash); ok {
-		return id, nil
-	}
-	if _, err := insert.ExecContext(ctx, append([]any{hash}, args...)...); err != nil {
-		return 0, err
-	}
-	var id int64
-	if err := sel.QueryRowContext(ctx, hash).Scan(&id); err != nil {
-		return 0, err
-	}
-	learnt[hash] = id
-	return id, nil
-}
-
-func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
-	if e.At.IsZero() {
-		e.At = time.Now()
-	}
-	p := e.contextParts()
-	ctxID, err := w.intern(ctx, &w.s.contexts, w.ctxLearnt, contentHash(p...), w.st.ctxInsert, w.st.ctxSelect,
-		e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta, e.Rho)
-	if err != nil {
-		return err
-	}
-	var shape any
-	if e.Shape != "" {
-		id, err := w.intern(ctx, &w.s.shapes, w.shapeLearnt, contentHash(e.Shape), w.st.shapeInsert, w.st.shapeSelect, e.Shape)
-		if err != nil {
-			return err
-		}
-		shape = id
-	}
-	constants, err := encodeConstants(e.Constants, func(text string) (int64, error) {
-		return w.intern(ctx, &w.s.texts, w.textLearnt, contentHash(text), w.st.textInsert, w.st.textSelect, text)
-	})
-	if err != nil {
-		return err
-	}
-	fp, fpText := packFingerprint(e.Fingerprint)
-	_, err = w.st.row.ExecContext(ctx, e.At.UnixMicro(), ctxID, fp, fpText, shape,
-		nullBlob(constants), nullBlob(encodeCells(e.Cells)))
-	return err
-}
-
 // packFingerprint stores a fingerprint (16 hex digits) as an integer; any
 // other text is kept as text.
 func packFingerprint(fp string) (num, text any) {
@@ -217,63 +88,6 @@ func nullBlob(b []byte) any {
 		return nil
 	}
 	return b
-}
-
-// auditStatements prepares the writer's statements on the audit handle.
-func prepareAudit(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt, error) {
-	out := map[string]*sql.Stmt{}
-	for _, q := range []string{insertAuditRow, insertAuditContext, selectAuditContext, insertAuditShape, selectAuditShape, insertAuditText, selectAuditText} {
-		st, err := db.PrepareContext(ctx, q)
-		if err != nil {
-			for _, p := range out {
-				p.Close()
-			}
-			return nil, fmt.Errorf("preparing the audit log's statements: %w", err)
-		}
-		out[q] = st
-	}
-	return out, nil
-}
-
-// writeAudit writes a batch in one transaction.
-func (s *DB) writeAudit(batch []AuditEntry) error {
-	ctx := context.Background()
-	tx, err := s.audit.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("writing audit log: %w", err)
-	}
-	defer tx.Rollback()
-	if s.postgres && s.auditSync == AuditSyncNormal {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return fmt.Errorf("writing audit log: %w", err)
-		}
-	}
-	stmt := func(q string) *sql.Stmt { return tx.StmtContext(ctx, s.auditPrepared[q]) }
-	w := newAuditTx(s, auditStmts{
-		row: stmtExecer{stmt(insertAuditRow)}, ctxInsert: stmtExecer{stmt(insertAuditContext)}, ctxSelect: stmtExecer{stmt(selectAuditContext)},
-		shapeInsert: stmtExecer{stmt(insertAuditShape)}, shapeSelect: stmtExecer{stmt(selectAuditShape)},
-		textInsert: stmtExecer{stmt(insertAuditText)}, textSelect: stmtExecer{stmt(selectAuditText)}})
-	for _, e := range batch {
-		if err := w.write(ctx, e); err != nil {
-			return fmt.Errorf("writing audit log: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing audit log: %w", err)
-	}
-	w.kept()
-	return nil
-}
-
-// stmtExecer adapts a *sql.Stmt (or a *sql.Tx's query text) to execer.
-type stmtExecer struct{ st *sql.Stmt }
-
-func (x stmtExecer) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	return x.st.ExecContext(ctx, args...)
-}
-
-func (x stmtExecer) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
-	return x.st.QueryRowContext(ctx, args...)
 }
 
 // connExecer runs a query text on a connection holding a transaction,

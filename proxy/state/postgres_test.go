@@ -30,6 +30,7 @@ func TestPostgresState(t *testing.T) {
 	t.Run("audit list filters", TestListAuditFiltersAndPrints)
 	t.Run("audit row keeps statement and cells", TestAuditRowKeepsStatementAndCells)
 	t.Run("export and retention", TestExportAndRetentionNeverTouchTheLedger)
+	t.Run("interned ids found again", TestAuditRowsAfterTheCacheStartsAfresh)
 	t.Run("audit.sync normal", func(t *testing.T) {
 		// The audit transaction sets synchronous_commit off for itself; its
 		// rows are there after the instance closes.

@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -27,18 +29,24 @@ type DB struct {
 	sql    *sql.DB
 	secret []byte
 	ledger *Ledger
+	// fingerprints are HMACs keyed with secret, reset for each statement
+	// rather than keyed afresh.
+	fingerprints sync.Pool
 
-	// audit is the audit writer's own handle: one connection, with the
-	// insert prepared once, synchronous as Options.AuditSync says. The
-	// ledger's transactions (and the audit rows written inside them) use
-	// sql, which is always synchronous=FULL.
+	// audit is the audit writer's own handle, synchronous as
+	// Options.AuditSync says. The ledger's transactions (and the audit rows
+	// written inside them) use sql, which is always synchronous=FULL. On
+	// SQLite the writer holds audit's one connection (auditConn); on
+	// PostgreSQL audit is sql, and its statements are auditPrepared.
 	audit         *sql.DB
-	auditPrepared map[string]*sql.Stmt
+	auditConn     *auditConn
+	auditPrepared preparedAudit
 	auditSync     AuditSync
 	postgres      bool
 	// contexts, shapes and texts are the ids of interned audit contexts,
-	// statement shapes and strings already written (auditstore.go).
-	contexts, shapes, texts interned
+	// statement shapes and strings already written (auditwrite.go).
+	contexts      interned[contextKey]
+	shapes, texts interned[string]
 
 	// The audit log is written with group commit: whoever holds the
 	// writing turn writes every entry pending at that moment in one
@@ -178,11 +186,14 @@ func start(ctx context.Context, db, audit *sql.DB, auditSync AuditSync, reserve 
 		return fail(err)
 	}
 	s.ledger = book
-	prepared, err := prepareAudit(ctx, audit)
+	if s.postgres {
+		s.auditPrepared, err = prepareAudit(ctx, audit, auditQueries)
+	} else {
+		s.auditConn, err = openAuditConn(ctx, audit)
+	}
 	if err != nil {
 		return fail(err)
 	}
-	s.auditPrepared = prepared
 	go s.flusher()
 	return s, nil
 }
@@ -214,16 +225,28 @@ func (s *DB) Secret() []byte { return s.secret }
 // the ledger without keeping it: an HMAC keyed with the firewall secret, so
 // that holding the log is not enough to confirm a guessed statement.
 func (s *DB) Fingerprint(sql string) string {
-	return Fingerprint(s.secret, sql)
+	h, _ := s.fingerprints.Get().(hash.Hash)
+	if h == nil {
+		h = hmac.New(sha256.New, s.secret)
+	}
+	defer s.fingerprints.Put(h)
+	return fingerprintWith(h, sql)
 }
 
 // Fingerprint is DB.Fingerprint for a given secret: the first 8 bytes of
 // HMAC-SHA256(secret, sql), in hex.
 func Fingerprint(secret []byte, sql string) string {
-	mac := hmac.New(sha256.New, secret)
+	return fingerprintWith(hmac.New(sha256.New, secret), sql)
+}
+
+// fingerprintWith is Fingerprint with mac, an HMAC-SHA256 keyed with the
+// secret, which it resets first.
+func fingerprintWith(mac hash.Hash, sql string) string {
+	mac.Reset()
 	mac.Write([]byte("countwall statement fingerprint\x00"))
-	mac.Write([]byte(sql))
-	return hex.EncodeToString(mac.Sum(nil)[:8])
+	io.WriteString(mac, sql) //nolint:errcheck // a hash's Write never fails
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(mac.Sum(sum[:0])[:8])
 }
 
 // Close settles the ledger's open reservations, flushes the audit log and
@@ -242,8 +265,9 @@ func (s *DB) Close() error {
 	<-s.flusherOK
 	s.commitPending() // what arrived after the flusher's last batch
 	err := s.ledger.Close(context.Background())
-	for _, st := range s.auditPrepared {
-		err = errors.Join(err, st.Close())
+	err = errors.Join(err, s.auditPrepared.close())
+	if s.auditConn != nil {
+		err = errors.Join(err, s.auditConn.close())
 	}
 	if s.audit != s.sql {
 		err = errors.Join(err, s.audit.Close())

@@ -131,7 +131,7 @@ func TestAuditSyncNormalLeavesTheLedgerFull(t *testing.T) {
 	if got := synchronous(db.SQL()); got != 2 {
 		t.Errorf("ledger handle synchronous = %d, want 2 (FULL)", got)
 	}
-	if got := synchronous(db.audit); got != 1 {
+	if got := synchronous(db.auditConn.conn); got != 1 { // the writer holds the handle's one connection
 		t.Errorf("audit handle synchronous = %d, want 1 (NORMAL)", got)
 	}
 	answeredAfterReopen(t, db, path, 3)
