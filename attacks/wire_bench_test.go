@@ -111,7 +111,7 @@ func benchConnections(b *testing.B, wires []*attacks.Wire, stmts []string) {
 		return stmts[sent%len(stmts)], true
 	}
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := startCPU()
 	var wg sync.WaitGroup
 	for _, w := range wires {
 		wg.Add(1)
@@ -127,8 +127,5 @@ func benchConnections(b *testing.B, wires []*attacks.Wire, stmts []string) {
 	}
 	wg.Wait()
 	b.StopTimer()
-	if cpu >= 0 {
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+	cpu.report(b)
 }
