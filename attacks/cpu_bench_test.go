@@ -3,6 +3,7 @@ package attacks_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +51,10 @@ func BenchmarkReconstructionInProcess(b *testing.B) {
 	}
 }
 
-// parallelSessions is how many sessions BenchmarkReconstructionParallel
-// sends from at once, as `--parallel 4` of the real attacks does.
-const parallelSessions = 4
+// parallelSessions are how many sessions BenchmarkReconstructionParallel
+// sends from at once, as `--parallel 4` and `--parallel 32` of the real
+// attacks do.
+var parallelSessions = []int{4, 32}
 
 // BenchmarkReconstructionParallel is BenchmarkReconstructionInProcess with
 // the statements sent from parallelSessions sessions of one analyst on one
@@ -60,10 +62,12 @@ const parallelSessions = 4
 // (group commit), as they do over the wire with --parallel.
 func BenchmarkReconstructionParallel(b *testing.B) {
 	stmts := reconStatements(b)
-	for _, auditSync := range []string{"full", "normal"} {
-		b.Run("audit-"+auditSync, func(b *testing.B) {
-			benchSessions(b, openReconEngine(b, 1, auditSync, 1000), parallelSessions, stmts)
-		})
+	for _, n := range parallelSessions {
+		for _, auditSync := range []string{"full", "normal"} {
+			b.Run(fmt.Sprintf("sessions-%d/audit-%s", n, auditSync), func(b *testing.B) {
+				benchSessions(b, openReconEngine(b, 1, auditSync, 1000), n, stmts)
+			})
+		}
 	}
 }
 
