@@ -153,6 +153,7 @@ func Assess(rs []release.Release, o Options) []Report {
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
+		rep.Findings = distinct(rep.Findings)
 		if len(rep.Findings) == 0 {
 			continue
 		}
@@ -169,5 +170,5 @@ func Assess(rs []release.Release, o Options) []Report {
 
 // solvers are run in this order on each analyst's answers.
 var solvers = []func([]answer, Options) []Finding{
-	pinned, averaged, splits, linear, marginals,
+	pinned, averaged, splits, linear, marginals, rows,
 }

@@ -1,0 +1,405 @@
+package risk
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// box is a cell read by columns (boxes.go) with what the answers say of
+// its count: [lo, hi], narrowed by its own answers and by the counts of
+// the boxes it adds up with.
+type box struct {
+	family string
+	table  string
+	cols   []colSet
+	key    string
+	lo, hi float64
+	// own are the answers that narrowed the box, from the boxes whose
+	// counts did (through a split).
+	own  []int64
+	from []*box
+	// asked is the conjuncts of the first answer that counted this box
+	// itself, nil if none did.
+	asked  []string
+	groups []*splitGroup
+	// bad says the answers contradict each other here: left out.
+	bad bool
+}
+
+func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
+
+// splitGroup is the boxes that differ only in one column's set: within
+// it a box I holding a box J splits into J and I \ J, whose counts add up
+// to I's (the reconstruction's binary search: the count of the left half
+// is searched, the right half is the rest). The whole is the box without
+// that column (every value: no NULLs).
+type splitGroup struct {
+	col     string
+	whole   *box
+	members []*box
+	sets    map[string]*box
+	queued  bool
+}
+
+// maxGroup bounds the boxes compared pairwise in one group: a search
+// splits a group's values by halves, a few dozen boxes; hundreds of
+// unrelated sets of one column (a linear system's) derive nothing.
+const maxGroup = 256
+
+// splitter derives box counts from the answers of one analyst.
+type splitter struct {
+	sp      *space
+	boxes   map[string]*box
+	groups  map[string]*splitGroup // key: context box key + "#" + column
+	byWhole map[string][]*splitGroup
+	queue   []*splitGroup
+	order   []*box
+}
+
+func newSplitter(as []answer, o Options) *splitter {
+	s := &splitter{sp: newSpace(as), boxes: map[string]*box{}, groups: map[string]*splitGroup{}, byWhole: map[string][]*splitGroup{}}
+	for _, a := range as {
+		lo, hi, ok := boundsOf(a, o)
+		if !ok {
+			continue
+		}
+		family, cols := s.sp.boxOf(a.table, a.conj)
+		b := s.box(family, a.table, cols)
+		if b.asked == nil {
+			b.asked = append([]string{}, a.conj...)
+		}
+		s.narrow(b, lo, hi, a.id, nil)
+	}
+	return s
+}
+
+// box finds or makes the box of a family's column sets.
+func (s *splitter) box(family, table string, cols []colSet) *box {
+	k := colsKey(family, cols)
+	if b, ok := s.boxes[k]; ok {
+		return b
+	}
+	b := &box{family: family, table: table, cols: cols, key: k, hi: math.Inf(1)}
+	s.boxes[k] = b
+	s.order = append(s.order, b)
+	for i, c := range cols {
+		ctx := colsKey(family, without2(cols, i))
+		gk := ctx + "#" + c.col
+		g, ok := s.groups[gk]
+		if !ok {
+			g = &splitGroup{col: c.col, sets: map[string]*box{}, whole: s.boxes[ctx]}
+			s.groups[gk] = g
+			s.byWhole[ctx] = append(s.byWhole[ctx], g)
+		}
+		g.members = append(g.members, b)
+		g.sets[c.set.key()] = b
+		b.groups = append(b.groups, g)
+		s.enqueue(g)
+	}
+	for _, g := range s.byWhole[k] {
+		g.whole = b
+		s.enqueue(g)
+	}
+	return b
+}
+
+func without2(cols []colSet, i int) []colSet {
+	out := append([]colSet(nil), cols[:i]...)
+	return append(out, cols[i+1:]...)
+}
+
+func (s *splitter) enqueue(g *splitGroup) {
+	if !g.queued {
+		g.queued = true
+		s.queue = append(s.queue, g)
+	}
+}
+
+// narrow intersects b's bounds with [lo, hi]; on a change it records why
+// (an answer id, or the boxes whose counts gave it) and queues b's groups.
+func (s *splitter) narrow(b *box, lo, hi float64, id int64, from []*box) {
+	if b.bad {
+		return
+	}
+	lo, hi = math.Max(b.lo, math.Max(lo, 0)), math.Min(b.hi, hi)
+	if lo == b.lo && hi == b.hi {
+		return
+	}
+	b.lo, b.hi = lo, hi
+	if id != 0 {
+		b.own = append(b.own, id)
+	}
+	b.from = append(b.from, from...)
+	if lo > hi {
+		b.bad = true
+	}
+	for _, g := range b.groups {
+		s.enqueue(g)
+	}
+	for _, g := range s.byWhole[b.key] {
+		s.enqueue(g)
+	}
+}
+
+// run derives until no count narrows further.
+func (s *splitter) run() {
+	for len(s.queue) > 0 {
+		g := s.queue[0]
+		s.queue = s.queue[1:]
+		g.queued = false
+		s.splitAll(g)
+	}
+}
+
+// splitAll relates every box of g that holds another, and its rest.
+func (s *splitter) splitAll(g *splitGroup) {
+	if len(g.members) > maxGroup {
+		return
+	}
+	for i := -1; i < len(g.members); i++ {
+		outer, set := g.whole, atomSet(nil)
+		if i >= 0 {
+			outer, set = g.members[i], colOf(g.members[i], g.col)
+		}
+		if outer == nil || outer.bad || math.IsInf(outer.hi, 1) {
+			continue
+		}
+		for j := 0; j < len(g.members); j++ {
+			inner := g.members[j]
+			if j == i || inner.bad {
+				continue
+			}
+			inSet := colOf(inner, g.col)
+			var rest atomSet
+			if i >= 0 {
+				if !set.covers(inSet) {
+					continue
+				}
+				rest = set.minus(inSet)
+			} else {
+				full := atomSet{0, s.sp.axes[inner.table+"."+g.col].atoms()}
+				rest = full.minus(inSet)
+			}
+			// Only a prefix or a suffix splits off (the halves of a binary
+			// search): the differences of differences would grow without end.
+			if len(inSet) == 0 || len(rest) == 0 || !apart(inSet, rest) || (inner.lo == 0 && math.IsInf(inner.hi, 1)) {
+				continue
+			}
+			other, ok := g.sets[rest.key()]
+			if !ok {
+				other = s.box(inner.family, inner.table, withSet(inner.cols, g.col, rest))
+			}
+			s.relate(outer, inner, other)
+		}
+	}
+}
+
+// relate narrows the three counts of whole = a + b.
+func (s *splitter) relate(whole, a, b *box) {
+	if b.bad {
+		return
+	}
+	s.narrow(b, whole.lo-a.hi, whole.hi-a.lo, 0, []*box{whole, a})
+	s.narrow(a, whole.lo-b.hi, whole.hi-b.lo, 0, []*box{whole, b})
+	s.narrow(whole, a.lo+b.lo, a.hi+b.hi, 0, []*box{a, b})
+}
+
+func colOf(b *box, col string) atomSet {
+	for _, c := range b.cols {
+		if c.col == col {
+			return c.set
+		}
+	}
+	return nil
+}
+
+func withSet(cols []colSet, col string, set atomSet) []colSet {
+	out := append([]colSet(nil), cols...)
+	for i := range out {
+		if out[i].col == col {
+			out[i].set = set
+		}
+	}
+	return out
+}
+
+// evidence is every answer b's count rests on, through the boxes it was
+// derived from.
+func (b *box) evidence() []int64 {
+	seen := map[*box]bool{}
+	ids := map[int64]bool{}
+	stack := []*box{b}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		for _, id := range x.own {
+			ids[id] = true
+		}
+		stack = append(stack, x.from...)
+	}
+	out := make([]int64, 0, len(ids))
+	for id := range ids {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// rows reports the rows a threshold search over every column rebuilt
+// (idp-reconstruct): the boxes whose count the answers and their splits
+// determine, at least 1, every column they constrain pinned to one value
+// (a column's end, below its lowest or above its highest constant, left
+// out where a box holding it was answered empty: the attack's domain
+// check), and not split further by a determined box. A row of more than
+// MaxCell people is reported when it pins every column the analyst
+// constrained in the table.
+func rows(as []answer, o Options) []Finding {
+	s := newSplitter(as, o)
+	s.run()
+	ends := s.emptyEnds()
+	type row struct {
+		b    *box
+		cols []colSet
+		key  string
+	}
+	var found []row
+	seen := map[string]bool{}
+	refined := map[string]bool{}
+	for _, b := range s.order {
+		// A cell its own answers pin is the threshold search's finding.
+		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || (b.asked != nil && len(b.from) == 0) {
+			continue
+		}
+		cols, ok := s.points(b, ends)
+		if !ok {
+			continue
+		}
+		// The same row may be boxed with and without its empty ends.
+		k := colsKey(b.family, cols)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		found = append(found, row{b, cols, k})
+		for i := range cols {
+			refined[colsKey(b.family, without2(cols, i))] = true
+		}
+	}
+	var out []Finding
+	for _, r := range found {
+		if refined[r.key] || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
+			continue
+		}
+		cell := s.sp.renderRow(r.b.table, r.cols)
+		if r.b.asked != nil && r.key == r.b.key {
+			cell = r.b.asked // as asked: the same cell as the threshold search's
+		}
+		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: cell,
+			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: r.b.evidence()})
+	}
+	return out
+}
+
+// endKey names a column's end atom in a family.
+func endKey(family, col string, atom int32) string {
+	return family + "#" + col + "#" + strconv.Itoa(int(atom))
+}
+
+// emptyEnds are the boxes answered (or derived) empty that hold a
+// column's end atom, by that atom.
+func (s *splitter) emptyEnds() map[string][]*box {
+	out := map[string][]*box{}
+	for _, b := range s.order {
+		if !b.pinned() || b.lo != 0 {
+			continue
+		}
+		for _, c := range b.cols {
+			top := s.sp.axes[b.table+"."+c.col].atoms() - 1
+			for _, end := range []int32{0, top} {
+				if c.set.covers(atomSet{end, end + 1}) {
+					out[endKey(b.family, c.col, end)] = append(out[endKey(b.family, c.col, end)], b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// points is b's column sets with the end atoms an empty box holds taken
+// out, if every one is then a single value.
+func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, bool) {
+	out := make([]colSet, len(b.cols))
+	for i, c := range b.cols {
+		x := s.sp.axes[b.table+"."+c.col]
+		set := c.set
+		for _, end := range []int32{0, x.atoms() - 1} {
+			atom := atomSet{end, end + 1}
+			if !set.covers(atom) {
+				continue
+			}
+			for _, z := range ends[endKey(b.family, c.col, end)] {
+				if holds(z, b, c.col) {
+					set = set.minus(atom)
+					break
+				}
+			}
+		}
+		if len(set) != 2 || set[1] != set[0]+1 {
+			return nil, false
+		}
+		if _, ok := x.point(set[0]); !ok {
+			return nil, false
+		}
+		out[i] = colSet{col: c.col, set: set}
+	}
+	return out, true
+}
+
+// holds says whether box z holds every row of b whose col value is in z's
+// set for col: z constrains no column that b leaves open, and no wider.
+func holds(z, b *box, col string) bool {
+	for _, zc := range z.cols {
+		if zc.col == col {
+			continue
+		}
+		bs := colOf(b, zc.col)
+		if bs == nil || !zc.set.covers(bs) {
+			return false
+		}
+	}
+	return true
+}
+
+// apart says whether every atom of a lies below every atom of b, or every
+// atom above.
+func apart(a, b atomSet) bool {
+	return a[len(a)-1] <= b[0] || b[len(b)-1] <= a[0]
+}
+
+// distinct keeps one finding per cell and value: where two solvers
+// determine the same count (a row asked and also rebuilt), the later
+// one's finding, at the earlier one's place.
+func distinct(fs []Finding) []Finding {
+	at := map[string]int{}
+	var out []Finding
+	for _, f := range fs {
+		if f.Parameter != "" || len(f.Cell) == 0 {
+			out = append(out, f)
+			continue
+		}
+		k := fmt.Sprintf("%s|%g|%g|%t", cellKey(f.Table, f.Cell), f.Value, f.Error, f.AtLeast)
+		if i, ok := at[k]; ok {
+			out[i] = f
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, f)
+	}
+	return out
+}
