@@ -225,12 +225,12 @@ func withSet(cols []colSet, col string, set atomSet) []colSet {
 	return out
 }
 
-// evidence is every answer b's count rests on, through the boxes it was
-// derived from.
-func (b *box) evidence() []int64 {
+// evidenceOf is every answer the boxes' counts rest on, through the boxes
+// they were derived from.
+func evidenceOf(bs ...*box) []int64 {
 	seen := map[*box]bool{}
 	ids := map[int64]bool{}
-	stack := []*box{b}
+	stack := append([]*box(nil), bs...)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -267,6 +267,7 @@ func rows(as []answer, o Options) []Finding {
 		b    *box
 		cols []colSet
 		key  string
+		ends []*box // the empty boxes that pinned its columns' ends
 	}
 	var found []row
 	seen := map[string]bool{}
@@ -276,7 +277,7 @@ func rows(as []answer, o Options) []Finding {
 		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || (b.asked != nil && len(b.from) == 0) {
 			continue
 		}
-		cols, ok := s.points(b, ends)
+		cols, empty, ok := s.points(b, ends)
 		if !ok {
 			continue
 		}
@@ -286,7 +287,7 @@ func rows(as []answer, o Options) []Finding {
 			continue
 		}
 		seen[k] = true
-		found = append(found, row{b, cols, k})
+		found = append(found, row{b, cols, k, empty})
 		for i := range cols {
 			refined[colsKey(b.family, without2(cols, i))] = true
 		}
@@ -301,7 +302,7 @@ func rows(as []answer, o Options) []Finding {
 			cell = r.b.asked // as asked: the same cell as the threshold search's
 		}
 		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: cell,
-			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: r.b.evidence()})
+			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: evidenceOf(append(r.ends, r.b)...)})
 	}
 	return out
 }
@@ -332,9 +333,10 @@ func (s *splitter) emptyEnds() map[string][]*box {
 }
 
 // points is b's column sets with the end atoms an empty box holds taken
-// out, if every one is then a single value.
-func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, bool) {
+// out, if every one is then a single value, and those empty boxes.
+func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, []*box, bool) {
 	out := make([]colSet, len(b.cols))
+	var empty []*box
 	for i, c := range b.cols {
 		x := s.sp.axes[b.table+"."+c.col]
 		set := c.set
@@ -346,19 +348,20 @@ func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, bool) {
 			for _, z := range ends[endKey(b.family, c.col, end)] {
 				if holds(z, b, c.col) {
 					set = set.minus(atom)
+					empty = append(empty, z)
 					break
 				}
 			}
 		}
 		if len(set) != 2 || set[1] != set[0]+1 {
-			return nil, false
+			return nil, nil, false
 		}
 		if _, ok := x.point(set[0]); !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		out[i] = colSet{col: c.col, set: set}
 	}
-	return out, true
+	return out, empty, true
 }
 
 // holds says whether box z holds every row of b whose col value is in z's
