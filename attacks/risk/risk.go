@@ -153,7 +153,7 @@ func Assess(rs []release.Release, o Options) []Report {
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
-		rep.Findings = distinct(rep.Findings)
+		rep.Findings = distinct(rep.Findings, newSpace(as))
 		if len(rep.Findings) == 0 {
 			continue
 		}

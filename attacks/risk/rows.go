@@ -20,9 +20,8 @@ type box struct {
 	// counts did (through a split).
 	own  []int64
 	from []*box
-	// asked is the conjuncts of the first answer that counted this box
-	// itself, nil if none did.
-	asked  []string
+	// asked says an answer counted this box itself.
+	asked  bool
 	groups []*splitGroup
 	// bad says the answers contradict each other here: left out.
 	bad bool
@@ -67,9 +66,7 @@ func newSplitter(as []answer, o Options) *splitter {
 		}
 		family, cols := s.sp.boxOf(a.table, a.conj)
 		b := s.box(family, a.table, cols)
-		if b.asked == nil {
-			b.asked = append([]string{}, a.conj...)
-		}
+		b.asked = true
 		s.narrow(b, lo, hi, a.id, nil)
 	}
 	return s
@@ -274,7 +271,7 @@ func rows(as []answer, o Options) []Finding {
 	refined := map[string]bool{}
 	for _, b := range s.order {
 		// A cell its own answers pin is the threshold search's finding.
-		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || (b.asked != nil && len(b.from) == 0) {
+		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || (b.asked && len(b.from) == 0) {
 			continue
 		}
 		cols, empty, ok := s.points(b, ends)
@@ -297,11 +294,7 @@ func rows(as []answer, o Options) []Finding {
 		if refined[r.key] || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
 			continue
 		}
-		cell := s.sp.renderRow(r.b.table, r.cols)
-		if r.b.asked != nil && r.key == r.b.key {
-			cell = r.b.asked // as asked: the same cell as the threshold search's
-		}
-		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: cell,
+		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: s.sp.renderRow(r.b.table, r.cols),
 			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: evidenceOf(append(r.ends, r.b)...)})
 	}
 	return out
@@ -385,10 +378,10 @@ func apart(a, b atomSet) bool {
 	return a[len(a)-1] <= b[0] || b[len(b)-1] <= a[0]
 }
 
-// distinct keeps one finding per cell and value: where two solvers
-// determine the same count (a row asked and also rebuilt), the later
-// one's finding, at the earlier one's place.
-func distinct(fs []Finding) []Finding {
+// distinct keeps one finding per cell (read as a box of sp) and value:
+// where two solvers determine the same count (a row asked and also
+// rebuilt), the later one's finding, at the earlier one's place.
+func distinct(fs []Finding, sp *space) []Finding {
 	at := map[string]int{}
 	var out []Finding
 	for _, f := range fs {
@@ -396,7 +389,8 @@ func distinct(fs []Finding) []Finding {
 			out = append(out, f)
 			continue
 		}
-		k := fmt.Sprintf("%s|%g|%g|%t", cellKey(f.Table, f.Cell), f.Value, f.Error, f.AtLeast)
+		family, cols := sp.boxOf(f.Table, f.Cell)
+		k := fmt.Sprintf("%s|%g|%g|%t", colsKey(family, cols), f.Value, f.Error, f.AtLeast)
 		if i, ok := at[k]; ok {
 			out[i] = f
 			continue
