@@ -315,7 +315,19 @@ func (s atomSet) minus(t atomSet) atomSet {
 	return out
 }
 
-func (s atomSet) covers(t atomSet) bool { return len(t.minus(s)) == 0 }
+// covers says whether every atom of t is in s.
+func (s atomSet) covers(t atomSet) bool {
+	i := 0
+	for j := 0; j < len(t); j += 2 {
+		for i < len(s) && s[i+1] <= t[j] {
+			i += 2
+		}
+		if i == len(s) || s[i] > t[j] || s[i+1] < t[j+1] {
+			return false
+		}
+	}
+	return true
+}
 
 // colSet is one constrained column of a box.
 type colSet struct {

@@ -150,47 +150,59 @@ func (s *splitter) run() {
 	}
 }
 
-// splitAll relates every box of g that holds another, and its rest.
+// splitAll relates each box of g with the smallest box of g that holds
+// it (its parent in the search's halving), and the rest, when the box is a
+// prefix or a suffix of it. Only the nearest parent: relating every pair
+// would derive the differences of differences, without end.
 func (s *splitter) splitAll(g *splitGroup) {
 	if len(g.members) > maxGroup {
 		return
 	}
-	for i := -1; i < len(g.members); i++ {
-		outer, set := g.whole, atomSet(nil)
-		if i >= 0 {
-			outer, set = g.members[i], colOf(g.members[i], g.col)
-		}
-		if outer == nil || outer.bad || math.IsInf(outer.hi, 1) {
+	var full atomSet
+	if len(g.members) > 0 {
+		full = atomSet{0, s.sp.axes[g.members[0].table+"."+g.col].atoms()}
+	}
+	for j := 0; j < len(g.members); j++ {
+		inner := g.members[j]
+		inSet := colOf(inner, g.col)
+		if inner.bad || len(inSet) == 0 || (inner.lo == 0 && math.IsInf(inner.hi, 1)) {
 			continue
 		}
-		for j := 0; j < len(g.members); j++ {
-			inner := g.members[j]
-			if j == i || inner.bad {
-				continue
+		var outer *box
+		var outSet atomSet
+		consider := func(b *box, set atomSet) {
+			if b == nil || b == inner || b.bad || math.IsInf(b.hi, 1) || size(set) <= size(inSet) ||
+				(outer != nil && size(set) >= size(outSet)) || !set.covers(inSet) {
+				return
 			}
-			inSet := colOf(inner, g.col)
-			var rest atomSet
-			if i >= 0 {
-				if !set.covers(inSet) {
-					continue
-				}
-				rest = set.minus(inSet)
-			} else {
-				full := atomSet{0, s.sp.axes[inner.table+"."+g.col].atoms()}
-				rest = full.minus(inSet)
-			}
-			// Only a prefix or a suffix splits off (the halves of a binary
-			// search): the differences of differences would grow without end.
-			if len(inSet) == 0 || len(rest) == 0 || !apart(inSet, rest) || (inner.lo == 0 && math.IsInf(inner.hi, 1)) {
-				continue
-			}
-			other, ok := g.sets[rest.key()]
-			if !ok {
-				other = s.box(inner.family, inner.table, withSet(inner.cols, g.col, rest))
-			}
-			s.relate(outer, inner, other)
+			outer, outSet = b, set
 		}
+		consider(g.whole, full)
+		for _, b := range g.members {
+			consider(b, colOf(b, g.col))
+		}
+		if outer == nil {
+			continue
+		}
+		rest := outSet.minus(inSet)
+		if !apart(inSet, rest) {
+			continue
+		}
+		other, ok := g.sets[rest.key()]
+		if !ok {
+			other = s.box(inner.family, inner.table, withSet(inner.cols, g.col, rest))
+		}
+		s.relate(outer, inner, other)
 	}
+}
+
+// size is how many atoms a set holds.
+func size(s atomSet) int32 {
+	n := int32(0)
+	for i := 0; i < len(s); i += 2 {
+		n += s[i+1] - s[i]
+	}
+	return n
 }
 
 // relate narrows the three counts of whole = a + b.
