@@ -1,9 +1,11 @@
 // Package risk is `countwall audit risk`: the attacks countwall ships, run
 // offline on what the audit says an analyst was answered. The solvers take
 // answers instead of asking: exact answers and threshold searches pin
-// counts (differencing, the IDP and BDP searches), repeated answers under
-// fresh noise and a condition's splits are averaged (averaging,
-// split-averaging, the IDP variance test), sums over sets of a column's
+// counts (differencing, the IDP and BDP searches), a search's halves add
+// up, column after column, to the rows it rebuilt (reconstruction),
+// repeated answers under fresh noise and a condition's splits, however
+// the condition is written, are averaged (averaging, split-averaging, the
+// IDP variance test), sums over sets of a column's
 // values are solved as a linear system (the noise remover's two-partitions,
 // linear reconstruction), and a cell asked beside its parts bounds the
 // noise (the perturbation finder). It reads releases (the audit's JSON
