@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -51,14 +52,16 @@ const maxGroup = 256
 type splitter struct {
 	sp      *space
 	boxes   map[string]*box
-	groups  map[string]*splitGroup // key: context box key + "#" + column
+	groups  map[string]*splitGroup // key: context box key, column
 	byWhole map[string][]*splitGroup
 	queue   []*splitGroup
 	order   []*box
+	ids     map[string]uint32
 }
 
 func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[string]*box{}, groups: map[string]*splitGroup{}, byWhole: map[string][]*splitGroup{}}
+	s := &splitter{sp: newSpace(as), boxes: map[string]*box{}, groups: map[string]*splitGroup{}, byWhole: map[string][]*splitGroup{},
+		ids: map[string]uint32{}}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
@@ -72,9 +75,16 @@ func newSplitter(as []answer, o Options) *splitter {
 	return s
 }
 
-// box finds or makes the box of a family's column sets.
+// box finds or makes the box of a family's column sets. Boxes and groups
+// are keyed by interned ids of the family and of each column set: a
+// search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
-	k := colsKey(family, cols)
+	fam := s.id("family " + family)
+	parts := make([]uint32, len(cols))
+	for i, c := range cols {
+		parts[i] = s.id(c.col + ":" + c.set.key())
+	}
+	k := packKey(fam, parts, -1)
 	if b, ok := s.boxes[k]; ok {
 		return b
 	}
@@ -82,8 +92,8 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.boxes[k] = b
 	s.order = append(s.order, b)
 	for i, c := range cols {
-		ctx := colsKey(family, without2(cols, i))
-		gk := ctx + "#" + c.col
+		ctx := packKey(fam, parts, i)
+		gk := ctx + packKey(s.id("column "+c.col), nil, -1)
 		g, ok := s.groups[gk]
 		if !ok {
 			g = &splitGroup{col: c.col, sets: map[string]*box{}, whole: s.boxes[ctx]}
@@ -100,6 +110,27 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 		s.enqueue(g)
 	}
 	return b
+}
+
+// id interns a key.
+func (s *splitter) id(k string) uint32 {
+	if v, ok := s.ids[k]; ok {
+		return v
+	}
+	v := uint32(len(s.ids))
+	s.ids[k] = v
+	return v
+}
+
+// packKey packs a family id and the part ids but the skip-th (-1: none).
+func packKey(family uint32, parts []uint32, skip int) string {
+	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4*len(parts)+4), family)
+	for i, p := range parts {
+		if i != skip {
+			b = binary.LittleEndian.AppendUint32(b, p)
+		}
+	}
+	return string(b)
 }
 
 func without2(cols []colSet, i int) []colSet {
