@@ -421,24 +421,27 @@ func apart(a, b atomSet) bool {
 	return a[len(a)-1] <= b[0] || b[len(b)-1] <= a[0]
 }
 
-// distinct keeps one finding per cell (read as a box of sp) and value:
-// where two solvers determine the same count (a row asked and also
-// rebuilt), the later one's finding, at the earlier one's place.
+// distinct drops the finding another solver made of a cell (read as a
+// box of sp) that a rebuilt row also determines, to the same value: the
+// row, which rests on more, takes its place.
 func distinct(fs []Finding, sp *space) []Finding {
 	at := map[string]int{}
+	key := func(f Finding) string {
+		family, cols := sp.boxOf(f.Table, f.Cell)
+		return fmt.Sprintf("%s|%g|%g|%t", colsKey(family, cols), f.Value, f.Error, f.AtLeast)
+	}
 	var out []Finding
 	for _, f := range fs {
-		if f.Parameter != "" || len(f.Cell) == 0 {
-			out = append(out, f)
-			continue
+		switch {
+		case f.Parameter != "" || len(f.Cell) == 0:
+		case f.Pattern != "row reconstruction":
+			at[key(f)] = len(out)
+		default:
+			if i, ok := at[key(f)]; ok {
+				out[i] = f
+				continue
+			}
 		}
-		family, cols := sp.boxOf(f.Table, f.Cell)
-		k := fmt.Sprintf("%s|%g|%g|%t", colsKey(family, cols), f.Value, f.Error, f.AtLeast)
-		if i, ok := at[k]; ok {
-			out[i] = f
-			continue
-		}
-		at[k] = len(out)
 		out = append(out, f)
 	}
 	return out

@@ -150,3 +150,21 @@ func closing(half string) string {
 	}
 	return ")"
 }
+
+// TestDistinctKeepsTheRow: a cell a row also determines, written another
+// way, to the same value, gives way to the row; other findings stay, two
+// of one cell from other solvers included.
+func TestDistinctKeepsTheRow(t *testing.T) {
+	search := Finding{Pattern: "threshold search", Table: "people", Cell: []string{"age >= 30", "age < 31", "sex = 'F'"}, Value: 1}
+	other := Finding{Pattern: "threshold search", Table: "people", Cell: []string{"age = 31", "sex = 'F'"}, Value: 1}
+	flagged := Finding{Pattern: "tracing", Table: "people", Cell: []string{"sex = 'F'"}, Value: 3}
+	row := Finding{Pattern: "row reconstruction", Table: "people", Cell: []string{"sex = 'F'", "age = 30"}, Value: 1}
+	var as []answer
+	for _, f := range []Finding{search, other, row} {
+		as = append(as, answer{table: "people", conj: f.Cell})
+	}
+	got := distinct([]Finding{search, other, flagged, flagged, row}, newSpace(as))
+	if want := []Finding{row, other, flagged, flagged}; !reflect.DeepEqual(got, want) {
+		t.Errorf("distinct: %+v\nwant %+v", got, want)
+	}
+}
