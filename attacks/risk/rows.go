@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -39,7 +40,6 @@ type splitGroup struct {
 	col     string
 	whole   *box
 	members []*box
-	sets    map[string]*box
 	queued  bool
 }
 
@@ -79,11 +79,7 @@ func newSplitter(as []answer, o Options) *splitter {
 // are keyed by interned ids of the family and of each column set: a
 // search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
-	fam := s.id("family " + family)
-	parts := make([]uint32, len(cols))
-	for i, c := range cols {
-		parts[i] = s.id(c.col + ":" + c.set.key())
-	}
+	fam, parts := s.internBox(family, cols)
 	k := packKey(fam, parts, -1)
 	if b, ok := s.boxes[k]; ok {
 		return b
@@ -96,12 +92,11 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 		gk := ctx + packKey(s.id("column "+c.col), nil, -1)
 		g, ok := s.groups[gk]
 		if !ok {
-			g = &splitGroup{col: c.col, sets: map[string]*box{}, whole: s.boxes[ctx]}
+			g = &splitGroup{col: c.col, whole: s.boxes[ctx]}
 			s.groups[gk] = g
 			s.byWhole[ctx] = append(s.byWhole[ctx], g)
 		}
 		g.members = append(g.members, b)
-		g.sets[c.set.key()] = b
 		b.groups = append(b.groups, g)
 		s.enqueue(g)
 	}
@@ -110,6 +105,21 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 		s.enqueue(g)
 	}
 	return b
+}
+
+// internBox interns a box's family and column sets.
+func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
+	parts := make([]uint32, len(cols))
+	for i, c := range cols {
+		parts[i] = s.id(c.col + ":" + c.set.key())
+	}
+	return s.id("family " + family), parts
+}
+
+// keyOf is the key of the box of a family's column sets.
+func (s *splitter) keyOf(family string, cols []colSet) string {
+	fam, parts := s.internBox(family, cols)
+	return packKey(fam, parts, -1)
 }
 
 // id interns a key.
@@ -219,12 +229,22 @@ func (s *splitter) splitAll(g *splitGroup) {
 		if !apart(inSet, rest) {
 			continue
 		}
-		other, ok := g.sets[rest.key()]
-		if !ok {
+		other := g.member(rest)
+		if other == nil {
 			other = s.box(inner.family, inner.table, withSet(inner.cols, g.col, rest))
 		}
 		s.relate(outer, inner, other)
 	}
+}
+
+// member is the box of g whose set for g's column is set, nil if none.
+func (g *splitGroup) member(set atomSet) *box {
+	for _, b := range g.members {
+		if slices.Equal(colOf(b, g.col), set) {
+			return b
+		}
+	}
+	return nil
 }
 
 // size is how many atoms a set holds.
@@ -348,8 +368,10 @@ func endKey(family, col string, atom int32) string {
 	return family + "#" + col + "#" + strconv.Itoa(int(atom))
 }
 
-// emptyEnds are the boxes answered (or derived) empty that hold a
-// column's end atom, by that atom.
+// emptyEnds are the boxes answered (or derived) empty whose set for a
+// column is that column's end atom alone, by that atom, those with the
+// fewest columns (the attack's domain check: the target and the end)
+// first.
 func (s *splitter) emptyEnds() map[string][]*box {
 	out := map[string][]*box{}
 	for _, b := range s.order {
@@ -359,14 +381,23 @@ func (s *splitter) emptyEnds() map[string][]*box {
 		for _, c := range b.cols {
 			top := s.sp.axes[b.table+"."+c.col].atoms() - 1
 			for _, end := range []int32{0, top} {
-				if c.set.covers(atomSet{end, end + 1}) {
-					out[endKey(b.family, c.col, end)] = append(out[endKey(b.family, c.col, end)], b)
+				if len(c.set) == 2 && c.set[0] == end && c.set[1] == end+1 {
+					k := endKey(b.family, c.col, end)
+					out[k] = append(out[k], b)
 				}
 			}
 		}
 	}
+	for _, zs := range out {
+		sort.SliceStable(zs, func(i, j int) bool { return len(zs[i].cols) < len(zs[j].cols) })
+	}
 	return out
 }
+
+// maxEndChecks bounds the empty boxes tried for one end of one row: the
+// domain check is among the first, and a search leaves thousands of
+// empty ends in contexts of their own.
+const maxEndChecks = 8
 
 // points is b's column sets with the end atoms an empty box holds taken
 // out, if every one is then a single value, and those empty boxes.
@@ -375,29 +406,44 @@ func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, []*box, boo
 	var empty []*box
 	for i, c := range b.cols {
 		x := s.sp.axes[b.table+"."+c.col]
-		set := c.set
+		inner := c.set.minus(atomSet{0, 1, x.atoms() - 1, x.atoms()})
+		if len(inner) != 2 || inner[1] != inner[0]+1 {
+			return nil, nil, false
+		}
+		if _, ok := x.point(inner[0]); !ok {
+			return nil, nil, false
+		}
 		for _, end := range []int32{0, x.atoms() - 1} {
 			atom := atomSet{end, end + 1}
-			if !set.covers(atom) {
+			if !c.set.covers(atom) {
 				continue
 			}
-			for _, z := range ends[endKey(b.family, c.col, end)] {
-				if holds(z, b, c.col) {
-					set = set.minus(atom)
-					empty = append(empty, z)
-					break
-				}
+			z := s.emptyEnd(b, c.col, atom, ends[endKey(b.family, c.col, end)])
+			if z == nil {
+				return nil, nil, false
 			}
+			empty = append(empty, z)
 		}
-		if len(set) != 2 || set[1] != set[0]+1 {
-			return nil, nil, false
-		}
-		if _, ok := x.point(set[0]); !ok {
-			return nil, nil, false
-		}
-		out[i] = colSet{col: c.col, set: set}
+		out[i] = colSet{col: c.col, set: inner}
 	}
 	return out, empty, true
+}
+
+// emptyEnd is a box answered empty that holds b's rows whose col value is
+// in atom: b's own box with col narrowed to it, or one of zs.
+func (s *splitter) emptyEnd(b *box, col string, atom atomSet, zs []*box) *box {
+	if z, ok := s.boxes[s.keyOf(b.family, withSet(b.cols, col, atom))]; ok && z.pinned() && z.lo == 0 {
+		return z
+	}
+	for i, z := range zs {
+		if i == maxEndChecks {
+			break
+		}
+		if holds(z, b, col) {
+			return z
+		}
+	}
+	return nil
 }
 
 // holds says whether box z holds every row of b whose col value is in z's
