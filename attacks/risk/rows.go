@@ -322,7 +322,7 @@ func evidenceOf(bs ...*box) []int64 {
 func rows(as []answer, o Options) []Finding {
 	s := newSplitter(as, o)
 	s.run()
-	ends := s.emptyEnds()
+	ends, targets := s.emptyEnds(), s.targets()
 	type row struct {
 		b    *box
 		cols []colSet
@@ -331,13 +331,13 @@ func rows(as []answer, o Options) []Finding {
 	}
 	var found []row
 	seen := map[string]bool{}
-	refined := map[string]bool{}
+	refined := map[string]float64{} // a parent's rows found in its children
 	for _, b := range s.order {
-		// A cell its own answers pin is the threshold search's finding.
-		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || (b.asked && len(b.from) == 0) {
+		// The target itself is the threshold search's finding.
+		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || b == targets[b.family] {
 			continue
 		}
-		cols, empty, ok := s.points(b, ends)
+		cols, empty, ok := s.points(b, targets[b.family], ends)
 		if !ok {
 			continue
 		}
@@ -348,13 +348,19 @@ func rows(as []answer, o Options) []Finding {
 		}
 		seen[k] = true
 		found = append(found, row{b, cols, k, empty})
-		for i := range cols {
-			refined[colsKey(b.family, without2(cols, i))] = true
+		// Its parent has one column fewer, or that column at the
+		// target's set (a search that goes on to split a target column);
+		// a parent is left for its children once they hold all its rows.
+		for i, c := range cols {
+			refined[colsKey(b.family, without2(cols, i))] += b.lo
+			if t := targets[b.family]; t != nil && colOf(t, c.col) != nil && !slices.Equal(colOf(t, c.col), c.set) {
+				refined[colsKey(b.family, withSet(cols, c.col, colOf(t, c.col)))] += b.lo
+			}
 		}
 	}
 	var out []Finding
 	for _, r := range found {
-		if refined[r.key] || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
+		if refined[r.key] >= r.b.lo || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
 			continue
 		}
 		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: s.sp.renderRow(r.b.table, r.cols),
@@ -399,12 +405,32 @@ func (s *splitter) emptyEnds() map[string][]*box {
 // empty ends in contexts of their own.
 const maxEndChecks = 8
 
+// targets is, per family, the column sets of the largest cell with at
+// least one condition whose count is determined: the search's target,
+// whose conditions (zip <= 2009) a row keeps as they are.
+func (s *splitter) targets() map[string]*box {
+	out := map[string]*box{}
+	for _, b := range s.order {
+		if t := out[b.family]; b.pinned() && len(b.cols) > 0 && (t == nil || b.lo > t.lo) {
+			out[b.family] = b
+		}
+	}
+	return out
+}
+
 // points is b's column sets with the end atoms an empty box holds taken
-// out, if every one is then a single value, and those empty boxes.
-func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, []*box, bool) {
+// out, if every one is then a single value, or its target's set, with two
+// single values at least, and those empty boxes.
+func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*box, bool) {
 	out := make([]colSet, len(b.cols))
 	var empty []*box
+	values := 0
 	for i, c := range b.cols {
+		if target != nil && target != b && slices.Equal(colOf(target, c.col), c.set) {
+			out[i] = c
+			continue
+		}
+		values++
 		x := s.sp.axes[b.table+"."+c.col]
 		inner := c.set.minus(atomSet{0, 1, x.atoms() - 1, x.atoms()})
 		if len(inner) != 2 || inner[1] != inner[0]+1 {
@@ -426,7 +452,7 @@ func (s *splitter) points(b *box, ends map[string][]*box) ([]colSet, []*box, boo
 		}
 		out[i] = colSet{col: c.col, set: inner}
 	}
-	return out, empty, true
+	return out, empty, values >= 2
 }
 
 // emptyEnd is a box answered empty that holds b's rows whose col value is
