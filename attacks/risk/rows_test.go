@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"countwall/proxy/state/release"
@@ -84,6 +85,21 @@ func TestRowsRebuiltFromSplits(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("rows %+v\nwant %+v", got, want)
+	}
+	// A target of a range keeps its condition as it is.
+	ranged := make([]release.Release, len(rs))
+	for i, r := range rs {
+		ranged[i] = r
+		ranged[i].Shape = strings.ReplaceAll(r.Shape, "zip = 1", "zip <= 2")
+	}
+	var cells [][]string
+	for _, f := range findings(t, ranged, Options{}) {
+		if f.Pattern == "row reconstruction" {
+			cells = append(cells, f.Cell)
+		}
+	}
+	if want := [][]string{{"zip < 3", "sex = 'F'", "age = 30"}, {"zip < 3", "sex = 'M'", "age = 41"}}; !reflect.DeepEqual(cells, want) {
+		t.Errorf("rows in a ranged target: %v, want %v", cells, want)
 	}
 	// Without the domain check at the top, a value above 'M' may hold
 	// the two: the second row is not pinned to one value of sex.
