@@ -20,10 +20,8 @@ type box struct {
 	lo, hi float64
 	// own are the answers that narrowed the box, from the boxes whose
 	// counts did (through a split).
-	own  []int64
-	from []*box
-	// asked says an answer counted this box itself.
-	asked  bool
+	own    []int64
+	from   []*box
 	groups []*splitGroup
 	// bad says the answers contradict each other here: left out.
 	bad bool
@@ -32,8 +30,8 @@ type box struct {
 func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
 
 // splitGroup is the boxes that differ only in one column's set: within
-// it a box I holding a box J splits into J and I \ J, whose counts add up
-// to I's (the reconstruction's binary search: the count of the left half
+// it a box I holding a box J splits into J and I minus J, whose counts add
+// up to I's (the reconstruction's binary search: the count of the left half
 // is searched, the right half is the rest). The whole is the box without
 // that column (every value: no NULLs).
 type splitGroup struct {
@@ -69,7 +67,6 @@ func newSplitter(as []answer, o Options) *splitter {
 		}
 		family, cols := s.sp.boxOf(a.table, a.conj)
 		b := s.box(family, a.table, cols)
-		b.asked = true
 		s.narrow(b, lo, hi, a.id, nil)
 	}
 	return s
