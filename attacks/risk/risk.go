@@ -1,9 +1,11 @@
 // Package risk is `countwall audit risk`: the attacks countwall ships, run
 // offline on what the audit says an analyst was answered. The solvers take
 // answers instead of asking: exact answers and threshold searches pin
-// counts (differencing, the IDP and BDP searches), repeated answers under
-// fresh noise and a condition's splits are averaged (averaging,
-// split-averaging, the IDP variance test), sums over sets of a column's
+// counts (differencing, the IDP and BDP searches), a search's halves add
+// up, column after column, to the rows it rebuilt (reconstruction),
+// repeated answers under fresh noise and a condition's splits, however
+// the condition is written, are averaged (averaging, split-averaging, the
+// IDP variance test), sums over sets of a column's
 // values are solved as a linear system (the noise remover's two-partitions,
 // linear reconstruction), and a cell asked beside its parts bounds the
 // noise (the perturbation finder). It reads releases (the audit's JSON
@@ -171,7 +173,7 @@ func Assess(rs []release.Release, o Options) []Report {
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
-		rep.Findings = ownFindings(rep.Findings)
+		rep.Findings = ownFindings(distinct(rep.Findings, newSpace(as)))
 		if len(rep.Findings) == 0 {
 			continue
 		}
@@ -188,5 +190,5 @@ func Assess(rs []release.Release, o Options) []Report {
 
 // solvers are run in this order on each analyst's answers.
 var solvers = []func([]answer, Options) []Finding{
-	pinned, averaged, splits, linear, marginals,
+	pinned, averaged, splits, linear, marginals, rows,
 }

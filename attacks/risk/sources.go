@@ -44,7 +44,7 @@ func ownFindings(fs []Finding) []Finding {
 		if len(own) == 0 && len(pub) > 0 {
 			continue // the published release alone: nothing the analyst was answered
 		}
-		f.Evidence, f.Published = distinct(own), distinct(pub)
+		f.Evidence, f.Published = distinctIDs(own), distinctIDs(pub)
 		out = append(out, f)
 	}
 	return out
@@ -161,8 +161,8 @@ func nullSpace(E *mat.Dense, e *mat.VecDense) (xp *mat.VecDense, Z *mat.Dense, o
 	return xp, mat.DenseCopyOf(V.Slice(0, n, rank, n)), true
 }
 
-// distinct drops repeated ids (a GROUP BY's rows share one), keeping order.
-func distinct(ids []int64) []int64 {
+// distinctIDs drops repeated ids (a GROUP BY's rows share one), keeping order.
+func distinctIDs(ids []int64) []int64 {
 	seen := map[int64]bool{}
 	out := ids[:0]
 	for _, id := range ids {

@@ -5,17 +5,7 @@ import (
 	"strings"
 
 	"countwall/attacks"
-
-	"gonum.org/v1/gonum/stat"
 )
-
-// splitSum is one split of a parent condition P into parts whose counts
-// add up to P's: P AND X with P AND NOT (X), or P AND col = v over
-// several v.
-type splitSum struct {
-	sum      float64
-	evidence []int64
-}
 
 // splits averages the splits of a condition (split-averaging: the sum of
 // P AND X_i and P AND NOT X_i over many X_i, each with its own sticky
@@ -34,16 +24,17 @@ func splits(as []answer, o Options) []Finding {
 			order = append(order, a.key())
 		}
 	}
-	parents := map[string][]splitSum{}
-	parentCell := map[string]answer{} // the parent's table and conjuncts
-	var parentOrder []string
-	add := func(a answer, conj []string, s splitSum) {
+	forms := map[string]*form{}
+	var formOrder []*form
+	add := func(a answer, conj []string, x string, sum float64, ids ...int64) {
 		parent := cellKey(a.table, conj)
-		if _, ok := parents[parent]; !ok {
-			parentOrder = append(parentOrder, parent)
-			parentCell[parent] = answer{table: a.table, conj: conj, mechanism: a.mechanism}
+		f, ok := forms[parent]
+		if !ok {
+			f = &form{table: a.table, conj: conj, mechanism: a.mechanism, byX: map[string]float64{}}
+			forms[parent] = f
+			formOrder = append(formOrder, f)
 		}
-		parents[parent] = append(parents[parent], s)
+		f.sums, f.byX[x], f.ids = append(f.sums, sum), sum, append(f.ids, ids...)
 	}
 	equalities := map[string][]answer{} // parent|column -> parts
 	for _, k := range order {
@@ -53,7 +44,7 @@ func splits(as []answer, o Options) []Finding {
 			if x, ok := negated(c); ok {
 				other, ok := first[cellKey(a.table, append(append([]string(nil), rest...), conjuncts(x)...))]
 				if ok {
-					add(a, rest, splitSum{sum: a.value + other.value, evidence: []int64{other.id, a.id}})
+					add(a, rest, x, a.value+other.value, other.id, a.id)
 				}
 				continue
 			}
@@ -64,32 +55,8 @@ func splits(as []answer, o Options) []Finding {
 		}
 	}
 	var out []Finding
-	for _, p := range parentOrder {
-		ss := parents[p]
-		if len(ss) < o.MinRepeats {
-			continue
-		}
-		sums := make([]float64, len(ss))
-		var ids []int64
-		for i, s := range ss {
-			sums[i] = s.sum
-			ids = append(ids, s.evidence...)
-		}
-		mean, sd := stat.MeanStdDev(sums, nil)
-		errBound := 2 * sd / math.Sqrt(float64(len(ss)))
-		if sd == 0 || errBound > o.MaxError {
-			continue
-		}
-		pc := parentCell[p]
-		if pc.mechanism == "layered" {
-			// Noise seeded by P's own conditions (layered's condition
-			// layers, SD 1 each) is in both halves of every split, so it
-			// counts twice in each sum and does not average away: two SDs
-			// of it join the error. The attack averages rewritings of P
-			// to spread it; each rewriting is a cell of its own here.
-			errBound = math.Hypot(errBound, 4*math.Sqrt(float64(len(pc.conj))))
-		}
-		out = append(out, estimate("split-averaging", pc.table, pc.conj, mean, errBound, ids))
+	if len(formOrder) > 0 {
+		out = averageForms(formOrder, newSpace(as), o)
 	}
 	if f, ok := noiseBound(first, equalities, o); ok {
 		out = append(out, f)
