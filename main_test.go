@@ -331,7 +331,7 @@ var riskExpectations = []struct {
 			return f.Individual && f.Value == 1 && holds(f) && strings.Contains(strings.Join(f.Cell, " "), v)
 		})
 	}},
-	{attack: "idp-reconstruct", pending: "risk-rows (whole rows)", check: func(res *attacks.Result, rep *risk.Report) error {
+	{attack: "idp-reconstruct", check: func(res *attacks.Result, rep *risk.Report) error {
 		// Every row the attack rebuilt, a finding about one person each.
 		return atLeastHolding(rep, "", true, cellsExact(res))
 	}},
@@ -367,7 +367,7 @@ var riskExpectations = []struct {
 		// recovered exactly holds within the finding's error.
 		return atLeastHolding(rep, "linear system", false, cellsExact(res))
 	}},
-	{attack: "split-averaging", pending: "risk-rows (split-averaging complete)", check: func(res *attacks.Result, rep *risk.Report) error {
+	{attack: "split-averaging", check: func(res *attacks.Result, rep *risk.Report) error {
 		// The attack's estimate is within its error of the truth only
 		// as often as its noise allows; audit risk's count must hold.
 		return everyFinding(rep, "split-averaging", holds)
