@@ -59,6 +59,10 @@ type Audit struct {
 	Retain time.Duration `mapstructure:"retain"`
 }
 
+// DefaultMonitorHistory is monitor.max_history when the config does not
+// set it.
+const DefaultMonitorHistory = 100000
+
 // Monitor configures serve's background risk check (countwall audit
 // risk on each analyst's released answers).
 type Monitor struct {
@@ -67,6 +71,11 @@ type Monitor struct {
 	// Suspend refuses every later statement of an analyst whose released
 	// answers already determine an individual, until serve restarts.
 	Suspend bool `mapstructure:"suspend"`
+	// MaxHistory is how many of an analyst's latest answered statements a
+	// check reads: the solvers hold what they read in memory (about 2 KB a
+	// statement, more for long threshold searches), and the check runs
+	// inside serve.
+	MaxHistory int `mapstructure:"max_history"`
 }
 
 // Range is a default per-query value and the range an analyst may SET.
@@ -192,6 +201,7 @@ func isConfigFlag(name string) bool { return configFlags[strings.ReplaceAll(name
 func setDefaults(v *viper.Viper) {
 	v.SetDefault("state", "countwall-state.db")
 	v.SetDefault("audit.sync", "full")
+	v.SetDefault("monitor.max_history", DefaultMonitorHistory)
 	v.SetDefault("mechanism.name", "exact")
 	v.SetDefault("budget.epsilon.default", 0.1)
 	v.SetDefault("budget.epsilon.min", 0.001)

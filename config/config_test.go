@@ -127,6 +127,7 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"audit retain negative", [2]string{"state: state.db", "state: state.db\naudit: {retain: -1h}"}, "audit.retain: must be a duration"},
 		{"monitor too often", [2]string{"state: state.db", "state: state.db\nmonitor: {every: 10ms}"}, "monitor.every: must be 0 (off) or a duration of at least 1s"},
 		{"monitor suspend without a check", [2]string{"state: state.db", "state: state.db\nmonitor: {suspend: true}"}, "monitor.suspend: needs monitor.every"},
+		{"monitor reading no history", [2]string{"state: state.db", "state: state.db\nmonitor: {every: 1m, max_history: 0}"}, "monitor.max_history: must be at least 1"},
 		{"policy value of the wrong type", [2]string{"max_in_list: 7", "max_in_list: [7]"}, "policy.max_in_list: must be an integer, got a list"},
 	}
 	for _, tc := range tests {

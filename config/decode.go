@@ -104,6 +104,9 @@ func (cfg *Config) checkStateAndAudit(p *problems) {
 	if cfg.Monitor.Every < 0 || (cfg.Monitor.Every > 0 && cfg.Monitor.Every < time.Second) {
 		p.fail("monitor.every", "must be 0 (off) or a duration of at least 1s such as 1m, got %s", cfg.Monitor.Every)
 	}
+	if cfg.Monitor.MaxHistory < 1 {
+		p.fail("monitor.max_history", "must be at least 1 (the latest answered statements of an analyst a check reads), got %d", cfg.Monitor.MaxHistory)
+	}
 	if cfg.Monitor.Suspend && cfg.Monitor.Every == 0 {
 		p.fail("monitor.suspend", "needs monitor.every: the check that would suspend is off")
 	}

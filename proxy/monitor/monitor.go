@@ -42,6 +42,10 @@ type Options struct {
 	Every time.Duration
 	// Suspend suspends an analyst whose answers determine an individual.
 	Suspend bool
+	// MaxHistory, when above 0, is how many of an analyst's latest answered
+	// statements a check reads: the solvers hold them in memory, inside
+	// serve. An analyst with more is judged on that window (Decision.Window).
+	MaxHistory int
 	// Risk tunes the solvers.
 	Risk risk.Options
 	// Logger receives one line per analyst with findings.
@@ -58,7 +62,10 @@ type Decision struct {
 	Individuals int    // of which about one person
 	Patterns    string // which patterns, with counts
 	Suspend     bool
-	Took        time.Duration // the check of this analyst: reading the audit and the solvers
+	// Window says the check read Options.MaxHistory statements, the most
+	// it reads: the analyst's older ones, if any, were left out.
+	Window bool
+	Took   time.Duration // the check of this analyst: reading the audit and the solvers
 }
 
 // Monitor checks analysts' released answers.
@@ -114,15 +121,16 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 	for _, a := range names {
 		start := time.Now()
 		var rs []release.Release
-		err := m.src.EachAudit(ctx, state.AuditFilter{Analyst: a, AnsweredOnly: true}, func(e state.AuditEntry) error {
+		err := m.src.EachAudit(ctx, state.AuditFilter{Analyst: a, AnsweredOnly: true, Last: m.o.MaxHistory}, func(e state.AuditEntry) error {
 			rs = append(rs, e.Release())
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("risk monitor: %w", err)
 		}
+		window := m.o.MaxHistory > 0 && len(rs) >= m.o.MaxHistory
 		for _, d := range Decide(rs, m.o.Risk, m.o.Suspend) {
-			d.Took = time.Since(start)
+			d.Took, d.Window = time.Since(start), window
 			decisions = append(decisions, d)
 		}
 	}
@@ -135,7 +143,7 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 
 func (m *Monitor) act(d Decision) {
 	m.o.Logger.Warn("risk monitor: released answers determine counts", "analyst", d.Analyst, "answered", d.Answered,
-		"findings", d.Findings, "about_one_person", d.Individuals, "patterns", d.Patterns, "suspend", d.Suspend, "took", d.Took.Round(time.Millisecond))
+		"findings", d.Findings, "about_one_person", d.Individuals, "patterns", d.Patterns, "suspend", d.Suspend, "latest_only", d.Window, "took", d.Took.Round(time.Millisecond))
 	if m.o.OnDecision != nil {
 		m.o.OnDecision(d)
 	}

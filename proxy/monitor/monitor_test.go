@@ -205,3 +205,52 @@ func withoutTimes(ds []Decision) []Decision {
 	}
 	return ds
 }
+
+// TestMonitorReadsTheLatestHistoryOnly: with MaxHistory the check reads an
+// analyst's latest answered statements and no more, so that its memory in
+// serve is bounded. mallory's four statements that pin a person are
+// followed by 6 ordinary ones: a window of 10 sees the pin (and says it
+// read all it may), a window of 6 sees only the ordinary ones and decides
+// nothing, a window of 11 reads everything and is no window.
+func TestMonitorReadsTheLatestHistoryOnly(t *testing.T) {
+	ctx := context.Background()
+	without, _ := neighbours(t)
+	e, _ := engine(t, without, "idp")
+	cell := uniqueCell(t, without)
+	for _, b := range []int{0, 1, 2, 3} {
+		if _, err := e.Query(ctx, "mallory", fmt.Sprintf("SELECT COUNT(*) > %d FROM people WHERE %s", b, cell)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for age := 20; age < 26; age++ {
+		if _, err := e.Query(ctx, "mallory", fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		maxHistory  int
+		decisions   int
+		individuals int
+		answered    int
+		window      bool
+	}{
+		{maxHistory: 6, decisions: 0},
+		{maxHistory: 10, decisions: 1, individuals: 1, answered: 10, window: true},
+		{maxHistory: 11, decisions: 1, individuals: 1, answered: 10, window: false},
+	} {
+		ds, err := New(e, nil, Options{MaxHistory: tc.maxHistory}).Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != tc.decisions {
+			t.Fatalf("max history %d: decisions %+v, want %d", tc.maxHistory, ds, tc.decisions)
+		}
+		if tc.decisions == 0 {
+			continue
+		}
+		d := ds[0]
+		if d.Analyst != "mallory" || d.Individuals != tc.individuals || d.Answered != tc.answered || d.Window != tc.window {
+			t.Errorf("max history %d: %+v, want %d about one person of %d answered, window %v", tc.maxHistory, d, tc.individuals, tc.answered, tc.window)
+		}
+	}
+}

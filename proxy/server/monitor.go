@@ -17,7 +17,7 @@ func startMonitor(ctx context.Context, engine *proxy.Engine, cfg *config.Config,
 	if cfg.Monitor.Every <= 0 {
 		return nil
 	}
-	m := monitor.New(engine, engine, monitor.Options{Every: cfg.Monitor.Every, Suspend: cfg.Monitor.Suspend,
+	m := monitor.New(engine, engine, monitor.Options{Every: cfg.Monitor.Every, Suspend: cfg.Monitor.Suspend, MaxHistory: cfg.Monitor.MaxHistory,
 		Risk: risk.Options{IDPPlusOne: cfg.IDPPlusOne()}, Logger: logger, OnDecision: onRisk})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -25,7 +25,7 @@ func startMonitor(ctx context.Context, engine *proxy.Engine, cfg *config.Config,
 		defer close(done)
 		m.Run(ctx)
 	}()
-	logger.Info("risk monitor on", "every", cfg.Monitor.Every, "suspend", cfg.Monitor.Suspend)
+	logger.Info("risk monitor on", "every", cfg.Monitor.Every, "suspend", cfg.Monitor.Suspend, "max_history", cfg.Monitor.MaxHistory)
 	return func() {
 		cancel()
 		<-done
