@@ -315,7 +315,9 @@ func evidenceOf(bs ...*box) []int64 {
 // out where a box holding it was answered empty: the attack's domain
 // check), and not split further by a determined box. A row of more than
 // MaxCell people is reported when it pins every column the analyst
-// constrained in the table.
+// constrained in the table. A box of one person that pins one column
+// beside the target's conditions is that person's value of the column
+// (idp-attribute: attribute inference).
 func rows(as []answer, o Options) []Finding {
 	s := newSplitter(as, o)
 	s.run()
