@@ -24,7 +24,7 @@ func newAuditRiskCmd() *cobra.Command {
 'countwall audit export' with --from) and runs on them, offline, the solvers of the attacks countwall
 ships, taking the recorded answers instead of asking: exact answers and threshold searches that pin a
 count (differencing, the IDP and BDP searches), the rows a threshold search rebuilt by halving each
-column's values (idp-reconstruct), statements answered many times under fresh noise and a condition's
+column's values (idp-reconstruct) or one person's value of a column (idp-attribute), statements answered many times under fresh noise and a condition's
 splits over every way it was written (averaging, split-averaging, the IDP variance test), sums over
 sets of a column's values solved by least squares (the noise remover, linear reconstruction), and a
 cell asked beside its parts (the perturbation finder's noise bound). Releases made public before by

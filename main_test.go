@@ -279,12 +279,7 @@ func checkDemoRisk(t *testing.T, dir string, rows []report.Row) {
 			default:
 				err = e.check(res, rep)
 			}
-			switch {
-			case err == nil && e.pending != "":
-				t.Logf("%s on the %s firewall: now holds; riskExpectations may drop its pending mark", e.attack, label)
-			case err != nil && e.pending != "":
-				t.Logf("%s on the %s firewall (pending %s): %v", e.attack, label, e.pending, err)
-			case err != nil:
+			if err != nil {
 				t.Errorf("%s on the %s firewall: %v", e.attack, label, err)
 			}
 		}
@@ -293,13 +288,10 @@ func checkDemoRisk(t *testing.T, dir string, rows []report.Row) {
 
 // riskExpectations say, per attack, what audit risk must find of the
 // attack's analyst from what the attack reported (res) on the firewall it
-// was built for (or the settings named). A row marked pending names the
-// work it waits for: until that is merged, its failure is logged, not
-// failed (the lead removes the mark at the merge).
+// was built for (or the settings named).
 var riskExpectations = []struct {
 	attack   string
 	settings []string // demo.Settings keys; nil: the first of the attack's plan
-	pending  string
 	check    func(res *attacks.Result, rep *risk.Report) error
 }{
 	{attack: "differencing", check: func(res *attacks.Result, rep *risk.Report) error {
@@ -324,7 +316,7 @@ var riskExpectations = []struct {
 	}},
 	{attack: "idp-membership", check: personPinned},
 	{attack: "idp-uniqueness", check: personPinned},
-	{attack: "idp-attribute", pending: "risk-rows (one unit's value pinned by the threshold search)", check: func(res *attacks.Result, rep *risk.Report) error {
+	{attack: "idp-attribute", check: func(res *attacks.Result, rep *risk.Report) error {
 		// The person's value of the column, pinned.
 		v := strconv.FormatInt(res.Recovered, 10)
 		return anyFinding(rep, "the person's value "+v, func(f risk.Finding) bool {

@@ -2,7 +2,8 @@
 // offline on what the audit says an analyst was answered. The solvers take
 // answers instead of asking: exact answers and threshold searches pin
 // counts (differencing, the IDP and BDP searches), a search's halves add
-// up, column after column, to the rows it rebuilt (reconstruction),
+// up, column after column, to the rows it rebuilt (reconstruction) or
+// to one person's value (attribute inference),
 // repeated answers under fresh noise and a condition's splits, however
 // the condition is written, are averaged (averaging, split-averaging, the
 // IDP variance test), sums over sets of a column's

@@ -315,7 +315,9 @@ func evidenceOf(bs ...*box) []int64 {
 // out where a box holding it was answered empty: the attack's domain
 // check), and not split further by a determined box. A row of more than
 // MaxCell people is reported when it pins every column the analyst
-// constrained in the table.
+// constrained in the table. A box of one person that pins one column
+// beside the target's conditions is that person's value of the column
+// (idp-attribute: attribute inference).
 func rows(as []answer, o Options) []Finding {
 	s := newSplitter(as, o)
 	s.run()
@@ -325,6 +327,9 @@ func rows(as []answer, o Options) []Finding {
 		cols []colSet
 		key  string
 		ends []*box // the empty boxes that pinned its columns' ends
+		// values is how many of its columns it pins to one value (the
+		// others are at the target's set).
+		values int
 	}
 	var found []row
 	seen := map[string]bool{}
@@ -334,8 +339,10 @@ func rows(as []answer, o Options) []Finding {
 		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || b == targets[b.family] {
 			continue
 		}
-		cols, empty, ok := s.points(b, targets[b.family], ends)
-		if !ok {
+		cols, empty, values := s.points(b, targets[b.family], ends)
+		// One column at one value in a target of one person is that
+		// person's value (idp-attribute's search); a row needs two.
+		if values < 2 && (values < 1 || b.lo != 1) {
 			continue
 		}
 		// The same row may be boxed with and without its empty ends.
@@ -344,7 +351,7 @@ func rows(as []answer, o Options) []Finding {
 			continue
 		}
 		seen[k] = true
-		found = append(found, row{b, cols, k, empty})
+		found = append(found, row{b, cols, k, empty, values})
 		// Its parent has one column fewer, or that column at the
 		// target's set (a search that goes on to split a target column);
 		// a parent is left for its children once they hold all its rows.
@@ -360,7 +367,11 @@ func rows(as []answer, o Options) []Finding {
 		if refined[r.key] >= r.b.lo || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
 			continue
 		}
-		out = append(out, Finding{Pattern: "row reconstruction", Table: r.b.table, Cell: s.sp.renderRow(r.b.table, r.cols),
+		pattern := "row reconstruction"
+		if r.values == 1 {
+			pattern = "attribute inference"
+		}
+		out = append(out, Finding{Pattern: pattern, Table: r.b.table, Cell: s.sp.renderRow(r.b.table, r.cols),
 			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: evidenceOf(append(r.ends, r.b)...)})
 	}
 	return out
@@ -416,9 +427,9 @@ func (s *splitter) targets() map[string]*box {
 }
 
 // points is b's column sets with the end atoms an empty box holds taken
-// out, if every one is then a single value, or its target's set, with two
-// single values at least, and those empty boxes.
-func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*box, bool) {
+// out, if every one is then a single value, or its target's set, those
+// empty boxes, and how many single values there are (0: not a row).
+func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*box, int) {
 	out := make([]colSet, len(b.cols))
 	var empty []*box
 	values := 0
@@ -431,10 +442,10 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 		x := s.sp.axes[b.table+"."+c.col]
 		inner := c.set.minus(atomSet{0, 1, x.atoms() - 1, x.atoms()})
 		if len(inner) != 2 || inner[1] != inner[0]+1 {
-			return nil, nil, false
+			return nil, nil, 0
 		}
 		if _, ok := x.point(inner[0]); !ok {
-			return nil, nil, false
+			return nil, nil, 0
 		}
 		for _, end := range []int32{0, x.atoms() - 1} {
 			atom := atomSet{end, end + 1}
@@ -443,13 +454,13 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 			}
 			z := s.emptyEnd(b, c.col, atom, ends[endKey(b.family, c.col, end)])
 			if z == nil {
-				return nil, nil, false
+				return nil, nil, 0
 			}
 			empty = append(empty, z)
 		}
 		out[i] = colSet{col: c.col, set: inner}
 	}
-	return out, empty, values >= 2
+	return out, empty, values
 }
 
 // emptyEnd is a box answered empty that holds b's rows whose col value is
