@@ -12,6 +12,7 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/demo"
 	"countwall/dataset"
+	"countwall/proxy/state"
 )
 
 // The long table: people with 1 to longMaxRows rows each, as a table of
@@ -35,7 +36,7 @@ var benchLongGroupQueries = []string{
 // statements, and against the computation a user would write without the
 // firewall (per person and cell, clip the rows at C, then sum), done in Go
 // over rows read once into memory, which countwall should beat.
-func benchLong(ctx context.Context, tw io.Writer, dir string, people int, measure measurer) error {
+func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditSync state.AuditSync, measure measurer) error {
 	people = max(people/10, 1)
 	dbPath := filepath.Join(dir, fmt.Sprintf("bench-long-%d.db", people))
 	if _, err := os.Stat(dbPath); err != nil {
@@ -60,7 +61,7 @@ func benchLong(ctx context.Context, tw io.Writer, dir string, people int, measur
 	var startTook time.Duration
 	for _, name := range []string{"exact", "laplace"} {
 		s := demo.Settings[name]
-		s.Budget = benchBudget
+		s.Budget, s.AuditSync = benchBudget, string(auditSync)
 		start := time.Now()
 		srv, err := demo.StartFirewall(ctx, dir, dbPath, tables, s, []string{"bench"})
 		if err != nil {
