@@ -18,8 +18,10 @@ func init() {
 		Short: "Measure protected answers against raw SQLite, the wire against in process, and throughput, as ratios in one run",
 		Long: `bench generates a people table and answers the same COUNT queries straight from SQLite,
 through the Engine in process under several mechanisms, and over the PostgreSQL wire protocol
-(SCRAM on loopback), then 1, 2, 4 and 8 concurrent wire clients and the noise remover's statements.
-Each line is the median of --rounds rounds of --queries queries; ratios compare lines of one run.`,
+(SCRAM on loopback), then 1, 2, 4 and 8 concurrent wire clients and the noise remover's statements,
+and bounded counts on a long table of --rows/10 people with 1 to 20 rows each. Each firewall reads
+its table into memory before its first statement, as serve does (the start lines). Each other line
+is the median of --rounds rounds of --queries queries; ratios compare lines of one run.`,
 		Example: "  countwall bench --rows 100000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

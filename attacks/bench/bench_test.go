@@ -21,7 +21,7 @@ func TestRunPrintsEveryLine(t *testing.T) {
 	if err := Run(context.Background(), &out, Options{Dir: t.TempDir(), Rows: 2000, PerRound: 8, Rounds: 1, AuditSync: "normal"}); err != nil {
 		t.Fatalf("bench: %v\n%s", err, out.String())
 	}
-	for _, w := range []string{"audit.sync normal", "COUNT straight to SQLite", "exact, in process", "× raw", "over the wire (simple protocol)", "cellkey / exact, in process",
+	for _, w := range []string{"audit.sync normal", "COUNT straight to SQLite", "start: table read into memory", "long table, start: table read into memory", "exact, in process", "× raw", "over the wire (simple protocol)", "cellkey / exact, in process",
 		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
 		"laplace, bounded per person: GROUP BY / exact", "long table, laplace C=3: COUNT / exact", "long table, laplace C=3 G=8: GROUP BY / exact",
 		"long table, clip then sum in Go (no firewall): COUNT"} {

@@ -127,8 +127,10 @@ func TestRunComparesMechanisms(t *testing.T) {
 	}
 }
 
-// A demo firewall admits its analysts with their generated passwords and
-// starts from a fresh state database each time.
+// A demo firewall holds its table in memory before its first analyst, as
+// serve does (no statement's deadline covers the read), admits its analysts
+// with their generated passwords and starts from a fresh state database
+// each time.
 func TestFirewallDial(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -145,6 +147,9 @@ func TestFirewallDial(t *testing.T) {
 		fw, err := StartFirewall(ctx, dir, db, people, Settings["laplace"], []string{"eve"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got := fw.Engine.SnapshotStates(); got["people"] != "memory" {
+			t.Errorf("run %d: before any statement the snapshot states are %v, want people in memory", run, got)
 		}
 		if _, err := fw.Dial(ctx, "mallory"); err == nil {
 			t.Error("an analyst the firewall does not know got in")

@@ -251,8 +251,8 @@ type Firewall struct {
 }
 
 // StartFirewall writes the config of setting s in dir, fronting dbPath with
-// the given tables section and a fresh state database, and serves it on a
-// loopback port until Stop.
+// the given tables section and a fresh state database, reads the tables into
+// memory and serves them on a loopback port until Stop.
 func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[string]any, s Setting, analysts []string) (*Firewall, error) {
 	fw := &Firewall{setting: s, passwords: map[string]string{}}
 	accounts := map[string]map[string]string{}
@@ -299,6 +299,13 @@ func StartFirewall(ctx context.Context, dir, dbPath string, tableSection map[str
 	}
 	engine, err := proxy.Open(ctx, cfg, proxy.Options{})
 	if err != nil {
+		return nil, err
+	}
+	// As serve does, the tables are read into memory before the first
+	// analyst connects: a large table's read would otherwise fall inside the
+	// first statement and its query_timeout.
+	if err := engine.Preload(ctx); err != nil {
+		engine.Close()
 		return nil, err
 	}
 	if fw.Loopback, err = server.StartLoopback(engine); err != nil {
