@@ -10,6 +10,16 @@ import (
 	"countwall/proxy/state/release"
 )
 
+// openAuditDB opens a fresh state database, closed when the test ends.
+func openAuditDB(t *testing.T) *DB {
+	db, err := Open(context.Background(), newStatePath(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // TestAuditRowStoresFingerprintOnlyWithoutStatement: a row that records
 // its statement (shape and constants) stores NULL for the fingerprint,
 // read from the columns themselves; a row without one (a refusal, SET,
@@ -17,11 +27,7 @@ import (
 // 16 hex digits and as text otherwise.
 func TestAuditRowStoresFingerprintOnlyWithoutStatement(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, newStatePath(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAuditDB(t)
 	const shape = "select count(*) from people where suburb = $1"
 	cases := []struct {
 		name    string
@@ -75,11 +81,7 @@ func TestAuditRowStoresFingerprintOnlyWithoutStatement(t *testing.T) {
 // fingerprint beside its statement still reads it back.
 func TestAuditWithoutFingerprintListsAndExports(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, newStatePath(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAuditDB(t)
 	e := AuditEntry{Analyst: "a", Fingerprint: "00112233445566ff", Kind: "query", Mechanism: "exact", Outcome: OutcomeAnswered,
 		Shape: "select count(*) from people where age = $1", Constants: []release.Constant{{Text: "20"}}, Cells: []release.Cell{{Value: 7}}}
 	if err := db.AuditDurable(ctx, e); err != nil {
