@@ -31,8 +31,8 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 
 // WriteAuditTable prints entries as aligned columns: time, analyst,
 // outcome (answered, or the refusal's SQLSTATE), fingerprint ("-" for a
-// row that records its statement instead), mechanism, charge; and, when any entry recorded one, the statement and what was
-// released.
+// row that records its statement instead), mechanism, charge; and, when
+// any entry recorded one, the statement and what was released.
 func WriteAuditTable(w io.Writer, entries []AuditEntry) error {
 	withStatements := false
 	for _, e := range entries {
