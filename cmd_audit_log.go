@@ -20,8 +20,9 @@ func newAuditListCmd() *cobra.Command {
 		Long: `List prints every statement the firewall received, oldest first: when, which analyst,
 whether it was answered or refused (with the SQLSTATE), the statement's keyed fingerprint, the
 mechanism in force and what the answer was charged; for an answered query also the statement (as
-normalised: names folded, spacing and comments dropped) and the cells sent. A refused statement's
-text is not kept, only its fingerprint and the refusal.`,
+normalised: names folded, spacing and comments dropped) and the cells sent, and "-" for its
+fingerprint, which stands in only for a text not kept. A refused statement's text is not kept,
+only its fingerprint and the refusal.`,
 		Example: `  countwall audit list --config examples/countwall.yaml --analyst alice --since 1h
   countwall audit list --state countwall-state.db --since 2026-11-23T09:00:00Z`,
 		Args: cobra.NoArgs,
@@ -52,7 +53,8 @@ func newAuditExportCmd() *cobra.Command {
 		Use:   "export [--analyst A] [--since T] [--out FILE]",
 		Short: "Write the audit log as JSON lines: every statement with its outcome, and each answer's statement and released cells",
 		Long: `Export writes one JSON object per statement, oldest first, to standard output or --out: id,
-time, analyst, kind, mechanism, outcome, SQLSTATE and reason of a refusal, fingerprint, charge, and
+time, analyst, kind, mechanism, outcome, SQLSTATE and reason of a refusal, fingerprint (empty for
+an answered query, which carries its statement instead), charge, and
 for an answered query its shape (the statement with $1, $2, ... for its constants), the constants
 and the cells sent. It reads the audit tables only; the budget ledger is not touched. The file is
 what 'countwall audit risk --from' reads.`,

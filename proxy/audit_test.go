@@ -121,27 +121,41 @@ func TestAuditChildProcess(t *testing.T) {
 }
 
 // TestAuditFingerprintIsKeyedEverywhere: the fingerprint written to the
-// audit log and the ledger is the HMAC with this firewall's secret, not the
-// unkeyed SHA-256 prefix anyone could compute from a guessed query.
+// audit log (for a refusal, whose text is not kept) and to the ledger is
+// the HMAC with this firewall's secret, not the unkeyed SHA-256 prefix
+// anyone could compute from a guessed query. The answered statement's
+// audit row records the statement instead and no fingerprint.
 func TestAuditFingerprintIsKeyedEverywhere(t *testing.T) {
 	f := newFixture(t, 50)
 	e := f.open(t, "laplace", nil)
 	ctx := context.Background()
 	const q = "SELECT COUNT(*) FROM people WHERE sex = 'F'"
+	const refusedQ = "DELETE FROM people"
 	if _, err := e.Query(ctx, "alice", q); err != nil {
 		t.Fatal(err)
 	}
-	unkeyed := sha256.Sum256([]byte(q))
+	if _, err := e.Query(ctx, "alice", refusedQ); err == nil {
+		t.Fatalf("%s was answered", refusedQ)
+	}
 	want := state.Fingerprint(e.state.Secret(), q)
-	if want == hex.EncodeToString(unkeyed[:8]) {
-		t.Fatal("the keyed fingerprint equals the unkeyed one")
+	wantRefused := state.Fingerprint(e.state.Secret(), refusedQ)
+	for sql, fp := range map[string]string{q: want, refusedQ: wantRefused} {
+		if unkeyed := sha256.Sum256([]byte(sql)); fp == hex.EncodeToString(unkeyed[:8]) {
+			t.Fatalf("the keyed fingerprint of %s equals the unkeyed one", sql)
+		}
 	}
 	log, err := e.AuditLog(ctx, state.AuditFilter{Analyst: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 1 || log[0].Fingerprint != want || log[0].ChargeKind != "dp" || log[0].Epsilon != 0.1 {
-		t.Errorf("audit = %+v, want one dp 0.1 entry with fingerprint %s", log, want)
+	if len(log) != 2 {
+		t.Fatalf("audit = %+v, want two entries", log)
+	}
+	if a := log[0]; a.Fingerprint != "" || a.Release().Statement() != "select count(*) from people where sex = 'F'" || a.ChargeKind != "dp" || a.Epsilon != 0.1 {
+		t.Errorf("answered entry %+v, want no fingerprint, its statement and a dp 0.1 charge", a)
+	}
+	if r := log[1]; r.Outcome != state.OutcomeRefused || r.Fingerprint != wantRefused || r.Shape != "" {
+		t.Errorf("refused entry %+v, want fingerprint %s and no statement", r, wantRefused)
 	}
 	var ledgerFP string
 	if err := e.state.SQL().QueryRowContext(ctx, `SELECT fingerprint FROM ledger WHERE analyst = 'alice'`).Scan(&ledgerFP); err != nil {

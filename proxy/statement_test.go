@@ -11,8 +11,9 @@ import (
 
 // TestPreparedStatementExecutesLikeExec: a statement prepared once and
 // executed with several arguments answers each as Exec answers the text
-// with them, and every execution is audited under the fingerprint computed
-// when it was prepared.
+// with them, and every execution is audited: an answered one by its
+// statement (shape and constant, no fingerprint), a refused one under the
+// fingerprint computed when it was prepared.
 func TestPreparedStatementExecutesLikeExec(t *testing.T) {
 	const n = 200
 	e := newFixture(t, n).open(t, "exact", nil)
@@ -41,10 +42,25 @@ func TestPreparedStatementExecutesLikeExec(t *testing.T) {
 	if len(log) != 8 {
 		t.Fatalf("%d audit rows for 8 executions", len(log))
 	}
+	wantStatements := []string{"select count(*) from people where age = 20", "select count(*) from people where age = 31"}
+	var answered, refused int
 	for _, row := range log {
-		if row.Fingerprint != st.Fingerprint() {
-			t.Errorf("audit row under fingerprint %q, want %q", row.Fingerprint, st.Fingerprint())
+		switch row.Outcome {
+		case state.OutcomeAnswered:
+			got := row.Release().Statement()
+			if row.Fingerprint != "" || (got != wantStatements[0] && got != wantStatements[1]) {
+				t.Errorf("answered row: fingerprint %q statement %q, want none and one of %q", row.Fingerprint, got, wantStatements)
+			}
+			answered++
+		default:
+			if row.Fingerprint != st.Fingerprint() || row.Shape != "" {
+				t.Errorf("refused row: fingerprint %q shape %q, want %q and none", row.Fingerprint, row.Shape, st.Fingerprint())
+			}
+			refused++
 		}
+	}
+	if answered != 6 || refused != 2 {
+		t.Errorf("%d answered and %d refused rows, want 6 and 2", answered, refused)
 	}
 }
 

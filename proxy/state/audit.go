@@ -13,7 +13,8 @@ import (
 // its SQL text is kept only as a keyed fingerprint, and its reason is the
 // refusal message, which never contains values read from the database. An
 // answered query also holds what left the firewall: its statement (shape
-// and constants) and the cells released.
+// and constants) and the cells released; its row stores no fingerprint, so
+// Fingerprint reads back empty for it.
 type AuditEntry struct {
 	ID          int64 // the row's id, when read back
 	At          time.Time

@@ -79,7 +79,7 @@ func TestAuditRowKeepsStatementAndCells(t *testing.T) {
 	}
 	r := got[3]
 	if r.Shape != shape || r.Constants[0].Text != "3" || r.Constants[3] != (release.Constant{Text: "suburb_0015", String: true}) || r.Cells[0].Value != 1 || !r.Cells[0].IsFloat ||
-		r.Fingerprint != "00112233445566ff" || r.Epsilon != 1e-4 || r.ChargeKind != "idp" || r.ID == 0 {
+		r.Fingerprint != "" || r.Epsilon != 1e-4 || r.ChargeKind != "idp" || r.ID == 0 {
 		t.Errorf("row read back as %+v", r)
 	}
 	var shapes, contexts, texts int

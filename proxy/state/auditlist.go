@@ -30,9 +30,9 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // WriteAuditTable prints entries as aligned columns: time, analyst,
-// outcome (answered, or the refusal's SQLSTATE), fingerprint, mechanism,
-// charge; and, when any entry recorded one, the statement and what was
-// released.
+// outcome (answered, or the refusal's SQLSTATE), fingerprint ("-" for a
+// row that records its statement instead), mechanism, charge; and, when
+// any entry recorded one, the statement and what was released.
 func WriteAuditTable(w io.Writer, entries []AuditEntry) error {
 	withStatements := false
 	for _, e := range entries {
@@ -46,7 +46,7 @@ func WriteAuditTable(w io.Writer, entries []AuditEntry) error {
 	fmt.Fprintln(tw, header)
 	for _, e := range entries {
 		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", e.At.UTC().Format("2006-01-02T15:04:05.000Z07:00"), e.Analyst, auditOutcome(e),
-			e.Fingerprint, e.Mechanism, auditCharge(e))
+			orDash(e.Fingerprint), e.Mechanism, auditCharge(e))
 		if withStatements {
 			line += "\t" + orDash(e.Release().Statement()) + "\t" + orDash(releasedText(e.Cells))
 		}

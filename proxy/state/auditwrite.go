@@ -201,7 +201,7 @@ func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
 	if err != nil {
 		return err
 	}
-	fp, fpText := packFingerprint(e.Fingerprint)
+	fp, fpText := rowFingerprint(e)
 	_, err = w.st.row.ExecContext(ctx, e.At.UnixMicro(), ctxID, fp, fpText, shape,
 		nullBlob(constants), nullBlob(encodeCells(e.Cells)))
 	return err

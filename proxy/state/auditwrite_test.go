@@ -69,7 +69,7 @@ func TestAuditRowsAfterTheCacheStartsAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range log {
-		if e.Shape != entry.Shape || e.Analyst != "a" || e.Fingerprint != entry.Fingerprint {
+		if e.Shape != entry.Shape || e.Analyst != "a" || e.Fingerprint != "" {
 			t.Errorf("read back %+v", e)
 		}
 	}

@@ -27,7 +27,7 @@ type Release struct {
 	Outcome     string    `json:"outcome"` // answered, refused
 	SQLState    string    `json:"sqlstate,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
-	Fingerprint string    `json:"fingerprint"`
+	Fingerprint string    `json:"fingerprint"` // "" where Shape records the statement
 	ChargeKind  string    `json:"charge_kind,omitempty"`
 	Epsilon     float64   `json:"epsilon,omitempty"`
 	Delta       float64   `json:"delta,omitempty"`
