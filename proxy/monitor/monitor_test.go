@@ -133,16 +133,7 @@ func TestMonitorDecidesOnReleasedAnswersOnly(t *testing.T) {
 // nothing new answered decides nothing.
 func TestMonitorSuspends(t *testing.T) {
 	ctx := context.Background()
-	without, _ := neighbours(t)
-	e, _ := engine(t, without, "idp")
-	// A person alone in a cell: COUNT(*) > 0 and > 1 both noisy under idp
-	// with k = 1 pin the count at 1.
-	cell := uniqueCell(t, without)
-	for _, b := range []int{0, 1, 2, 3} {
-		if _, err := e.Query(ctx, "mallory", fmt.Sprintf("SELECT COUNT(*) > %d FROM people WHERE %s", b, cell)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := pinnedByMallory(t)
 	e.Query(ctx, "demo", "SELECT COUNT(*) FROM people WHERE age > 60") //nolint:errcheck // ordinary
 	m := New(e, e, Options{Suspend: true})
 	ds, err := m.Check(ctx)
@@ -214,14 +205,7 @@ func withoutTimes(ds []Decision) []Decision {
 // nothing, a window of 11 reads everything and is no window.
 func TestMonitorReadsTheLatestHistoryOnly(t *testing.T) {
 	ctx := context.Background()
-	without, _ := neighbours(t)
-	e, _ := engine(t, without, "idp")
-	cell := uniqueCell(t, without)
-	for _, b := range []int{0, 1, 2, 3} {
-		if _, err := e.Query(ctx, "mallory", fmt.Sprintf("SELECT COUNT(*) > %d FROM people WHERE %s", b, cell)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := pinnedByMallory(t)
 	for age := 20; age < 26; age++ {
 		if _, err := e.Query(ctx, "mallory", fmt.Sprintf("SELECT COUNT(*) FROM people WHERE age > %d", age)); err != nil {
 			t.Fatal(err)
@@ -253,4 +237,20 @@ func TestMonitorReadsTheLatestHistoryOnly(t *testing.T) {
 			t.Errorf("max history %d: %+v, want %d about one person of %d answered, window %v", tc.maxHistory, d, tc.individuals, tc.answered, tc.window)
 		}
 	}
+}
+
+// pinnedByMallory is an idp firewall over the 2,000-row table where mallory
+// has asked COUNT(*) > b, b = 0..3, of a cell one person is alone in: the
+// answers for b = 0 and 1, both noisy under idp with k = 1, pin it at 1.
+func pinnedByMallory(t *testing.T) *proxy.Engine {
+	t.Helper()
+	without, _ := neighbours(t)
+	e, _ := engine(t, without, "idp")
+	cell := uniqueCell(t, without)
+	for _, b := range []int{0, 1, 2, 3} {
+		if _, err := e.Query(context.Background(), "mallory", fmt.Sprintf("SELECT COUNT(*) > %d FROM people WHERE %s", b, cell)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
 }
