@@ -43,6 +43,11 @@ the data owner only.`,
   countwall audit risk --state laplace-state.db --published exact-release.jsonl --truth examples/demo.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			stopProfile, err := startCPUProfile(cmd)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			start := time.Now()
 			rs, cfg, err := admin.ReadReleases(cmd.Context(), sel, from)
 			if err != nil {
@@ -62,7 +67,10 @@ the data owner only.`,
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
-			return risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut)
+			if err := risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut); err != nil {
+				return err
+			}
+			return writeMemProfile(cmd)
 		},
 	}
 	f := cmd.Flags()
@@ -75,6 +83,8 @@ the data owner only.`,
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
+	f.String("cpuprofile", "", "write a CPU profile of the check to this file")
+	f.String("memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 	return cmd
 }

@@ -178,17 +178,42 @@ type space struct {
 	axes map[string]*axis // table.column
 	// order is the columns of each table in the order first constrained.
 	order map[string][]string
+	// read is each conjunct read once: a search repeats its conjuncts
+	// across hundreds of thousands of statements.
+	read map[string]readConjunct
+}
+
+type readConjunct struct {
+	k  constraint
+	ok bool
+}
+
+// constraint is readConstraint(c), read once per distinct conjunct.
+func (s *space) constraint(c string) (constraint, bool) {
+	if r, seen := s.read[c]; seen {
+		return r.k, r.ok
+	}
+	k, ok := readConstraint(c)
+	s.read[c] = readConjunct{k, ok}
+	return k, ok
 }
 
 // newSpace cuts every column at the constants of the answers' conjuncts;
 // a column compared with both integers and text is left opaque.
 func newSpace(as []answer) *space {
-	s := &space{axes: map[string]*axis{}, order: map[string][]string{}}
+	s := &space{axes: map[string]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
 	edges := map[string][]edge{}
 	mixed := map[string]bool{}
+	// Each distinct conjunct once: its edges and names are sets.
+	type tableConjunct struct{ table, conj string }
+	done := map[tableConjunct]bool{}
 	for _, a := range as {
 		for _, c := range a.conj {
-			k, ok := readConstraint(c)
+			if done[tableConjunct{a.table, c}] {
+				continue
+			}
+			done[tableConjunct{a.table, c}] = true
+			k, ok := s.constraint(c)
 			if !ok || len(k.consts) == 0 {
 				continue // IS NOT NULL reads on a column cut elsewhere
 			}
@@ -341,7 +366,7 @@ func (s *space) boxOf(table string, conj []string) (family string, cols []colSet
 	var opaque []string
 	sets := map[string]atomSet{}
 	for _, c := range conj {
-		k, ok := readConstraint(c)
+		k, ok := s.constraint(c)
 		x := s.axes[table+"."+k.col]
 		if !ok || x == nil {
 			opaque = append(opaque, c)

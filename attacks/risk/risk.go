@@ -154,20 +154,22 @@ func (o Options) withDefaults() Options {
 // determine nothing is left out.
 func Assess(rs []release.Release, o Options) []Report {
 	o = o.withDefaults()
-	byAnalyst := map[string][]release.Release{}
-	for _, r := range rs {
-		if o.Analyst != "" && r.Analyst != o.Analyst {
+	// Each analyst's releases by index: a copy of each would double what
+	// a long history holds.
+	byAnalyst := map[string][]int{}
+	for i := range rs {
+		if o.Analyst != "" && rs[i].Analyst != o.Analyst {
 			continue
 		}
-		byAnalyst[r.Analyst] = append(byAnalyst[r.Analyst], r)
+		byAnalyst[rs[i].Analyst] = append(byAnalyst[rs[i].Analyst], i)
 	}
 	pub := publishedAnswers(o.Published)
 	var out []Report
 	for name, mine := range byAnalyst {
-		as := append(answers(mine), pub...)
+		as := append(answersOf(rs, mine), pub...)
 		rep := Report{Analyst: name}
-		for _, r := range mine {
-			if r.Answered() && r.Kind == "query" {
+		for _, i := range mine {
+			if rs[i].Answered() && rs[i].Kind == "query" {
 				rep.Answered++
 			}
 		}

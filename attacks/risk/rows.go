@@ -16,7 +16,7 @@ type box struct {
 	family string
 	table  string
 	cols   []colSet
-	key    string
+	key    uint32 // the packed key's id (splitter.keys)
 	lo, hi float64
 	// own are the answers that narrowed the box, from the boxes whose
 	// counts did (through a split).
@@ -49,17 +49,24 @@ const maxGroup = 256
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
 	sp      *space
-	boxes   map[string]*box
-	groups  map[string]*splitGroup // key: context box key, column
-	byWhole map[string][]*splitGroup
+	boxes   map[uint32]*box
+	groups  map[groupKey]*splitGroup
+	byWhole map[uint32][]*splitGroup
 	queue   []*splitGroup
 	order   []*box
 	ids     map[string]uint32
+	// keys interns the packed keys of boxes and of their contexts (a box
+	// without one column): each is held once, however many groups and
+	// boxes name it.
+	keys map[string]uint32
 }
 
+// groupKey names a split group: its context's key id and its column's id.
+type groupKey struct{ context, column uint32 }
+
 func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[string]*box{}, groups: map[string]*splitGroup{}, byWhole: map[string][]*splitGroup{},
-		ids: map[string]uint32{}}
+	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{}, byWhole: map[uint32][]*splitGroup{},
+		ids: map[string]uint32{}, keys: map[string]uint32{}}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
@@ -77,7 +84,7 @@ func newSplitter(as []answer, o Options) *splitter {
 // search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	k := packKey(fam, parts, -1)
+	k := s.keyID(packKey(fam, parts, -1))
 	if b, ok := s.boxes[k]; ok {
 		return b
 	}
@@ -85,8 +92,8 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.boxes[k] = b
 	s.order = append(s.order, b)
 	for i, c := range cols {
-		ctx := packKey(fam, parts, i)
-		gk := ctx + packKey(s.id("column "+c.col), nil, -1)
+		ctx := s.keyID(packKey(fam, parts, i))
+		gk := groupKey{ctx, s.id("column " + c.col)}
 		g, ok := s.groups[gk]
 		if !ok {
 			g = &splitGroup{col: c.col, whole: s.boxes[ctx]}
@@ -113,10 +120,24 @@ func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
 	return s.id("family " + family), parts
 }
 
-// keyOf is the key of the box of a family's column sets.
-func (s *splitter) keyOf(family string, cols []colSet) string {
+// boxOf is the box of a family's column sets, nil if none was made.
+func (s *splitter) boxOf(family string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	return packKey(fam, parts, -1)
+	k, ok := s.keys[packKey(fam, parts, -1)]
+	if !ok {
+		return nil
+	}
+	return s.boxes[k]
+}
+
+// keyID interns a packed key.
+func (s *splitter) keyID(k string) uint32 {
+	if v, ok := s.keys[k]; ok {
+		return v
+	}
+	v := uint32(len(s.keys))
+	s.keys[k] = v
+	return v
 }
 
 // id interns a key.
@@ -466,7 +487,7 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 // emptyEnd is a box answered empty that holds b's rows whose col value is
 // in atom: b's own box with col narrowed to it, or one of zs.
 func (s *splitter) emptyEnd(b *box, col string, atom atomSet, zs []*box) *box {
-	if z, ok := s.boxes[s.keyOf(b.family, withSet(b.cols, col, atom))]; ok && z.pinned() && z.lo == 0 {
+	if z := s.boxOf(b.family, withSet(b.cols, col, atom)); z != nil && z.pinned() && z.lo == 0 {
 		return z
 	}
 	for i, z := range zs {
