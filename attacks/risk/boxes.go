@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -364,7 +365,7 @@ type colSet struct {
 // conditions left as written) and its column sets, by column name.
 func (s *space) boxOf(table string, conj []string) (family string, cols []colSet) {
 	var opaque []string
-	sets := map[string]atomSet{}
+	cols = make([]colSet, 0, len(conj))
 	for _, c := range conj {
 		k, ok := s.constraint(c)
 		x := s.axes[table+"."+k.col]
@@ -377,16 +378,14 @@ func (s *space) boxOf(table string, conj []string) (family string, cols []colSet
 			set = append(set, x.index(r[0], 0), x.index(r[1], x.atoms()))
 		}
 		set = set.normal()
-		if prev, ok := sets[k.col]; ok {
-			set = prev.intersect(set)
+		if i := slices.IndexFunc(cols, func(c colSet) bool { return c.col == k.col }); i >= 0 {
+			cols[i].set = cols[i].set.intersect(set)
+			continue
 		}
-		sets[k.col] = set
-	}
-	for col, set := range sets {
-		cols = append(cols, colSet{col: col, set: set})
+		cols = append(cols, colSet{col: k.col, set: set})
 	}
 	sort.Slice(cols, func(i, j int) bool { return cols[i].col < cols[j].col })
-	return cellKey(table, opaque), cols
+	return cellKey(table, opaque), slices.Clip(cols)
 }
 
 func colsKey(family string, cols []colSet) string {

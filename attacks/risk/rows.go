@@ -39,6 +39,20 @@ type splitGroup struct {
 	whole   *box
 	members []*box
 	queued  bool
+	next    *splitGroup // the next group of the same whole
+}
+
+// groupList is a list of groups linked through next: a search makes
+// millions of groups, most of them alone with their whole.
+type groupList struct{ first, last *splitGroup }
+
+func (l groupList) add(g *splitGroup) groupList {
+	if l.first == nil {
+		return groupList{g, g}
+	}
+	l.last.next = g
+	l.last = g
+	return l
 }
 
 // maxGroup bounds the boxes compared pairwise in one group: a search
@@ -51,7 +65,9 @@ type splitter struct {
 	sp      *space
 	boxes   map[uint32]*box
 	groups  map[groupKey]*splitGroup
-	byWhole map[uint32][]*splitGroup
+	// byWhole is the groups whose whole is a box (by its key's id), in
+	// the order made, as a list through splitGroup.next.
+	byWhole map[uint32]groupList
 	queue   []*splitGroup
 	order   []*box
 	ids     map[string]uint32
@@ -65,7 +81,7 @@ type splitter struct {
 type groupKey struct{ context, column uint32 }
 
 func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{}, byWhole: map[uint32][]*splitGroup{},
+	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{}, byWhole: map[uint32]groupList{},
 		ids: map[string]uint32{}, keys: map[string]uint32{}}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
@@ -98,13 +114,13 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 		if !ok {
 			g = &splitGroup{col: c.col, whole: s.boxes[ctx]}
 			s.groups[gk] = g
-			s.byWhole[ctx] = append(s.byWhole[ctx], g)
+			s.byWhole[ctx] = s.byWhole[ctx].add(g)
 		}
 		g.members = append(g.members, b)
 		b.groups = append(b.groups, g)
 		s.enqueue(g)
 	}
-	for _, g := range s.byWhole[k] {
+	for g := s.byWhole[k].first; g != nil; g = g.next {
 		g.whole = b
 		s.enqueue(g)
 	}
@@ -194,7 +210,7 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from []*box) {
 	for _, g := range b.groups {
 		s.enqueue(g)
 	}
-	for _, g := range s.byWhole[b.key] {
+	for g := s.byWhole[b.key].first; g != nil; g = g.next {
 		s.enqueue(g)
 	}
 }
