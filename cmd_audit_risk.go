@@ -8,6 +8,7 @@ import (
 
 	"countwall/attacks/risk"
 	"countwall/proxy/admin"
+	"countwall/proxy/state/release"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
@@ -49,7 +50,13 @@ the data owner only.`,
 			}
 			defer stopProfile()
 			start := time.Now()
-			rs, cfg, err := admin.ReadReleases(cmd.Context(), sel, from)
+			h := risk.NewHistory(sel.Analyst)
+			n := 0
+			cfg, err := admin.EachRelease(cmd.Context(), sel, from, func(r release.Release) error {
+				n++
+				h.Add(r)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
@@ -66,8 +73,8 @@ the data owner only.`,
 			if o.Published, err = admin.ReadExports(published); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
-			if err := risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", n, time.Since(start).Round(time.Millisecond))
+			if err := risk.Run(cmd.Context(), cmd.OutOrStdout(), h, o, truth, jsonOut); err != nil {
 				return err
 			}
 			return writeMemProfile(cmd)

@@ -153,26 +153,23 @@ func (o Options) withDefaults() Options {
 // returns the analysts with findings, by name; an analyst whose answers
 // determine nothing is left out.
 func Assess(rs []release.Release, o Options) []Report {
+	return AssessHistory(HistoryOf(rs, o.Analyst), o)
+}
+
+// AssessHistory is Assess of the statements read into h.
+func AssessHistory(h *History, o Options) []Report {
 	o = o.withDefaults()
-	// Each analyst's releases by index: a copy of each would double what
-	// a long history holds.
-	byAnalyst := map[string][]int{}
-	for i := range rs {
-		if o.Analyst != "" && rs[i].Analyst != o.Analyst {
-			continue
-		}
-		byAnalyst[rs[i].Analyst] = append(byAnalyst[rs[i].Analyst], i)
-	}
 	pub := publishedAnswers(o.Published)
 	var out []Report
-	for name, mine := range byAnalyst {
-		as := append(answersOf(rs, mine), pub...)
-		rep := Report{Analyst: name}
-		for _, i := range mine {
-			if rs[i].Answered() && rs[i].Kind == "query" {
-				rep.Answered++
-			}
+	for name, mine := range h.of {
+		if o.Analyst != "" && name != o.Analyst {
+			continue
 		}
+		as := mine.answers
+		if len(pub) > 0 {
+			as = append(append(make([]answer, 0, len(as)+len(pub)), as...), pub...)
+		}
+		rep := Report{Analyst: name, Answered: mine.answered}
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}

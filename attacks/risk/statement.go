@@ -252,62 +252,53 @@ func constantInt(ref string, consts []release.Constant) (int64, bool) {
 // answers turns releases into one answer per released cell: a GROUP BY
 // row counts its cell with the group's values as equalities.
 func answers(rs []release.Release) []answer {
-	return answersOf(rs, nil)
+	rd := newReader()
+	var out []answer
+	for i := range rs {
+		out = rd.appendAnswers(out, &rs[i])
+	}
+	return out
 }
 
-// answersOf is answers of the releases rs[i] for each i of idx (nil: all).
-// A long history repeats a few shapes, analysts and mechanisms and, within
-// a search, the same conjuncts hundreds of thousands of times: each such
-// string is kept once (interned), and the answers are counted before they
-// are made, so that the slice is not grown by doubling.
-func answersOf(rs []release.Release, idx []int) []answer {
-	each := func(f func(r *release.Release)) {
-		if idx == nil {
-			for i := range rs {
-				f(&rs[i])
-			}
-			return
-		}
-		for _, i := range idx {
-			f(&rs[i])
-		}
+// reader turns releases into answers. A long history repeats a few
+// shapes, analysts and mechanisms and, within a search, the same
+// conjuncts hundreds of thousands of times: each such string is kept once
+// (interned), and each shape is split once.
+type reader struct {
+	shapes map[string]shapeParts
+	in     interner
+}
+
+func newReader() *reader { return &reader{shapes: map[string]shapeParts{}, in: interner{}} }
+
+// appendAnswers appends r's answers to out.
+func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
+	if !r.Answered() || r.Kind != "query" {
+		return out
 	}
-	n := 0
-	each(func(r *release.Release) {
-		if r.Answered() && r.Kind == "query" {
-			n += len(r.Cells)
-		}
-	})
-	out := make([]answer, 0, n)
-	shapes := map[string]shapeParts{}
-	in := interner{}
-	each(func(r *release.Release) {
-		if !r.Answered() || r.Kind != "query" {
-			return
-		}
-		p, ok := parseWith(shapes, *r)
-		if !ok {
-			return
-		}
-		for i, c := range p.conj {
-			p.conj[i] = in.of(c)
-		}
-		for _, c := range r.Cells {
-			a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(p.table),
-				shape: in.of(r.Shape), conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
-			if len(p.groupBy) > 0 {
-				if len(c.Group) != len(p.groupBy) {
-					continue
-				}
-				a.conj = append(append(make([]string, 0, len(p.conj)+len(p.groupBy)), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
-				for i := len(p.conj); i < len(a.conj); i++ {
-					a.conj[i] = in.of(a.conj[i])
-				}
+	p, ok := parseWith(rd.shapes, *r)
+	if !ok {
+		return out
+	}
+	in := rd.in
+	for i, c := range p.conj {
+		p.conj[i] = in.of(c)
+	}
+	for _, c := range r.Cells {
+		a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(p.table),
+			shape: in.of(r.Shape), conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
+		if len(p.groupBy) > 0 {
+			if len(c.Group) != len(p.groupBy) {
+				continue
 			}
-			a.cell = cellKey(a.table, a.conj)
-			out = append(out, a)
+			a.conj = append(append(make([]string, 0, len(p.conj)+len(p.groupBy)), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
+			for i := len(p.conj); i < len(a.conj); i++ {
+				a.conj[i] = in.of(a.conj[i])
+			}
 		}
-	})
+		a.cell = cellKey(a.table, a.conj)
+		out = append(out, a)
+	}
 	return out
 }
 
