@@ -284,17 +284,18 @@ func cutsOf(es []edge, x *axis) []edge {
 // atomSet is a sorted list of disjoint atom ranges [a, b).
 type atomSet []int32
 
-func (s atomSet) key() string {
-	var b strings.Builder
+func (s atomSet) key() string { return string(s.appendKey(nil)) }
+
+func (s atomSet) appendKey(b []byte) []byte {
 	for i := 0; i < len(s); i += 2 {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.Itoa(int(s[i])))
-		b.WriteByte('-')
-		b.WriteString(strconv.Itoa(int(s[i+1])))
+		b = strconv.AppendInt(b, int64(s[i]), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(s[i+1]), 10)
 	}
-	return b.String()
+	return b
 }
 
 // normal merges touching ranges and drops empty ones.

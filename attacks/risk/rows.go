@@ -75,6 +75,7 @@ type splitter struct {
 	// without one column): each is held once, however many groups and
 	// boxes name it.
 	keys map[string]uint32
+	buf  []byte // a key being packed
 }
 
 // groupKey names a split group: its context's key id and its column's id.
@@ -100,7 +101,7 @@ func newSplitter(as []answer, o Options) *splitter {
 // search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	k := s.keyID(packKey(fam, parts, -1))
+	k := s.keyID(fam, parts, -1)
 	if b, ok := s.boxes[k]; ok {
 		return b
 	}
@@ -108,7 +109,7 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.boxes[k] = b
 	s.order = append(s.order, b)
 	for i, c := range cols {
-		ctx := s.keyID(packKey(fam, parts, i))
+		ctx := s.keyID(fam, parts, i)
 		gk := groupKey{ctx, s.id("column " + c.col)}
 		g, ok := s.groups[gk]
 		if !ok {
@@ -131,7 +132,8 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
 	parts := make([]uint32, len(cols))
 	for i, c := range cols {
-		parts[i] = s.id(c.col + ":" + c.set.key())
+		s.buf = c.set.appendKey(append(append(s.buf[:0], c.col...), ':'))
+		parts[i] = s.idOf(s.buf)
 	}
 	return s.id("family " + family), parts
 }
@@ -139,21 +141,32 @@ func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
 // boxOf is the box of a family's column sets, nil if none was made.
 func (s *splitter) boxOf(family string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	k, ok := s.keys[packKey(fam, parts, -1)]
+	s.buf = packKey(s.buf[:0], fam, parts, -1)
+	k, ok := s.keys[string(s.buf)]
 	if !ok {
 		return nil
 	}
 	return s.boxes[k]
 }
 
-// keyID interns a packed key.
-func (s *splitter) keyID(k string) uint32 {
-	if v, ok := s.keys[k]; ok {
+// keyID interns the packed key of a family id and the part ids but the
+// skip-th; the key is packed into a buffer, and kept only when new.
+func (s *splitter) keyID(family uint32, parts []uint32, skip int) uint32 {
+	s.buf = packKey(s.buf[:0], family, parts, skip)
+	if v, ok := s.keys[string(s.buf)]; ok {
 		return v
 	}
 	v := uint32(len(s.keys))
-	s.keys[k] = v
+	s.keys[string(s.buf)] = v
 	return v
+}
+
+// idOf is id(string(k)), allocating only for a new key.
+func (s *splitter) idOf(k []byte) uint32 {
+	if v, ok := s.ids[string(k)]; ok {
+		return v
+	}
+	return s.id(string(k))
 }
 
 // id interns a key.
@@ -167,14 +180,14 @@ func (s *splitter) id(k string) uint32 {
 }
 
 // packKey packs a family id and the part ids but the skip-th (-1: none).
-func packKey(family uint32, parts []uint32, skip int) string {
-	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4*len(parts)+4), family)
+func packKey(b []byte, family uint32, parts []uint32, skip int) []byte {
+	b = binary.LittleEndian.AppendUint32(b, family)
 	for i, p := range parts {
 		if i != skip {
 			b = binary.LittleEndian.AppendUint32(b, p)
 		}
 	}
-	return string(b)
+	return b
 }
 
 func without2(cols []colSet, i int) []colSet {
