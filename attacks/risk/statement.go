@@ -18,7 +18,6 @@ type answer struct {
 	table     string
 	shape     string   // the statement's shape, for telling a search from a one-off
 	conj      []string // the WHERE clause's conjuncts, constants filled in
-	cell      string   // key(), computed once
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
 	value     float64
@@ -34,12 +33,9 @@ type threshold struct {
 }
 
 // key is the cell an answer counts: its table and its conjuncts, sorted.
-func (a answer) key() string {
-	if a.cell != "" {
-		return a.cell
-	}
-	return cellKey(a.table, a.conj)
-}
+// It is made when asked, not kept: a long history's keys, one per answer,
+// would outweigh the rest of it.
+func (a answer) key() string { return cellKey(a.table, a.conj) }
 
 func cellKey(table string, conj []string) string {
 	c := append([]string(nil), conj...)
@@ -296,7 +292,6 @@ func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
 				a.conj[i] = in.of(a.conj[i])
 			}
 		}
-		a.cell = cellKey(a.table, a.conj)
 		out = append(out, a)
 	}
 	return out
