@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -62,20 +61,17 @@ const maxGroup = 256
 
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
-	sp      *space
-	boxes   map[uint32]*box
-	groups  map[groupKey]*splitGroup
+	sp     *space
+	boxes  map[uint32]*box
+	groups map[groupKey]*splitGroup
 	// byWhole is the groups whose whole is a box (by its key's id), in
 	// the order made, as a list through splitGroup.next.
 	byWhole map[uint32]groupList
 	queue   []*splitGroup
 	order   []*box
 	ids     map[string]uint32
-	// keys interns the packed keys of boxes and of their contexts (a box
-	// without one column): each is held once, however many groups and
-	// boxes name it.
-	keys map[string]uint32
-	buf  []byte // a key being packed
+	keys    boxKeys
+	buf     []byte // a column set's key being written
 }
 
 // groupKey names a split group: its context's key id and its column's id.
@@ -83,7 +79,7 @@ type groupKey struct{ context, column uint32 }
 
 func newSplitter(as []answer, o Options) *splitter {
 	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{}, byWhole: map[uint32]groupList{},
-		ids: map[string]uint32{}, keys: map[string]uint32{}}
+		ids: map[string]uint32{}, keys: newBoxKeys()}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
@@ -101,7 +97,7 @@ func newSplitter(as []answer, o Options) *splitter {
 // search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	k := s.keyID(fam, parts, -1)
+	k := s.keys.id(fam, parts, -1)
 	if b, ok := s.boxes[k]; ok {
 		return b
 	}
@@ -109,7 +105,7 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.boxes[k] = b
 	s.order = append(s.order, b)
 	for i, c := range cols {
-		ctx := s.keyID(fam, parts, i)
+		ctx := s.keys.id(fam, parts, i)
 		gk := groupKey{ctx, s.id("column " + c.col)}
 		g, ok := s.groups[gk]
 		if !ok {
@@ -138,29 +134,6 @@ func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
 	return s.id("family " + family), parts
 }
 
-// boxOf is the box of a family's column sets, nil if none was made.
-func (s *splitter) boxOf(family string, cols []colSet) *box {
-	fam, parts := s.internBox(family, cols)
-	s.buf = packKey(s.buf[:0], fam, parts, -1)
-	k, ok := s.keys[string(s.buf)]
-	if !ok {
-		return nil
-	}
-	return s.boxes[k]
-}
-
-// keyID interns the packed key of a family id and the part ids but the
-// skip-th; the key is packed into a buffer, and kept only when new.
-func (s *splitter) keyID(family uint32, parts []uint32, skip int) uint32 {
-	s.buf = packKey(s.buf[:0], family, parts, skip)
-	if v, ok := s.keys[string(s.buf)]; ok {
-		return v
-	}
-	v := uint32(len(s.keys))
-	s.keys[string(s.buf)] = v
-	return v
-}
-
 // idOf is id(string(k)), allocating only for a new key.
 func (s *splitter) idOf(k []byte) uint32 {
 	if v, ok := s.ids[string(k)]; ok {
@@ -177,17 +150,6 @@ func (s *splitter) id(k string) uint32 {
 	v := uint32(len(s.ids))
 	s.ids[k] = v
 	return v
-}
-
-// packKey packs a family id and the part ids but the skip-th (-1: none).
-func packKey(b []byte, family uint32, parts []uint32, skip int) []byte {
-	b = binary.LittleEndian.AppendUint32(b, family)
-	for i, p := range parts {
-		if i != skip {
-			b = binary.LittleEndian.AppendUint32(b, p)
-		}
-	}
-	return b
 }
 
 func without2(cols []colSet, i int) []colSet {
