@@ -165,10 +165,11 @@ func AssessHistory(h *History, o Options) []Report {
 		if o.Analyst != "" && name != o.Analyst {
 			continue
 		}
-		as := mine.answers
-		if len(pub) > 0 {
-			as = append(append(make([]answer, 0, len(as)+len(pub)), as...), pub...)
-		}
+		// Read one at a time, the answers grew by doubling: copied to
+		// their size, the slack is not held through the solvers.
+		as := append(make([]answer, 0, len(mine.answers)+len(pub)), mine.answers...)
+		mine.answers = as[:len(mine.answers):len(mine.answers)]
+		as = append(as, pub...)
 		rep := Report{Analyst: name, Answered: mine.answered}
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
