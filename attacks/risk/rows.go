@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -22,6 +23,8 @@ type box struct {
 	own    []int64
 	from   []*box
 	groups []*splitGroup
+	// wholeOf are the groups whose whole the box is, in the order made.
+	wholeOf []*splitGroup
 	// bad says the answers contradict each other here: left out.
 	bad bool
 }
@@ -38,20 +41,7 @@ type splitGroup struct {
 	whole   *box
 	members []*box
 	queued  bool
-	next    *splitGroup // the next group of the same whole
-}
-
-// groupList is a list of groups linked through next: a search makes
-// millions of groups, most of them alone with their whole.
-type groupList struct{ first, last *splitGroup }
-
-func (l groupList) add(g *splitGroup) groupList {
-	if l.first == nil {
-		return groupList{g, g}
-	}
-	l.last.next = g
-	l.last = g
-	return l
+	seq     uint32 // the order made
 }
 
 // maxGroup bounds the boxes compared pairwise in one group: a search
@@ -64,9 +54,10 @@ type splitter struct {
 	sp     *space
 	boxes  map[uint32]*box
 	groups map[groupKey]*splitGroup
-	// byWhole is the groups whose whole is a box (by its key's id), in
-	// the order made, as a list through splitGroup.next.
-	byWhole map[uint32]groupList
+	// columns are the column ids groups were made for: the groups whose
+	// whole a new box is are found by its key and each of them (a search
+	// makes millions of groups, most never meet their whole).
+	columns []uint32
 	queue   []*splitGroup
 	order   []*box
 	ids     map[string]uint32
@@ -78,7 +69,7 @@ type splitter struct {
 type groupKey struct{ context, column uint32 }
 
 func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{}, byWhole: map[uint32]groupList{},
+	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{},
 		ids: map[string]uint32{}, keys: newBoxKeys()}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
@@ -106,22 +97,40 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.order = append(s.order, b)
 	for i, c := range cols {
 		ctx := s.keys.id(fam, parts, i)
-		gk := groupKey{ctx, s.id("column " + c.col)}
+		gk := groupKey{ctx, s.columnID(c.col)}
 		g, ok := s.groups[gk]
 		if !ok {
-			g = &splitGroup{col: c.col, whole: s.boxes[ctx]}
+			g = &splitGroup{col: c.col, whole: s.boxes[ctx], seq: uint32(len(s.groups))}
 			s.groups[gk] = g
-			s.byWhole[ctx] = s.byWhole[ctx].add(g)
+			if g.whole != nil {
+				g.whole.wholeOf = append(g.whole.wholeOf, g)
+			}
 		}
 		g.members = append(g.members, b)
 		b.groups = append(b.groups, g)
 		s.enqueue(g)
 	}
-	for g := s.byWhole[k].first; g != nil; g = g.next {
+	for _, col := range s.columns {
+		if g, ok := s.groups[groupKey{k, col}]; ok {
+			b.wholeOf = append(b.wholeOf, g)
+		}
+	}
+	slices.SortFunc(b.wholeOf, func(x, y *splitGroup) int { return cmp.Compare(x.seq, y.seq) })
+	for _, g := range b.wholeOf {
 		g.whole = b
 		s.enqueue(g)
 	}
 	return b
+}
+
+// columnID is the id of a column's groups.
+func (s *splitter) columnID(col string) uint32 {
+	n := len(s.ids)
+	id := s.id("column " + col)
+	if len(s.ids) > n {
+		s.columns = append(s.columns, id)
+	}
+	return id
 }
 
 // internBox interns a box's family and column sets.
@@ -185,7 +194,7 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from []*box) {
 	for _, g := range b.groups {
 		s.enqueue(g)
 	}
-	for g := s.byWhole[b.key].first; g != nil; g = g.next {
+	for _, g := range b.wholeOf {
 		s.enqueue(g)
 	}
 }
