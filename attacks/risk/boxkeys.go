@@ -16,13 +16,31 @@ type boxKeys struct {
 	clashes map[uint64][]uint32 // the ids of further keys of that hash
 	keys    []boxKey            // by id
 	buf     []byte
+	last    *boxParts
 }
 
 // boxKey is a family id and the part ids but the skip-th (-1: none).
 type boxKey struct {
+	*boxParts
+	skip int32
+}
+
+// boxParts are a box's family id and column-set ids, shared by its key
+// and its contexts' keys.
+type boxParts struct {
 	parts  []uint32
 	family uint32
-	skip   int32
+}
+
+// partsOf is the family and the parts, shared with the key made last
+// when they are the same (a box's key and its contexts' follow each
+// other).
+func (ks *boxKeys) partsOf(family uint32, parts []uint32) *boxParts {
+	if l := ks.last; l != nil && l.family == family && len(l.parts) == len(parts) && (len(parts) == 0 || &l.parts[0] == &parts[0]) {
+		return l
+	}
+	ks.last = &boxParts{parts: parts, family: family}
+	return ks.last
 }
 
 func newBoxKeys() boxKeys {
@@ -31,7 +49,7 @@ func newBoxKeys() boxKeys {
 
 // id is the key's id, made when new; parts must not change afterwards.
 func (ks *boxKeys) id(family uint32, parts []uint32, skip int) uint32 {
-	k := boxKey{parts: parts, family: family, skip: int32(skip)}
+	k := boxKey{ks.partsOf(family, parts), int32(skip)}
 	h, id, ok := ks.find(k)
 	if ok {
 		return id
@@ -48,7 +66,7 @@ func (ks *boxKeys) id(family uint32, parts []uint32, skip int) uint32 {
 
 // lookup is the key's id, if it was made.
 func (ks *boxKeys) lookup(family uint32, parts []uint32, skip int) (uint32, bool) {
-	_, id, ok := ks.find(boxKey{parts: parts, family: family, skip: int32(skip)})
+	_, id, ok := ks.find(boxKey{ks.partsOf(family, parts), int32(skip)})
 	return id, ok
 }
 
