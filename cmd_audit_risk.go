@@ -8,6 +8,7 @@ import (
 
 	"countwall/attacks/risk"
 	"countwall/proxy/admin"
+	"countwall/proxy/state/release"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
@@ -43,26 +44,7 @@ the data owner only.`,
   countwall audit risk --state laplace-state.db --published exact-release.jsonl --truth examples/demo.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			start := time.Now()
-			rs, cfg, err := admin.ReadReleases(cmd.Context(), sel, from)
-			if err != nil {
-				return err
-			}
-			if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
-				o.IDPPlusOne = cfg.IDPPlusOne()
-			}
-			if cfg != nil {
-				o.Trace.Units = map[string]string{}
-				for name, t := range cfg.Tables {
-					o.Trace.Units[name] = t.PrivacyUnit
-				}
-			}
-			o.Analyst = sel.Analyst
-			if o.Published, err = admin.ReadExports(published); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", len(rs), time.Since(start).Round(time.Millisecond))
-			return risk.Run(cmd.Context(), cmd.OutOrStdout(), rs, o, truth, jsonOut)
+			return runAuditRisk(cmd, sel, from, published, o, truth, jsonOut)
 		},
 	}
 	f := cmd.Flags()
@@ -75,6 +57,47 @@ the data owner only.`,
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
+	f.String("cpuprofile", "", "write a CPU profile of the check to this file")
+	f.String("memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 	return cmd
+}
+
+// runAuditRisk reads the selected audit one statement at a time into a
+// risk.History (the releases are not all held) and runs the solvers on it.
+func runAuditRisk(cmd *cobra.Command, sel admin.AuditSelection, from, published []string, o risk.Options, truth, jsonOut string) error {
+	stopProfile, err := startCPUProfile(cmd)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	start := time.Now()
+	h := risk.NewHistory(sel.Analyst)
+	n := 0
+	cfg, err := admin.EachRelease(cmd.Context(), sel, from, func(r release.Release) error {
+		n++
+		h.Add(r)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
+		o.IDPPlusOne = cfg.IDPPlusOne()
+	}
+	if cfg != nil {
+		o.Trace.Units = map[string]string{}
+		for name, t := range cfg.Tables {
+			o.Trace.Units[name] = t.PrivacyUnit
+		}
+	}
+	o.Analyst = sel.Analyst
+	if o.Published, err = admin.ReadExports(published); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", n, time.Since(start).Round(time.Millisecond))
+	if err := risk.Run(cmd.Context(), cmd.OutOrStdout(), h, o, truth, jsonOut); err != nil {
+		return err
+	}
+	return writeMemProfile(cmd)
 }

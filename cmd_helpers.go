@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,25 @@ func startCPUProfile(cmd *cobra.Command) (func(), error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeMemProfile writes the heap profile (allocations since the start,
+// and what is live now) to the --memprofile file, if one was named.
+func writeMemProfile(cmd *cobra.Command) error {
+	path, _ := cmd.Flags().GetString("memprofile")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
 }
 
 // workDir is the directory a command works in: keep when given (made if

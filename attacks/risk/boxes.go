@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,17 +179,42 @@ type space struct {
 	axes map[string]*axis // table.column
 	// order is the columns of each table in the order first constrained.
 	order map[string][]string
+	// read is each conjunct read once: a search repeats its conjuncts
+	// across hundreds of thousands of statements.
+	read map[string]readConjunct
+}
+
+type readConjunct struct {
+	k  constraint
+	ok bool
+}
+
+// constraint is readConstraint(c), read once per distinct conjunct.
+func (s *space) constraint(c string) (constraint, bool) {
+	if r, seen := s.read[c]; seen {
+		return r.k, r.ok
+	}
+	k, ok := readConstraint(c)
+	s.read[c] = readConjunct{k, ok}
+	return k, ok
 }
 
 // newSpace cuts every column at the constants of the answers' conjuncts;
 // a column compared with both integers and text is left opaque.
 func newSpace(as []answer) *space {
-	s := &space{axes: map[string]*axis{}, order: map[string][]string{}}
+	s := &space{axes: map[string]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
 	edges := map[string][]edge{}
 	mixed := map[string]bool{}
+	// Each distinct conjunct once: its edges and names are sets.
+	type tableConjunct struct{ table, conj string }
+	done := map[tableConjunct]bool{}
 	for _, a := range as {
 		for _, c := range a.conj {
-			k, ok := readConstraint(c)
+			if done[tableConjunct{a.table, c}] {
+				continue
+			}
+			done[tableConjunct{a.table, c}] = true
+			k, ok := s.constraint(c)
 			if !ok || len(k.consts) == 0 {
 				continue // IS NOT NULL reads on a column cut elsewhere
 			}
@@ -258,17 +284,18 @@ func cutsOf(es []edge, x *axis) []edge {
 // atomSet is a sorted list of disjoint atom ranges [a, b).
 type atomSet []int32
 
-func (s atomSet) key() string {
-	var b strings.Builder
+func (s atomSet) key() string { return string(s.appendKey(nil)) }
+
+func (s atomSet) appendKey(b []byte) []byte {
 	for i := 0; i < len(s); i += 2 {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.Itoa(int(s[i])))
-		b.WriteByte('-')
-		b.WriteString(strconv.Itoa(int(s[i+1])))
+		b = strconv.AppendInt(b, int64(s[i]), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(s[i+1]), 10)
 	}
-	return b.String()
+	return b
 }
 
 // normal merges touching ranges and drops empty ones.
@@ -339,9 +366,9 @@ type colSet struct {
 // conditions left as written) and its column sets, by column name.
 func (s *space) boxOf(table string, conj []string) (family string, cols []colSet) {
 	var opaque []string
-	sets := map[string]atomSet{}
+	cols = make([]colSet, 0, len(conj))
 	for _, c := range conj {
-		k, ok := readConstraint(c)
+		k, ok := s.constraint(c)
 		x := s.axes[table+"."+k.col]
 		if !ok || x == nil {
 			opaque = append(opaque, c)
@@ -352,16 +379,14 @@ func (s *space) boxOf(table string, conj []string) (family string, cols []colSet
 			set = append(set, x.index(r[0], 0), x.index(r[1], x.atoms()))
 		}
 		set = set.normal()
-		if prev, ok := sets[k.col]; ok {
-			set = prev.intersect(set)
+		if i := slices.IndexFunc(cols, func(c colSet) bool { return c.col == k.col }); i >= 0 {
+			cols[i].set = cols[i].set.intersect(set)
+			continue
 		}
-		sets[k.col] = set
-	}
-	for col, set := range sets {
-		cols = append(cols, colSet{col: col, set: set})
+		cols = append(cols, colSet{col: k.col, set: set})
 	}
 	sort.Slice(cols, func(i, j int) bool { return cols[i].col < cols[j].col })
-	return cellKey(table, opaque), cols
+	return cellKey(table, opaque), slices.Clip(cols)
 }
 
 func colsKey(family string, cols []colSet) string {

@@ -2,7 +2,6 @@ package risk
 
 import (
 	"context"
-	"countwall/proxy/state/release"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -169,16 +168,16 @@ func Score(ctx context.Context, truthPath string, reports []Report) error {
 	return nil
 }
 
-// Run assesses rs, scores the findings against the protected SQLite table at
+// Run assesses the statements read into h, scores the findings against the protected SQLite table at
 // truthPath when one is named, writes them as JSON to jsonOut when one is
 // named, and prints them to w: `countwall audit risk`.
-func Run(ctx context.Context, w io.Writer, rs []release.Release, o Options, truthPath, jsonOut string) error {
-	reports := Assess(rs, o)
+func Run(ctx context.Context, w io.Writer, h *History, o Options, truthPath, jsonOut string) error {
+	reports := AssessHistory(h, o)
 	if truthPath != "" {
 		if err := Score(ctx, truthPath, reports); err != nil {
 			return err
 		}
-		if err := Trace(ctx, truthPath, rs, reports, o); err != nil {
+		if err := TraceHistory(ctx, truthPath, h, reports, o); err != nil {
 			return err
 		}
 	}

@@ -153,24 +153,24 @@ func (o Options) withDefaults() Options {
 // returns the analysts with findings, by name; an analyst whose answers
 // determine nothing is left out.
 func Assess(rs []release.Release, o Options) []Report {
+	return AssessHistory(HistoryOf(rs, o.Analyst), o)
+}
+
+// AssessHistory is Assess of the statements read into h.
+func AssessHistory(h *History, o Options) []Report {
 	o = o.withDefaults()
-	byAnalyst := map[string][]release.Release{}
-	for _, r := range rs {
-		if o.Analyst != "" && r.Analyst != o.Analyst {
-			continue
-		}
-		byAnalyst[r.Analyst] = append(byAnalyst[r.Analyst], r)
-	}
 	pub := publishedAnswers(o.Published)
 	var out []Report
-	for name, mine := range byAnalyst {
-		as := append(answers(mine), pub...)
-		rep := Report{Analyst: name}
-		for _, r := range mine {
-			if r.Answered() && r.Kind == "query" {
-				rep.Answered++
-			}
+	for name, mine := range h.of {
+		if o.Analyst != "" && name != o.Analyst {
+			continue
 		}
+		// Read one at a time, the answers grew by doubling: copied to
+		// their size, the slack is not held through the solvers.
+		as := append(make([]answer, 0, len(mine.answers)+len(pub)), mine.answers...)
+		mine.answers = as[:len(mine.answers):len(mine.answers)]
+		as = append(as, pub...)
+		rep := Report{Analyst: name, Answered: mine.answered}
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}

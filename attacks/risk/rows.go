@@ -1,7 +1,7 @@
 package risk
 
 import (
-	"encoding/binary"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -16,13 +16,15 @@ type box struct {
 	family string
 	table  string
 	cols   []colSet
-	key    string
+	key    uint32 // the packed key's id (splitter.keys)
 	lo, hi float64
 	// own are the answers that narrowed the box, from the boxes whose
 	// counts did (through a split).
 	own    []int64
 	from   []*box
 	groups []*splitGroup
+	// wholeOf are the groups whose whole the box is, in the order made.
+	wholeOf []*splitGroup
 	// bad says the answers contradict each other here: left out.
 	bad bool
 }
@@ -39,6 +41,7 @@ type splitGroup struct {
 	whole   *box
 	members []*box
 	queued  bool
+	seq     uint32 // the order made
 }
 
 // maxGroup bounds the boxes compared pairwise in one group: a search
@@ -48,18 +51,26 @@ const maxGroup = 256
 
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
-	sp      *space
-	boxes   map[string]*box
-	groups  map[string]*splitGroup // key: context box key, column
-	byWhole map[string][]*splitGroup
+	sp     *space
+	boxes  map[uint32]*box
+	groups map[groupKey]*splitGroup
+	// columns are the column ids groups were made for: the groups whose
+	// whole a new box is are found by its key and each of them (a search
+	// makes millions of groups, most never meet their whole).
+	columns []uint32
 	queue   []*splitGroup
 	order   []*box
 	ids     map[string]uint32
+	keys    boxKeys
+	buf     []byte // a column set's key being written
 }
 
+// groupKey names a split group: its context's key id and its column's id.
+type groupKey struct{ context, column uint32 }
+
 func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[string]*box{}, groups: map[string]*splitGroup{}, byWhole: map[string][]*splitGroup{},
-		ids: map[string]uint32{}}
+	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{},
+		ids: map[string]uint32{}, keys: newBoxKeys()}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
@@ -77,7 +88,7 @@ func newSplitter(as []answer, o Options) *splitter {
 // search leaves hundreds of thousands of them.
 func (s *splitter) box(family, table string, cols []colSet) *box {
 	fam, parts := s.internBox(family, cols)
-	k := packKey(fam, parts, -1)
+	k := s.keys.id(fam, parts, -1)
 	if b, ok := s.boxes[k]; ok {
 		return b
 	}
@@ -85,38 +96,59 @@ func (s *splitter) box(family, table string, cols []colSet) *box {
 	s.boxes[k] = b
 	s.order = append(s.order, b)
 	for i, c := range cols {
-		ctx := packKey(fam, parts, i)
-		gk := ctx + packKey(s.id("column "+c.col), nil, -1)
+		ctx := s.keys.id(fam, parts, i)
+		gk := groupKey{ctx, s.columnID(c.col)}
 		g, ok := s.groups[gk]
 		if !ok {
-			g = &splitGroup{col: c.col, whole: s.boxes[ctx]}
+			g = &splitGroup{col: c.col, whole: s.boxes[ctx], seq: uint32(len(s.groups))}
 			s.groups[gk] = g
-			s.byWhole[ctx] = append(s.byWhole[ctx], g)
+			if g.whole != nil {
+				g.whole.wholeOf = append(g.whole.wholeOf, g)
+			}
 		}
 		g.members = append(g.members, b)
 		b.groups = append(b.groups, g)
 		s.enqueue(g)
 	}
-	for _, g := range s.byWhole[k] {
+	for _, col := range s.columns {
+		if g, ok := s.groups[groupKey{k, col}]; ok {
+			b.wholeOf = append(b.wholeOf, g)
+		}
+	}
+	slices.SortFunc(b.wholeOf, func(x, y *splitGroup) int { return cmp.Compare(x.seq, y.seq) })
+	for _, g := range b.wholeOf {
 		g.whole = b
 		s.enqueue(g)
 	}
 	return b
 }
 
+// columnID is the id of a column's groups.
+func (s *splitter) columnID(col string) uint32 {
+	n := len(s.ids)
+	id := s.id("column " + col)
+	if len(s.ids) > n {
+		s.columns = append(s.columns, id)
+	}
+	return id
+}
+
 // internBox interns a box's family and column sets.
 func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
 	parts := make([]uint32, len(cols))
 	for i, c := range cols {
-		parts[i] = s.id(c.col + ":" + c.set.key())
+		s.buf = c.set.appendKey(append(append(s.buf[:0], c.col...), ':'))
+		parts[i] = s.idOf(s.buf)
 	}
 	return s.id("family " + family), parts
 }
 
-// keyOf is the key of the box of a family's column sets.
-func (s *splitter) keyOf(family string, cols []colSet) string {
-	fam, parts := s.internBox(family, cols)
-	return packKey(fam, parts, -1)
+// idOf is id(string(k)), allocating only for a new key.
+func (s *splitter) idOf(k []byte) uint32 {
+	if v, ok := s.ids[string(k)]; ok {
+		return v
+	}
+	return s.id(string(k))
 }
 
 // id interns a key.
@@ -127,17 +159,6 @@ func (s *splitter) id(k string) uint32 {
 	v := uint32(len(s.ids))
 	s.ids[k] = v
 	return v
-}
-
-// packKey packs a family id and the part ids but the skip-th (-1: none).
-func packKey(family uint32, parts []uint32, skip int) string {
-	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4*len(parts)+4), family)
-	for i, p := range parts {
-		if i != skip {
-			b = binary.LittleEndian.AppendUint32(b, p)
-		}
-	}
-	return string(b)
 }
 
 func without2(cols []colSet, i int) []colSet {
@@ -173,7 +194,7 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from []*box) {
 	for _, g := range b.groups {
 		s.enqueue(g)
 	}
-	for _, g := range s.byWhole[b.key] {
+	for _, g := range b.wholeOf {
 		s.enqueue(g)
 	}
 }
@@ -466,7 +487,7 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 // emptyEnd is a box answered empty that holds b's rows whose col value is
 // in atom: b's own box with col narrowed to it, or one of zs.
 func (s *splitter) emptyEnd(b *box, col string, atom atomSet, zs []*box) *box {
-	if z, ok := s.boxes[s.keyOf(b.family, withSet(b.cols, col, atom))]; ok && z.pinned() && z.lo == 0 {
+	if z := s.boxOf(b.family, withSet(b.cols, col, atom)); z != nil && z.pinned() && z.lo == 0 {
 		return z
 	}
 	for i, z := range zs {

@@ -19,9 +19,10 @@ func splits(as []answer, o Options) []Finding {
 		if a.exact || a.threshold != nil {
 			continue
 		}
-		if _, ok := first[a.key()]; !ok {
-			first[a.key()] = a
-			order = append(order, a.key())
+		k := a.key()
+		if _, ok := first[k]; !ok {
+			first[k] = a
+			order = append(order, k)
 		}
 	}
 	forms := map[string]*form{}

@@ -18,7 +18,6 @@ type answer struct {
 	table     string
 	shape     string   // the statement's shape, for telling a search from a one-off
 	conj      []string // the WHERE clause's conjuncts, constants filled in
-	cell      string   // key(), computed once
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
 	value     float64
@@ -34,12 +33,9 @@ type threshold struct {
 }
 
 // key is the cell an answer counts: its table and its conjuncts, sorted.
-func (a answer) key() string {
-	if a.cell != "" {
-		return a.cell
-	}
-	return cellKey(a.table, a.conj)
-}
+// It is made when asked, not kept: a long history's keys, one per answer,
+// would outweigh the rest of it.
+func (a answer) key() string { return cellKey(a.table, a.conj) }
 
 func cellKey(table string, conj []string) string {
 	c := append([]string(nil), conj...)
@@ -252,30 +248,64 @@ func constantInt(ref string, consts []release.Constant) (int64, bool) {
 // answers turns releases into one answer per released cell: a GROUP BY
 // row counts its cell with the group's values as equalities.
 func answers(rs []release.Release) []answer {
+	rd := newReader()
 	var out []answer
-	shapes := map[string]shapeParts{}
-	for _, r := range rs {
-		if !r.Answered() || r.Kind != "query" {
-			continue
-		}
-		p, ok := parseWith(shapes, r)
-		if !ok {
-			continue
-		}
-		for _, c := range r.Cells {
-			a := answer{id: r.ID, analyst: r.Analyst, mechanism: r.Mechanism, epsilon: r.Epsilon, table: p.table, shape: r.Shape,
-				conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
-			if len(p.groupBy) > 0 {
-				if len(c.Group) != len(p.groupBy) {
-					continue
-				}
-				a.conj = append(append([]string(nil), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
-			}
-			a.cell = cellKey(a.table, a.conj)
-			out = append(out, a)
-		}
+	for i := range rs {
+		out = rd.appendAnswers(out, &rs[i])
 	}
 	return out
+}
+
+// reader turns releases into answers. A long history repeats a few
+// shapes, analysts and mechanisms and, within a search, the same
+// conjuncts hundreds of thousands of times: each such string is kept once
+// (interned), and each shape is split once.
+type reader struct {
+	shapes map[string]shapeParts
+	in     interner
+}
+
+func newReader() *reader { return &reader{shapes: map[string]shapeParts{}, in: interner{}} }
+
+// appendAnswers appends r's answers to out.
+func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
+	if !r.Answered() || r.Kind != "query" {
+		return out
+	}
+	p, ok := parseWith(rd.shapes, *r)
+	if !ok {
+		return out
+	}
+	in := rd.in
+	for i, c := range p.conj {
+		p.conj[i] = in.of(c)
+	}
+	for _, c := range r.Cells {
+		a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(p.table),
+			shape: in.of(r.Shape), conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
+		if len(p.groupBy) > 0 {
+			if len(c.Group) != len(p.groupBy) {
+				continue
+			}
+			a.conj = append(append(make([]string, 0, len(p.conj)+len(p.groupBy)), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
+			for i := len(p.conj); i < len(a.conj); i++ {
+				a.conj[i] = in.of(a.conj[i])
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// interner keeps one copy of each string it is given.
+type interner map[string]string
+
+func (in interner) of(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
 }
 
 func groupConjuncts(cols []string, vals []release.Datum) []string {

@@ -54,6 +54,11 @@ func (t TraceOptions) withDefaults() TraceOptions {
 // and a sample of the population, so only the owner runs it, offline;
 // Assess, which the online monitor runs, never does.
 func Trace(ctx context.Context, truthPath string, rs []release.Release, reports []Report, o Options) error {
+	return TraceHistory(ctx, truthPath, HistoryOf(rs, ""), reports, o)
+}
+
+// TraceHistory is Trace of the statements read into h.
+func TraceHistory(ctx context.Context, truthPath string, h *History, reports []Report, o Options) error {
 	t := o.Trace.withDefaults()
 	var db *sql.DB
 	defer func() {
@@ -82,7 +87,7 @@ func Trace(ctx context.Context, truthPath string, rs []release.Release, reports 
 			pop, popNote = readPopulation(t.Population, truthPath)
 		}
 		var traced []Finding
-		for _, g := range marginalGroups(answers(analystReleases(rs, r.Analyst))) {
+		for _, g := range marginalGroups(h.answersOf(r.Analyst)) {
 			fi, ok := flags[cellKey(g.table, g.base)+"|"+g.col]
 			if !ok {
 				continue
@@ -103,16 +108,6 @@ func Trace(ctx context.Context, truthPath string, rs []release.Release, reports 
 		r.Findings = append(r.Findings, traced...)
 	}
 	return nil
-}
-
-func analystReleases(rs []release.Release, analyst string) []release.Release {
-	var out []release.Release
-	for _, r := range rs {
-		if r.Analyst == analyst {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // readPopulation reads the population sample, or says why there is none.

@@ -112,20 +112,38 @@ func ReadExports(paths []string) ([]release.Release, error) {
 // `audit export` when from names any, else from the selected state
 // database, whose config is returned when one was read.
 func ReadReleases(ctx context.Context, sel AuditSelection, from []string) ([]release.Release, *config.Config, error) {
-	if len(from) > 0 {
-		all, err := ReadExports(from)
-		return all, nil, err
-	}
-	st, cfg, filter, err := sel.open(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
-	filter.AnsweredOnly = true
 	var rs []release.Release
-	err = st.EachAudit(ctx, filter, func(e state.AuditEntry) error {
-		rs = append(rs, e.Release())
+	cfg, err := EachRelease(ctx, sel, from, func(r release.Release) error {
+		rs = append(rs, r)
 		return nil
 	})
 	return rs, cfg, err
+}
+
+// EachRelease is ReadReleases one statement at a time, so that a reader
+// that keeps less than a release of each (audit risk) need not hold them
+// all.
+func EachRelease(ctx context.Context, sel AuditSelection, from []string, fn func(release.Release) error) (*config.Config, error) {
+	if len(from) > 0 {
+		all, err := ReadExports(from)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			if err := fn(r); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	st, cfg, filter, err := sel.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	filter.AnsweredOnly = true
+	err = st.EachAudit(ctx, filter, func(e state.AuditEntry) error {
+		return fn(e.Release())
+	})
+	return cfg, err
 }

@@ -89,8 +89,13 @@ func New(src Source, sus Suspender, o Options) *Monitor {
 // findings, what they are, and whether to suspend (suspend set and at
 // least one finding about one person).
 func Decide(rs []release.Release, o risk.Options, suspend bool) []Decision {
+	return decideHistory(risk.HistoryOf(rs, o.Analyst), o, suspend)
+}
+
+// decideHistory is Decide on the statements read into h.
+func decideHistory(h *risk.History, o risk.Options, suspend bool) []Decision {
 	var out []Decision
-	for _, r := range risk.Assess(rs, o) {
+	for _, r := range risk.AssessHistory(h, o) {
 		d := Decision{Analyst: r.Analyst, Answered: r.Answered, Findings: len(r.Findings), Individuals: r.Individuals(),
 			Patterns: risk.PatternCounts(r.Findings)}
 		d.Suspend = suspend && d.Individuals > 0
@@ -120,16 +125,19 @@ func (m *Monitor) Check(ctx context.Context) ([]Decision, error) {
 	var decisions []Decision
 	for _, a := range names {
 		start := time.Now()
-		var rs []release.Release
+		// Read one statement at a time into answers: the releases
+		// themselves are not all held while the solvers run.
+		h, n := risk.NewHistory(m.o.Risk.Analyst), 0
 		err := m.src.EachAudit(ctx, state.AuditFilter{Analyst: a, AnsweredOnly: true, Last: m.o.MaxHistory}, func(e state.AuditEntry) error {
-			rs = append(rs, e.Release())
+			n++
+			h.Add(e.Release())
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("risk monitor: %w", err)
 		}
-		window := m.o.MaxHistory > 0 && len(rs) >= m.o.MaxHistory
-		for _, d := range Decide(rs, m.o.Risk, m.o.Suspend) {
+		window := m.o.MaxHistory > 0 && n >= m.o.MaxHistory
+		for _, d := range decideHistory(h, m.o.Risk, m.o.Suspend) {
 			d.Took, d.Window = time.Since(start), window
 			decisions = append(decisions, d)
 		}
