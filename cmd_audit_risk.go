@@ -59,6 +59,7 @@ the data owner only.`,
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
 	f.String("cpuprofile", "", "write a CPU profile of the check to this file")
 	f.String("memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
+	f.IntVar(&o.MaxRowsAnswers, "rows-limit", risk.DefaultMaxRowsAnswers, "the most answers of one analyst the row reconstruction takes (it holds about 10 KB an answer); beyond it the analyst is assessed without it")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 	return cmd
 }

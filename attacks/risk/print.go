@@ -27,6 +27,9 @@ func Print(w io.Writer, reports []Report) error {
 	for _, r := range reports {
 		fmt.Fprintf(w, "analyst %s: %d answered statements; %d findings, %d about one person (%s)\n",
 			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), PatternCounts(r.Findings))
+		if r.Skipped != "" {
+			fmt.Fprintf(w, "  %s\n", r.Skipped)
+		}
 		if scored, correct := Scored(r); scored > 0 {
 			fmt.Fprintf(w, "  scored against the protected table: %d of %d findings hold\n", correct, scored)
 		}

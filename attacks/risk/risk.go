@@ -94,6 +94,8 @@ type Report struct {
 	Analyst  string    `json:"analyst"`
 	Answered int       `json:"answered"` // answered statements read
 	Findings []Finding `json:"findings"`
+	// Skipped names the solvers not run on these answers, and why.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Individuals counts the findings about one person.
@@ -131,9 +133,22 @@ type Options struct {
 	// answers, read from its audit): every analyst is taken to know them,
 	// and the solvers combine them with her own (sources.go).
 	Published []release.Release
+	// MaxRowsAnswers is the most answers of one analyst the rows solver
+	// takes: it holds about 10 KB an answer of a long threshold search,
+	// and beyond this the analyst is assessed without it (Report.Skipped
+	// says so) rather than running out of memory. 0 means
+	// DefaultMaxRowsAnswers.
+	MaxRowsAnswers int
 }
 
+// DefaultMaxRowsAnswers is Options.MaxRowsAnswers when it is 0: about
+// 5 GB for the rows solver at the most.
+const DefaultMaxRowsAnswers = 500000
+
 func (o Options) withDefaults() Options {
+	if o.MaxRowsAnswers <= 0 {
+		o.MaxRowsAnswers = DefaultMaxRowsAnswers
+	}
 	if o.MinRepeats <= 0 {
 		o.MinRepeats = 10
 	}
@@ -171,11 +186,18 @@ func AssessHistory(h *History, o Options) []Report {
 		mine.answers = as[:len(mine.answers):len(mine.answers)]
 		as = append(as, pub...)
 		rep := Report{Analyst: name, Answered: mine.answered}
+		withRows := len(as) <= o.MaxRowsAnswers
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, o)...)
 		}
-		rep.Findings = ownFindings(distinct(rep.Findings, newSpace(as)))
-		if len(rep.Findings) == 0 {
+		if withRows {
+			rep.Findings = append(rep.Findings, rows(as, o)...)
+			rep.Findings = distinct(rep.Findings, newSpace(as))
+		} else {
+			rep.Skipped = fmt.Sprintf("row reconstruction not run: %d answers, more than %d (assess windows of them with --since, or raise --rows-limit)", len(as), o.MaxRowsAnswers)
+		}
+		rep.Findings = ownFindings(rep.Findings)
+		if len(rep.Findings) == 0 && rep.Skipped == "" {
 			continue
 		}
 		for i := range rep.Findings {
@@ -191,5 +213,8 @@ func AssessHistory(h *History, o Options) []Report {
 
 // solvers are run in this order on each analyst's answers.
 var solvers = []func([]answer, Options) []Finding{
-	pinned, averaged, splits, linear, marginals, rows,
+	pinned, averaged, splits, linear, marginals,
 }
+
+// The rows solver (rows.go) runs after them, when the answers are few
+// enough (Options.MaxRowsAnswers).

@@ -83,6 +83,19 @@ func TestRowsRebuiltFromSplits(t *testing.T) {
 	if got = bare(got); !reflect.DeepEqual(got, want) {
 		t.Fatalf("rows %+v\nwant %+v", got, want)
 	}
+	// Beyond MaxRowsAnswers the solver is not run, and the report says so.
+	reps := Assess(rs, Options{MaxRowsAnswers: len(rs) - 1})
+	if len(reps) != 1 || reps[0].Skipped == "" {
+		t.Fatalf("past the rows limit: %+v, want a report that says the rows were not run", reps)
+	}
+	for _, f := range reps[0].Findings {
+		if f.Pattern == "row reconstruction" {
+			t.Errorf("past the rows limit: %+v", f)
+		}
+	}
+	if reps := Assess(rs, Options{MaxRowsAnswers: len(rs)}); len(reps) != 1 || reps[0].Skipped != "" {
+		t.Errorf("at the rows limit: %+v, want the rows run", reps)
+	}
 	// A target of a range keeps its condition as it is.
 	ranged := make([]release.Release, len(rs))
 	for i, r := range rs {
