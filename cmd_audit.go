@@ -8,6 +8,7 @@ import (
 	"countwall/attacks/audit"
 	"countwall/config"
 	"countwall/dataset/progress"
+	"countwall/internal/workdir"
 )
 
 func init() { rootCmd.AddCommand(newAuditCmd()) }
@@ -41,18 +42,14 @@ error rates with Clopper-Pearson bounds, beside what the mechanism claims.`,
 			if err != nil {
 				return err
 			}
-			dir, cleanup, err := workDir(keepDir, "countwall-audit-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			o.Dir, o.Mechanisms = dir, mechs
-			o.Progress = func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }
-			rep, err := audit.RunSuite(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
+			return workdir.In(keepDir, "countwall-audit-", func(dir string) error {
+				o.Dir, o.Mechanisms, o.Progress = dir, mechs, auditProgress
+				rep, err := audit.RunSuite(cmd.Context(), o)
+				if err != nil {
+					return err
+				}
+				return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
+			})
 		},
 	}
 	cmd.AddCommand(newAuditListCmd(), newAuditExportCmd(), newAuditPruneCmd(), newAuditRiskCmd())
@@ -78,18 +75,18 @@ func runDeployedAudit(cmd *cobra.Command, configPath, table string, names []stri
 	if err != nil {
 		return err
 	}
-	dir, cleanup, err := workDir(keepDir, "countwall-audit-")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	rep, err := audit.RunDeployed(cmd.Context(), audit.DeployedOptions{
-		Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
-		Progress: func(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) },
+	return workdir.In(keepDir, "countwall-audit-", func(dir string) error {
+		rep, err := audit.RunDeployed(cmd.Context(), audit.DeployedOptions{
+			Config: cfg, Table: table, Mechanisms: names, UnitIndex: unitIndex, Dir: dir, Trials: trials, Confidence: confidence,
+			Progress: auditProgress,
+		})
+		if err != nil {
+			return err
+		}
+		audit.NameDeployment(rep, configPath, table, cfg)
+		return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
 	})
-	if err != nil {
-		return err
-	}
-	audit.NameDeployment(rep, configPath, table, cfg)
-	return audit.Output(cmd.OutOrStdout(), rep, jsonOut)
 }
+
+// auditProgress shows each mechanism's audit on standard error.
+func auditProgress(m string) func(done, total int) { return progress.Counter(os.Stderr, "auditing "+m) }

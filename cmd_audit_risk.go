@@ -1,23 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/spf13/cobra"
 
+	"countwall/attacks/audit"
 	"countwall/attacks/risk"
-	"countwall/proxy/admin"
-	"countwall/proxy/state/release"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
 // on what the audit says each analyst was answered.
 func newAuditRiskCmd() *cobra.Command {
-	var sel admin.AuditSelection
-	var truth, jsonOut string
-	var from, published []string
-	var o risk.Options
+	var req audit.RiskRequest
+	sel, o := &req.Selection, &req.Options
 	cmd := &cobra.Command{
 		Use:   "risk [--analyst A] [--truth DB]",
 		Short: "What the answers each analyst was sent determine: the shipped attacks' solvers run offline on the audit",
@@ -44,61 +38,28 @@ the data owner only.`,
   countwall audit risk --state laplace-state.db --published exact-release.jsonl --truth examples/demo.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runAuditRisk(cmd, sel, from, published, o, truth, jsonOut)
+			stop, err := startCPUProfile(cmd)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			req.PlusOneGiven = cmd.Flags().Changed("idp-plus-one")
+			return audit.Risk(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), req)
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &sel)
-	f.StringSliceVar(&from, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
-	f.StringSliceVar(&published, "published", nil, "releases made public before (an 'audit export' of another firewall): every analyst is taken to know them, and they are combined with her answers (repeatable)")
-	f.StringVar(&truth, "truth", "", "the protected SQLite database, to score each finding")
-	f.StringVar(&jsonOut, "json", "", "write every finding as JSON to this file")
+	auditSelectionFlags(f, sel)
+	f.StringSliceVar(&req.From, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
+	f.StringSliceVar(&req.Published, "published", nil, "releases made public before (an 'audit export' of another firewall): every analyst is taken to know them, and they are combined with her answers (repeatable)")
+	f.StringVar(&req.Truth, "truth", "", "the protected SQLite database, to score each finding")
+	f.StringVar(&req.JSON, "json", "", "write every finding as JSON to this file")
 	f.StringVar(&o.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
 	f.String("cpuprofile", "", "write a CPU profile of the check to this file")
-	f.String("memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
+	f.StringVar(&req.MemProfile, "memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
 	f.IntVar(&o.MaxRowsAnswers, "rows-limit", risk.DefaultMaxRowsAnswers, "the most answers of one analyst the row reconstruction takes (it holds about 10 KB an answer); beyond it the analyst is assessed without it")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 	return cmd
-}
-
-// runAuditRisk reads the selected audit one statement at a time into a
-// risk.History (the releases are not all held) and runs the solvers on it.
-func runAuditRisk(cmd *cobra.Command, sel admin.AuditSelection, from, published []string, o risk.Options, truth, jsonOut string) error {
-	stopProfile, err := startCPUProfile(cmd)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	start := time.Now()
-	h := risk.NewHistory(sel.Analyst)
-	n := 0
-	cfg, err := admin.EachRelease(cmd.Context(), sel, from, func(r release.Release) error {
-		n++
-		h.Add(r)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if cfg != nil && !cmd.Flags().Changed("idp-plus-one") {
-		o.IDPPlusOne = cfg.IDPPlusOne()
-	}
-	if cfg != nil {
-		o.Trace.Units = map[string]string{}
-		for name, t := range cfg.Tables {
-			o.Trace.Units[name] = t.PrivacyUnit
-		}
-	}
-	o.Analyst = sel.Analyst
-	if o.Published, err = admin.ReadExports(published); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "audit risk: %d statements read in %s\n", n, time.Since(start).Round(time.Millisecond))
-	if err := risk.Run(cmd.Context(), cmd.OutOrStdout(), h, o, truth, jsonOut); err != nil {
-		return err
-	}
-	return writeMemProfile(cmd)
 }

@@ -8,6 +8,7 @@ import (
 	"countwall/attacks/bench"
 	"countwall/bounding"
 	"countwall/dataset/progress"
+	"countwall/internal/workdir"
 )
 
 func init() {
@@ -28,14 +29,10 @@ is the median of --rounds rounds of --queries queries; ratios compare lines of o
 			if err := o.Check(); err != nil {
 				return err
 			}
-			dir, cleanup, err := workDir(keep, "countwall-bench-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			o.Dir = dir
-			o.Progress = progress.Counter(os.Stderr, "generating people")
-			return bench.Run(cmd.Context(), cmd.OutOrStdout(), o)
+			return workdir.In(keep, "countwall-bench-", func(dir string) error {
+				o.Dir, o.Progress = dir, progress.Counter(os.Stderr, "generating people")
+				return bench.Run(cmd.Context(), cmd.OutOrStdout(), o)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&o.Rows, "rows", 100_000, "rows in the generated people table")
@@ -64,17 +61,13 @@ mean absolute error of the answers against the true, unbounded counts.`,
 		Example: "  countwall bench bounds --people 1000 --snps 50 --epsilon 1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			dir, cleanup, err := workDir(keep, "countwall-bench-bounds-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			rows, err := bounding.ErrorVsG(ctx, dir, o)
-			if err != nil {
-				return err
-			}
-			return bounding.WriteTable(cmd.OutOrStdout(), o, rows)
+			return workdir.In(keep, "countwall-bench-bounds-", func(dir string) error {
+				rows, err := bounding.ErrorVsG(cmd.Context(), dir, o)
+				if err != nil {
+					return err
+				}
+				return bounding.WriteTable(cmd.OutOrStdout(), o, rows)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -101,13 +94,10 @@ over 1, 2 and 4 firewall instances in this process sharing --state, under laplac
 		Example: "  countwall bench postgres --store postgres://bench@localhost/census --state postgres://bench@localhost/countwall_state",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, cleanup, err := workDir(keep, "countwall-bench-postgres-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			o.Dir, o.Progress = dir, progress.Counter(os.Stderr, "generating people")
-			return bench.RunPostgres(cmd.Context(), cmd.OutOrStdout(), o)
+			return workdir.In(keep, "countwall-bench-postgres-", func(dir string) error {
+				o.Dir, o.Progress = dir, progress.Counter(os.Stderr, "generating people")
+				return bench.RunPostgres(cmd.Context(), cmd.OutOrStdout(), o)
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/proxy/admin"
-	"countwall/proxy/state"
 )
 
 func init() { rootCmd.AddCommand(newBudgetCmd()) }
@@ -15,8 +14,14 @@ func init() { rootCmd.AddCommand(newBudgetCmd()) }
 // --state, or the state of the config given with --config.
 type budgetState struct{ statePath, configPath string }
 
-func (s *budgetState) open(cmd *cobra.Command) (*admin.Budgets, error) {
-	return admin.OpenBudgets(cmd.Context(), s.statePath, s.configPath)
+// with runs use on the budgets, closed after.
+func (s *budgetState) with(cmd *cobra.Command, use func(*admin.Budgets) error) error {
+	b, err := admin.OpenBudgets(cmd.Context(), s.statePath, s.configPath)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return use(b)
 }
 
 func newBudgetCmd() *cobra.Command {
@@ -42,20 +47,7 @@ func newBudgetListCmd(s *budgetState) *cobra.Command {
 cap plus grants) and what remains. The caps come from the config: give --config to see them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := s.open(cmd)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			balances, err := b.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			state.WriteTable(cmd.OutOrStdout(), balances)
-			if !b.CapsKnown() && len(balances) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "(caps and what remains come from the config: give --config to see them)")
-			}
-			return nil
+			return s.with(cmd, func(b *admin.Budgets) error { return b.Print(cmd.Context(), cmd.OutOrStdout()) })
 		},
 	}
 }
@@ -69,16 +61,13 @@ func newBudgetGrantCmd(s *budgetState) *cobra.Command {
 		Example: "  countwall budget grant --state countwall-state.db bob --kind dp --epsilon 0.5",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := s.open(cmd)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			if err := b.Grant(cmd.Context(), args[0], kind, eps, delta); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "granted analyst %q %s epsilon %g, delta %g\n", args[0], kind, eps, delta)
-			return nil
+			return s.with(cmd, func(b *admin.Budgets) error {
+				if err := b.Grant(cmd.Context(), args[0], kind, eps, delta); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "granted analyst %q %s epsilon %g, delta %g\n", args[0], kind, eps, delta)
+				return nil
+			})
 		},
 	}
 	grant.Flags().StringVar(&kind, "kind", "dp", "accounting kind: dp, idp or bdp")
@@ -101,16 +90,13 @@ func newBudgetResetCmd(s *budgetState) *cobra.Command {
 					return err
 				}
 			}
-			b, err := s.open(cmd)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			if err := b.Reset(cmd.Context(), analyst); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "reset analyst %q\n", analyst)
-			return nil
+			return s.with(cmd, func(b *admin.Budgets) error {
+				if err := b.Reset(cmd.Context(), analyst); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "reset analyst %q\n", analyst)
+				return nil
+			})
 		},
 	}
 	reset.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")

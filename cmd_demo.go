@@ -7,6 +7,7 @@ import (
 
 	"countwall/attacks/demo"
 	"countwall/dataset/progress"
+	"countwall/internal/workdir"
 )
 
 func init() {
@@ -17,14 +18,11 @@ func init() {
 		Use:   "demo",
 		Short: "Generate a demo database, compare every mechanism, run the attack suite and print the report card",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, cleanup, err := workDir(keep, "countwall-demo-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			o.Dir, o.Attacks, o.Keep = dir, !noAttacks, keep != ""
-			o.Progress = func(label string) func(done, total int) { return progress.Counter(os.Stderr, label) }
-			return demo.Run(cmd.Context(), cmd.OutOrStdout(), o)
+			return workdir.In(keep, "countwall-demo-", func(dir string) error {
+				o.Dir, o.Attacks, o.Keep = dir, !noAttacks, keep != ""
+				o.Progress = func(label string) func(done, total int) { return progress.Counter(os.Stderr, label) }
+				return demo.Run(cmd.Context(), cmd.OutOrStdout(), o)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&o.Rows, "rows", 20000, "rows in the generated people table")

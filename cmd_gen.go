@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"countwall/dataset"
-	"countwall/dataset/progress"
 )
 
 func init() {
@@ -110,31 +106,8 @@ func genCmd(name, short, table string, rows func() int64, generate func(cmd *cob
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			update, done := progress.Bar(cmd.ErrOrStderr(), "generating "+table)
-			// The rows written, where the generator knows them only as it
-			// starts (a long table's rows per person are drawn).
-			written := rows()
-			counted := func(n, total int64) {
-				written = total
-				if update != nil {
-					update(n, total)
-				}
-			}
-			start := time.Now()
-			err := generate(cmd, out, dataset.WriteOptions{Progress: counted, Force: force})
-			done()
-			if errors.Is(err, dataset.ErrExists) {
-				return fmt.Errorf("%w; use --force to replace it", err)
-			}
-			if errors.Is(err, context.Canceled) {
-				return fmt.Errorf("gen %s: interrupted; nothing was written", table)
-			}
-			if err != nil {
-				return fmt.Errorf("gen %s: %w", table, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s rows of table %s to %s in %s\n",
-				humanize.Comma(written), table, out, time.Since(start).Round(time.Millisecond))
-			return nil
+			return dataset.GenerateShown(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), table, out, force, rows,
+				func(_ context.Context, path string, w dataset.WriteOptions) error { return generate(cmd, path, w) })
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", name+".db", "SQLite file to create")

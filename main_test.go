@@ -19,6 +19,7 @@ import (
 	"countwall/attacks/report"
 	"countwall/attacks/risk"
 	"countwall/internal/pgtest"
+	"countwall/internal/workdir"
 )
 
 var binary string
@@ -466,13 +467,13 @@ func TestBench(t *testing.T) {
 // again against the config's own directory.
 func TestKeptWorkDirIsAbsolute(t *testing.T) {
 	t.Chdir(t.TempDir())
-	dir, cleanup, err := workDir("demo-run", "x-")
+	dir, cleanup, err := workdir.Make("demo-run", "x-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cleanup()
 	if !filepath.IsAbs(dir) || filepath.Base(dir) != "demo-run" {
-		t.Fatalf("workDir(\"demo-run\") = %q, want an absolute path ending in demo-run", dir)
+		t.Fatalf("workdir.Make(\"demo-run\") = %q, want an absolute path ending in demo-run", dir)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		t.Fatalf("%s was not made: %v", dir, err)

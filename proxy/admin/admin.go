@@ -7,6 +7,8 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 
 	"countwall/config"
@@ -75,6 +77,19 @@ func (b *Budgets) List(ctx context.Context) ([]state.Balance, error) {
 		capsFor = state.CapsFrom(b.cfg)
 	}
 	return b.ledger.List(ctx, capsFor)
+}
+
+// Print writes List as a table, saying when the caps are unknown.
+func (b *Budgets) Print(ctx context.Context, w io.Writer) error {
+	balances, err := b.List(ctx)
+	if err != nil {
+		return err
+	}
+	state.WriteTable(w, balances)
+	if !b.CapsKnown() && len(balances) > 0 {
+		fmt.Fprintln(w, "(caps and what remains come from the config: give --config to see them)")
+	}
+	return nil
 }
 
 // Grant gives analyst extra budget of kind (dp, idp or bdp, any case).
