@@ -61,6 +61,17 @@ type Token struct {
 	N    int    // Param: the parameter number
 }
 
+// NamesCatalog reports whether the token is a name of PostgreSQL's catalog
+// (pg_catalog, information_schema, a pg_ relation or function), which
+// psql's \d and drivers' introspection read.
+func (t Token) NamesCatalog() bool {
+	if t.Kind != Word && t.Kind != QuotedIdent {
+		return false
+	}
+	name := strings.ToLower(t.Text)
+	return name == "pg_catalog" || name == "information_schema" || strings.HasPrefix(name, "pg_")
+}
+
 // MaxParam is the highest $n accepted, as in the extended protocol's limit
 // on parameters countwall binds.
 const MaxParam = 1000

@@ -284,11 +284,7 @@ func parseShow(toks []pglex.Token) (ir.Statement, error) {
 // psql's \d and drivers' introspection read.
 func namesCatalog(toks []pglex.Token) bool {
 	for _, t := range toks {
-		if t.Kind != pglex.Word && t.Kind != pglex.QuotedIdent {
-			continue
-		}
-		name := strings.ToLower(t.Text)
-		if name == "pg_catalog" || name == "information_schema" || strings.HasPrefix(name, "pg_") {
+		if t.NamesCatalog() {
 			return true
 		}
 	}

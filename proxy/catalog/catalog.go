@@ -122,13 +122,13 @@ func Handles(sql string) bool {
 	}
 	hasFrom, callsCatalog := false, false
 	for _, t := range toks {
+		if t.NamesCatalog() {
+			return true
+		}
 		if t.Kind != pglex.Word && t.Kind != pglex.QuotedIdent {
 			continue
 		}
 		name := strings.ToLower(t.Text)
-		if name == "pg_catalog" || name == "information_schema" || strings.HasPrefix(name, "pg_") {
-			return true
-		}
 		hasFrom = hasFrom || (t.Kind == pglex.Word && name == "from")
 		callsCatalog = callsCatalog || catalogWords[name]
 	}
