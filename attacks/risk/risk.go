@@ -187,12 +187,13 @@ func AssessHistory(h *History, o Options) []Report {
 		as = append(as, pub...)
 		rep := Report{Analyst: name, Answered: mine.answered}
 		withRows := len(as) <= o.MaxRowsAnswers
+		sp := spaceOnce(as)
 		for _, solve := range solvers {
-			rep.Findings = append(rep.Findings, solve(as, o)...)
+			rep.Findings = append(rep.Findings, solve(as, sp, o)...)
 		}
 		if withRows {
-			rep.Findings = append(rep.Findings, rows(as, o)...)
-			rep.Findings = distinct(rep.Findings, newSpace(as))
+			rep.Findings = append(rep.Findings, rows(as, sp, o)...)
+			rep.Findings = distinct(rep.Findings, sp())
 		} else {
 			rep.Skipped = fmt.Sprintf("row reconstruction not run: %d answers, more than %d (assess windows of them with --since, or raise --rows-limit)", len(as), o.MaxRowsAnswers)
 		}
@@ -212,8 +213,25 @@ func AssessHistory(h *History, o Options) []Report {
 }
 
 // solvers are run in this order on each analyst's answers.
-var solvers = []func([]answer, Options) []Finding{
-	pinned, averaged, splits, linear, marginals,
+var solvers = []func([]answer, func() *space, Options) []Finding{
+	withoutSpace(pinned), withoutSpace(averaged), splits, withoutSpace(linear), withoutSpace(marginals),
+}
+
+// withoutSpace adapts a solver that reads no cells as value sets.
+func withoutSpace(solve func([]answer, Options) []Finding) func([]answer, func() *space, Options) []Finding {
+	return func(as []answer, _ func() *space, o Options) []Finding { return solve(as, o) }
+}
+
+// spaceOnce is the answers' cells read as value sets (newSpace), made at
+// the first call and shared by the solvers that read it.
+func spaceOnce(as []answer) func() *space {
+	var sp *space
+	return func() *space {
+		if sp == nil {
+			sp = newSpace(as)
+		}
+		return sp
+	}
 }
 
 // The rows solver (rows.go) runs after them, when the answers are few

@@ -68,8 +68,8 @@ type splitter struct {
 // groupKey names a split group: its context's key id and its column's id.
 type groupKey struct{ context, column uint32 }
 
-func newSplitter(as []answer, o Options) *splitter {
-	s := &splitter{sp: newSpace(as), boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{},
+func newSplitter(as []answer, sp *space, o Options) *splitter {
+	s := &splitter{sp: sp, boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{},
 		ids: map[string]uint32{}, keys: newBoxKeys()}
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
@@ -339,8 +339,8 @@ func evidenceOf(bs ...*box) []int64 {
 // constrained in the table. A box of one person that pins one column
 // beside the target's conditions is that person's value of the column
 // (idp-attribute: attribute inference).
-func rows(as []answer, o Options) []Finding {
-	s := newSplitter(as, o)
+func rows(as []answer, sp func() *space, o Options) []Finding {
+	s := newSplitter(as, sp(), o)
 	s.run()
 	ends, targets := s.emptyEnds(), s.targets()
 	type row struct {

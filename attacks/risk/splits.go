@@ -12,7 +12,7 @@ import (
 // noise, averages to P's count), and, where P was itself answered beside
 // its parts, bounds the noise (the perturbation finder: the sum of three
 // noisy answers differs from 0 by at most 3D).
-func splits(as []answer, o Options) []Finding {
+func splits(as []answer, sp func() *space, o Options) []Finding {
 	first := map[string]answer{} // one answer per cell: sticky noise repeats itself
 	var order []string
 	for _, a := range as {
@@ -57,7 +57,7 @@ func splits(as []answer, o Options) []Finding {
 	}
 	var out []Finding
 	if len(formOrder) > 0 {
-		out = averageForms(formOrder, newSpace(as), o)
+		out = averageForms(formOrder, sp(), o)
 	}
 	if f, ok := noiseBound(first, equalities, o); ok {
 		out = append(out, f)
