@@ -375,11 +375,13 @@ func (c *goCell) key() uint32 {
 // of the store: SQLite, and the in-memory snapshot, which must answer every
 // predicate it is given except math (left to SQLite).
 func TestDifferentialRandomPredicates(t *testing.T) {
-	for _, path := range []string{"sqlite", "snapshot", "snapshot-never-scanning", "snapshot-rows-only"} {
+	ways := map[string]snapshot.Way{"snapshot-listed": snapshot.WayListed, "snapshot-cuts": snapshot.WayCuts,
+		"snapshot-others": snapshot.WayOthers, "snapshot-masked": snapshot.WayMasked, "snapshot-scan": snapshot.WayScan}
+	for _, path := range []string{"sqlite", "snapshot", "snapshot-listed", "snapshot-cuts", "snapshot-others", "snapshot-masked", "snapshot-scan", "snapshot-rows-only"} {
 		t.Run(path, func(t *testing.T) {
-			if path == "snapshot-never-scanning" { // every leaf reads listed or masked rows one by one
-				defer func(old int64) { snapshot.SparseShare = old }(snapshot.SparseShare)
-				snapshot.SparseShare = 0
+			if way, ok := ways[path]; ok { // every leaf takes this way
+				defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
+				snapshot.LeafWay = way
 			}
 			if path == "snapshot-rows-only" { // one-condition counts visit rows too
 				defer func(old bool) { snapshot.OneConditionTallies = old }(snapshot.OneConditionTallies)
@@ -629,8 +631,17 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 		opts plan.StoreOptions
 		path string
 		min  int // of the 120 runs; the snapshot declines some predicates
-	}{{"sqlite", plan.StoreOptions{NoSnapshot: true}, ir.PathSQLite, 120}, {"snapshot", plan.StoreOptions{}, ir.PathSnapshot, 80}} {
+		way  snapshot.Way
+	}{
+		{"sqlite", plan.StoreOptions{NoSnapshot: true}, ir.PathSQLite, 120, snapshot.WayCheapest},
+		{"snapshot", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCheapest},
+		{"snapshot-listed", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayListed},
+		{"snapshot-cuts", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCuts},
+		{"snapshot-others", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayOthers},
+	} {
 		t.Run(backend.name, func(t *testing.T) {
+			defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
+			snapshot.LeafWay = backend.way
 			r := rand.New(rand.NewPCG(20240611, 13))
 			rows := diffRows(r, 400)
 			paths := differentialBoundedCounts(t, openDiffStore(t, rows, backend.opts), r, rows)

@@ -106,13 +106,12 @@ func mixedPred(r *rand.Rand, depth int) ir.Pred {
 // SQLite does (cells, order, units, keys); where SQLite converts values in
 // ways the snapshot does not model, it must decline. 300 predicates, seeded.
 func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
-	// Once as configured, once with every leaf reading the rows listed under
-	// its codes or its masked rows one by one, once with every leaf scanning
-	// its whole column.
-	defer func(old int64) { snapshot.SparseShare = old }(snapshot.SparseShare)
-	for _, share := range []int64{snapshot.SparseShare, 0, 1 << 40} {
-		snapshot.SparseShare = share
-		t.Run(fmt.Sprintf("sparse-share-%d", share), snapshotMatchesSQLiteOnMixedClasses)
+	// Once with each leaf taking the cheapest way, then once with every
+	// leaf taking each way in turn.
+	defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
+	for _, way := range []snapshot.Way{snapshot.WayCheapest, snapshot.WayListed, snapshot.WayCuts, snapshot.WayOthers, snapshot.WayMasked, snapshot.WayScan} {
+		snapshot.LeafWay = way
+		t.Run(fmt.Sprintf("way-%d", way), snapshotMatchesSQLiteOnMixedClasses)
 	}
 }
 
@@ -441,5 +440,63 @@ func withoutPath(results ...*ir.Result) {
 		if r != nil {
 			r.Path = ""
 		}
+	}
+}
+
+// TestSnapshotRowsInUnitOrder: the snapshot numbers its rows in the order of
+// the table's privacy unit, read so from the start; a config naming another
+// unit has it read again in that unit's order, and its bounded counts are
+// SQLite's bounding SQL's under either unit.
+func TestSnapshotRowsInUnitOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(20261124, 1))
+	rows := diffRows(r, 400) // ids repeat in no order: about 2.7 rows a unit
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	raw, fast := openBothPaths(t, sqlRows)
+	ctx := context.Background()
+	byID, byAge := testPeopleTable(), testPeopleTable()
+	byAge.PrivacyUnit = "age"
+	if err := fast.snap.Preload(ctx, byID); err != nil {
+		t.Fatal(err)
+	}
+	first, err := fast.snap.Current(ctx, "people")
+	if err != nil || first == nil || !first.InUnitOrder("id") {
+		t.Fatalf("after Preload the rows are not in the order of id (%v)", err)
+	}
+	gen := predGen{r: r}
+	answered := 0
+	for i, tbl := range []*ir.Table{byID, byID, byAge, byAge, byID, byID} {
+		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		needs := ir.Needs{Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}
+		want, err := raw.Run(ctx, tbl, q, needs, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fast.Run(ctx, tbl, q, needs, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Path != ir.PathSnapshot {
+			continue // a predicate the snapshot leaves to SQLite
+		}
+		answered++
+		withoutPath(want, got)
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("query %d under unit %s, %s: SQLite %+v, snapshot %+v", i, tbl.PrivacyUnit, debugSQL(tbl, q), want.Cells, got.Cells)
+		}
+		snap, _ := fast.snap.Current(ctx, "people")
+		if !snap.InUnitOrder(tbl.PrivacyUnit) {
+			t.Errorf("query %d: the rows are not in the order of %s", i, tbl.PrivacyUnit)
+		}
+		if (snap == first) != (i < 2) {
+			t.Errorf("query %d under unit %s: read again %v, want %v", i, tbl.PrivacyUnit, snap != first, i >= 2)
+		}
+	}
+	if answered < 3 {
+		t.Errorf("the snapshot answered %d of 6 queries", answered)
 	}
 }

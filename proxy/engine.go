@@ -151,7 +151,7 @@ func (e *Engine) Preload(ctx context.Context) error {
 	}
 	rt := e.live.Load()
 	for _, name := range sortedNames(rt.catalog.Tables) {
-		if err := p.Preload(ctx, name); err != nil {
+		if err := p.Preload(ctx, rt.catalog.Tables[name]); err != nil {
 			return fmt.Errorf("reading table %q into memory: %w", name, err)
 		}
 	}

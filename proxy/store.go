@@ -69,14 +69,14 @@ func (s *snapshotStore) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs
 func (s *snapshotStore) Close() error { return errors.Join(s.snap.Close(), s.Store.Close()) }
 
 // Preload reads a table into memory before its first query (Engine.Preload).
-func (s *snapshotStore) Preload(ctx context.Context, table string) error {
-	return s.snap.Preload(ctx, table)
+func (s *snapshotStore) Preload(ctx context.Context, t *ir.Table) error {
+	return s.snap.Preload(ctx, t)
 }
 
 // preloader is a Store that keeps tables in memory and can read one ahead
 // of its first query.
 type preloader interface {
-	Preload(ctx context.Context, table string) error
+	Preload(ctx context.Context, t *ir.Table) error
 }
 
 // openProtected opens the data the Engine protects: the config's database,

@@ -45,25 +45,11 @@ func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditS
 			return fmt.Errorf("generating the long table: %w", err)
 		}
 	}
-	tables, err := demo.PeopleTables()
-	if err != nil {
-		return err
-	}
-	section, ok := tables[dataset.PeopleTableName].(map[string]any)
-	if !ok {
-		return fmt.Errorf("the people table's config has no section of its own")
-	}
-	delete(section, "unit_keyed")
-	section["max_rows_per_unit"] = longRowsBound
-	section["max_groups_per_unit"] = longCellBound
-
 	times := map[string][2]time.Duration{}
 	var startTook time.Duration
 	for _, name := range []string{"exact", "laplace"} {
-		s := demo.Settings[name]
-		s.Budget, s.AuditSync = benchBudget, string(auditSync)
 		start := time.Now()
-		srv, err := demo.StartFirewall(ctx, dir, dbPath, tables, s, []string{"bench"})
+		srv, err := startLong(ctx, dir, dbPath, name, auditSync)
 		if err != nil {
 			return fmt.Errorf("long table, %s: %w", name, err)
 		}
@@ -105,6 +91,25 @@ func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditS
 	return nil
 }
 
+// startLong starts a firewall on the long table at dbPath under the
+// mechanism name, with the long table's bounds.
+func startLong(ctx context.Context, dir, dbPath, name string, auditSync state.AuditSync) (*demo.Firewall, error) {
+	tables, err := demo.PeopleTables()
+	if err != nil {
+		return nil, err
+	}
+	section, ok := tables[dataset.PeopleTableName].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the people table's config has no section of its own")
+	}
+	delete(section, "unit_keyed")
+	section["max_rows_per_unit"] = longRowsBound
+	section["max_groups_per_unit"] = longCellBound
+	s := demo.Settings[name]
+	s.Budget, s.AuditSync = benchBudget, string(auditSync)
+	return demo.StartFirewall(ctx, dir, dbPath, tables, s, []string{"bench"})
+}
+
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
 
 // clipThenSum times what a user computes without the firewall, as pandas'
@@ -114,16 +119,25 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) 
 // SQLite's filter of the in-memory copy's row ids, so it pays what a
 // dataframe pays: a pass over the rows per statement.
 func clipThenSum(ctx context.Context, dbPath string, measure measurer) (time.Duration, error) {
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	frame, err := openFrame(ctx, dbPath)
 	if err != nil {
 		return 0, err
 	}
-	defer db.Close()
-	frame, err := readFrame(ctx, db)
-	if err != nil {
-		return 0, fmt.Errorf("reading the long table for the clip-then-sum line: %w", err)
-	}
 	return measure(frame, benchQueries)
+}
+
+// openFrame reads the long table at dbPath whole.
+func openFrame(ctx context.Context, dbPath string) (*frame, error) {
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	f, err := readFrame(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("reading the long table for the clip-then-sum line: %w", err)
+	}
+	return f, nil
 }
 
 // frame is the long table as a dataframe holds it: one slice per column.

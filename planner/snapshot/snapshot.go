@@ -138,6 +138,12 @@ type snapColumn struct {
 	prefix     []int32
 	rowsByCode []uint32
 	nulls      bitset // rows holding NULL
+	// Row sets that answer conditions a word (64 rows) at a time; see
+	// snapshot_index.go.
+	denseCodes []uint32 // frequent values' codes, ascending
+	denseRows  []bitset // the rows holding each
+	cutCodes   []uint32 // codes cutting the non-NULL rows into about equal bins
+	cutRows    []bitset // the rows whose code is below each cut (nil: none)
 	// Which storage classes occur, and whether every text is valid UTF-8:
 	// the cases where the fast path could disagree with SQLite are declined.
 	has       [classBlob + 1]bool
@@ -173,6 +179,12 @@ type Table struct {
 	// figures that answer a one-condition COUNT without visiting rows.
 	tallies sync.Map
 
+	// byUnit is the unit column the rows are numbered in the order of (nil
+	// when they keep the file's order): each unit's rows are then the run
+	// unit.prefix[u]..unit.prefix[u+1]-1, and a bounded count is a popcount
+	// per unit (see boundedCount).
+	byUnit *snapColumn
+
 	// ranks holds the CellRank of every row's (unit, cell) pair per GROUP BY
 	// shape and secret, for bounded counts (cellRanks).
 	ranksMu sync.Mutex
@@ -186,6 +198,13 @@ type Table struct {
 func (snap *Table) OnePerUnit(unitColumn string) bool {
 	unit := snap.columns[strings.ToLower(unitColumn)]
 	return unit != nil && unit.unique && unit.nulls.count() == 0
+}
+
+// orderedFor reports whether the rows are numbered as a read for unit would
+// number them: in its order when the table has such a column.
+func (snap *Table) orderedFor(unit string) bool {
+	c := snap.columns[strings.ToLower(unit)]
+	return unit == "" || c == nil || c == snap.byUnit
 }
 
 // unitKeys caches the record key of every distinct value of one unit column
@@ -203,12 +222,13 @@ type snapshotBuilder struct {
 }
 
 // readSnapshot reads every column of table t through conn in one read
-// transaction and labels it with the data_version seen inside it. It fails
-// when the snapshot would hold more than maxBytes.
+// transaction and labels it with the data_version seen inside it, and
+// numbers its rows in the order of the unit column when one is named. It
+// fails when the snapshot would hold more than maxBytes.
 // fileVersion, read inside the transaction, gives the label when the file is
 // in rollback-journal mode; in WAL mode the label is walVersion, the
 // data_version seen before the read began (see snapshots.version).
-func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes int64, fileVersion func() int64, walVersion int64, progress func(rows int)) (*Table, error) {
+func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBytes int64, fileVersion func() int64, walVersion int64, progress func(rows int)) (*Table, error) {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -264,13 +284,62 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table string, maxBytes in
 	if snap.bytes > maxBytes {
 		return nil, fmt.Errorf("table %q needs more than the snapshot limit of %d bytes", table, maxBytes)
 	}
-	snap.bytes = 0
 	for i, c := range b.cols {
 		b.finish(i, n)
 		snap.columns[strings.ToLower(c.name)] = c
+	}
+	if u := snap.columns[strings.ToLower(unit)]; u != nil {
+		snap.orderRowsBy(u)
+	}
+	snap.bytes = 0
+	for _, c := range snap.columns {
+		c.indexRows(n)
 		snap.bytes += c.memory()
 	}
 	return snap, nil
+}
+
+// orderRowsBy renumbers the rows in the order of the unit column's codes
+// (the file's order within one unit), so that each unit's rows are one run
+// of row numbers. The unit column's row lists are that order already.
+func (snap *Table) orderRowsBy(unit *snapColumn) {
+	order := slices.Clone(unit.rowsByCode) // new row number -> old
+	for _, c := range snap.columns {
+		c.permute(order)
+	}
+	snap.byUnit = unit
+}
+
+// permute renumbers the column's rows: new row i is old row order[i]. The
+// row lists and NULL set follow; the dictionary and per-value counts do not
+// change.
+func (c *snapColumn) permute(order []uint32) {
+	switch {
+	case c.codes8 != nil:
+		c.codes8 = permuted(c.codes8, order)
+	case c.codes16 != nil:
+		c.codes16 = permuted(c.codes16, order)
+	default:
+		c.codes32 = permuted(c.codes32, order)
+	}
+	c.nulls = newBitset(len(order))
+	next := slices.Clone(c.prefix[:len(c.values)])
+	for r := range order {
+		code := c.code(r)
+		if c.values[code].class == classNull {
+			c.nulls.set(r)
+		}
+		c.rowsByCode[next[code]] = uint32(r)
+		next[code]++
+	}
+}
+
+func permuted[C uint8 | uint16 | uint32](codes []C, order []uint32) []C {
+	out := make([]C, len(codes))
+	for i, old := range order {
+		out[i] = codes[old]
+	}
+	return out
 }
 
 // readColumns reads the table's declared columns into b and returns the
@@ -427,11 +496,16 @@ func (c *snapColumn) code(r int) uint32 {
 	return c.codes32[r]
 }
 
-// memory is the bytes the column holds: its codes, its NULL set and its
-// dictionary (about 48 bytes an entry beside its text).
+// memory is the bytes the column holds: its codes, its NULL set, its row
+// lists and sets, and its dictionary (about 48 bytes an entry beside its
+// text).
 func (c *snapColumn) memory() int64 {
 	n := int64(len(c.codes8)) + 2*int64(len(c.codes16)) + 4*int64(len(c.codes32)) + 8*int64(len(c.nulls)) +
-		4*int64(len(c.prefix)) + 4*int64(len(c.rowsByCode))
+		4*int64(len(c.prefix)) + 4*int64(len(c.rowsByCode)) + 4*int64(len(c.denseCodes))
+	for _, set := range append(c.denseRows, c.cutRows...) {
+		n += 8 * int64(len(set))
+	}
+	n += 4 * int64(len(c.cutCodes))
 	for _, v := range c.values {
 		n += 48 + int64(len(v.s))
 	}

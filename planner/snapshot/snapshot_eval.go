@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"countwall/ir"
 	"math"
-	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -373,86 +372,6 @@ func (c *snapColumn) firstNonNull() uint32 {
 		return 1
 	}
 	return 0
-}
-
-// SparseShare: below one masked row in this many, a leaf looks at the masked
-// rows one by one (or the rows listed under its codes) instead of scanning
-// the column. A variable so that tests can force either way: 0 never scans,
-// a huge share always does.
-var SparseShare int64 = 16
-
-// leaf evaluates a column condition that is unknown exactly where the column
-// is NULL (every literal is non-NULL) on the rows of mask. It takes the
-// cheapest of three ways: the rows listed under the set's codes when they
-// are few, the masked rows one by one when those are few, else a scan of the
-// column's codes.
-func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wantF bool) (t, f bitset) {
-	t = make(bitset, len(mask))
-	masked := mask.count()
-	listed := int64(-1)
-	if set.lut == nil {
-		listed = c.rowsIn(set)
-	}
-	switch {
-	case listed >= 0 && listed*SparseShare < int64(e.snap.rows) && listed <= masked:
-		for _, r := range set.ranges {
-			for _, row := range c.rowsByCode[c.prefix[r.lo]:c.prefix[r.hi]] {
-				if mask.has(int(row)) {
-					t.set(int(row))
-				}
-			}
-		}
-	case masked*SparseShare < int64(e.snap.rows):
-		for wi, w := range mask {
-			var out uint64
-			for w != 0 {
-				b := bits.TrailingZeros64(w)
-				w &= w - 1
-				if set.has(c.code(wi<<6 | b)) {
-					out |= 1 << uint(b)
-				}
-			}
-			t[wi] = out
-		}
-	default:
-		lut := set.table(len(c.values))
-		switch {
-		case c.codes8 != nil:
-			fillMatches(t, c.codes8, lut)
-		case c.codes16 != nil:
-			fillMatches(t, c.codes16, lut)
-		default:
-			fillMatches(t, c.codes32, lut)
-		}
-		for i := range t {
-			t[i] &= mask[i]
-		}
-	}
-	if !wantF && !negate {
-		return t, nil
-	}
-	f = make(bitset, len(mask))
-	for i := range f {
-		f[i] = mask[i] &^ t[i] &^ c.nulls[i]
-	}
-	if negate {
-		t, f = f, t
-	}
-	return t, f
-}
-
-// fillMatches sets the rows whose code the lookup table marks, a word of
-// 64 rows at a time without a branch per row.
-func fillMatches[C uint8 | uint16 | uint32](t bitset, codes []C, lut []uint64) {
-	for wi := range t {
-		base := wi << 6
-		chunk := codes[base:min(base+64, len(codes))]
-		var w uint64
-		for j, code := range chunk {
-			w |= lut[code] << uint(j)
-		}
-		t[wi] = w
-	}
 }
 
 // literalFor converts a literal to the value SQLite compares the column's

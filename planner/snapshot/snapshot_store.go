@@ -114,11 +114,12 @@ func (s *snapshots) close() error {
 }
 
 // current returns the snapshot of table as the file is now, reading it first
-// when there is none or the file has changed. The read runs on its own, so a
+// when there is none or the file has changed, or when unit names a column
+// its rows are not yet numbered in the order of (the config named another). The read runs on its own, so a
 // query whose deadline ends first does not end it: the query gets ctx's
 // error and a later one finds the snapshot. It returns nil when the table
 // cannot be held (too large, or reading it failed): SQLite answers then.
-func (s *snapshots) current(ctx context.Context, table string) (*Table, error) {
+func (s *snapshots) current(ctx context.Context, table, unit string) (*Table, error) {
 	s.mu.Lock()
 	if s.conn == nil {
 		conn, err := s.Db.Conn(ctx)
@@ -142,7 +143,7 @@ func (s *snapshots) current(ctx context.Context, table string) (*Table, error) {
 		s.tables[table] = slot
 	}
 	switch {
-	case slot.snap != nil && slot.snap.version == version:
+	case slot.snap != nil && slot.snap.version == version && slot.snap.orderedFor(unit):
 		s.mu.Unlock()
 		return slot.snap, nil
 	case slot.failedVersion == version:
@@ -153,7 +154,7 @@ func (s *snapshots) current(ctx context.Context, table string) (*Table, error) {
 		slot.snap = nil // a stale snapshot is never used again; free it before reading
 		slot.reading = make(chan struct{})
 		s.builds.Add(1)
-		go s.read(table, slot, version)
+		go s.read(table, unit, slot, version)
 	}
 	done := slot.reading
 	s.mu.Unlock()
@@ -171,8 +172,9 @@ func (s *snapshots) current(ctx context.Context, table string) (*Table, error) {
 	return nil, nil // reading failed, or the file changed again: SQLite answers
 }
 
-// read reads table into slot; version is the file's version seen before.
-func (s *snapshots) read(table string, slot *snapshotSlot, version int64) {
+// read reads table into slot, its rows in the order of unit when it names
+// a column; version is the file's version seen before.
+func (s *snapshots) read(table, unit string, slot *snapshotSlot, version int64) {
 	defer s.builds.Done()
 	start := time.Now()
 	snap, err := func() (*Table, error) {
@@ -181,7 +183,7 @@ func (s *snapshots) read(table string, slot *snapshotSlot, version int64) {
 			return nil, err
 		}
 		defer conn.Close()
-		return readSnapshot(s.ctx, conn, table, s.maxBytes, s.fileVersion, version, func(rows int) {
+		return readSnapshot(s.ctx, conn, table, unit, s.maxBytes, s.fileVersion, version, func(rows int) {
 			if s.onBuild != nil {
 				s.onBuild(plan.SnapshotInfo{Table: table, Rows: rows, Took: time.Since(start), InProgress: true})
 			}

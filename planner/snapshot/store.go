@@ -39,12 +39,12 @@ func Open(path string, opts plan.StoreOptions, fallback Fallback) (*Store, error
 	return &Store{snaps: snaps, fallback: fallback, opts: opts}, nil
 }
 
-// Preload reads table into memory now, as its first query would, and
+// Preload reads table t into memory now, as its first query would, and
 // returns when it is ready (or left to the fallback, which is not an error:
 // the reason goes to OnSnapshot). serve calls it before accepting analysts,
 // so that no analyst's first query waits for the read.
-func (s *Store) Preload(ctx context.Context, table string) error {
-	_, err := s.snaps.current(ctx, table)
+func (s *Store) Preload(ctx context.Context, t *ir.Table) error {
+	_, err := s.snaps.current(ctx, t.Name, t.PrivacyUnit)
 	return err
 }
 
@@ -76,7 +76,7 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
-	snap, err := s.snaps.current(ctx, t.Name)
+	snap, err := s.snaps.current(ctx, t.Name, t.PrivacyUnit)
 	if err != nil {
 		return nil, true, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 	}
@@ -107,7 +107,7 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 // condition, is answered from the per-value tallies rather than a pass over
 // the rows, so that tests can see the path taken.
 func (s *Store) TalliesPerValue(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (bool, error) {
-	snap, err := s.snaps.current(ctx, t.Name)
+	snap, err := s.snaps.current(ctx, t.Name, t.PrivacyUnit)
 	if err != nil || snap == nil {
 		return false, err
 	}
@@ -126,7 +126,7 @@ func (s *Store) TalliesPerValue(ctx context.Context, t *ir.Table, q *ir.Query, n
 // Current is the snapshot of table as the file is now, read first when
 // there is none or the file has changed; nil when the table cannot be held.
 func (s *Store) Current(ctx context.Context, table string) (*Table, error) {
-	return s.snaps.current(ctx, table)
+	return s.snaps.current(ctx, table, "")
 }
 
 // UniqueColumn reports whether no two rows of the snapshot share a value of
@@ -134,4 +134,10 @@ func (s *Store) Current(ctx context.Context, table string) (*Table, error) {
 func (snap *Table) UniqueColumn(name string) bool {
 	c := snap.columns[strings.ToLower(name)]
 	return c != nil && c.unique
+}
+
+// InUnitOrder reports whether the snapshot's rows are numbered in the order
+// of the named unit column, each unit's rows one run.
+func (snap *Table) InUnitOrder(unit string) bool {
+	return snap.byUnit != nil && strings.EqualFold(snap.byUnit.name, unit)
 }
