@@ -11,31 +11,22 @@ import (
 	"countwall/proxy/state"
 )
 
-// BenchmarkLongCount answers each bench COUNT on the long table (10,000
-// people, 1-20 rows each) under laplace with C = 3 in process, one
-// sub-benchmark per statement, and the clip-then-sum loop on the same
-// statements: the bench's "long table" lines, statement by statement.
+// BenchmarkLong answers each bench COUNT and GROUP BY on the long table
+// (10,000 people, 1-20 rows each) in process under exact and under laplace
+// with C = 3 and G = 8, one sub-benchmark per statement, and the COUNTs by
+// the clip-then-sum loop: the bench's "long table" lines, statement by
+// statement.
 //
-//	go test ./attacks/bench -run '^$' -bench LongCount -count 6 | benchstat -
-func BenchmarkLongCount(b *testing.B) {
+//	go test ./attacks/bench -run '^$' -bench Long -count 6 | benchstat -
+func BenchmarkLong(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	dbPath := filepath.Join(dir, "long.db")
 	if err := dataset.GeneratePeople(ctx, dbPath, dataset.PeopleOptions{Rows: 10000, Seed: 1, MaxRowsPerPerson: longMaxRows}, dataset.WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := startLong(ctx, dir, dbPath, "laplace", state.AuditSyncNormal)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Stop()
-	firewall := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
-	frame, err := openFrame(ctx, dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for name, q := range map[string]attacks.Querier{"countwall": firewall, "clip-then-sum": frame} {
-		for i, stmt := range benchQueries {
+	run := func(b *testing.B, name string, q attacks.Querier, stmts []string) {
+		for i, stmt := range stmts {
 			b.Run(fmt.Sprintf("%s/q%d", name, i), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := q.Query(ctx, stmt); err != nil {
@@ -45,4 +36,19 @@ func BenchmarkLongCount(b *testing.B) {
 			})
 		}
 	}
+	for _, mechanism := range []string{"exact", "laplace"} {
+		srv, err := startLong(ctx, dir, dbPath, mechanism, state.AuditSyncNormal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
+		run(b, mechanism+"-count", q, benchQueries)
+		run(b, mechanism+"-groups", q, benchLongGroupQueries)
+		srv.Stop()
+	}
+	frame, err := openFrame(ctx, dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run(b, "clip-then-sum", frame, benchQueries)
 }

@@ -171,6 +171,7 @@ type Table struct {
 	table   string
 	version int64 // PRAGMA data_version when it was read
 	rows    int
+	allRows bitset                 // every row, the mask of a query without WHERE
 	columns map[string]*snapColumn // by lower-case name
 	bytes   int64                  // estimated memory held
 
@@ -184,11 +185,14 @@ type Table struct {
 	// unit.prefix[u]..unit.prefix[u+1]-1, and a bounded count is a popcount
 	// per unit (see boundedCount).
 	byUnit *snapColumn
+	// runEndsAhead has bit i set where row i+1 begins a non-NULL unit's run
+	// or is past the last row, when byUnit is set (boundedCountByCarries).
+	runEndsAhead bitset
 
-	// ranks holds the CellRank of every row's (unit, cell) pair per GROUP BY
-	// shape and secret, for bounded counts (cellRanks).
-	ranksMu sync.Mutex
-	ranks   map[rankKey][]int64
+	// orders holds the cell order per GROUP BY shape and secret, for
+	// bounded counts (cellOrder).
+	ordersMu sync.Mutex
+	orders   map[orderKey]*cellOrder
 }
 
 // OnePerUnit reports whether every row has a unit and no two rows share one
@@ -279,7 +283,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 	if version < 0 {
 		version = walVersion
 	}
-	snap := &Table{table: table, version: version, rows: n, columns: map[string]*snapColumn{},
+	snap := &Table{table: table, version: version, rows: n, allRows: everyRow(n), columns: map[string]*snapColumn{},
 		bytes: estimateBytes(n, len(b.cols), textBytes)}
 	if snap.bytes > maxBytes {
 		return nil, fmt.Errorf("table %q needs more than the snapshot limit of %d bytes", table, maxBytes)
@@ -308,6 +312,10 @@ func (snap *Table) orderRowsBy(unit *snapColumn) {
 		c.permute(order)
 	}
 	snap.byUnit = unit
+	snap.runEndsAhead = newBitset(snap.rows)
+	for u := unit.firstNonNull() + 1; u <= uint32(len(unit.values)); u++ {
+		snap.runEndsAhead.set(int(unit.prefix[u]) - 1)
+	}
 }
 
 // permute renumbers the column's rows: new row i is old row order[i]. The

@@ -1,10 +1,7 @@
 package snapshot
 
 import (
-	"cmp"
-	"fmt"
 	"math/bits"
-	"slices"
 	"strings"
 	"sync"
 
@@ -16,18 +13,13 @@ import (
 // is, per cell, the sum over units of min(rows of the unit in the cell, C),
 // after each unit has kept at most G of its cells, those of smallest keyed
 // hash (CellRank). compileBounded says it in SQL; here the same figures come
-// from the snapshot's per-unit row lists: the matching rows are tallied per
-// unit in one pass over them, and the keyed hash of every (unit, cell) pair
-// of a GROUP BY shape is computed once per snapshot and secret, for the
-// whole table, so that neither the first query of a shape nor any later one
-// does work that depends on which units have several rows.
-
-// boundedCell is one (unit, cell) pair of a unit's matching rows.
-type boundedCell struct {
-	gid  uint64 // the cell, as groupCells numbers it
-	rows int64  // the unit's matching rows in it
-	rank int64  // CellRank of (unit, cell)
-}
+// from the snapshot, whose rows are numbered in the unit's order so that
+// each unit's rows are one run: a COUNT takes C word operations per 64 rows
+// (or a popcount per unit), whichever rows match, and the order of every
+// unit's cells under a GROUP BY shape is computed once per snapshot and
+// secret, for the whole table, so that neither the first query of a shape
+// nor any later one does work that depends on which units have several
+// rows.
 
 // answerBounded computes the bounded cells of q, or returns ok false when the
 // snapshot declines the query (SQLite answers it instead), for the same
@@ -56,18 +48,18 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	if len(groups) == 0 {
 		cells = []ir.Cell{snap.boundedCount(matched, unit, perRow, needs)}
 	} else {
-		var ranks []int64
+		var order *cellOrder
 		if rank {
-			ranks = snap.cellRanks(unit, groups, secret)
+			order = snap.cellOrder(unit, groups, secret)
 		}
-		cells = snap.boundedGroups(matched, unit, groups, ranks, b.MaxGroupsPerUnit, perRow, needs)
+		cells = snap.boundedGroups(matched, unit, groups, order, b.MaxGroupsPerUnit, perRow, needs)
 	}
 	res, err := snap.result(shape, cells, q, needs)
 	return res, true, err
 }
 
-// unitScratch is per-query scratch of one counter per unit value, returned
-// zeroed to its pool.
+// unitScratch is per-query scratch of counters, returned zeroed to its
+// pool.
 var unitScratch sync.Pool // of *[]int64
 
 func takeUnitScratch(n int) *[]int64 {
@@ -79,37 +71,14 @@ func takeUnitScratch(n int) *[]int64 {
 	return &s
 }
 
-// boundedCount is the one cell of a bounded COUNT: every matching row with a
-// unit is tallied to its unit, and each unit adds at most perRow.
+// boundedCount is the one cell of a bounded COUNT: the matching rows of each
+// unit, at most perRow of them, summed over units. The rows are in the
+// unit's order (Store.Answer sees to it), each unit's rows one run.
 func (snap *Table) boundedCount(matched bitset, unit *snapColumn, perRow int64, needs ir.Needs) ir.Cell {
-	if snap.byUnit == unit {
-		return boundedCountByRuns(matched, unit, perRow, needs)
+	if perRow <= maxCarryRounds {
+		return boundedCountByCarries(matched, snap.runEndsAhead, unit.nulls, perRow, needs)
 	}
-	scratch := takeUnitScratch(len(unit.values))
-	perUnit := *scratch
-	var touched []uint32
-	for wi, w := range matched {
-		w &^= unit.nulls[wi]
-		for w != 0 {
-			r := wi<<6 | bits.TrailingZeros64(w)
-			w &= w - 1
-			u := unit.code(r)
-			if perUnit[u] == 0 {
-				touched = append(touched, u)
-			}
-			perUnit[u]++
-		}
-	}
-	c := ir.Cell{InDomain: true}
-	for _, u := range touched {
-		c.Count += min(perUnit[u], perRow)
-		perUnit[u] = 0
-	}
-	unitScratch.Put(scratch)
-	if needs.Units {
-		c.Units = int64(len(touched))
-	}
-	return c
+	return boundedCountByRuns(matched, unit, perRow, needs)
 }
 
 // boundedCountByRuns is boundedCount on rows numbered in the unit's order,
@@ -153,179 +122,74 @@ func boundedCountByRuns(matched bitset, unit *snapColumn, perRow int64, needs ir
 	return c
 }
 
+// maxCarryRounds is the largest C boundedCountByCarries takes: its work is
+// C passes' worth over the rows' words.
+const maxCarryRounds = 8
+
+// boundedCountByCarries is boundedCount on rows numbered in the unit's order,
+// 64 rows at a time: round k finds each unit's (k+1)-th matching row, and the
+// count is the rows found in perRow rounds. A row is a unit's first matching
+// one when no matching row lies between its run's start and it, which is a
+// carry: an addition propagates it along the run (no run starts ahead) and
+// generates it at a matching row, and the carry out of a word goes on into
+// the next. endsAhead has bit i set where row i+1 starts a run or is past
+// the last row. Its work is the same whichever rows match: perRow passes
+// over the words.
+func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs ir.Needs) ir.Cell {
+	scratch := takeWordScratch(len(matched))
+	left := *scratch // the matching rows not yet found, with a unit
+	for w, m := range matched {
+		left[w] = m &^ nulls[w]
+	}
+	var count, units int64
+	for k := range perRow {
+		found := carryRound(left, endsAhead)
+		count += found
+		if k == 0 {
+			units = found
+		}
+	}
+	wordScratch.Put(scratch)
+	c := ir.Cell{InDomain: true, Count: count}
+	if needs.Units {
+		c.Units = units
+	}
+	return c
+}
+
+// carryRound takes each run's first row of left out of it and returns how
+// many it took.
+func carryRound(left, endsAhead bitset) int64 {
+	endsAhead = endsAhead[:len(left)]
+	var carry uint64
+	var found int
+	for w, m := range left {
+		propagate := ^endsAhead[w]
+		generate := m & propagate
+		sum, out := bits.Add64(generate, propagate, carry)
+		carry = out
+		first := m &^ (sum ^ generate ^ propagate) // no matching row ahead in the run
+		found += bits.OnesCount64(first)
+		left[w] = m &^ first
+	}
+	return int64(found)
+}
+
+// wordScratch is per-query scratch of a word per 64 rows.
+var wordScratch sync.Pool // of *[]uint64
+
+func takeWordScratch(n int) *[]uint64 {
+	if p, ok := wordScratch.Get().(*[]uint64); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]uint64, n)
+	return &s
+}
+
 // matchedBelow is the number of matching rows numbered below r (r less than
 // the row count), given before[w], the matching rows ahead of word w.
 func matchedBelow(matched bitset, before []int64, r int32) int64 {
 	w := uint(r) >> 6
 	return before[w] + int64(bits.OnesCount64(matched[w]&(1<<(uint(r)&63)-1)))
-}
-
-// boundedGroups computes the bounded cells of a GROUP BY, in ascending cell
-// number (the compiled SQL's order). Each unit's matching rows are visited
-// together through the unit column's row lists; a unit in more than maxCells
-// cells keeps those of smallest (rank, cell) when ranks are given.
-func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, ranks []int64, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
-	type total struct{ count, units int64 }
-	totals := map[uint64]*total{}
-	var mine []boundedCell
-	first := unit.firstNonNull()
-	for u := first; u < uint32(len(unit.values)); u++ {
-		mine = mine[:0]
-		for _, r32 := range unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]] {
-			r := int(r32)
-			if !matched.has(r) {
-				continue
-			}
-			gid := groupID(groups, r)
-			i := slices.IndexFunc(mine, func(c boundedCell) bool { return c.gid == gid })
-			if i < 0 {
-				var rk int64
-				if ranks != nil {
-					rk = ranks[r]
-				}
-				mine = append(mine, boundedCell{gid: gid, rank: rk})
-				i = len(mine) - 1
-			}
-			mine[i].rows++
-		}
-		if ranks != nil && int64(len(mine)) > maxCells {
-			slices.SortFunc(mine, func(a, b boundedCell) int {
-				return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.gid, b.gid))
-			})
-			mine = mine[:maxCells]
-		}
-		for _, c := range mine {
-			tot := totals[c.gid]
-			if tot == nil {
-				tot = &total{}
-				totals[c.gid] = tot
-			}
-			tot.count += min(c.rows, perRow)
-			tot.units++
-		}
-	}
-	gids := make([]uint64, 0, len(totals))
-	for gid := range totals {
-		gids = append(gids, gid)
-	}
-	slices.Sort(gids)
-	cells := make([]ir.Cell, len(gids))
-	for i, gid := range gids {
-		c := ir.Cell{InDomain: true, Count: totals[gid].count, Group: groupValues(groups, gid)}
-		if needs.Units {
-			c.Units = totals[gid].units
-		}
-		cells[i] = c
-	}
-	return cells
-}
-
-// groupID numbers row r's cell: the group numbers of its columns in mixed
-// radix, so that ascending numbers are the SQL's GROUP BY order.
-func groupID(groups []groupColumn, r int) uint64 {
-	gid := uint64(0)
-	for _, g := range groups {
-		gid = gid*uint64(len(g.grouping.values)) + uint64(g.grouping.group[g.code(r)])
-	}
-	return gid
-}
-
-// groupValues renders the cell numbered gid.
-func groupValues(groups []groupColumn, gid uint64) []ir.GroupValue {
-	vals := make([]ir.GroupValue, len(groups))
-	for i := len(groups) - 1; i >= 0; i-- {
-		n := uint64(len(groups[i].grouping.values))
-		vals[i] = groups[i].grouping.values[gid%n]
-		gid /= n
-	}
-	return vals
-}
-
-// groupRadix is the number of cells the group columns can form, and false
-// when it does not fit the 32 bits the cell numbers are kept in.
-func groupRadix(groups []groupColumn) (uint64, bool) {
-	radix := uint64(1)
-	for _, g := range groups {
-		radix *= uint64(len(g.grouping.values))
-		if radix >= 1<<32 {
-			return 0, false
-		}
-	}
-	return radix, true
-}
-
-// rankKey names the cell ranks of one GROUP BY shape under one secret.
-type rankKey struct {
-	unit, columns, secret string
-}
-
-// maxRankShapes bounds how many GROUP BY shapes keep their ranks (8 bytes a
-// row each); past it the cache is emptied and refilled as shapes recur.
-const maxRankShapes = 4
-
-// cellRanks returns, for every row with a unit, the CellRank of its (unit,
-// cell) pair under secret, as the compiled SQL passes them to
-// countwall_cell_rank: the unit as stored, each group as the text its
-// column's type reads it as (NULL apart). They are computed once per shape,
-// for the whole table.
-func (snap *Table) cellRanks(unit *snapColumn, groups []groupColumn, secret []byte) []int64 {
-	var names strings.Builder
-	for _, g := range groups {
-		// One grouping per column and catalog type reading it.
-		fmt.Fprintf(&names, "%s:%p\x00", g.name, g.grouping)
-	}
-	key := rankKey{unit: unit.name, columns: names.String(), secret: string(secret)}
-	snap.ranksMu.Lock()
-	defer snap.ranksMu.Unlock()
-	if r, ok := snap.ranks[key]; ok {
-		return r
-	}
-	ranks := make([]int64, snap.rows)
-	vals := make([]any, len(groups))
-	type pair struct {
-		gid  uint64
-		rank int64
-	}
-	var seen []pair
-	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
-		uv := unit.values[u].any()
-		seen = seen[:0]
-		for _, r32 := range unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]] {
-			r := int(r32)
-			gid := groupID(groups, r)
-			if i := slices.IndexFunc(seen, func(p pair) bool { return p.gid == gid }); i >= 0 {
-				ranks[r] = seen[i].rank
-				continue
-			}
-			for i, g := range groups {
-				vals[i] = rankValue(g, r)
-			}
-			ranks[r] = plan.CellRank(secret, uv, vals...)
-			seen = append(seen, pair{gid, ranks[r]})
-		}
-	}
-	if snap.ranks == nil || len(snap.ranks) >= maxRankShapes {
-		snap.ranks = map[rankKey][]int64{}
-	}
-	snap.ranks[key] = ranks
-	return ranks
-}
-
-// rankValue is row r's group value as the compiled SQL passes it to
-// countwall_cell_rank: a text column's group text, or a number column's
-// number as stored (an integer and an equal real of one group hash alike,
-// see appendRankValue); NULL for the NULL group.
-func rankValue(g groupColumn, r int) any {
-	v := g.values[g.code(r)]
-	if g.grouping.text {
-		s, ok := plan.GroupText(v.any())
-		if !ok {
-			return nil
-		}
-		return s
-	}
-	if !isNumber(v) {
-		return nil
-	}
-	return v.any()
 }

@@ -49,7 +49,7 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 			return nil, false, nil
 		}
 		var answered bool
-		if cells, answered = answerRows(matched, groups, unit, keys, needs, q.Agg, keyed); !answered {
+		if cells, answered = snap.answerRows(matched, groups, unit, keys, needs, q.Agg, keyed); !answered {
 			return nil, false, nil
 		}
 	}
@@ -103,11 +103,11 @@ func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
 }
 
 // answerRows computes the cells of the matched rows.
-func answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
+func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
 		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed)}, true
 	}
-	return groupCells(matched, groups, unit, keys, needs, agg)
+	return groupCells(matched, groups, unit, keys, needs, agg, keyed)
 }
 
 // OneConditionTallies may be turned off by tests, to compare the rows'
@@ -211,36 +211,8 @@ func (t *valueTallies) sum(set codeSet) (units int64, key uint32) {
 // dictionary keeps apart, so such a column is left to SQLite.
 func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classReal]) }
 
-// tally counts the rows each visits, and the distinct non-NULL units among
-// them with the sum of their record keys when unit is set. seen, when given,
-// is scratch of one entry per unit value, all false.
-func tally(each func(func(int)), unit *snapColumn, keys []uint32, seen []bool, needs ir.Needs, agg ir.AggKind) ir.Cell {
-	c := ir.Cell{InDomain: true}
-	if unit == nil {
-		each(func(int) { c.Count++ })
-		return c
-	}
-	if seen == nil {
-		seen = make([]bool, len(unit.values))
-	}
-	var units int64
-	var key uint32
-	each(func(r int) {
-		c.Count++
-		u := unit.code(r)
-		if seen[u] || unit.values[u].class == classNull {
-			return
-		}
-		seen[u] = true
-		units++
-		if keys != nil {
-			key += keys[u]
-		}
-	})
-	return finishTally(c, units, key, needs, agg)
-}
-
-// tallyRows is tally over a row set, without a call per row: the path of
+// tallyRows counts a row set's rows and, when unit is set, the distinct
+// non-NULL units among them with the sum of their record keys: the path of
 // every plain COUNT. When each unit value occupies one row (a table keyed by
 // its unit), no set of seen units is needed.
 func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ir.Cell {
@@ -328,46 +300,63 @@ func finishTally(c ir.Cell, units int64, key uint32, needs ir.Needs, agg ir.AggK
 // groupCells splits the matching rows by the group columns' value codes. The
 // dictionaries are in SQLite's sort order, so ascending codes give the cells
 // in the order of the compiled SQL's ORDER BY.
-func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind) ([]ir.Cell, bool) {
-	if _, ok := groupRadix(groups); !ok {
+func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
+	radix, ok := groupRadix(groups)
+	if !ok {
 		return nil, false
 	}
-	// One sortable word per matching row: group number above, row below.
-	var pairs []uint64
-	matched.each(func(r int) { pairs = append(pairs, groupID(groups, r)<<32|uint64(r)) })
-	slices.Sort(pairs)
-
-	var cells []ir.Cell
-	var seen []bool
-	if unit != nil {
-		seen = make([]bool, len(unit.values))
+	key := func(u uint32) uint32 {
+		if keys == nil {
+			return 0
+		}
+		return keys[u]
 	}
-	for start := 0; start < len(pairs); {
-		gid := pairs[start] >> 32
-		end := start
-		for end < len(pairs) && pairs[end]>>32 == gid {
-			end++
-		}
-		run := pairs[start:end]
-		c := tally(func(f func(int)) {
-			for _, p := range run {
-				f(int(uint32(p)))
+	totals := newCellTotals(radix)
+	switch {
+	case unit == nil: // rows counted, no units
+		matched.each(func(r int) { totals.add(groupID(groups, r), 1, 0, 0) })
+	case keyed: // each unit one row: its cell has it once
+		matched.each(func(r int) {
+			u := unit.code(r)
+			if unit.values[u].class == classNull {
+				totals.add(groupID(groups, r), 1, 0, 0)
+				return
 			}
-		}, unit, keys, seen, needs, agg)
-		if seen != nil {
-			for _, p := range run { // clear only what this group marked
-				seen[unit.code(int(uint32(p)))] = false
+			totals.add(groupID(groups, r), 1, 1, key(u))
+		})
+	default: // each unit's rows one run (Store.Answer sees to it): its cells found in it
+		type cell struct {
+			gid  uint64
+			rows int64
+		}
+		var mine []cell
+		for u := range uint32(len(unit.values)) {
+			null := unit.values[u].class == classNull
+			mine = mine[:0]
+			for r := int(unit.prefix[u]); r < int(unit.prefix[u+1]); r++ {
+				if !matched.has(r) {
+					continue
+				}
+				gid := groupID(groups, r)
+				if null {
+					totals.add(gid, 1, 0, 0)
+					continue
+				}
+				i := slices.IndexFunc(mine, func(c cell) bool { return c.gid == gid })
+				if i < 0 {
+					mine = append(mine, cell{gid: gid})
+					i = len(mine) - 1
+				}
+				mine[i].rows++
+			}
+			for _, c := range mine {
+				totals.add(c.gid, c.rows, 1, key(u))
 			}
 		}
-		r := int(uint32(run[0]))
-		c.Group = make([]ir.GroupValue, len(groups))
-		for i, g := range groups {
-			c.Group[i] = g.grouping.values[g.grouping.group[g.code(r)]]
-		}
-		cells = append(cells, c)
-		start = end
 	}
-	return cells, true
+	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
+		return finishTally(c, units, key, needs, agg)
+	}), true
 }
 
 // groupColumn is a GROUP BY column of the snapshot with the grouping its

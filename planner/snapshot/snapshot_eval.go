@@ -23,18 +23,23 @@ import (
 // about one scan of the table rather than a dozen.
 type snapEval struct {
 	snap *Table
-	all  bitset // every row
+	all  bitset // every row; shared by every query, so never written
 }
 
 func newSnapEval(snap *Table) *snapEval {
-	all := newBitset(snap.rows)
+	return &snapEval{snap: snap, all: snap.allRows}
+}
+
+// everyRow is the set of rows 0..rows-1.
+func everyRow(rows int) bitset {
+	all := newBitset(rows)
 	for i := range all {
 		all[i] = math.MaxUint64
 	}
-	if r := snap.rows & 63; r != 0 {
+	if r := rows & 63; r != 0 {
 		all[len(all)-1] = 1<<uint(r) - 1
 	}
-	return &snapEval{snap: snap, all: all}
+	return all
 }
 
 func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {

@@ -80,7 +80,10 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 	if err != nil {
 		return nil, true, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
 	}
-	if snap == nil {
+	// The per-unit paths read each unit's rows as one run: a snapshot read
+	// for another unit (a read begun under the config before a reload)
+	// leaves the query to the fallback.
+	if snap == nil || !snap.orderedFor(t.PrivacyUnit) {
 		return nil, false, nil
 	}
 	answer := snap.answer

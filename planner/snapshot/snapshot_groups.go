@@ -1,0 +1,306 @@
+package snapshot
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"countwall/ir"
+	"countwall/planner/plan"
+)
+
+// boundedGroups computes the bounded cells of a GROUP BY, in ascending cell
+// number (the compiled SQL's order). Each unit's matching rows are visited
+// together through the unit column's row lists (one run of rows when the
+// snapshot is in the unit's order); a unit in more than maxCells cells keeps
+// the first maxCells of them in order's order, when order is given.
+func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, order *cellOrder, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
+	radix, _ := groupRadix(groups) // answerBounded checked that it fits
+	totals := newCellTotals(radix)
+	if order != nil {
+		order.keepFirst(matched, unit, maxCells, perRow, totals)
+		return totals.cells(groups, boundedFinish(needs))
+	}
+	type cell struct {
+		gid  uint64
+		rows int64
+	}
+	var mine []cell
+	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
+		mine = mine[:0]
+		for _, r32 := range unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]] {
+			r := int(r32)
+			if !matched.has(r) {
+				continue
+			}
+			gid := groupID(groups, r)
+			i := slices.IndexFunc(mine, func(c cell) bool { return c.gid == gid })
+			if i < 0 {
+				mine = append(mine, cell{gid: gid})
+				i = len(mine) - 1
+			}
+			mine[i].rows++
+		}
+		for _, c := range mine {
+			totals.add(c.gid, min(c.rows, perRow), 1, 0)
+		}
+	}
+	return totals.cells(groups, boundedFinish(needs))
+}
+
+// cellOrder is, for one GROUP BY shape under one secret, each row's cell's
+// place among its unit's cells in the order of (CellRank of the unit and
+// cell, cell number): under G, a unit keeps the first G of its matching
+// cells in this order, as the compiled SQL keeps those of smallest rank.
+type cellOrder struct {
+	place    []uint32 // by row; 0 for rows without a unit
+	gid      []uint32 // by row, its cell number (groupRadix keeps it in 32 bits)
+	maxCells int      // the most cells any unit has
+}
+
+// keepFirst adds to totals, for each unit, its matching rows in each of the
+// first maxCells of its matching cells (clipped at perRow), and one unit.
+// A unit's cells are marked by place in a bit set, so that its first cells
+// are the lowest set bits: the work is the matching rows and each unit's
+// cells' words, without a sort. The rows are in the unit's order, so the
+// matching rows are read in one pass, a unit ending where its run does.
+func (o *cellOrder) keepFirst(matched bitset, unit *snapColumn, maxCells, perRow int64, totals *cellTotals) {
+	marks := newBitset(o.maxCells)
+	rows := make([]int64, o.maxCells)
+	gids := make([]uint32, o.maxCells)
+	last := -1 // the highest word of marks set
+	mark := func(r int) {
+		p := o.place[r]
+		if rows[p] == 0 {
+			marks.set(int(p))
+			gids[p] = o.gid[r]
+			last = max(last, int(p>>6))
+		}
+		rows[p]++
+	}
+	// flush adds the marked cells of one unit and clears them.
+	flush := func() {
+		left := maxCells
+		for w := 0; w <= last; w++ {
+			for m := marks[w]; m != 0; m &= m - 1 {
+				p := w<<6 | bits.TrailingZeros64(m)
+				if left > 0 {
+					totals.add(uint64(gids[p]), min(rows[p], perRow), 1, 0)
+					left--
+				}
+				rows[p] = 0
+			}
+			marks[w] = 0
+		}
+		last = -1
+	}
+	first := unit.firstNonNull()
+	if first >= uint32(len(unit.values)) {
+		return // every unit NULL
+	}
+	u, start, end := first, int(unit.prefix[first]), int(unit.prefix[first+1])
+	matched.each(func(r int) {
+		if r < start {
+			return // a row without a unit
+		}
+		if r >= end {
+			flush()
+			for r >= end {
+				u++
+				end = int(unit.prefix[u+1])
+			}
+		}
+		mark(r)
+	})
+	flush()
+}
+
+// denseCells: group columns that can form at most this many cells are
+// totalled in arrays indexed by cell number, others in a map.
+const denseCells = 1 << 16
+
+// cellTotals sums a count, units and a key per cell number.
+type cellTotals struct {
+	dense  []cellTotal // by cell number, when the cells are few
+	seen   bitset      // the cells added to, when dense
+	sparse map[uint64]*cellTotal
+}
+
+type cellTotal struct {
+	count, units int64
+	key          uint32
+}
+
+func newCellTotals(radix uint64) *cellTotals {
+	if radix <= denseCells {
+		return &cellTotals{dense: make([]cellTotal, radix), seen: newBitset(int(radix))}
+	}
+	return &cellTotals{sparse: map[uint64]*cellTotal{}}
+}
+
+func (t *cellTotals) add(gid uint64, count, units int64, key uint32) {
+	var tot *cellTotal
+	if t.sparse == nil {
+		tot = &t.dense[gid]
+		t.seen.set(int(gid))
+	} else if tot = t.sparse[gid]; tot == nil {
+		tot = &cellTotal{}
+		t.sparse[gid] = tot
+	}
+	tot.count += count
+	tot.units += units
+	tot.key += key
+}
+
+// cells are the cells added to, in ascending cell number (the compiled
+// SQL's order), each finished with its units and key by finish.
+func (t *cellTotals) cells(groups []groupColumn, finish func(c ir.Cell, units int64, key uint32) ir.Cell) []ir.Cell {
+	var cells []ir.Cell
+	emit := func(gid uint64, tot *cellTotal) {
+		c := ir.Cell{InDomain: true, Count: tot.count, Group: groupValues(groups, gid)}
+		cells = append(cells, finish(c, tot.units, tot.key))
+	}
+	if t.sparse == nil {
+		t.seen.each(func(gid int) { emit(uint64(gid), &t.dense[gid]) })
+		return cells
+	}
+	gids := make([]uint64, 0, len(t.sparse))
+	for gid := range t.sparse {
+		gids = append(gids, gid)
+	}
+	slices.Sort(gids)
+	for _, gid := range gids {
+		emit(gid, t.sparse[gid])
+	}
+	return cells
+}
+
+// boundedFinish gives a bounded cell its units when needs asks for them.
+func boundedFinish(needs ir.Needs) func(ir.Cell, int64, uint32) ir.Cell {
+	return func(c ir.Cell, units int64, _ uint32) ir.Cell {
+		if needs.Units {
+			c.Units = units
+		}
+		return c
+	}
+}
+
+// groupID numbers row r's cell: the group numbers of its columns in mixed
+// radix, so that ascending numbers are the SQL's GROUP BY order.
+func groupID(groups []groupColumn, r int) uint64 {
+	gid := uint64(0)
+	for _, g := range groups {
+		gid = gid*uint64(len(g.grouping.values)) + uint64(g.grouping.group[g.code(r)])
+	}
+	return gid
+}
+
+// groupValues renders the cell numbered gid.
+func groupValues(groups []groupColumn, gid uint64) []ir.GroupValue {
+	vals := make([]ir.GroupValue, len(groups))
+	for i := len(groups) - 1; i >= 0; i-- {
+		n := uint64(len(groups[i].grouping.values))
+		vals[i] = groups[i].grouping.values[gid%n]
+		gid /= n
+	}
+	return vals
+}
+
+// groupRadix is the number of cells the group columns can form, and false
+// when it does not fit the 32 bits the cell numbers are kept in.
+func groupRadix(groups []groupColumn) (uint64, bool) {
+	radix := uint64(1)
+	for _, g := range groups {
+		radix *= uint64(len(g.grouping.values))
+		if radix >= 1<<32 {
+			return 0, false
+		}
+	}
+	return radix, true
+}
+
+// orderKey names the cell order of one GROUP BY shape under one secret.
+type orderKey struct {
+	unit, columns, secret string
+}
+
+// maxOrderShapes bounds how many GROUP BY shapes keep their cell order (8
+// bytes a row each); past it the cache is emptied and refilled as shapes
+// recur.
+const maxOrderShapes = 4
+
+// cellOrder returns the cell order of a GROUP BY shape under secret, from
+// the CellRank of every (unit, cell) pair as the compiled SQL passes them to
+// countwall_cell_rank: the unit as stored, each group as the text its
+// column's type reads it as (NULL apart). It is computed once per shape,
+// for the whole table, so that no query's work depends on which units have
+// several cells.
+func (snap *Table) cellOrder(unit *snapColumn, groups []groupColumn, secret []byte) *cellOrder {
+	var names strings.Builder
+	for _, g := range groups {
+		// One grouping per column and catalog type reading it.
+		fmt.Fprintf(&names, "%s:%p\x00", g.name, g.grouping)
+	}
+	key := orderKey{unit: unit.name, columns: names.String(), secret: string(secret)}
+	snap.ordersMu.Lock()
+	defer snap.ordersMu.Unlock()
+	if o, ok := snap.orders[key]; ok {
+		return o
+	}
+	o := &cellOrder{place: make([]uint32, snap.rows), gid: make([]uint32, snap.rows), maxCells: 1}
+	vals := make([]any, len(groups))
+	type pair struct {
+		gid  uint64
+		rank int64
+	}
+	var cells []pair
+	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
+		uv := unit.values[u].any()
+		rows := unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]]
+		cells = cells[:0]
+		for _, r32 := range rows {
+			r := int(r32)
+			gid := groupID(groups, r)
+			if slices.ContainsFunc(cells, func(p pair) bool { return p.gid == gid }) {
+				continue
+			}
+			for i, g := range groups {
+				vals[i] = rankValue(g, r)
+			}
+			cells = append(cells, pair{gid, plan.CellRank(secret, uv, vals...)})
+		}
+		slices.SortFunc(cells, func(a, b pair) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.gid, b.gid)) })
+		for _, r32 := range rows {
+			gid := groupID(groups, int(r32))
+			o.gid[r32] = uint32(gid)
+			o.place[r32] = uint32(slices.IndexFunc(cells, func(p pair) bool { return p.gid == gid }))
+		}
+		o.maxCells = max(o.maxCells, len(cells))
+	}
+	if snap.orders == nil || len(snap.orders) >= maxOrderShapes {
+		snap.orders = map[orderKey]*cellOrder{}
+	}
+	snap.orders[key] = o
+	return o
+}
+
+// rankValue is row r's group value as the compiled SQL passes it to
+// countwall_cell_rank: a text column's group text, or a number column's
+// number as stored (an integer and an equal real of one group hash alike,
+// see appendRankValue); NULL for the NULL group.
+func rankValue(g groupColumn, r int) any {
+	v := g.values[g.code(r)]
+	if g.grouping.text {
+		s, ok := plan.GroupText(v.any())
+		if !ok {
+			return nil
+		}
+		return s
+	}
+	if !isNumber(v) {
+		return nil
+	}
+	return v.any()
+}
