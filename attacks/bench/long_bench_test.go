@@ -26,6 +26,16 @@ func BenchmarkLong(b *testing.B) {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, name string, q attacks.Querier, stmts []string) {
+		// In turn, as the bench's lines send them.
+		b.Run(name+"/in-turn", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := q.Query(ctx, stmts[i%len(stmts)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 		for i, stmt := range stmts {
 			b.Run(fmt.Sprintf("%s/q%d", name, i), func(b *testing.B) {
 				for b.Loop() {
@@ -42,8 +52,8 @@ func BenchmarkLong(b *testing.B) {
 			b.Fatal(err)
 		}
 		q := attacks.InProcess{Session: srv.Engine.NewSession("bench")}
-		run(b, mechanism+"-count", q, benchQueries)
 		run(b, mechanism+"-groups", q, benchLongGroupQueries)
+		run(b, mechanism+"-count", q, benchQueries)
 		srv.Stop()
 	}
 	frame, err := openFrame(ctx, dbPath)

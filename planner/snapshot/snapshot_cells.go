@@ -105,7 +105,7 @@ func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
 // answerRows computes the cells of the matched rows.
 func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
-		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed)}, true
+		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed, snap.runEndsAhead)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg, keyed)
 }
@@ -215,7 +215,7 @@ func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classR
 // non-NULL units among them with the sum of their record keys: the path of
 // every plain COUNT. When each unit value occupies one row (a table keyed by
 // its unit), no set of seen units is needed.
-func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ir.Cell {
+func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool, endsAhead bitset) ir.Cell {
 	c := ir.Cell{InDomain: true, Count: rows.count()}
 	if unit == nil {
 		return c
@@ -231,7 +231,8 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 		}
 		// Each unit is one row: sum the keys of the matching rows, or, when
 		// they are most of the table, subtract those of the others from the
-		// total (uint32 arithmetic is mod 2^32 both ways).
+		// total (uint32 arithmetic is mod 2^32 both ways). The rows are in
+		// the unit's order and no unit is NULL, so row r holds unit code r.
 		nonNull := int64(len(unit.codes8)+len(unit.codes16)+len(unit.codes32)) - unit.nulls.count()
 		complement := units > nonNull/2
 		if complement {
@@ -246,7 +247,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 			}
 			w &^= unit.nulls[wi]
 			for w != 0 {
-				k := keys[unit.code(wi<<6|bits.TrailingZeros64(w))]
+				k := keys[wi<<6|bits.TrailingZeros64(w)]
 				if complement {
 					key -= k
 				} else {
@@ -257,22 +258,22 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 		}
 		return finishTally(c, units, key, needs, agg)
 	}
-	seen := newBitset(len(unit.values)) // a bit per unit: an eighth of a []bool
+	// The rows are in the unit's order: a unit is in the set once for the
+	// first of its rows there, which one carry round finds.
+	scratch := takeWordScratch(len(rows))
+	left := *scratch
 	for wi, w := range rows {
-		w &^= unit.nulls[wi]
-		for w != 0 {
-			u := int(unit.code(wi<<6 | bits.TrailingZeros64(w)))
-			w &= w - 1
-			if seen.has(u) {
-				continue
-			}
-			seen.set(u)
-			units++
-			if keys != nil {
-				key += keys[u]
+		left[wi] = w &^ unit.nulls[wi]
+	}
+	units = carryRound(left, endsAhead)
+	if keys != nil {
+		for wi, w := range rows {
+			for first := w &^ unit.nulls[wi] &^ left[wi]; first != 0; first &= first - 1 {
+				key += keys[unit.code(wi<<6|bits.TrailingZeros64(first))]
 			}
 		}
 	}
+	wordScratch.Put(scratch)
 	return finishTally(c, units, key, needs, agg)
 }
 
