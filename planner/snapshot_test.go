@@ -293,25 +293,13 @@ func TestSnapshotGroupsOnKeyedTable(t *testing.T) {
 	people := testPeopleTable()
 	people.UnitKeyed = true
 	gen := predGen{r: r}
-	ctx := context.Background()
 	for i := range 150 {
 		q := &ir.Query{Table: "people", Where: gen.pred(2), GroupBy: [][]string{{"sex"}, {"age"}, {"sex", "suburb"}}[i%3]}
 		needs := []ir.Needs{{}, {Units: true}, {Key: true}}[i/3%3]
 		if i%4 == 3 {
 			q.Agg = ir.CountDistinct
 		}
-		want, err := raw.Run(ctx, people, q, needs, testSecret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := runPath(t, fast, true, people, q, needs, testSecret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		withoutPath(want, got)
-		if !reflect.DeepEqual(want, got) {
-			t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(people, q), needs, want.Cells, got.Cells)
-		}
+		sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
 	}
 }
 
@@ -442,18 +430,7 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 				if i%4 == 3 {
 					q.Agg = ir.CountDistinct
 				}
-				want, err := raw.Run(ctx, people, q, needs, secret)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := runPath(t, fast, true, people, q, needs, secret)
-				if err != nil {
-					t.Fatal(err)
-				}
-				withoutPath(want, got)
-				if !reflect.DeepEqual(want, got) {
-					t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(people, q), needs, want.Cells, got.Cells)
-				}
+				sameOnBothPaths(t, i, raw, fast, people, q, needs, secret)
 				if ok, err := fast.snap.TalliesPerValue(ctx, people, q, needs, secret); err != nil {
 					t.Fatal(err)
 				} else if ok {
@@ -465,6 +442,24 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 				t.Errorf("only %d queries took the per-value path, want %d", taken, tc.atLeast)
 			}
 		})
+	}
+}
+
+// sameOnBothPaths runs query i on SQLite alone (raw) and on the snapshot
+// (fast), which must answer it, and reports any figure that differs.
+func sameOnBothPaths(t *testing.T, i int, raw, fast *Store, tbl *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) {
+	t.Helper()
+	want, err := raw.Run(context.Background(), tbl, q, needs, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := runPath(t, fast, true, tbl, q, needs, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutPath(want, got)
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(tbl, q), needs, want.Cells, got.Cells)
 	}
 }
 

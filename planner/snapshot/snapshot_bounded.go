@@ -58,18 +58,25 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	return res, true, err
 }
 
-// unitScratch is per-query scratch of counters, returned zeroed to its
-// pool.
-var unitScratch sync.Pool // of *[]int64
+// scratch is a pool of per-query slices, handed out with n elements of
+// whatever the last user left in them.
+type scratch[T any] struct{ pool sync.Pool }
 
-func takeUnitScratch(n int) *[]int64 {
-	if p, ok := unitScratch.Get().(*[]int64); ok && cap(*p) >= n {
+func (s *scratch[T]) take(n int) *[]T {
+	if p, ok := s.pool.Get().(*[]T); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
-	s := make([]int64, n)
-	return &s
+	out := make([]T, n)
+	return &out
 }
+
+func (s *scratch[T]) put(p *[]T) { s.pool.Put(p) }
+
+var (
+	counterScratch scratch[int64]  // a counter per word
+	wordScratch    scratch[uint64] // a word per 64 rows
+)
 
 // boundedCount is the one cell of a bounded COUNT: the matching rows of each
 // unit, at most perRow of them, summed over units. The rows are in the
@@ -93,8 +100,9 @@ func boundedCountByRuns(matched bitset, unit *snapColumn, perRow int64, needs ir
 	if first >= n {
 		return c
 	}
-	scratch := takeUnitScratch(len(matched) + 1)
+	scratch := counterScratch.take(len(matched) + 1)
 	before := *scratch // before[w]: matching rows in the words ahead of word w
+	before[0] = 0
 	for w, bits64 := range matched {
 		before[w+1] = before[w] + int64(bits.OnesCount64(bits64))
 	}
@@ -113,8 +121,7 @@ func boundedCountByRuns(matched bitset, unit *snapColumn, perRow int64, needs ir
 	last := before[len(matched)] - from
 	count += min(last, perRow)
 	units -= (-last) >> 63
-	clear(before)
-	unitScratch.Put(scratch)
+	counterScratch.put(scratch)
 	c.Count = count
 	if needs.Units {
 		c.Units = units
@@ -136,7 +143,7 @@ const maxCarryRounds = 8
 // the last row. Its work is the same whichever rows match: perRow passes
 // over the words.
 func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs ir.Needs) ir.Cell {
-	scratch := takeWordScratch(len(matched))
+	scratch := wordScratch.take(len(matched))
 	left := *scratch // the matching rows not yet found, with a unit
 	for w, m := range matched {
 		left[w] = m &^ nulls[w]
@@ -149,7 +156,7 @@ func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs
 			units = found
 		}
 	}
-	wordScratch.Put(scratch)
+	wordScratch.put(scratch)
 	c := ir.Cell{InDomain: true, Count: count}
 	if needs.Units {
 		c.Units = units
@@ -173,18 +180,6 @@ func carryRound(left, endsAhead bitset) int64 {
 		left[w] = m &^ first
 	}
 	return int64(found)
-}
-
-// wordScratch is per-query scratch of a word per 64 rows.
-var wordScratch sync.Pool // of *[]uint64
-
-func takeWordScratch(n int) *[]uint64 {
-	if p, ok := wordScratch.Get().(*[]uint64); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
-	}
-	s := make([]uint64, n)
-	return &s
 }
 
 // matchedBelow is the number of matching rows numbered below r (r less than

@@ -5,7 +5,6 @@ import (
 	"countwall/planner/plan"
 	"fmt"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -260,7 +259,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 	}
 	// The rows are in the unit's order: a unit is in the set once for the
 	// first of its rows there, which one carry round finds.
-	scratch := takeWordScratch(len(rows))
+	scratch := wordScratch.take(len(rows))
 	left := *scratch
 	for wi, w := range rows {
 		left[wi] = w &^ unit.nulls[wi]
@@ -273,7 +272,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 			}
 		}
 	}
-	wordScratch.Put(scratch)
+	wordScratch.put(scratch)
 	return finishTally(c, units, key, needs, agg)
 }
 
@@ -326,31 +325,18 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 			totals.add(groupID(groups, r), 1, 1, key(u))
 		})
 	default: // each unit's rows one run (Store.Answer sees to it): its cells found in it
-		type cell struct {
-			gid  uint64
-			rows int64
-		}
-		var mine []cell
+		var cells unitCells
 		for u := range uint32(len(unit.values)) {
-			null := unit.values[u].class == classNull
-			mine = mine[:0]
-			for r := int(unit.prefix[u]); r < int(unit.prefix[u+1]); r++ {
-				if !matched.has(r) {
-					continue
+			lo, hi := int(unit.prefix[u]), int(unit.prefix[u+1])
+			if unit.values[u].class == classNull {
+				for r := lo; r < hi; r++ {
+					if matched.has(r) {
+						totals.add(groupID(groups, r), 1, 0, 0)
+					}
 				}
-				gid := groupID(groups, r)
-				if null {
-					totals.add(gid, 1, 0, 0)
-					continue
-				}
-				i := slices.IndexFunc(mine, func(c cell) bool { return c.gid == gid })
-				if i < 0 {
-					mine = append(mine, cell{gid: gid})
-					i = len(mine) - 1
-				}
-				mine[i].rows++
+				continue
 			}
-			for _, c := range mine {
+			for _, c := range cells.of(matched, groups, lo, hi) {
 				totals.add(c.gid, c.rows, 1, key(u))
 			}
 		}

@@ -13,9 +13,9 @@ import (
 
 // boundedGroups computes the bounded cells of a GROUP BY, in ascending cell
 // number (the compiled SQL's order). Each unit's matching rows are visited
-// together through the unit column's row lists (one run of rows when the
-// snapshot is in the unit's order); a unit in more than maxCells cells keeps
-// the first maxCells of them in order's order, when order is given.
+// together, one run of rows in the unit's order (Store.Answer sees to it); a
+// unit in more than maxCells cells keeps the first maxCells of them in
+// order's order, when order is given.
 func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, order *cellOrder, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
 	radix, _ := groupRadix(groups) // answerBounded checked that it fits
 	totals := newCellTotals(radix)
@@ -23,31 +23,44 @@ func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []grou
 		order.keepFirst(matched, unit, maxCells, perRow, totals)
 		return totals.cells(groups, boundedFinish(needs))
 	}
-	type cell struct {
-		gid  uint64
-		rows int64
-	}
-	var mine []cell
+	var cells unitCells
 	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
-		mine = mine[:0]
-		for _, r32 := range unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]] {
-			r := int(r32)
-			if !matched.has(r) {
-				continue
-			}
-			gid := groupID(groups, r)
-			i := slices.IndexFunc(mine, func(c cell) bool { return c.gid == gid })
-			if i < 0 {
-				mine = append(mine, cell{gid: gid})
-				i = len(mine) - 1
-			}
-			mine[i].rows++
-		}
-		for _, c := range mine {
+		for _, c := range cells.of(matched, groups, int(unit.prefix[u]), int(unit.prefix[u+1])) {
 			totals.add(c.gid, min(c.rows, perRow), 1, 0)
 		}
 	}
 	return totals.cells(groups, boundedFinish(needs))
+}
+
+// unitCell is one of a unit's cells and its matching rows in it.
+type unitCell struct {
+	gid  uint64
+	rows int64
+}
+
+// unitCells gathers one unit's cells, reusing its storage unit to unit.
+type unitCells []unitCell
+
+// of is the cells of the matching rows among rows lo..hi-1 (one unit's run),
+// in the order first met.
+func (cells *unitCells) of(matched bitset, groups []groupColumn, lo, hi int) unitCells {
+	mine := (*cells)[:0]
+	for r := lo; r < hi; r++ {
+		if !matched.has(r) {
+			continue
+		}
+		gid := groupID(groups, r)
+		i := 0
+		for i < len(mine) && mine[i].gid != gid {
+			i++
+		}
+		if i == len(mine) {
+			mine = append(mine, unitCell{gid: gid})
+		}
+		mine[i].rows++
+	}
+	*cells = mine
+	return mine
 }
 
 // cellOrder is, for one GROUP BY shape under one secret, each row's cell's
