@@ -295,7 +295,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 	if u := snap.columns[strings.ToLower(unit)]; u != nil {
 		snap.orderRowsBy(u)
 	}
-	snap.bytes = 0
+	snap.bytes = 8 * int64(len(snap.allRows)+len(snap.runEndsAhead))
 	for _, c := range snap.columns {
 		c.indexRows(n)
 		snap.bytes += c.memory()

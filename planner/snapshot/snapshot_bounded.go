@@ -36,7 +36,9 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	if _, ok := groupRadix(groups); !ok {
 		return nil, false, nil
 	}
-	matched, ok := newSnapEval(snap).matched(q)
+	ev := newSnapEval(snap)
+	defer ev.release()
+	matched, ok := ev.matched(q)
 	if !ok {
 		return nil, false, nil
 	}
@@ -140,8 +142,8 @@ const maxCarryRounds = 8
 // carry: an addition propagates it along the run (no run starts ahead) and
 // generates it at a matching row, and the carry out of a word goes on into
 // the next. endsAhead has bit i set where row i+1 starts a run or is past
-// the last row. Its work is the same whichever rows match: perRow passes
-// over the words.
+// the last row. Its work is the same whichever rows match: perRow rounds
+// over the words, four to a pass.
 func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs ir.Needs) ir.Cell {
 	scratch := wordScratch.take(len(matched))
 	left := *scratch // the matching rows not yet found, with a unit
@@ -149,11 +151,11 @@ func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs
 		left[w] = m &^ nulls[w]
 	}
 	var count, units int64
-	for k := range perRow {
-		found := carryRound(left, endsAhead)
-		count += found
-		if k == 0 {
-			units = found
+	for done := int64(0); done < perRow; done += 4 {
+		taken, first := carryRounds(left, endsAhead, int(min(perRow-done, 4)))
+		count += taken
+		if done == 0 {
+			units = first
 		}
 	}
 	wordScratch.put(scratch)
@@ -164,22 +166,43 @@ func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs
 	return c
 }
 
-// carryRound takes each run's first row of left out of it and returns how
-// many it took.
-func carryRound(left, endsAhead bitset) int64 {
+// carryRounds takes out of left, in one pass, the first rounds (1 to 4)
+// rows of each run, and returns how many it took in all and in the first
+// round. Each round keeps its carry across words in a variable of its own.
+func carryRounds(left, endsAhead bitset, rounds int) (taken, first int64) {
 	endsAhead = endsAhead[:len(left)]
-	var carry uint64
-	var found int
+	var c0, c1, c2, c3 uint64
+	var all, firsts int
 	for w, m := range left {
 		propagate := ^endsAhead[w]
-		generate := m & propagate
-		sum, out := bits.Add64(generate, propagate, carry)
-		carry = out
-		first := m &^ (sum ^ generate ^ propagate) // no matching row ahead in the run
-		found += bits.OnesCount64(first)
-		left[w] = m &^ first
+		// Each step keeps the rows a matching row precedes in their run.
+		g := m & propagate
+		sum, c := bits.Add64(g, propagate, c0)
+		rest := m & (sum ^ g ^ propagate)
+		c0 = c
+		firsts += bits.OnesCount64(m &^ rest)
+		if rounds > 1 {
+			g = rest & propagate
+			sum, c = bits.Add64(g, propagate, c1)
+			rest &= sum ^ g ^ propagate
+			c1 = c
+			if rounds > 2 {
+				g = rest & propagate
+				sum, c = bits.Add64(g, propagate, c2)
+				rest &= sum ^ g ^ propagate
+				c2 = c
+				if rounds > 3 {
+					g = rest & propagate
+					sum, c = bits.Add64(g, propagate, c3)
+					rest &= sum ^ g ^ propagate
+					c3 = c
+				}
+			}
+		}
+		all += bits.OnesCount64(m &^ rest)
+		left[w] = rest
 	}
-	return int64(found)
+	return int64(all), int64(firsts)
 }
 
 // matchedBelow is the number of matching rows numbered below r (r less than

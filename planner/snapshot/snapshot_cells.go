@@ -16,6 +16,7 @@ import (
 // domain filling, group limit and ORDER BY as readCells.
 func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
 	ev := newSnapEval(snap)
+	defer ev.release()
 	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn
 	var keys []uint32
@@ -264,7 +265,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 	for wi, w := range rows {
 		left[wi] = w &^ unit.nulls[wi]
 	}
-	units = carryRound(left, endsAhead)
+	units, _ = carryRounds(left, endsAhead, 1)
 	if keys != nil {
 		for wi, w := range rows {
 			for first := w &^ unit.nulls[wi] &^ left[wi]; first != 0; first &= first - 1 {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -24,10 +25,40 @@ import (
 type snapEval struct {
 	snap *Table
 	all  bitset // every row; shared by every query, so never written
+	// sets are the row sets the evaluation took from setPool, returned by
+	// release once its result has been read.
+	sets []*bitset
 }
 
 func newSnapEval(snap *Table) *snapEval {
 	return &snapEval{snap: snap, all: snap.allRows}
+}
+
+// setPool holds row sets between queries: a query's sets are a few times
+// the table's rows in bits, which would otherwise be garbage every query.
+var setPool sync.Pool // of *bitset
+
+// newSet is an empty row set of the table's size, held until release.
+func (e *snapEval) newSet() bitset {
+	n := len(e.all)
+	p, ok := setPool.Get().(*bitset)
+	if !ok || cap(*p) < n {
+		s := make(bitset, n)
+		p = &s
+	}
+	*p = (*p)[:n]
+	clear(*p)
+	e.sets = append(e.sets, p)
+	return *p
+}
+
+// release returns the evaluation's row sets to the pool: nothing it
+// returned may be read after.
+func (e *snapEval) release() {
+	for _, p := range e.sets {
+		setPool.Put(p)
+	}
+	e.sets = nil
 }
 
 // everyRow is the set of rows 0..rows-1.
@@ -74,7 +105,7 @@ func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok boo
 		}
 		rmask := mask
 		if !wantF {
-			rmask = andNot(mask, lt) // rows already true need no second look
+			rmask = e.andNot(mask, lt) // rows already true need no second look
 		}
 		rt, rf, ok := e.pred(p.Right, rmask, wantF)
 		if !ok {
@@ -95,7 +126,7 @@ func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok boo
 		if c == nil {
 			return nil, nil, false
 		}
-		t, f = make(bitset, len(mask)), make(bitset, len(mask))
+		t, f = e.newSet(), e.newSet()
 		for i := range t {
 			t[i] = mask[i] & c.nulls[i]
 			f[i] = mask[i] &^ c.nulls[i]
@@ -271,7 +302,8 @@ func (e *snapEval) conjunction(p *ir.And, mask bitset) (t, f bitset, ok bool) {
 		}
 	}
 	if &t[0] == &mask[0] { // nothing narrowed it: hand back a copy, callers write to t
-		t = slices.Clone(mask)
+		t = e.newSet()
+		copy(t, mask)
 	}
 	return t, nil, true
 }
@@ -292,8 +324,8 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-func andNot(a, b bitset) bitset {
-	out := make(bitset, len(a))
+func (e *snapEval) andNot(a, b bitset) bitset {
+	out := e.newSet()
 	for i := range a {
 		out[i] = a[i] &^ b[i]
 	}

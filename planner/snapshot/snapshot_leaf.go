@@ -96,7 +96,7 @@ func (c *snapColumn) others(set codeSet) codeSet {
 // is NULL (every literal is non-NULL) on the rows of mask, the way leafWay
 // finds cheapest.
 func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wantF bool) (t, f bitset) {
-	t = make(bitset, len(mask))
+	t = e.newSet()
 	way, others := e.leafWay(c, set, mask)
 	switch way {
 	case WayListed:
@@ -138,7 +138,7 @@ func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wa
 	if !wantF && !negate {
 		return t, nil
 	}
-	f = make(bitset, len(mask))
+	f = e.newSet()
 	for i := range f {
 		f[i] = mask[i] &^ t[i] &^ c.nulls[i]
 	}

@@ -122,7 +122,9 @@ func (s *Store) TalliesPerValue(ctx context.Context, t *ir.Table, q *ir.Query, n
 	if needs.Key {
 		keys = snap.unitKeys(snap.columns[strings.ToLower(t.PrivacyUnit)], secret)
 	}
-	_, ok := snap.oneConditionTally(newSnapEval(snap), q, unit, keys, needs, t.UnitKeyed)
+	ev := newSnapEval(snap)
+	defer ev.release()
+	_, ok := snap.oneConditionTally(ev, q, unit, keys, needs, t.UnitKeyed)
 	return ok, nil
 }
 
