@@ -8,12 +8,12 @@ import "slices"
 //   - each frequent value's rows (one row in denseShare or more). Its set
 //     (a bit a row) takes no more memory than its row list (32 bits a listed
 //     row), so at most denseShare values of a column have one;
-//   - the rows below each of up to cutBins-1 cuts of the dictionary, chosen
+//   - the rows below each of up to cutBins cuts of the dictionary, chosen
 //     so that about as many rows lie between two cuts. A run of codes (every
 //     comparison and BETWEEN) is then the rows below the cut nearest its end
 //     less those below the cut nearest its start, corrected by the rows
 //     listed between each cut and the run's own end: at most half a bin
-//     each. They cost cutBins-1 bits a row, and are kept only where some
+//     each. They cost cutBins bits a row, and are kept only where some
 //     value is not frequent (else the values' own sets do as well).
 const (
 	denseShare = 32
@@ -28,9 +28,12 @@ func (c *snapColumn) indexRows(rows int) {
 	}
 	sparse := false
 	for code := range c.values {
+		if c.values[code].class == classNull {
+			continue // no condition holds on NULL: the NULL set serves
+		}
 		lo, hi := c.prefix[code], c.prefix[code+1]
 		if int64(hi-lo)*denseShare < int64(rows) {
-			sparse = sparse || c.values[code].class != classNull
+			sparse = true
 			continue
 		}
 		set := newBitset(rows)
@@ -115,11 +118,11 @@ func (s codeSet) oneRun() (codeRange, bool) {
 func (c *snapColumn) runWork(lo, hi uint32, words int64) int64 {
 	rows := int64(c.prefix[hi] - c.prefix[lo])
 	var work int64
-	for _, code := range c.denseCodes {
-		if code >= lo && code < hi {
-			rows -= int64(c.prefix[code+1] - c.prefix[code])
-			work += costWord * words
-		}
+	d, _ := slices.BinarySearch(c.denseCodes, lo)
+	for ; d < len(c.denseCodes) && c.denseCodes[d] < hi; d++ {
+		code := c.denseCodes[d]
+		rows -= int64(c.prefix[code+1] - c.prefix[code])
+		work += costWord * words
 	}
 	return work + costListedRow*rows
 }

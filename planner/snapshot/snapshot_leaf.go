@@ -55,9 +55,12 @@ func (e *snapEval) leafWay(c *snapColumn, set codeSet, mask bitset) (Way, codeSe
 	}
 	words := int64(len(mask))
 	way, best := WayListed, c.fillWork(set, words)+words
-	others := c.others(set)
-	if w := c.fillWork(others, words) + 2*words; w < best {
-		way, best = WayOthers, w
+	var others codeSet
+	if set.lut == nil { // a LIKE's values are many runs: a scan does better
+		others = c.others(set)
+		if w := c.fillWork(others, words) + 2*words; w < best {
+			way, best = WayOthers, w
+		}
 	}
 	if w := costMaskedRow * mask.count(); w < best {
 		way, best = WayMasked, w
