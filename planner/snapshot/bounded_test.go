@@ -115,3 +115,30 @@ func TestBoundedCountWaysAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitCellsFind: a unit's cells found one by one while few and through
+// the map past manyCells give each cell one index, in the order first met,
+// across units (the map emptied between them).
+func TestUnitCellsFind(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	var u unitCells
+	for unit, distinct := range []int{5, manyCells, manyCells + 1, 200, 3} {
+		u.reset()
+		want := map[uint64]int{}
+		for range 1000 {
+			gid := r.Uint64N(uint64(distinct)) * 7 // not the indexes themselves
+			i, added := u.find(gid)
+			j, seen := want[gid]
+			if !seen {
+				j = len(want)
+				want[gid] = j
+			}
+			if i != j || added == seen {
+				t.Fatalf("unit %d (%d cells): find(%d) = %d, %v; want %d, %v", unit, distinct, gid, i, added, j, !seen)
+			}
+		}
+		if len(u.cells) != len(want) {
+			t.Fatalf("unit %d: %d cells, want %d", unit, len(u.cells), len(want))
+		}
+	}
+}

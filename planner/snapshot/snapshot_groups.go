@@ -38,29 +38,60 @@ type unitCell struct {
 	rows int64
 }
 
-// unitCells gathers one unit's cells, reusing its storage unit to unit.
-type unitCells []unitCell
+// unitCells gathers one unit's cells, its storage reused unit to unit. A
+// unit's cells are looked up one by one while few, through a map past
+// manyCells (a unit in thousands of cells would otherwise cost the square).
+type unitCells struct {
+	cells []unitCell
+	index map[uint64]int
+}
+
+const manyCells = 32
+
+// reset starts the next unit.
+func (u *unitCells) reset() {
+	u.cells = u.cells[:0]
+	if u.index != nil {
+		clear(u.index)
+	}
+}
+
+// find returns the index of cell gid, adding it when new (new is true).
+func (u *unitCells) find(gid uint64) (i int, added bool) {
+	if len(u.cells) > manyCells {
+		if i, ok := u.index[gid]; ok {
+			return i, false
+		}
+	} else if i := slices.IndexFunc(u.cells, func(c unitCell) bool { return c.gid == gid }); i >= 0 {
+		return i, false
+	}
+	u.cells = append(u.cells, unitCell{gid: gid})
+	i = len(u.cells) - 1
+	switch {
+	case len(u.cells) == manyCells+1: // from now on by map
+		if u.index == nil {
+			u.index = map[uint64]int{}
+		}
+		for j, c := range u.cells {
+			u.index[c.gid] = j
+		}
+	case len(u.cells) > manyCells+1:
+		u.index[gid] = i
+	}
+	return i, true
+}
 
 // of is the cells of the matching rows among rows lo..hi-1 (one unit's run),
 // in the order first met.
-func (cells *unitCells) of(matched bitset, groups []groupColumn, lo, hi int) unitCells {
-	mine := (*cells)[:0]
+func (u *unitCells) of(matched bitset, groups []groupColumn, lo, hi int) []unitCell {
+	u.reset()
 	for r := lo; r < hi; r++ {
-		if !matched.has(r) {
-			continue
+		if matched.has(r) {
+			i, _ := u.find(groupID(groups, r))
+			u.cells[i].rows++
 		}
-		gid := groupID(groups, r)
-		i := 0
-		for i < len(mine) && mine[i].gid != gid {
-			i++
-		}
-		if i == len(mine) {
-			mine = append(mine, unitCell{gid: gid})
-		}
-		mine[i].rows++
 	}
-	*cells = mine
-	return mine
+	return u.cells
 }
 
 // cellOrder is, for one GROUP BY shape under one secret, each row's cell's
@@ -264,33 +295,41 @@ func (snap *Table) cellOrder(unit *snapColumn, groups []groupColumn, secret []by
 	}
 	o := &cellOrder{place: make([]uint32, snap.rows), gid: make([]uint32, snap.rows), maxCells: 1}
 	vals := make([]any, len(groups))
-	type pair struct {
-		gid  uint64
-		rank int64
-	}
-	var cells []pair
+	var cells unitCells
+	var ranks []int64 // by index in cells.cells
+	var byRank []int  // indexes into cells.cells, in (rank, cell) order
+	place := []uint32{}
 	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
 		uv := unit.values[u].any()
-		rows := unit.rowsByCode[unit.prefix[u]:unit.prefix[u+1]]
-		cells = cells[:0]
-		for _, r32 := range rows {
-			r := int(r32)
+		lo, hi := int(unit.prefix[u]), int(unit.prefix[u+1])
+		cells.reset()
+		ranks = ranks[:0]
+		for r := lo; r < hi; r++ {
 			gid := groupID(groups, r)
-			if slices.ContainsFunc(cells, func(p pair) bool { return p.gid == gid }) {
-				continue
+			o.gid[r] = uint32(gid)
+			if _, added := cells.find(gid); added {
+				for i, g := range groups {
+					vals[i] = rankValue(g, r)
+				}
+				ranks = append(ranks, plan.CellRank(secret, uv, vals...))
 			}
-			for i, g := range groups {
-				vals[i] = rankValue(g, r)
-			}
-			cells = append(cells, pair{gid, plan.CellRank(secret, uv, vals...)})
 		}
-		slices.SortFunc(cells, func(a, b pair) int { return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.gid, b.gid)) })
-		for _, r32 := range rows {
-			gid := groupID(groups, int(r32))
-			o.gid[r32] = uint32(gid)
-			o.place[r32] = uint32(slices.IndexFunc(cells, func(p pair) bool { return p.gid == gid }))
+		byRank = byRank[:0]
+		for i := range cells.cells {
+			byRank = append(byRank, i)
 		}
-		o.maxCells = max(o.maxCells, len(cells))
+		slices.SortFunc(byRank, func(a, b int) int {
+			return cmp.Or(cmp.Compare(ranks[a], ranks[b]), cmp.Compare(cells.cells[a].gid, cells.cells[b].gid))
+		})
+		place = slices.Grow(place[:0], len(byRank))[:len(byRank)]
+		for p, i := range byRank {
+			place[i] = uint32(p)
+		}
+		for r := lo; r < hi; r++ {
+			i, _ := cells.find(uint64(o.gid[r]))
+			o.place[r] = place[i]
+		}
+		o.maxCells = max(o.maxCells, len(byRank))
 	}
 	if snap.orders == nil || len(snap.orders) >= maxOrderShapes {
 		snap.orders = map[orderKey]*cellOrder{}
