@@ -195,14 +195,14 @@ func (c *snapColumn) nearestCut(code uint32) int {
 // or the other way round, so adding and taking away do not meet.
 func (c *snapColumn) fillCut(t bitset, lo, hi uint32, a, b int) {
 	ca, cb := c.cutCodes[a], c.cutCodes[b]
-	above, below := c.cutRows[a], c.cutRows[b]
-	if above == nil {
-		for i, w := range below {
+	belowA, belowB := c.cutRows[a], c.cutRows[b]
+	if belowA == nil { // cut a is the first: no rows below it
+		for i, w := range belowB {
 			t[i] |= w
 		}
 	} else {
-		for i, w := range below {
-			t[i] |= w &^ above[i]
+		for i, w := range belowB {
+			t[i] |= w &^ belowA[i]
 		}
 	}
 	switch {
