@@ -300,6 +300,9 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 		c.indexRows(n)
 		snap.bytes += c.memory()
 	}
+	if snap.bytes > maxBytes { // the read checked an upper bound; this is what is held
+		return nil, fmt.Errorf("table %q needs more than the snapshot limit of %d bytes", table, maxBytes)
+	}
 	return snap, nil
 }
 
@@ -382,11 +385,13 @@ func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table str
 	return names, nil
 }
 
-// estimateBytes is the memory a snapshot holds: four bytes of code and two
-// bits of NULL and match sets per row and column, plus the dictionaries (at
-// most one entry per row and column, about 48 bytes each with its text).
+// estimateBytes is the most memory a snapshot can hold: per row and column
+// four bytes of code, four of row list, six of row sets (32 frequent
+// values' sets and 16 cuts' at most, a bit a row each) and two bits of NULL
+// and match sets, plus the dictionaries (at most one entry per row and
+// column, about 48 bytes each with its text).
 func estimateBytes(rows, cols int, textBytes int64) int64 {
-	return int64(rows)*int64(cols)*8 + int64(rows)*int64(cols)/4 + textBytes
+	return int64(rows)*int64(cols)*14 + int64(rows)*int64(cols)/4 + textBytes
 }
 
 // add encodes one value of column i and returns the bytes a new dictionary
