@@ -530,3 +530,43 @@ func TestSnapshotRowsInUnitOrder(t *testing.T) {
 		t.Errorf("the snapshot answered %d of 6 queries", answered)
 	}
 }
+
+// TestSnapshotBoundedEdgeTables: bounded and plain counts, with and without
+// GROUP BY, on tables at the edges of the unit order: empty, every unit
+// NULL, one unit holding every row (in more cells than a unit's cells are
+// looked up one by one), and one row per unit with a NULL among them. The
+// snapshot must give SQLite's figures.
+func TestSnapshotBoundedEdgeTables(t *testing.T) {
+	var oneUnit, nullUnits, mixed [][]any
+	for i := range 200 {
+		oneUnit = append(oneUnit, []any{7, i % 60, []string{"F", "M"}[i%2], "North", i})
+		nullUnits = append(nullUnits, []any{nil, i % 5, "F", "South", i})
+		mixed = append(mixed, []any{i, i % 7, "M", "East", i % 3})
+	}
+	mixed = append(mixed, []any{nil, 3, "F", "East", 1})
+	r := rand.New(rand.NewPCG(15, 32))
+	gen := predGen{r: r}
+	for _, tc := range []struct {
+		name string
+		rows [][]any
+	}{{"empty", nil}, {"every unit NULL", nullUnits}, {"one unit", oneUnit}, {"one row per unit and a NULL", mixed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, fast := openBothPaths(t, tc.rows)
+			people := testPeopleTable()
+			for i := range 40 {
+				q := &ir.Query{Table: "people", Where: gen.pred(1)}
+				if i%4 == 0 {
+					q.Where = nil
+				}
+				if i%2 == 1 {
+					q.GroupBy = []string{"age"}
+				}
+				needs := ir.Needs{Units: i%3 == 0}
+				if i%5 < 3 {
+					needs.Bound, needs.Bounds = true, ir.Bounds{MaxRowsPerUnit: 1 + int64(i%3)*5, MaxGroupsPerUnit: 1 + int64(i%4)*20}
+				}
+				sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+			}
+		})
+	}
+}
