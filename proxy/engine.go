@@ -186,6 +186,11 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	e.live.Store(rt)
 	e.endRemovedSessions(old, cfg)
+	// A table whose privacy unit changed is read again in the new unit's
+	// order now, rather than inside the first statement that needs it.
+	if err := e.Preload(ctx); err != nil {
+		e.logger.Warn("reading tables into memory after the reload failed; their first statements will read them", "error", err)
+	}
 	// Not logged here: the caller logs the reload once, with what triggered it.
 	return nil
 }

@@ -152,6 +152,10 @@ type snapColumn struct {
 	// read as a number, which SQLite converts when comparing: such a column's
 	// comparisons are left to SQLite.
 	numText bool
+	// collated marks a column declared with a collating sequence other
+	// than BINARY: its conditions, groups and units are left to SQLite
+	// (collation.go).
+	collated bool
 	// driverTime marks a column the SQLite driver reads as time.Time when it
 	// is selected (declared DATE, DATETIME or TIMESTAMP): its groups are
 	// rendered by SQLite's path so that they read the same.
@@ -182,17 +186,19 @@ type Table struct {
 
 	// byUnit is the unit column the rows are numbered in the order of (nil
 	// when they keep the file's order): each unit's rows are then the run
-	// unit.prefix[u]..unit.prefix[u+1]-1, and a bounded count is a popcount
-	// per unit (see boundedCount).
+	// unit.prefix[u]..unit.prefix[u+1]-1, so that a bounded count works per
+	// run (see boundedCount).
 	byUnit *snapColumn
-	// runEndsAhead has bit i set where row i+1 begins a non-NULL unit's run
-	// or is past the last row, when byUnit is set (boundedCountByCarries).
+	// runEndsAhead has bit i set where row i is the last of a non-NULL
+	// unit's run: row i+1 begins the next unit's run or is past the last
+	// row. The NULL rows' run is not marked; they are never counted.
 	runEndsAhead bitset
 
-	// orders holds the cell order per GROUP BY shape and secret, for
-	// bounded counts (cellOrder).
+	// orders holds the cell order of the last maxOrderShapes GROUP BY
+	// shapes and secrets asked, the least recent first, for bounded counts
+	// (cellOrder).
 	ordersMu sync.Mutex
-	orders   map[orderKey]*cellOrder
+	orders   []keptOrder
 }
 
 // OnePerUnit reports whether every row has a unit and no two rows share one
@@ -381,6 +387,13 @@ func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table str
 	infos.Close()
 	if len(b.cols) == 0 {
 		return nil, fmt.Errorf("table %q is not in the protected database", table)
+	}
+	collated, err := collatedColumns(ctx, tx, table)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range b.cols {
+		c.collated = collated[strings.ToLower(c.name)]
 	}
 	return names, nil
 }

@@ -26,7 +26,9 @@ import (
 // reasons answer declines one. b and rank are effectiveBounds'.
 func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape, b ir.Bounds, rank bool) (*ir.Result, bool, error) {
 	unit := snap.columns[strings.ToLower(t.PrivacyUnit)]
-	if unit == nil || !unit.groupable() {
+	// Contributor keys are not computed under bounds: SQLite's bounding SQL
+	// refuses them, and so the query is left to it.
+	if unit == nil || !unit.groupable() || needs.Key {
 		return nil, false, nil
 	}
 	groups, ok := snap.groupColumns(t, q)

@@ -84,7 +84,7 @@ func (snap *Table) groupColumns(t *ir.Table, q *ir.Query) ([]groupColumn, bool) 
 	for i, g := range q.GroupBy {
 		col := snap.columns[strings.ToLower(g)]
 		cat := t.Columns[strings.ToLower(g)]
-		if col == nil || cat == nil {
+		if col == nil || cat == nil || col.collated {
 			return nil, false
 		}
 		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
@@ -209,7 +209,9 @@ func (t *valueTallies) sum(set codeSet) (units int64, key uint32) {
 // groupable reports whether the column's values group as they compare here:
 // SQLite puts an integer and an equal real in one group, which the snapshot's
 // dictionary keeps apart, so such a column is left to SQLite.
-func (c *snapColumn) groupable() bool { return !(c.has[classInt] && c.has[classReal]) }
+func (c *snapColumn) groupable() bool {
+	return !c.collated && !(c.has[classInt] && c.has[classReal])
+}
 
 // tallyRows counts a row set's rows and, when unit is set, the distinct
 // non-NULL units among them with the sum of their record keys: the path of

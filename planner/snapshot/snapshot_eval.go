@@ -165,7 +165,7 @@ func (e *snapEval) leafSet(p ir.Pred) (c *snapColumn, set codeSet, negate, ok bo
 	default:
 		return nil, codeSet{}, false, false
 	}
-	if c = e.column(column); c == nil {
+	if c = e.column(column); c == nil || c.collated {
 		return nil, codeSet{}, false, false
 	}
 	set, ok = c.codesWhere(p)

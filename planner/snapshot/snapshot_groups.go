@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"countwall/ir"
 	"countwall/planner/plan"
@@ -102,6 +103,37 @@ type cellOrder struct {
 	place    []uint32 // by row; 0 for rows without a unit
 	gid      []uint32 // by row, its cell number (groupRadix keeps it in 32 bits)
 	maxCells int      // the most cells any unit has
+
+	// spare holds keepFirst's scratch between queries, all zero, so that
+	// no query pays for the most cells one unit has (a sync.Pool would
+	// drop it at every garbage collection).
+	spareMu sync.Mutex
+	spare   []*keepScratch
+}
+
+// keepScratch is one query's marks and counts by place.
+type keepScratch struct {
+	marks bitset
+	rows  []int64
+	gids  []uint32
+}
+
+func (o *cellOrder) takeScratch() *keepScratch {
+	o.spareMu.Lock()
+	defer o.spareMu.Unlock()
+	if n := len(o.spare); n > 0 {
+		k := o.spare[n-1]
+		o.spare = o.spare[:n-1]
+		return k
+	}
+	return &keepScratch{marks: newBitset(o.maxCells), rows: make([]int64, o.maxCells), gids: make([]uint32, o.maxCells)}
+}
+
+// putScratch takes back a scratch its user has cleared.
+func (o *cellOrder) putScratch(k *keepScratch) {
+	o.spareMu.Lock()
+	o.spare = append(o.spare, k)
+	o.spareMu.Unlock()
 }
 
 // keepFirst adds to totals, for each unit, its matching rows in each of the
@@ -111,9 +143,9 @@ type cellOrder struct {
 // cells' words, without a sort. The rows are in the unit's order, so the
 // matching rows are read in one pass, a unit ending where its run does.
 func (o *cellOrder) keepFirst(matched bitset, unit *snapColumn, maxCells, perRow int64, totals *cellTotals) {
-	marks := newBitset(o.maxCells)
-	rows := make([]int64, o.maxCells)
-	gids := make([]uint32, o.maxCells)
+	scratch := o.takeScratch()
+	defer o.putScratch(scratch) // flush leaves it all zero
+	marks, rows, gids := scratch.marks, scratch.rows, scratch.gids
 	last := -1 // the highest word of marks set
 	mark := func(r int) {
 		p := o.place[r]
@@ -271,9 +303,14 @@ type orderKey struct {
 }
 
 // maxOrderShapes bounds how many GROUP BY shapes keep their cell order (8
-// bytes a row each); past it the cache is emptied and refilled as shapes
-// recur.
+// bytes a row each); past it the least recently asked is dropped.
 const maxOrderShapes = 4
+
+// keptOrder is one shape's cell order in the snapshot's cache.
+type keptOrder struct {
+	key   orderKey
+	order *cellOrder
+}
 
 // cellOrder returns the cell order of a GROUP BY shape under secret, from
 // the CellRank of every (unit, cell) pair as the compiled SQL passes them to
@@ -290,8 +327,10 @@ func (snap *Table) cellOrder(unit *snapColumn, groups []groupColumn, secret []by
 	key := orderKey{unit: unit.name, columns: names.String(), secret: string(secret)}
 	snap.ordersMu.Lock()
 	defer snap.ordersMu.Unlock()
-	if o, ok := snap.orders[key]; ok {
-		return o
+	if i := slices.IndexFunc(snap.orders, func(k keptOrder) bool { return k.key == key }); i >= 0 {
+		kept := snap.orders[i]
+		snap.orders = append(slices.Delete(snap.orders, i, i+1), kept) // now the most recent
+		return kept.order
 	}
 	o := &cellOrder{place: make([]uint32, snap.rows), gid: make([]uint32, snap.rows), maxCells: 1}
 	vals := make([]any, len(groups))
@@ -331,10 +370,10 @@ func (snap *Table) cellOrder(unit *snapColumn, groups []groupColumn, secret []by
 		}
 		o.maxCells = max(o.maxCells, len(byRank))
 	}
-	if snap.orders == nil || len(snap.orders) >= maxOrderShapes {
-		snap.orders = map[orderKey]*cellOrder{}
+	if len(snap.orders) >= maxOrderShapes {
+		snap.orders = slices.Delete(snap.orders, 0, 1) // the least recent goes
 	}
-	snap.orders[key] = o
+	snap.orders = append(snap.orders, keptOrder{key, o})
 	return o
 }
 

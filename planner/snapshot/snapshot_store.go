@@ -142,11 +142,13 @@ func (s *snapshots) current(ctx context.Context, table, unit string) (*Table, er
 		slot = &snapshotSlot{failedVersion: -1}
 		s.tables[table] = slot
 	}
-	switch {
-	case slot.snap != nil && slot.snap.version == version && slot.snap.orderedFor(unit):
+	// The snapshot is taken while the lock is held: once it is released,
+	// a read for another unit may replace the slot's.
+	if snap := slot.snap; snap != nil && snap.version == version && snap.orderedFor(unit) {
 		s.mu.Unlock()
-		return slot.snap, nil
-	case slot.failedVersion == version:
+		return snap, nil
+	}
+	if slot.failedVersion == version {
 		s.mu.Unlock()
 		return nil, nil
 	}

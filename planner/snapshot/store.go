@@ -14,8 +14,10 @@ import (
 )
 
 // Fallback answers what the snapshot cannot: a table larger than its memory
-// limit, a query shape it does not evaluate, and bounded counts on a table
-// not declared unit_keyed.
+// limit or one it cannot read (a view, an unreadable CREATE statement), a
+// query it does not evaluate (math in WHERE, a column with a collation
+// other than BINARY, contributor keys under bounds), and a query that meets
+// a snapshot read for another privacy unit while a reload is under way.
 type Fallback interface {
 	Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (*ir.Result, error)
 }

@@ -1,0 +1,96 @@
+package planner
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"countwall/ir"
+	"countwall/planner/plan"
+)
+
+// TestSnapshotUnitChangeUnderLoad: queries under two configs that name
+// different privacy units arrive at once (a reload while statements are in
+// flight); every answer, from the snapshot or the fallback, must be
+// SQLite's for its config (run with -race).
+func TestSnapshotUnitChangeUnderLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	rows := diffRows(r, 2000)
+	sqlRows := make([][]any, len(rows))
+	for i, row := range rows {
+		for _, c := range diffColumns {
+			sqlRows[i] = append(sqlRows[i], row[c])
+		}
+	}
+	raw, _ := openBothPaths(t, sqlRows)
+	var readsMu sync.Mutex
+	reads := 0
+	path := filepath.Join(t.TempDir(), "reads.db")
+	writeDB(t, path, sqlRows)
+	fast, err := OpenStore(path, plan.StoreOptions{OnSnapshot: func(info plan.SnapshotInfo) {
+		if !info.InProgress && info.Err == nil {
+			readsMu.Lock()
+			reads++
+			readsMu.Unlock()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	byID, byAge := testPeopleTable(), testPeopleTable()
+	byAge.PrivacyUnit = "age"
+	gen := predGen{r: r}
+	type job struct {
+		tbl   *ir.Table
+		q     *ir.Query
+		needs ir.Needs
+		want  *ir.Result
+	}
+	var jobs []job
+	for i := range 40 {
+		tbl := []*ir.Table{byID, byAge}[i%2]
+		q := &ir.Query{Table: "people", Where: gen.pred(2), GroupBy: [][]string{nil, {"sex"}}[i/2%2]}
+		needs := []ir.Needs{{Units: true}, {Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}}[i/4%2]
+		want, err := raw.Run(context.Background(), tbl, q, needs, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withoutPath(want)
+		jobs = append(jobs, job{tbl, q, needs, want})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 1000)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 60 {
+				j := jobs[(k*3+g)%len(jobs)]
+				got, err := fast.Run(context.Background(), j.tbl, j.q, j.needs, testSecret)
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				withoutPath(got)
+				if !reflect.DeepEqual(j.want, got) {
+					errs <- debugSQL(j.tbl, j.q)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	readsMu.Lock()
+	t.Logf("the table was read %d times for 240 statements", reads)
+	readsMu.Unlock()
+	n := 0
+	for e := range errs {
+		if n++; n <= 5 {
+			t.Error(e)
+		}
+	}
+}
