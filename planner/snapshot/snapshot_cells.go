@@ -328,21 +328,9 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 			totals.add(groupID(groups, r), 1, 1, key(u))
 		})
 	default: // each unit's rows one run (Store.Answer sees to it): its cells found in it
-		var cells unitCells
-		for u := range uint32(len(unit.values)) {
-			lo, hi := int(unit.prefix[u]), int(unit.prefix[u+1])
-			if unit.values[u].class == classNull {
-				for r := lo; r < hi; r++ {
-					if matched.has(r) {
-						totals.add(groupID(groups, r), 1, 0, 0)
-					}
-				}
-				continue
-			}
-			for _, c := range cells.of(matched, groups, lo, hi) {
-				totals.add(c.gid, c.rows, 1, key(u))
-			}
-		}
+		eachUnitCell(matched, unit, groups,
+			func(u uint32, gid uint64, rows int64) { totals.add(gid, rows, 1, key(u)) },
+			func(gid uint64) { totals.add(gid, 1, 0, 0) })
 	}
 	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
 		return finishTally(c, units, key, needs, agg)

@@ -24,12 +24,9 @@ func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []grou
 		order.keepFirst(matched, unit, maxCells, perRow, totals)
 		return totals.cells(groups, boundedFinish(needs))
 	}
-	var cells unitCells
-	for u := unit.firstNonNull(); u < uint32(len(unit.values)); u++ {
-		for _, c := range cells.of(matched, groups, int(unit.prefix[u]), int(unit.prefix[u+1])) {
-			totals.add(c.gid, min(c.rows, perRow), 1, 0)
-		}
-	}
+	eachUnitCell(matched, unit, groups,
+		func(_ uint32, gid uint64, rows int64) { totals.add(gid, min(rows, perRow), 1, 0) },
+		func(uint64) {}) // rows without a unit count for nothing under bounds
 	return totals.cells(groups, boundedFinish(needs))
 }
 
@@ -82,17 +79,42 @@ func (u *unitCells) find(gid uint64) (i int, added bool) {
 	return i, true
 }
 
-// of is the cells of the matching rows among rows lo..hi-1 (one unit's run),
-// in the order first met.
-func (u *unitCells) of(matched bitset, groups []groupColumn, lo, hi int) []unitCell {
-	u.reset()
-	for r := lo; r < hi; r++ {
-		if matched.has(r) {
-			i, _ := u.find(groupID(groups, r))
-			u.cells[i].rows++
-		}
+// eachUnitCell calls add with every (unit code, cell) pair among the
+// matching rows and the unit's rows in that cell, one unit after another,
+// and null with the cell of each matching row without a unit. The rows are
+// in the unit's order, so the matching rows are read once, a unit ending
+// where its run does: the work is the matching rows, however many the
+// table holds.
+func eachUnitCell(matched bitset, unit *snapColumn, groups []groupColumn, add func(u uint32, gid uint64, rows int64), null func(gid uint64)) {
+	n := uint32(len(unit.values))
+	if n == 0 {
+		return
 	}
-	return u.cells
+	var cells unitCells
+	u, end := uint32(0), int(unit.prefix[1])
+	flush := func() {
+		for _, c := range cells.cells {
+			add(u, c.gid, c.rows)
+		}
+		cells.reset()
+	}
+	matched.each(func(r int) {
+		if r >= end {
+			flush()
+			for r >= end {
+				u++
+				end = int(unit.prefix[u+1])
+			}
+		}
+		gid := groupID(groups, r)
+		if unit.values[u].class == classNull {
+			null(gid)
+			return
+		}
+		i, _ := cells.find(gid)
+		cells.cells[i].rows++
+	})
+	flush()
 }
 
 // cellOrder is, for one GROUP BY shape under one secret, each row's cell's
