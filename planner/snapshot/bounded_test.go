@@ -22,7 +22,7 @@ func TestCellTotalsDenseAndSparseAgree(t *testing.T) {
 	}
 	groups := []groupColumn{column(40), column(50)}
 	radix, _ := groupRadix(groups)
-	dense, sparse := newCellTotals(radix), &cellTotals{sparse: map[uint64]*cellTotal{}}
+	dense, sparse := newCellTotals(radix, 1<<20), &cellTotals{sparse: map[uint64]*cellTotal{}}
 	if dense.sparse != nil {
 		t.Fatalf("%d cells are not totalled in arrays", radix)
 	}

@@ -83,7 +83,7 @@ func TestKeepFirstWorkIsNotSetByOnePerson(t *testing.T) {
 			matched.set(r)
 		}
 		radix, _ := groupRadix(groups)
-		totals := newCellTotals(radix)
+		totals := newCellTotals(radix, 1<<20)
 		order.keepFirst(matched, unit, 1, 1, totals) // the first query makes the scratch
 		cells[i] = totals.cells(groups, boundedFinish(ir.Needs{Units: true}))
 		if allocs := testing.AllocsPerRun(20, func() { order.keepFirst(matched, unit, 1, 1, totals) }); allocs > 1 {

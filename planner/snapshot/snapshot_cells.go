@@ -314,7 +314,7 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 		}
 		return keys[u]
 	}
-	totals := newCellTotals(radix)
+	totals := newCellTotals(radix, 64*len(matched))
 	switch {
 	case unit == nil: // rows counted, no units
 		matched.each(func(r int) { totals.add(groupID(groups, r), 1, 0, 0) })

@@ -19,7 +19,7 @@ import (
 // order's order, when order is given.
 func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, order *cellOrder, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
 	radix, _ := groupRadix(groups) // answerBounded checked that it fits
-	totals := newCellTotals(radix)
+	totals := newCellTotals(radix, snap.rows)
 	if order != nil {
 		order.keepFirst(matched, unit, maxCells, perRow, totals)
 		return totals.cells(groups, boundedFinish(needs))
@@ -215,8 +215,9 @@ func (o *cellOrder) keepFirst(matched bitset, unit *snapColumn, maxCells, perRow
 	flush()
 }
 
-// denseCells: group columns that can form at most this many cells are
-// totalled in arrays indexed by cell number, others in a map.
+// denseCells: group columns that can form at most this many cells (and
+// not many more than the table's rows) are totalled in arrays indexed by
+// cell number, others in a map.
 const denseCells = 1 << 16
 
 // cellTotals sums a count, units and a key per cell number.
@@ -231,8 +232,11 @@ type cellTotal struct {
 	key          uint32
 }
 
-func newCellTotals(radix uint64) *cellTotals {
-	if radix <= denseCells {
+// newCellTotals totals the cells of group columns that can form radix
+// cells, over a table of rows rows: in arrays when the cells are few, and
+// not many more than the rows (else most entries would stay empty).
+func newCellTotals(radix uint64, rows int) *cellTotals {
+	if radix <= min(denseCells, 2*uint64(rows)+64) {
 		return &cellTotals{dense: make([]cellTotal, radix), seen: newBitset(int(radix))}
 	}
 	return &cellTotals{sparse: map[uint64]*cellTotal{}}
