@@ -536,17 +536,22 @@ func TestDifferentialLikeReference(t *testing.T) {
 	}
 }
 
-// openDiffStore writes the generated rows to a fresh file and opens it.
-func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "diff.db")
+// diffSQLRows are the generated rows as writeDB takes them.
+func diffSQLRows(rows []diffRow) [][]any {
 	sqlRows := make([][]any, len(rows))
 	for i, row := range rows {
 		for _, c := range diffColumns {
 			sqlRows[i] = append(sqlRows[i], row[c])
 		}
 	}
-	writeDB(t, path, sqlRows)
+	return sqlRows
+}
+
+// openDiffStore writes the generated rows to a fresh file and opens it.
+func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "diff.db")
+	writeDB(t, path, diffSQLRows(rows))
 	s, err := OpenStore(path, opts)
 	if err != nil {
 		t.Fatal(err)

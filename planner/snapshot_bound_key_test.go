@@ -14,12 +14,7 @@ import (
 func TestSnapshotBoundedWithKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	rows := diffRows(r, 200)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
+	sqlRows := diffSQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
 	people := testPeopleTable()
 	q := &ir.Query{Table: "people"}

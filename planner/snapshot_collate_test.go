@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"countwall/ir"
-	"countwall/planner/plan"
 )
 
 // TestSnapshotCollateNocase: a column declared COLLATE NOCASE compares and
@@ -29,16 +28,7 @@ func TestSnapshotCollateNocase(t *testing.T) {
 		}
 	}
 	db.Close()
-	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	fast, err := OpenStore(path, plan.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
+	raw, fast := openPathsAt(t, path)
 	people := testPeopleTable()
 	people.Columns["id"].Type = ir.TypeText
 	ctx := context.Background()

@@ -16,12 +16,7 @@ import (
 func TestSnapshotConcurrentQueries(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 23))
 	rows := diffRows(r, 3000)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
+	sqlRows := diffSQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
 	people := testPeopleTable()
 	type job struct {

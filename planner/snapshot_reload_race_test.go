@@ -19,12 +19,7 @@ import (
 func TestSnapshotUnitChangeUnderLoad(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	rows := diffRows(r, 2000)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
+	sqlRows := diffSQLRows(rows)
 	raw, _ := openBothPaths(t, sqlRows)
 	var readsMu sync.Mutex
 	reads := 0

@@ -119,16 +119,7 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 2026))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 500)
-	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	fast, err := OpenStore(path, plan.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
+	raw, fast := openPathsAt(t, path)
 	ctx := context.Background()
 	tbl := mixedTable()
 	answered := 0
@@ -372,6 +363,13 @@ func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "unique.db")
 	writeDB(t, path, sqlRows)
+	return openPathsAt(t, path)
+}
+
+// openPathsAt opens the SQLite file at path twice: with SQLite only, and
+// with the in-memory snapshot.
+func openPathsAt(t *testing.T, path string) (raw, fast *Store) {
+	t.Helper()
 	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
 	if err != nil {
 		t.Fatal(err)
@@ -480,12 +478,7 @@ func withoutPath(results ...*ir.Result) {
 func TestSnapshotRowsInUnitOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(20261124, 1))
 	rows := diffRows(r, 400) // ids repeat in no order: about 2.7 rows a unit
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
+	sqlRows := diffSQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
 	ctx := context.Background()
 	byID, byAge := testPeopleTable(), testPeopleTable()
