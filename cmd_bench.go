@@ -35,13 +35,9 @@ is the median of --rounds rounds of --queries queries; ratios compare lines of o
 			})
 		},
 	}
-	cmd.Flags().IntVar(&o.Rows, "rows", 100_000, "rows in the generated people table")
-	cmd.Flags().IntVar(&o.PerRound, "queries", 200, "queries per round")
-	cmd.Flags().IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
+	o.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
-	cmd.Flags().StringVar(&o.AuditSync, "audit-sync", "full", "the firewalls' audit.sync: full (on disk before an answer leaves) or normal")
-	cmd.AddCommand(benchBoundsCommand())
-	cmd.AddCommand(benchPostgresCommand())
+	cmd.AddCommand(benchBoundsCommand(), benchPostgresCommand())
 	rootCmd.AddCommand(cmd)
 }
 
@@ -70,13 +66,8 @@ mean absolute error of the answers against the true, unbounded counts.`,
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.IntVar(&o.People, "people", 1000, "people in the long table")
-	f.IntVar(&o.Attributes, "snps", 50, "attributes (snps) per person")
-	f.Float64Var(&o.Epsilon, "epsilon", 1, "epsilon per query")
-	f.IntVar(&o.Runs, "runs", 20, "noisy answers per G")
-	f.Int64SliceVar(&o.Gs, "g", []int64{1, 2, 5, 10, 20, 25, 50}, "max_groups_per_unit values")
-	f.StringVar(&keep, "dir", "", "work in this directory and keep it (default: a temporary one)")
+	o.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&keep, "dir", "", "work in this directory and keep it (default: a temporary one)")
 	return cmd
 }
 
@@ -100,12 +91,7 @@ over 1, 2 and 4 firewall instances in this process sharing --state, under laplac
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.Store, "store", "", "the protected PostgreSQL database (postgres:// URL)")
-	f.StringVar(&o.State, "state", "", "the shared PostgreSQL state database (postgres:// URL)")
-	f.IntVar(&o.Rows, "rows", 100_000, "rows of the people table when it must be created")
-	f.IntVar(&o.PerRound, "queries", 200, "queries per round")
-	f.IntVar(&o.Rounds, "rounds", 3, "rounds per line; the median is reported")
-	f.StringVar(&keep, "dir", "", "keep the generated files here")
+	o.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated files here")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"countwall/config/starter"
 	"countwall/dataset"
 )
 
@@ -68,14 +69,14 @@ population (not in the table), and the genomes of some members: what the tracing
 // genBankCmd is `gen bank`, which also writes the table's config.
 func genBankCmd() *cobra.Command {
 	var bank dataset.BankOptions
-	var bankConfig starterFlags
+	var bankConfig starter.Flags
 	bankCmd := genCmd("bank", "A bank's marketing calls in the shape of the UCI Bank Marketing data: 17 attributes of mixed widths",
 		dataset.BankTableName, func() int64 { return bank.Rows },
 		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
 			if err := dataset.GenerateBank(cmd.Context(), out, bank, w); err != nil {
 				return err
 			}
-			if bankConfig.out != "" {
+			if bankConfig.Out != "" {
 				return writeStarter(cmd.Context(), cmd.OutOrStdout(), bankConfig, out, dataset.BankTable())
 			}
 			fmt.Fprint(cmd.OutOrStdout(), dataset.BankTable().ConfigSnippet())
@@ -92,7 +93,7 @@ runnable config as 'countwall init' does; either way with every column's domain,
 generator rather than read from the data. "default" is a reserved word: queries double-quote it.`
 	bankCmd.Flags().Int64Var(&bank.Rows, "rows", dataset.DefaultBankRows, "number of clients")
 	bankCmd.Flags().Uint64Var(&bank.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
-	bankConfig.add(bankCmd.Flags(), "config-out", "also write a whole runnable config for the table to this file")
+	bankConfig.Add(bankCmd.Flags(), "config-out", "also write a whole runnable config for the table to this file")
 	return bankCmd
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"countwall/config"
 	"countwall/config/starter"
@@ -18,23 +17,8 @@ import (
 
 func init() { rootCmd.AddCommand(newInitCmd()) }
 
-// starterFlags are the flags of a written config, shared by `load
-// --config-out` and `init`.
-type starterFlags struct {
-	out, analyst, mechanism, listen string
-	replace                         bool
-}
-
-func (s *starterFlags) add(f *pflag.FlagSet, outName, outUsage string) {
-	f.StringVar(&s.out, outName, "", outUsage)
-	f.StringVar(&s.analyst, "analyst", "analyst", "the analyst the config names, with a generated password shown once")
-	f.StringVar(&s.mechanism, "mechanism", "laplace", "the mechanism in force (every mechanism's parameters are written)")
-	f.StringVar(&s.listen, "listen", "127.0.0.1:5433", "server.listen")
-	f.BoolVar(&s.replace, "replace-config", false, "replace the config file if it exists")
-}
-
 func newInitCmd() *cobra.Command {
-	var s starterFlags
+	var s starter.Flags
 	var dbPath, table, unit string
 	cmd := &cobra.Command{
 		Use:   "init --db FILE --table NAME --unit COLUMN --out FILE",
@@ -64,7 +48,7 @@ marked in the file for review before analysts connect. The database is opened re
 	f.StringVar(&dbPath, "db", "", "the SQLite database to protect (read only)")
 	f.StringVar(&table, "table", "", "the table analysts will count")
 	f.StringVar(&unit, "unit", "", "its privacy-unit column: identifies the contributor of each row")
-	s.add(f, "out", "the config file to write")
+	s.Add(f, "out", "the config file to write")
 	for _, name := range []string{"db", "table", "unit", "out"} {
 		_ = cmd.MarkFlagRequired(name) // cannot fail: the flags are defined just above
 	}
@@ -72,17 +56,8 @@ marked in the file for review before analysts connect. The database is opened re
 }
 
 // writeStarter writes the config s asks for, fronting table t of the
-// database at dbPath, and prints the analyst's password once with what to
-// review.
-func writeStarter(ctx context.Context, w io.Writer, s starterFlags, dbPath string, t dataset.Table) error {
-	o := starter.Options{ConfigPath: s.out, Database: dbPath, Analyst: s.analyst, Mechanism: s.mechanism, Listen: s.listen}
-	made, err := starter.Create(ctx, o, t, s.replace,
-		func(password string) (string, error) { return pgwire.NewVerifier(password, 4096) },
+// database at dbPath, with the wire's verifier and the config loader.
+func writeStarter(ctx context.Context, w io.Writer, s starter.Flags, dbPath string, t dataset.Table) error {
+	return s.Write(ctx, w, dbPath, t, func(password string) (string, error) { return pgwire.NewVerifier(password, 4096) },
 		func(path string) error { _, err := config.Load(path, nil); return err })
-	if err != nil {
-		return err
-	}
-	o.Table = t
-	made.Print(w, o)
-	return nil
 }

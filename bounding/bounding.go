@@ -18,6 +18,8 @@ import (
 	"countwall/mechanisms"
 	"countwall/planner/plan"
 	"countwall/proxy"
+
+	"github.com/spf13/pflag"
 )
 
 // Options describe one experiment.
@@ -149,4 +151,14 @@ func ErrorVsG(ctx context.Context, dir string, o Options) ([]Row, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// AddFlags defines on f the flags of `bench bounds` (all but the work
+// directory).
+func (o *Options) AddFlags(f *pflag.FlagSet) {
+	f.IntVar(&o.People, "people", 1000, "people in the long table")
+	f.IntVar(&o.Attributes, "snps", 50, "attributes (snps) per person")
+	f.Float64Var(&o.Epsilon, "epsilon", 1, "epsilon per query")
+	f.IntVar(&o.Runs, "runs", 20, "noisy answers per G")
+	f.Int64SliceVar(&o.Gs, "g", []int64{1, 2, 5, 10, 20, 25, 50}, "max_groups_per_unit values")
 }

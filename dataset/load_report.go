@@ -1,12 +1,16 @@
 package dataset
 
 import (
+	"context"
+	"countwall/dataset/progress"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/spf13/pflag"
 )
 
 // Report tells the data owner what a load did: the row count and where
@@ -50,4 +54,58 @@ func ParseDelimiter(s string) (rune, error) {
 		return 0, fmt.Errorf(`--delimiter must be one character such as ";" or "tab", not %q`, s)
 	}
 	return r[0], nil
+}
+
+// LoadCommand is `countwall load`: the options, the delimiter as the user
+// writes it, and whether a whole config is written after (the config entry
+// is then not printed).
+type LoadCommand struct {
+	LoadOptions
+	Delimiter    string
+	WritesConfig bool
+}
+
+// AddFlags defines the load flags on f (the config's own are the
+// starter's).
+func (c *LoadCommand) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&c.CSVPath, "csv", "", "CSV file to import (first row: column names)")
+	f.StringVar(&c.DBPath, "db", "", "SQLite file to create or add the table to")
+	f.StringVar(&c.Table, "table", "", "name of the table to create")
+	f.StringVar(&c.Unit, "unit", "", "privacy-unit column: identifies the contributor of each row")
+	f.StringVar(&c.AddID, "add-id", "", "add a column of this name numbering the rows, as the privacy unit (each row one person)")
+	f.StringVar(&c.Delimiter, "delimiter", "", `field separator: ",", ";", "tab" or "|" (default: detected)`)
+	f.BoolVar(&c.Replace, "replace", false, "replace the table if the database already has it")
+}
+
+// Run loads the CSV with a progress bar on log, says on out what it loaded
+// (with the config entry unless WritesConfig), and words its errors for the
+// command line.
+func (c *LoadCommand) Run(ctx context.Context, out, log io.Writer) (LoadResult, error) {
+	o := c.LoadOptions
+	if c.Delimiter != "" {
+		d, err := ParseDelimiter(c.Delimiter)
+		if err != nil {
+			return LoadResult{}, err
+		}
+		o.Delimiter = d
+	}
+	update, done := progress.Bar(log, "loading "+o.Table)
+	o.Progress = update
+	start := time.Now()
+	res, err := LoadCSV(ctx, o)
+	done()
+	switch {
+	case errors.Is(err, ErrTableExists):
+		return res, fmt.Errorf("load: %w; use --replace to replace it, or choose another --table", err)
+	case errors.Is(err, context.Canceled):
+		return res, errors.New("load: interrupted; nothing was written")
+	case err != nil:
+		return res, fmt.Errorf("load: %w", err)
+	}
+	if c.WritesConfig {
+		res.Summary(out, log, o.DBPath, time.Since(start))
+	} else {
+		res.Report(out, log, o.DBPath, time.Since(start))
+	}
+	return res, nil
 }
