@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"countwall/proxy/admin"
 )
@@ -31,18 +30,9 @@ only its fingerprint and the refusal.`,
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &sel)
+	sel.AddFlags(f)
 	f.IntVar(&last, "last", 0, "only the most recent N statements (0: all)")
 	return cmd
-}
-
-// auditSelectionFlags are the flags by which the audit commands find the
-// state database and select statements.
-func auditSelectionFlags(f *pflag.FlagSet, sel *admin.AuditSelection) {
-	f.StringVar(&sel.StatePath, "state", "", "state database (or give --config)")
-	f.StringVar(&sel.ConfigPath, "config", "", "config file whose state database to read")
-	f.StringVar(&sel.Analyst, "analyst", "", "only this analyst's statements")
-	f.StringVar(&sel.Since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
 }
 
 // newAuditExportCmd is `countwall audit export`: the audit log as JSON lines.
@@ -70,7 +60,7 @@ what 'countwall audit risk --from' reads.`,
 		},
 	}
 	f := cmd.Flags()
-	auditSelectionFlags(f, &sel)
+	sel.AddFlags(f)
 	f.StringVar(&out, "out", "", "write to this file instead of standard output")
 	return cmd
 }

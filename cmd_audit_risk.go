@@ -4,14 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
-	"countwall/attacks/risk"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
 // on what the audit says each analyst was answered.
 func newAuditRiskCmd() *cobra.Command {
 	var req audit.RiskRequest
-	sel, o := &req.Selection, &req.Options
 	cmd := &cobra.Command{
 		Use:   "risk [--analyst A] [--truth DB]",
 		Short: "What the answers each analyst was sent determine: the shipped attacks' solvers run offline on the audit",
@@ -47,19 +45,7 @@ the data owner only.`,
 			return audit.Risk(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), req)
 		},
 	}
-	f := cmd.Flags()
-	auditSelectionFlags(f, sel)
-	f.StringSliceVar(&req.From, "from", nil, "read JSON lines written by 'audit export' instead of a state database (repeatable)")
-	f.StringSliceVar(&req.Published, "published", nil, "releases made public before (an 'audit export' of another firewall): every analyst is taken to know them, and they are combined with her answers (repeatable)")
-	f.StringVar(&req.Truth, "truth", "", "the protected SQLite database, to score each finding")
-	f.StringVar(&req.JSON, "json", "", "write every finding as JSON to this file")
-	f.StringVar(&o.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
-	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
-	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
-	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
-	f.String("cpuprofile", "", "write a CPU profile of the check to this file")
-	f.StringVar(&req.MemProfile, "memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
-	f.IntVar(&o.MaxRowsAnswers, "rows-limit", risk.DefaultMaxRowsAnswers, "the most answers of one analyst the row reconstruction takes (it holds about 10 KB an answer); beyond it the analyst is assessed without it")
-	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
+	req.AddFlags(cmd.Flags())
+	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the check to this file")
 	return cmd
 }

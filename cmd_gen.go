@@ -25,10 +25,7 @@ func init() {
 		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
 			return dataset.GeneratePeople(cmd.Context(), out, people, w)
 		})
-	peopleCmd.Flags().Int64Var(&people.Rows, "rows", dataset.DefaultPeopleRows, "number of people")
-	peopleCmd.Flags().Uint64Var(&people.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
-	peopleCmd.Flags().Int64Var(&people.MaxRowsPerPerson, "max-rows-per-person", 1,
-		"above 1, a long table: each person gets 1 to this many rows (id is then not a key)")
+	people.AddFlags(peopleCmd.Flags())
 
 	var synth dataset.SyntheticOptions
 	synthCmd := genCmd("synthetic", "The Asghar-Kaafar synthetic column: N(25,5) rounded to 1..51, public domain 1..107",
@@ -36,10 +33,7 @@ func init() {
 		func(cmd *cobra.Command, out string, w dataset.WriteOptions) error {
 			return dataset.GenerateSynthetic(cmd.Context(), out, synth, w)
 		})
-	synthCmd.Flags().Int64Var(&synth.Rows, "rows", dataset.DefaultSyntheticRows, "number of rows")
-	synthCmd.Flags().Uint64Var(&synth.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
-	synthCmd.Flags().BoolVar(&synth.PaperCounts, "paper-counts", false,
-		"write exactly the counts of the paper's Table 4 (600,000 rows, shuffled by the seed)")
+	synth.AddFlags(synthCmd.Flags())
 
 	var genomes dataset.GenomesOptions
 	genomesCmd := genCmd("genomes", "N people x D binary attributes in long form (person, snp, allele), with the population in a side file, for the tracing attack",
@@ -56,11 +50,7 @@ func init() {
 person the privacy unit. The population's marginals p_j are uniform on [0.1, 0.9]; the side file
 FILE.population.json holds them, reference samples and held-out non-members drawn from the same
 population (not in the table), and the genomes of some members: what the tracing attacker knows.`
-	genomesCmd.Flags().IntVar(&genomes.People, "people", dataset.DefaultGenomesPeople, "number of people N in the table")
-	genomesCmd.Flags().IntVar(&genomes.SNPs, "snps", dataset.DefaultGenomesSNPs, "number of binary attributes D")
-	genomesCmd.Flags().Uint64Var(&genomes.Seed, "seed", 1, "random seed: the same seed, people and snps give the same table")
-	genomesCmd.Flags().IntVar(&genomes.References, "references", 200, "reference samples in the side file")
-	genomesCmd.Flags().IntVar(&genomes.NonMembers, "non-members", 100, "held-out non-members in the side file")
+	genomes.AddFlags(genomesCmd.Flags())
 
 	gen.AddCommand(peopleCmd, synthCmd, genomesCmd, genBankCmd())
 	rootCmd.AddCommand(gen)
@@ -91,8 +81,7 @@ marginals and the dependencies between columns are drawn to be close to the publ
 row is anyone's. It prints the table's config section, or with --config-out writes a whole
 runnable config as 'countwall init' does; either way with every column's domain, fixed by the
 generator rather than read from the data. "default" is a reserved word: queries double-quote it.`
-	bankCmd.Flags().Int64Var(&bank.Rows, "rows", dataset.DefaultBankRows, "number of clients")
-	bankCmd.Flags().Uint64Var(&bank.Seed, "seed", 1, "random seed: the same seed and rows give the same table")
+	bank.AddFlags(bankCmd.Flags())
 	bankConfig.Add(bankCmd.Flags(), "config-out", "also write a whole runnable config for the table to this file")
 	return bankCmd
 }

@@ -87,6 +87,7 @@ func TestCommands(t *testing.T) {
 		{"audit export", "", []string{"audit", "export", "--config", cfgPath, "--analyst", "alice"}, []string{`"analyst":"alice"`, `"shape":"select count(*) from people"`, `"cells":[{"value":`}, false},
 		{"audit prune needs a duration", "", []string{"audit", "prune", "--state", filepath.Join(dir, "countwall-state.db")}, []string{"--older-than"}, true},
 		{"audit prune", "", []string{"audit", "prune", "--config", cfgPath, "--older-than", "1000h"}, []string{"0 audit rows older than 1000h0m0s deleted"}, false},
+		{"audit the firewall as deployed", "", []string{"audit", "--config", cfgPath, "--mechanism", "exact", "--trials", "5"}, []string{"The firewall as deployed: table people", "exact (removed)"}, false},
 		{"budget list", "", []string{"budget", "list", "--config", cfgPath}, []string{"EPSILON CAP", "EPSILON REMAINING", "alice", "dp", "0.1", " 2 ", " 1.9 "}, false},
 		{"budget grant", "", []string{"budget", "grant", "alice", "--kind", "dp", "--epsilon", "0.5", "--config", cfgPath}, nil, false},
 		{"budget list with the grant", "", []string{"budget", "list", "--config", cfgPath}, []string{" 2.5 ", " 2.4 ", " 0.5 "}, false},

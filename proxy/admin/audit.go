@@ -10,6 +10,8 @@ import (
 	"countwall/config"
 	"countwall/proxy/state"
 	"countwall/proxy/state/release"
+
+	"github.com/spf13/pflag"
 )
 
 // AuditSelection names a state database (directly or through a config) and
@@ -146,4 +148,13 @@ func EachRelease(ctx context.Context, sel AuditSelection, from []string, fn func
 		return fn(e.Release())
 	})
 	return cfg, err
+}
+
+// AddFlags defines on f the flags by which the audit commands find the
+// state database and select statements.
+func (sel *AuditSelection) AddFlags(f *pflag.FlagSet) {
+	f.StringVar(&sel.StatePath, "state", "", "state database (or give --config)")
+	f.StringVar(&sel.ConfigPath, "config", "", "config file whose state database to read")
+	f.StringVar(&sel.Analyst, "analyst", "", "only this analyst's statements")
+	f.StringVar(&sel.Since, "since", "", "only statements from this time on: RFC 3339 (2026-11-23T09:00:00Z) or a duration back from now (1h)")
 }
