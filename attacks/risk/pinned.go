@@ -145,7 +145,8 @@ func negated(c string) (string, bool) {
 	return inner, ok
 }
 
-func without(conj []string, i int) []string {
-	out := append([]string(nil), conj[:i]...)
-	return append(out, conj[i+1:]...)
+// without is a copy of s without its i-th element.
+func without[T any](s []T, i int) []T {
+	out := append([]T(nil), s[:i]...)
+	return append(out, s[i+1:]...)
 }

@@ -161,11 +161,6 @@ func (s *splitter) id(k string) uint32 {
 	return v
 }
 
-func without2(cols []colSet, i int) []colSet {
-	out := append([]colSet(nil), cols[:i]...)
-	return append(out, cols[i+1:]...)
-}
-
 func (s *splitter) enqueue(g *splitGroup) {
 	if !g.queued {
 		g.queued = true
@@ -377,7 +372,7 @@ func rows(as []answer, sp func() *space, o Options) []Finding {
 		// target's set (a search that goes on to split a target column);
 		// a parent is left for its children once they hold all its rows.
 		for i, c := range cols {
-			refined[colsKey(b.family, without2(cols, i))] += b.lo
+			refined[colsKey(b.family, without(cols, i))] += b.lo
 			if t := targets[b.family]; t != nil && colOf(t, c.col) != nil && !slices.Equal(colOf(t, c.col), c.set) {
 				refined[colsKey(b.family, withSet(cols, c.col, colOf(t, c.col)))] += b.lo
 			}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -25,28 +24,20 @@ import (
 type snapEval struct {
 	snap *Table
 	all  bitset // every row; shared by every query, so never written
-	// sets are the row sets the evaluation took from setPool, returned by
-	// release once its result has been read.
-	sets []*bitset
+	// sets are the row sets the evaluation took from wordScratch (a
+	// query's sets are a few times the table's rows in bits, which would
+	// otherwise be garbage every query), returned by release once its
+	// result has been read.
+	sets []*[]uint64
 }
 
 func newSnapEval(snap *Table) *snapEval {
 	return &snapEval{snap: snap, all: snap.allRows}
 }
 
-// setPool holds row sets between queries: a query's sets are a few times
-// the table's rows in bits, which would otherwise be garbage every query.
-var setPool sync.Pool // of *bitset
-
 // newSet is an empty row set of the table's size, held until release.
 func (e *snapEval) newSet() bitset {
-	n := len(e.all)
-	p, ok := setPool.Get().(*bitset)
-	if !ok || cap(*p) < n {
-		s := make(bitset, n)
-		p = &s
-	}
-	*p = (*p)[:n]
+	p := wordScratch.take(len(e.all))
 	clear(*p)
 	e.sets = append(e.sets, p)
 	return *p
@@ -56,7 +47,7 @@ func (e *snapEval) newSet() bitset {
 // returned may be read after.
 func (e *snapEval) release() {
 	for _, p := range e.sets {
-		setPool.Put(p)
+		wordScratch.put(p)
 	}
 	e.sets = nil
 }

@@ -79,30 +79,34 @@ func (c *snapColumn) setListed(t bitset, lo, hi uint32) {
 	}
 }
 
-// fillListed sets in t, empty, the rows holding a code of set. A set of one
-// run (a comparison, BETWEEN) is taken from the cuts when fillWork finds
-// that cheaper; the cuts' corrections take rows away, so only there.
-func (c *snapColumn) fillListed(t bitset, set codeSet) {
-	if r, ok := set.oneRun(); ok {
-		work, a, b, fits := c.cutWork(r.lo, r.hi, int64(len(t)))
-		if fits && (LeafWay == WayCuts || work < c.runWork(r.lo, r.hi, int64(len(t)))) {
-			c.fillCut(t, r.lo, r.hi, a, b)
-			return
-		}
-	}
-	set.eachRun(func(lo, hi uint32) { c.fillRun(t, lo, hi, true) })
+// listing is how fillListed sets a code set's rows: for a set of one run
+// (a comparison, BETWEEN), through cuts a and b when that is less work;
+// else run by run. The cuts' corrections take rows away, so only there.
+type listing struct {
+	cut  bool
+	a, b int
 }
 
-// fillWork is fillListed's estimated work for a set, in leafWay's units.
-func (c *snapColumn) fillWork(set codeSet, words int64) int64 {
-	if r, ok := set.oneRun(); ok {
-		if cut, _, _, fits := c.cutWork(r.lo, r.hi, words); fits {
-			return min(cut, c.runWork(r.lo, r.hi, words))
-		}
-	}
+// planListing is fillListed's estimated work for a set, in leafWay's units,
+// and the listing that does it.
+func (c *snapColumn) planListing(set codeSet, words int64) (int64, listing) {
 	var work int64
 	set.eachRun(func(lo, hi uint32) { work += c.runWork(lo, hi, words) })
-	return work
+	if r, ok := set.oneRun(); ok {
+		if cut, a, b, fits := c.cutWork(r.lo, r.hi, words); fits && (LeafWay == WayCuts || cut < work) {
+			return cut, listing{cut: true, a: a, b: b}
+		}
+	}
+	return work, listing{}
+}
+
+// fillListed sets in t, empty, the rows holding a code of set, as l says.
+func (c *snapColumn) fillListed(t bitset, set codeSet, l listing) {
+	if r, ok := set.oneRun(); ok && l.cut {
+		c.fillCut(t, r.lo, r.hi, l.a, l.b)
+		return
+	}
+	set.eachRun(func(lo, hi uint32) { c.fillRun(t, lo, hi, true) })
 }
 
 // oneRun is the set's codes when they are one run lo..hi-1.

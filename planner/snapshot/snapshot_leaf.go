@@ -43,23 +43,29 @@ const (
 // from the dictionary's per-value row counts and the mask, so the way is
 // the same for two tables that differ in one unit's rows except where two
 // estimates are within that unit's rows of each other.
-func (e *snapEval) leafWay(c *snapColumn, set codeSet, mask bitset) (Way, codeSet) {
+//
+// For WayListed and WayOthers it returns the codes to list (set or its
+// others) and how fillListed lists them.
+func (e *snapEval) leafWay(c *snapColumn, set codeSet, mask bitset) (Way, codeSet, listing) {
+	words := int64(len(mask))
 	switch LeafWay {
 	case WayCheapest:
+	case WayListed, WayCuts:
+		_, l := c.planListing(set, words)
+		return WayListed, set, l
 	case WayOthers:
-		return WayOthers, c.others(set)
-	case WayCuts:
-		return WayListed, codeSet{}
+		others := c.others(set)
+		_, l := c.planListing(others, words)
+		return WayOthers, others, l
 	default:
-		return LeafWay, codeSet{}
+		return LeafWay, codeSet{}, listing{}
 	}
-	words := int64(len(mask))
-	way, best := WayListed, c.fillWork(set, words)+words
-	var others codeSet
+	work, l := c.planListing(set, words)
+	way, listed, best := WayListed, set, work+words
 	if set.lut == nil { // a LIKE's values are many runs: a scan does better
-		others = c.others(set)
-		if w := c.fillWork(others, words) + 2*words; w < best {
-			way, best = WayOthers, w
+		others := c.others(set)
+		if work, ol := c.planListing(others, words); work+2*words < best {
+			way, listed, l, best = WayOthers, others, ol, work+2*words
 		}
 	}
 	if w := costMaskedRow * mask.count(); w < best {
@@ -68,7 +74,7 @@ func (e *snapEval) leafWay(c *snapColumn, set codeSet, mask bitset) (Way, codeSe
 	if w := costScanRow*int64(e.snap.rows) + words; w < best {
 		way = WayScan
 	}
-	return way, others
+	return way, listed, l
 }
 
 // others is the set of non-NULL codes not in set.
@@ -100,15 +106,15 @@ func (c *snapColumn) others(set codeSet) codeSet {
 // finds cheapest.
 func (e *snapEval) leaf(c *snapColumn, set codeSet, negate bool, mask bitset, wantF bool) (t, f bitset) {
 	t = e.newSet()
-	way, others := e.leafWay(c, set, mask)
+	way, listed, l := e.leafWay(c, set, mask)
 	switch way {
 	case WayListed:
-		c.fillListed(t, set)
+		c.fillListed(t, listed, l)
 		for i := range t {
 			t[i] &= mask[i]
 		}
 	case WayOthers:
-		c.fillListed(t, others)
+		c.fillListed(t, listed, l)
 		for i := range t {
 			t[i] = mask[i] &^ t[i] &^ c.nulls[i]
 		}

@@ -110,21 +110,11 @@ func ReadExports(paths []string) ([]release.Release, error) {
 	return all, nil
 }
 
-// ReadReleases reads the answered statements from files written by
-// `audit export` when from names any, else from the selected state
-// database, whose config is returned when one was read.
-func ReadReleases(ctx context.Context, sel AuditSelection, from []string) ([]release.Release, *config.Config, error) {
-	var rs []release.Release
-	cfg, err := EachRelease(ctx, sel, from, func(r release.Release) error {
-		rs = append(rs, r)
-		return nil
-	})
-	return rs, cfg, err
-}
-
-// EachRelease is ReadReleases one statement at a time, so that a reader
-// that keeps less than a release of each (audit risk) need not hold them
-// all.
+// EachRelease calls fn with each answered statement, one at a time, from
+// files written by `audit export` when from names any, else from the
+// selected state database, whose config is returned when one was read. A
+// reader that keeps less than a release of each (audit risk) need not hold
+// them all.
 func EachRelease(ctx context.Context, sel AuditSelection, from []string, fn func(release.Release) error) (*config.Config, error) {
 	if len(from) > 0 {
 		all, err := ReadExports(from)
