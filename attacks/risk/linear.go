@@ -20,7 +20,6 @@ type system struct {
 	values     []float64
 	ids        []int64
 	exacts     []bool // which answers are exact
-	exact      bool   // every answer exact
 	wide       bool   // some set has more than one value
 }
 
@@ -39,13 +38,12 @@ func linear(as []answer, o Options) []Finding {
 		k := cellKey(a.table, base) + "|" + col
 		s, ok := systems[k]
 		if !ok {
-			s = &system{table: a.table, col: col, base: base, exact: true}
+			s = &system{table: a.table, col: col, base: base}
 			systems[k] = s
 			order = append(order, k)
 		}
 		s.sets, s.values, s.ids = append(s.sets, set), append(s.values, a.value), append(s.ids, a.id)
 		s.exacts = append(s.exacts, a.exact)
-		s.exact = s.exact && a.exact
 		s.wide = s.wide || len(set) > 1
 	}
 	// A sum over a wide set names its system by its widest condition;
@@ -91,7 +89,8 @@ func (s *system) solve(o Options) []Finding {
 	if !s.wide {
 		return nil
 	}
-	if !s.exact && slices.Contains(s.exacts, true) {
+	exact := !slices.Contains(s.exacts, false) // every answer exact
+	if !exact && slices.Contains(s.exacts, true) {
 		return s.solveConstrained(o)
 	}
 	index, unknowns := s.unknowns()
@@ -142,7 +141,7 @@ func (s *system) solve(o Options) []Finding {
 	var out []Finding
 	for i, v := range unknowns {
 		errBound := 2 * sigma * math.Sqrt(math.Max(0, inv.At(i, i)))
-		if s.exact {
+		if exact {
 			errBound = 0
 		}
 		if errBound > o.MaxError {

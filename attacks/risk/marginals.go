@@ -63,7 +63,11 @@ func marginals(as []answer, o Options) []Finding {
 			continue
 		}
 		out = append(out, Finding{Pattern: "tracing", Table: g.table, Cell: g.base,
-			Parameter: fmt.Sprintf("noisy marginals of %s released", g.col), Value: float64(len(g.counts)), Evidence: g.ids})
+			Parameter: marginalsParameter(g.col), Value: float64(len(g.counts)), Evidence: g.ids})
 	}
 	return out
 }
+
+// marginalsParameter is a tracing flag's Parameter, by which TraceHistory
+// finds the flag of a column's marginals again.
+func marginalsParameter(col string) string { return fmt.Sprintf("noisy marginals of %s released", col) }

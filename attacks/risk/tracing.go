@@ -73,7 +73,7 @@ func TraceHistory(ctx context.Context, truthPath string, h *History, reports []R
 		flags := map[string]int{}
 		for fi, f := range r.Findings {
 			if f.Pattern == "tracing" && !f.Individual {
-				flags[cellKey(f.Table, f.Cell)+"|"+strings.TrimSuffix(strings.TrimPrefix(f.Parameter, "noisy marginals of "), " released")] = fi
+				flags[cellKey(f.Table, f.Cell)+"|"+f.Parameter] = fi
 			}
 		}
 		if len(flags) == 0 {
@@ -88,7 +88,7 @@ func TraceHistory(ctx context.Context, truthPath string, h *History, reports []R
 		}
 		var traced []Finding
 		for _, g := range marginalGroups(h.answersOf(r.Analyst)) {
-			fi, ok := flags[cellKey(g.table, g.base)+"|"+g.col]
+			fi, ok := flags[cellKey(g.table, g.base)+"|"+marginalsParameter(g.col)]
 			if !ok {
 				continue
 			}
@@ -140,7 +140,7 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 	if len(pop.References) < t.References+2 {
 		return nil, fmt.Sprintf("the population sample has %d reference samples, fewer than %d: its people were not tested", len(pop.References), t.References+2), nil
 	}
-	people, genomes, err := candidates(ctx, db, g, unit, pop.SNPs)
+	people, rowsOf, genomes, err := candidates(ctx, db, g, unit, pop.SNPs)
 	if err != nil {
 		return nil, "", err
 	}
@@ -167,10 +167,7 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 		// "The person has a row": at least one row of the unit.
 		f := Finding{Pattern: "tracing", Table: g.table, Cell: []string{unit + " = " + release.Constant{Text: p, String: !isNumber(p)}.SQL()},
 			Value: 1, AtLeast: true, Individual: true, Evidence: g.ids, Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)}
-		var rows float64
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+g.table+" WHERE "+unit+" = ?", p).Scan(&rows); err != nil {
-			return nil, "", fmt.Errorf("scoring the tracing test: %w", err)
-		}
+		rows := rowsOf[i]
 		ok := rows >= 1
 		f.Truth, f.Correct = &rows, &ok
 		out = append(out, f)
@@ -212,33 +209,34 @@ func BeyondChance(k, n int, rate float64) bool {
 	return distuv.Binomial{N: float64(n), P: rate}.Survival(float64(k-1)) < chanceLevel
 }
 
-// candidates reads each person of the protected table and the person's
-// genome over the group's column: 1 at value j when the person has a row
-// with col = j under the group's base condition. The conditions are the
-// answered statements' own, which the firewall validated before answering.
-func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, snps int) ([]string, []string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT DISTINCT "+unit+" FROM "+g.table+" ORDER BY "+unit)
+// candidates reads each person of the protected table, the person's rows
+// in it (what scores a finding) and the person's genome over the group's
+// column: 1 at value j when the person has a row with col = j under the
+// group's base condition. The conditions are the answered statements'
+// own, which the firewall validated before answering.
+func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, snps int) (people []string, rowsOf []float64, genomes []string, err error) {
+	rows, err := db.QueryContext(ctx, "SELECT "+unit+", COUNT(*) FROM "+g.table+" GROUP BY "+unit+" ORDER BY "+unit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+		return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
 	}
-	var people []string
 	index := map[string]int{}
 	for rows.Next() {
 		var p string
-		if err := rows.Scan(&p); err != nil {
+		var n float64
+		if err := rows.Scan(&p, &n); err != nil {
 			rows.Close()
-			return nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+			return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
 		}
 		index[p] = len(people)
-		people = append(people, p)
+		people, rowsOf = append(people, p), append(rowsOf, n)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	genomes := make([][]byte, len(people))
-	for i := range genomes {
-		genomes[i] = []byte(strings.Repeat("0", snps))
+	bits := make([][]byte, len(people))
+	for i := range bits {
+		bits[i] = []byte(strings.Repeat("0", snps))
 	}
 	q := "SELECT " + unit + ", " + g.col + " FROM " + g.table
 	if len(g.base) > 0 {
@@ -246,23 +244,23 @@ func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, 
 	}
 	rows, err = db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the rows of %s to trace: %w", g.table, err)
+		return nil, nil, nil, fmt.Errorf("reading the rows of %s to trace: %w", g.table, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p string
 		var v sql.NullInt64
 		if err := rows.Scan(&p, &v); err != nil {
-			return nil, nil, errors.New("tracing: the column's values are not the attributes 1..D")
+			return nil, nil, nil, errors.New("tracing: the column's values are not the attributes 1..D")
 		}
 		if !v.Valid || v.Int64 < 1 || v.Int64 > int64(snps) {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
-		genomes[index[p]][v.Int64-1] = '1'
+		bits[index[p]][v.Int64-1] = '1'
 	}
-	out := make([]string, len(genomes))
-	for i, b := range genomes {
-		out[i] = string(b)
+	genomes = make([]string, len(bits))
+	for i, b := range bits {
+		genomes[i] = string(b)
 	}
-	return people, out, rows.Err()
+	return people, rowsOf, genomes, rows.Err()
 }

@@ -92,6 +92,7 @@ func eachUnitCell(matched bitset, unit *snapColumn, groups []groupColumn, add fu
 	}
 	var cells unitCells
 	u, end := uint32(0), int(unit.prefix[1])
+	withoutUnit := int(unit.prefix[unit.firstNonNull()]) // the NULL unit's rows come first
 	flush := func() {
 		for _, c := range cells.cells {
 			add(u, c.gid, c.rows)
@@ -107,7 +108,7 @@ func eachUnitCell(matched bitset, unit *snapColumn, groups []groupColumn, add fu
 			}
 		}
 		gid := groupID(groups, r)
-		if unit.values[u].class == classNull {
+		if r < withoutUnit {
 			null(gid)
 			return
 		}
