@@ -145,14 +145,20 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 // statement needs it (see planner.Store.Preload); progress and the memory
 // each table holds go to the Engine's logger.
 func (e *Engine) Preload(ctx context.Context) error {
+	return e.preload(ctx, e.live.Load().catalog, nil)
+}
+
+// preload reads the catalog's tables into memory, but those skip names.
+func (e *Engine) preload(ctx context.Context, cat *ir.Catalog, skip func(name string, t *ir.Table) bool) error {
 	p, ok := e.store.(preloader)
 	if !ok {
 		return nil // PostgreSQL or SQLite alone: nothing is kept in memory
 	}
-	rt := e.live.Load()
-	for _, name := range sortedNames(rt.catalog.Tables) {
-		if err := p.Preload(ctx, rt.catalog.Tables[name]); err != nil {
-			return fmt.Errorf("reading table %q into memory: %w", name, err)
+	for _, name := range sortedNames(cat.Tables) {
+		if t := cat.Tables[name]; skip == nil || !skip(name, t) {
+			if err := p.Preload(ctx, t); err != nil {
+				return fmt.Errorf("reading table %q into memory: %w", name, err)
+			}
 		}
 	}
 	return nil
@@ -167,7 +173,8 @@ func (e *Engine) Preload(ctx context.Context) error {
 // Caps never rise on a reload: the budget holds each analyst to the lowest
 // cap in force since she was first seen, and only a grant adds to it.
 func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
-	old := e.live.Load().cfg
+	was := e.live.Load()
+	old := was.cfg
 	if cfg.Database != old.Database || cfg.State != old.State {
 		return errors.New("database and state paths cannot change while running; restart countwall")
 	}
@@ -188,7 +195,11 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	e.endRemovedSessions(old, cfg)
 	// A table whose privacy unit changed is read again in the new unit's
 	// order now, rather than inside the first statement that needs it.
-	if err := e.Preload(ctx); err != nil {
+	unchanged := func(name string, t *ir.Table) bool {
+		before := was.catalog.Tables[name]
+		return before != nil && before.PrivacyUnit == t.PrivacyUnit
+	}
+	if err := e.preload(ctx, rt.catalog, unchanged); err != nil {
 		e.logger.Warn("reading tables into memory after the reload failed; their first statements will read them", "error", err)
 	}
 	// Not logged here: the caller logs the reload once, with what triggered it.

@@ -68,11 +68,8 @@ func assessState(ctx context.Context, label, statePath, truthPath string, plusOn
 	if pub != nil {
 		o.Published, run.Published = pub.releases, pub.source
 	}
-	run.Reports = risk.Assess(rs, o)
-	if err := risk.Score(ctx, truthPath, run.Reports); err != nil {
-		return run, err
-	}
-	return run, risk.Trace(ctx, truthPath, rs, run.Reports, o)
+	run.Reports, err = risk.Evaluate(ctx, risk.HistoryOf(rs, ""), o, truthPath)
+	return run, err
 }
 
 // assessOrdinary runs the risk check on the states of the mechanisms the

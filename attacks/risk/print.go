@@ -171,18 +171,27 @@ func Score(ctx context.Context, truthPath string, reports []Report) error {
 	return nil
 }
 
+// Evaluate assesses the statements read into h and, when truthPath names
+// the protected SQLite table, scores the findings against it and runs the
+// tracing test on its people.
+func Evaluate(ctx context.Context, h *History, o Options, truthPath string) ([]Report, error) {
+	reports := AssessHistory(h, o)
+	if truthPath == "" {
+		return reports, nil
+	}
+	if err := Score(ctx, truthPath, reports); err != nil {
+		return nil, err
+	}
+	return reports, TraceHistory(ctx, truthPath, h, reports, o)
+}
+
 // Run assesses the statements read into h, scores the findings against the protected SQLite table at
 // truthPath when one is named, writes them as JSON to jsonOut when one is
 // named, and prints them to w: `countwall audit risk`.
 func Run(ctx context.Context, w io.Writer, h *History, o Options, truthPath, jsonOut string) error {
-	reports := AssessHistory(h, o)
-	if truthPath != "" {
-		if err := Score(ctx, truthPath, reports); err != nil {
-			return err
-		}
-		if err := TraceHistory(ctx, truthPath, h, reports, o); err != nil {
-			return err
-		}
+	reports, err := Evaluate(ctx, h, o, truthPath)
+	if err != nil {
+		return err
 	}
 	if jsonOut != "" {
 		b, err := json.MarshalIndent(reports, "", "  ")

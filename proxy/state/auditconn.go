@@ -50,11 +50,9 @@ func (c *auditConn) write(s *DB, batch []AuditEntry) error {
 		return fmt.Errorf("writing audit log: %w", err)
 	}
 	w := newAuditTx(s, c.stmts)
-	for _, e := range batch {
-		if err := w.write(ctx, e); err != nil {
-			c.rollback.ExecContext(ctx) //nolint:errcheck // the write's error is what matters
-			return fmt.Errorf("writing audit log: %w", err)
-		}
+	if err := w.writeAll(ctx, batch); err != nil {
+		c.rollback.ExecContext(ctx) //nolint:errcheck // the write's error is what matters
+		return err
 	}
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		c.rollback.ExecContext(ctx) //nolint:errcheck // "no transaction is active" when SQLite ended it

@@ -255,6 +255,16 @@ func (p preparedAudit) stmts(in func(*sql.Stmt) *sql.Stmt) auditStmts {
 		shapeInsert: st(insertAuditShape), shapeSelect: st(selectAuditShape), textInsert: st(insertAuditText), textSelect: st(selectAuditText)}
 }
 
+// writeAll writes the batch's entries in the transaction.
+func (w *auditTx) writeAll(ctx context.Context, batch []AuditEntry) error {
+	for _, e := range batch {
+		if err := w.write(ctx, e); err != nil {
+			return fmt.Errorf("writing audit log: %w", err)
+		}
+	}
+	return nil
+}
+
 // stmtExecer adapts a *sql.Stmt to execer.
 type stmtExecer struct{ st *sql.Stmt }
 
@@ -266,7 +276,9 @@ func (x stmtExecer) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
 	return x.st.QueryRowContext(ctx, args...)
 }
 
-// writeAudit writes a batch in one transaction.
+// writeAudit writes a batch in one transaction: on SQLite through the
+// writer's own connection (auditConn), on PostgreSQL in a transaction of
+// the pool.
 func (s *DB) writeAudit(batch []AuditEntry) error {
 	if s.auditConn != nil {
 		return s.auditConn.write(s, batch)
@@ -277,16 +289,14 @@ func (s *DB) writeAudit(batch []AuditEntry) error {
 		return fmt.Errorf("writing audit log: %w", err)
 	}
 	defer tx.Rollback()
-	if s.postgres && s.auditSync == AuditSyncNormal {
+	if s.auditSync == AuditSyncNormal {
 		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return fmt.Errorf("writing audit log: %w", err)
 		}
 	}
 	w := newAuditTx(s, s.auditPrepared.stmts(func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }))
-	for _, e := range batch {
-		if err := w.write(ctx, e); err != nil {
-			return fmt.Errorf("writing audit log: %w", err)
-		}
+	if err := w.writeAll(ctx, batch); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing audit log: %w", err)
