@@ -16,12 +16,7 @@ type budgetState struct{ statePath, configPath string }
 
 // with runs use on the budgets, closed after.
 func (s *budgetState) with(cmd *cobra.Command, use func(*admin.Budgets) error) error {
-	b, err := admin.OpenBudgets(cmd.Context(), s.statePath, s.configPath)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	return use(b)
+	return admin.UseBudgets(cmd.Context(), s.statePath, s.configPath, use)
 }
 
 func newBudgetCmd() *cobra.Command {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"countwall/proxy/admin"
@@ -21,19 +18,8 @@ echoed as it is typed. The password itself is never stored.`,
 		Example: `  printf '%s\n' 'alice-secret' | countwall passwd`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			password, err := admin.ReadPassword(cmd.InOrStdin(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			if password == "" {
-				return errors.New("the password is empty")
-			}
-			v, err := pgwire.NewVerifier(password, iterations)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), v)
-			return nil
+			return admin.PrintVerifier(cmd.InOrStdin(), cmd.ErrOrStderr(), cmd.OutOrStdout(),
+				func(password string) (string, error) { return pgwire.NewVerifier(password, iterations) })
 		},
 	}
 	cmd.Flags().IntVar(&iterations, "iterations", 4096, "PBKDF2 iterations (at least 4096)")

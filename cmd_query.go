@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/config"
-	"countwall/pgerror"
 	"countwall/proxy"
 )
 
@@ -21,18 +20,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			engine, err := proxy.Open(ctx, cfg, proxy.Options{})
-			if err != nil {
-				return err
-			}
-			defer engine.Close()
-			res, err := engine.Query(ctx, analyst, args[0])
-			if err != nil {
-				return pgerror.AsPSQL(err)
-			}
-			res.WriteTable(cmd.OutOrStdout())
-			return nil
+			return proxy.QueryOnce(cmd.Context(), cmd.OutOrStdout(), cfg, analyst, args[0])
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")

@@ -1,21 +1,15 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"countwall/config"
 	"countwall/proxy/server"
 )
 
 func init() {
-	var configPath, logLevel string
+	var c server.Command
 	cmd := &cobra.Command{
 		Use:   "serve --config FILE",
 		Short: "Serve analysts over the PostgreSQL wire protocol",
@@ -31,32 +25,17 @@ statements in flight finish, and exits.`,
   PGPASSWORD=alice-secret psql "host=127.0.0.1 port=5433 user=alice dbname=countwall" -c "SHOW budget"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if configPath == "" {
-				return errors.New("--config is required")
-			}
 			stopProfile, err := startCPUProfile(cmd)
 			if err != nil {
 				return err
 			}
 			defer stopProfile()
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
-			}
-			hangups := make(chan os.Signal, 1)
-			signal.Notify(hangups, syscall.SIGHUP)
-			defer signal.Stop(hangups)
-			return server.Serve(cmd.Context(), server.ServeOptions{
-				Load:   func() (*config.Config, error) { return config.Load(configPath, cmd.Flags()) },
-				Watch:  configPath,
-				Reload: hangups,
-				Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
-			})
+			return c.Run(cmd.Context(), cmd.Flags(), os.Stderr)
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
+	cmd.Flags().StringVar(&c.ConfigPath, "config", "", "config file (YAML)")
 	cmd.Flags().String("server.listen", "", "listen address (overrides server.listen)")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "least level logged: debug, info (one line per statement), warn or error")
+	cmd.Flags().StringVar(&c.LogLevel, "log-level", "info", "least level logged: debug, info (one line per statement), warn or error")
 	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	addConfigFlags(cmd)
 	rootCmd.AddCommand(cmd)

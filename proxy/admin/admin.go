@@ -101,3 +101,14 @@ func (b *Budgets) Grant(ctx context.Context, analyst, kind string, epsilon, delt
 func (b *Budgets) Reset(ctx context.Context, analyst string) error {
 	return b.ledger.Reset(ctx, analyst)
 }
+
+// UseBudgets opens the budgets of the state database at statePath (or of
+// the config at configPath), runs use on them and closes them.
+func UseBudgets(ctx context.Context, statePath, configPath string, use func(*Budgets) error) error {
+	b, err := OpenBudgets(ctx, statePath, configPath)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return use(b)
+}

@@ -46,3 +46,21 @@ func ReadPassword(in io.Reader, prompt io.Writer) (string, error) {
 	}
 	return strings.TrimRight(line, "\r\n"), nil
 }
+
+// PrintVerifier is `countwall passwd`: it reads a password (ReadPassword)
+// and prints its SCRAM-SHA-256 verifier, made by verifier, to out.
+func PrintVerifier(in io.Reader, prompt, out io.Writer, verifier func(password string) (string, error)) error {
+	password, err := ReadPassword(in, prompt)
+	if err != nil {
+		return err
+	}
+	if password == "" {
+		return errors.New("the password is empty")
+	}
+	v, err := verifier(password)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, v)
+	return nil
+}

@@ -2,14 +2,19 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/pflag"
 
 	"countwall/config"
 	"countwall/proxy"
@@ -205,4 +210,32 @@ func watchConfig(path string, onChange func()) (stop func(), err error) {
 		}
 	}()
 	return func() { close(done); w.Close() }, nil
+}
+
+// Command is `countwall serve`: the config file, the flags that override
+// its keys, and the least level logged.
+type Command struct {
+	ConfigPath string
+	LogLevel   string
+}
+
+// Run serves under the config at ConfigPath (its keys overridden by
+// flags), logging at LogLevel to log; SIGHUP reloads the config.
+func (c Command) Run(ctx context.Context, flags *pflag.FlagSet, log io.Writer) error {
+	if c.ConfigPath == "" {
+		return errors.New("--config is required")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	return Serve(ctx, ServeOptions{
+		Load:   func() (*config.Config, error) { return config.Load(c.ConfigPath, flags) },
+		Watch:  c.ConfigPath,
+		Reload: hangups,
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level})),
+	})
 }
