@@ -18,6 +18,12 @@ type Needs struct {
 	// depends on a group it would drop; the firewall then shows at most
 	// max_groups of the groups it releases.
 	GroupLimit int
+	// Oblivious asks that the work of computing the cells depend on the
+	// statement, the config, the schema and the table's size only, never on
+	// which values the rows hold or how often: the firewall sets it under
+	// every mechanism that claims a privacy loss, whose claim would
+	// otherwise not cover the time a statement takes.
+	Oblivious bool
 }
 
 // Cell is one output cell of a query.

@@ -377,7 +377,7 @@ func (c *goCell) key() uint32 {
 func TestDifferentialRandomPredicates(t *testing.T) {
 	ways := map[string]snapshot.Way{"snapshot-listed": snapshot.WayListed, "snapshot-cuts": snapshot.WayCuts,
 		"snapshot-others": snapshot.WayOthers, "snapshot-masked": snapshot.WayMasked, "snapshot-scan": snapshot.WayScan}
-	for _, path := range []string{"sqlite", "snapshot", "snapshot-listed", "snapshot-cuts", "snapshot-others", "snapshot-masked", "snapshot-scan", "snapshot-rows-only"} {
+	for _, path := range []string{"sqlite", "snapshot", "snapshot-listed", "snapshot-cuts", "snapshot-others", "snapshot-masked", "snapshot-scan", "snapshot-rows-only", "snapshot-oblivious"} {
 		t.Run(path, func(t *testing.T) {
 			if way, ok := ways[path]; ok { // every leaf takes this way
 				defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
@@ -390,7 +390,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := diffRows(r, 400)
 			s := openDiffStore(t, rows, plan.StoreOptions{NoSnapshot: path == "sqlite"})
-			differentialRandomPredicates(t, s, r, rows, path != "sqlite")
+			differentialRandomPredicates(t, s, r, rows, path != "sqlite", path == "snapshot-oblivious")
 		})
 	}
 }
@@ -426,7 +426,8 @@ func runPath(t *testing.T, s *Store, snapshot bool, tbl *ir.Table, q *ir.Query, 
 
 // differentialRandomPredicates checks s, which holds rows, against Go for
 // random predicates drawn from r.
-func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, snapshot bool) {
+// Under oblivious every query asks for the data-oblivious evaluation.
+func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, snapshot, oblivious bool) {
 	people := testPeopleTable()
 	gen := predGen{r: r}
 
@@ -461,7 +462,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		}
 
 		q := &ir.Query{Table: "people", Where: where}
-		res, err := runPath(t, s, snapshot, people, q, ir.Needs{}, nil)
+		res, err := runPath(t, s, snapshot, people, q, ir.Needs{Oblivious: oblivious}, nil)
 		if err != nil {
 			t.Fatalf("predicate %d: %v\n%s", i, err, debugSQL(people, q))
 		}
@@ -475,7 +476,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		// A quarter of the predicates also check units, keys, COUNT(DISTINCT)
 		// and a GROUP BY.
 		dq := &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: where}
-		res, err = runPath(t, s, snapshot, people, dq, ir.Needs{Key: true}, testSecret)
+		res, err = runPath(t, s, snapshot, people, dq, ir.Needs{Key: true, Oblivious: oblivious}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +485,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 			t.Errorf("predicate %d: distinct %d, units %d, key %d; Go says %d units, key %d", i, c.Count, c.Units, c.Key, n, total.key())
 		}
 		gq := &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
-		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0}, testSecret)
+		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0, Oblivious: oblivious}, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -637,19 +638,22 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 		path string
 		min  int // of the 120 runs; the snapshot declines some predicates
 		way  snapshot.Way
+		// oblivious asks for the data-oblivious evaluation
+		oblivious bool
 	}{
-		{"sqlite", plan.StoreOptions{NoSnapshot: true}, ir.PathSQLite, 120, snapshot.WayCheapest},
-		{"snapshot", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCheapest},
-		{"snapshot-listed", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayListed},
-		{"snapshot-cuts", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCuts},
-		{"snapshot-others", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayOthers},
+		{"sqlite", plan.StoreOptions{NoSnapshot: true}, ir.PathSQLite, 120, snapshot.WayCheapest, false},
+		{"snapshot", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCheapest, false},
+		{"snapshot-listed", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayListed, false},
+		{"snapshot-cuts", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCuts, false},
+		{"snapshot-others", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayOthers, false},
+		{"snapshot-oblivious", plan.StoreOptions{}, ir.PathSnapshot, 80, snapshot.WayCheapest, true},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
 			snapshot.LeafWay = backend.way
 			r := rand.New(rand.NewPCG(20240611, 13))
 			rows := diffRows(r, 400)
-			paths := differentialBoundedCounts(t, openDiffStore(t, rows, backend.opts), r, rows)
+			paths := differentialBoundedCounts(t, openDiffStore(t, rows, backend.opts), r, rows, backend.oblivious)
 			if paths[backend.path] < backend.min {
 				t.Errorf("%d of the bounded runs answered on the %s path (%v), want at least %d", paths[backend.path], backend.name, paths, backend.min)
 			}
@@ -660,7 +664,7 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 // differentialBoundedCounts checks the bounded counts of s, which holds
 // rows, against boundedReference for random predicates drawn from r, and
 // returns how many runs each path answered.
-func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow) map[string]int {
+func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, oblivious bool) map[string]int {
 	plain := testPeopleTable()
 	withDomain := testPeopleTable()
 	withDomain.Columns["sex"] = &ir.Column{Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M", "X"}}}
@@ -697,7 +701,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			if v.group != "" {
 				q.GroupBy = []string{v.group}
 			}
-			res, err := s.Run(ctx, v.table, q, ir.Needs{Bound: true, Bounds: v.b, Units: i%2 == 0}, testSecret)
+			res, err := s.Run(ctx, v.table, q, ir.Needs{Bound: true, Bounds: v.b, Units: i%2 == 0, Oblivious: oblivious}, testSecret)
 			if err != nil {
 				t.Fatalf("predicate %d: %v", i, err)
 			}

@@ -78,7 +78,7 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 		t.Run(keys, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := diffRows(r, 400)
-			differentialRandomPredicates(t, openPostgresDiffStore(t, rows, keys == "keys by pgcrypto"), r, rows, false)
+			differentialRandomPredicates(t, openPostgresDiffStore(t, rows, keys == "keys by pgcrypto"), r, rows, false, false)
 		})
 	}
 }
@@ -88,7 +88,7 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
 	rows := diffRows(r, 400)
-	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows); paths[ir.PathPostgres] == 0 {
+	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows, false); paths[ir.PathPostgres] == 0 {
 		t.Errorf("no bounded run answered on PostgreSQL's path: %v", paths)
 	}
 }

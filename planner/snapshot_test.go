@@ -111,11 +111,13 @@ func TestSnapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 	defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
 	for _, way := range []snapshot.Way{snapshot.WayCheapest, snapshot.WayListed, snapshot.WayCuts, snapshot.WayOthers, snapshot.WayMasked, snapshot.WayScan} {
 		snapshot.LeafWay = way
-		t.Run(fmt.Sprintf("way-%d", way), snapshotMatchesSQLiteOnMixedClasses)
+		t.Run(fmt.Sprintf("way-%d", way), func(t *testing.T) { snapshotMatchesSQLiteOnMixedClasses(t, false) })
 	}
+	snapshot.LeafWay = snapshot.WayCheapest
+	t.Run("oblivious", func(t *testing.T) { snapshotMatchesSQLiteOnMixedClasses(t, true) })
 }
 
-func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
+func snapshotMatchesSQLiteOnMixedClasses(t *testing.T, oblivious bool) {
 	r := rand.New(rand.NewPCG(14, 2026))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 500)
@@ -136,6 +138,7 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T) {
 			q.GroupBy, needs = []string{"t", "r"}, ir.Needs{Key: true}
 			q.OrderBy = []ir.Order{{Column: "r", Desc: true}}
 		}
+		needs.Oblivious = oblivious
 		want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
 		got, ok, gerr := fast.snap.Answer(ctx, tbl, q, needs, testSecret)
 		if !ok {

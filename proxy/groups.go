@@ -17,6 +17,10 @@ import (
 // only, since no other query pays for them.
 func queryNeeds(m mechanisms.Mechanism, t *ir.Table, q *ir.Query) ir.Needs {
 	needs := m.Needs()
+	// A mechanism that claims a loss claims it for everything an answer
+	// shows, its time included: the backends then do the same work
+	// whatever the rows hold (see docs/timing.md).
+	needs.Oblivious = mechanisms.Accounts(m)
 	if !mechanisms.DropsLowCounts(m) {
 		return needs
 	}

@@ -6,12 +6,12 @@ import (
 	"countwall/planner/sqlgen"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // The snapshot is the store's fast path: an in-memory, dictionary-encoded copy
@@ -146,12 +146,11 @@ type snapColumn struct {
 	cutRows    []bitset // the rows whose code is below each cut (nil: none)
 	// Which storage classes occur, and whether every text is valid UTF-8:
 	// the cases where the fast path could disagree with SQLite are declined.
-	has       [classBlob + 1]bool
-	validUTF8 bool
-	// numText is true when a column of numeric affinity holds text that could
-	// read as a number, which SQLite converts when comparing: such a column's
-	// comparisons are left to SQLite.
-	numText bool
+	has [classBlob + 1]bool
+	// realText is the text SQLite turns each real value into (by its bits),
+	// which its LIKE matches: SQLite's own rendering, read with the table,
+	// rather than a second implementation of its float formatting.
+	realText map[uint64]string
 	// collated marks a column declared with a collating sequence other
 	// than BINARY: its conditions, groups and units are left to SQLite
 	// (collation.go).
@@ -297,6 +296,11 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 	for i, c := range b.cols {
 		b.finish(i, n)
 		snap.columns[strings.ToLower(c.name)] = c
+		if c.has[classReal] {
+			if c.realText, err = readRealTexts(ctx, tx, table, c.name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if u := snap.columns[strings.ToLower(unit)]; u != nil {
 		snap.orderRowsBy(u)
@@ -359,6 +363,28 @@ func permuted[C uint8 | uint16 | uint32](codes []C, order []uint32) []C {
 	return out
 }
 
+// readRealTexts reads, in the snapshot's transaction, the text SQLite turns
+// each real value of a column into, by the value's bits.
+func readRealTexts(ctx context.Context, tx *sql.Tx, table, column string) (map[uint64]string, error) {
+	col := "+" + sqlgen.QuoteIdent(column)
+	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT "+col+", CAST("+col+" AS TEXT) FROM "+sqlgen.QuoteIdent(table)+
+		" WHERE typeof("+col+") = 'real'")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	texts := map[uint64]string{}
+	for rows.Next() {
+		var f float64
+		var text string
+		if err := rows.Scan(&f, &text); err != nil {
+			return nil, err
+		}
+		texts[math.Float64bits(f)] = text
+	}
+	return texts, rows.Err()
+}
+
 // readColumns reads the table's declared columns into b and returns the
 // select-list expressions that read their stored values.
 func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table string) ([]string, error) {
@@ -377,7 +403,7 @@ func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table str
 		// so the driver hands back the stored text of a DATE column rather
 		// than its own time.Time reading of it.
 		names = append(names, "+"+sqlgen.QuoteIdent(name))
-		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl), validUTF8: true,
+		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl),
 			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
 		b.dicts = append(b.dicts, map[dictValue]uint32{})
 	}
@@ -421,9 +447,6 @@ func (b *snapshotBuilder) add(i int, v any) int64 {
 		d = dictValue{class: classReal, f: v}
 	case string:
 		d = dictValue{class: classText, s: v}
-		if c.validUTF8 && !utf8.ValidString(v) {
-			c.validUTF8 = false
-		}
 	case []byte:
 		d = dictValue{class: classBlob, s: string(v)}
 	case bool: // the driver never returns one for stored data; kept for completeness
@@ -463,7 +486,6 @@ func (b *snapshotBuilder) finish(i, rows int) {
 		sorted[newCode] = c.values[old]
 	}
 	c.values = sorted
-	c.numText = c.affinity == affinityNumeric && c.numericText()
 	c.nulls = newBitset(rows)
 	perValue := make([]int32, len(sorted))
 	for r, code := range c.build {
@@ -534,6 +556,9 @@ func (c *snapColumn) memory() int64 {
 	n += 4 * int64(len(c.cutCodes))
 	for _, v := range c.values {
 		n += 48 + int64(len(v.s))
+	}
+	for _, text := range c.realText {
+		n += 48 + int64(len(text))
 	}
 	return n
 }

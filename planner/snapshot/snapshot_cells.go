@@ -15,7 +15,7 @@ import (
 // contributor keys per cell, cells in SQLite's GROUP BY order, then the same
 // domain filling, group limit and ORDER BY as readCells.
 func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
-	ev := newSnapEval(snap)
+	ev := newSnapEval(snap, needs)
 	defer ev.release()
 	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn
@@ -98,6 +98,10 @@ func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
 	if q.Where == nil {
 		return ev.all, true
 	}
+	if ev.oblivious {
+		tr, _, evaluated := ev.obliviousPred(q.Where)
+		return tr, evaluated
+	}
 	tr, _, evaluated := ev.pred(q.Where, ev.all, false)
 	return tr, evaluated
 }
@@ -116,13 +120,14 @@ var OneConditionTallies = true
 
 // oneConditionTally answers a COUNT whose WHERE is one comparison, BETWEEN,
 // IN or LIKE on one column, without GROUP BY, from the column's per-value
-// figures: the rows holding each value are counted once per snapshot (and
+// figures (never under Needs.Oblivious: the sums' work grows with the
+// values in range): the rows holding each value are counted once per snapshot (and
 // their units' keys once per secret), so the attack streams' one-column
 // statements cost a few sums over the matching values, however long the
 // table. Units and keys need a table keyed by its unit (each unit one row),
 // where the units of a set of values are the sum of each value's.
 func (snap *Table) oneConditionTally(ev *snapEval, q *ir.Query, unit *snapColumn, keys []uint32, needs ir.Needs, keyed bool) (ir.Cell, bool) {
-	if !OneConditionTallies || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
+	if !OneConditionTallies || ev.oblivious || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
 		return ir.Cell{}, false
 	}
 	c, set, negate, ok := ev.leafSet(q.Where)

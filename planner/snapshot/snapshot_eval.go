@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // snapEval evaluates a predicate over a snapshot with SQL's three-valued
@@ -29,10 +28,13 @@ type snapEval struct {
 	// otherwise be garbage every query), returned by release once its
 	// result has been read.
 	sets []*[]uint64
+	// oblivious evaluates every condition over every row (oblivious.go)
+	// rather than the cheapest way.
+	oblivious bool
 }
 
-func newSnapEval(snap *Table) *snapEval {
-	return &snapEval{snap: snap, all: snap.allRows}
+func newSnapEval(snap *Table, needs ir.Needs) *snapEval {
+	return &snapEval{snap: snap, all: snap.allRows, oblivious: needs.Oblivious}
 }
 
 // newSet is an empty row set of the table's size, held until release.
@@ -206,23 +208,35 @@ func (c *snapColumn) codesWhere(p ir.Pred) (codeSet, bool) {
 		}
 		return ranges(rs...), true
 	case *ir.Like:
-		// Reals and blobs turn into text by SQLite's own rules, and invalid
-		// UTF-8 is read by its own decoder: those stay in SQLite.
-		if c.has[classReal] || c.has[classBlob] || !c.validUTF8 || !utf8.ValidString(p.Pattern) {
-			return codeSet{}, false
-		}
+		// Every storage class is read as SQLite's LIKE reads it (like.go),
+		// so that no value's class or bytes send the query elsewhere.
 		lut := make([]uint64, len(c.values))
 		for i, v := range c.values {
-			switch v.class {
-			case classInt:
-				lut[i] = b2u(likeMatches(strconv.FormatInt(v.i, 10), p.Pattern))
-			case classText:
-				lut[i] = b2u(likeMatches(v.s, p.Pattern))
+			if text, ok := c.likeText(v); ok {
+				lut[i] = b2u(likeMatches(text, p.Pattern))
 			}
 		}
 		return codeSet{lut: lut}, true
 	}
 	return codeSet{}, false
+}
+
+// likeText is the text SQLite's LIKE reads a value as: an integer in
+// decimal, a real as SQLite renders it (read from SQLite with the table),
+// text as its bytes. ok is false for NULL, which LIKE leaves unknown, and
+// for a blob, which SQLite's LIKE never matches (it is built with
+// SQLITE_LIKE_DOESNT_MATCH_BLOBS): false, not unknown, so NOT LIKE holds.
+func (c *snapColumn) likeText(v dictValue) (string, bool) {
+	switch v.class {
+	case classInt:
+		return strconv.FormatInt(v.i, 10), true
+	case classReal:
+		text, ok := c.realText[math.Float64bits(v.f)]
+		return text, ok
+	case classText:
+		return v.s, true
+	}
+	return "", false
 }
 
 // rowsIn is how many rows hold a code of the set (NULL rows never do).
@@ -406,97 +420,22 @@ func (c *snapColumn) firstNonNull() uint32 {
 // values with. Only the pairs where SQLite applies no conversion to the
 // literal are accepted: a number against a column of numeric affinity, text
 // against a column of text or no affinity. Elsewhere SQLite's conversions
-// decide, so SQLite answers. A numeric column holding text that reads as a
-// number is declined too, since SQLite converts such text when comparing.
+// decide, so SQLite answers: a decision made from the statement and the
+// schema alone. Text stored in a column of numeric affinity needs no care:
+// SQLite converts text that reads as a number when it is stored, with the
+// same conversion it applies when comparing, so text that is still text
+// compares as text, after every number, here as there.
 func literalFor(c *snapColumn, l ir.Literal) (dictValue, bool) {
 	switch {
 	case c.affinity == affinityNumeric && l.Kind == ir.LitInt:
-		return dictValue{class: classInt, i: l.Int}, !c.numText
+		return dictValue{class: classInt, i: l.Int}, true
 	case c.affinity == affinityNumeric && l.Kind == ir.LitFloat:
 		if math.IsNaN(l.Float) {
 			return dictValue{}, false
 		}
-		return dictValue{class: classReal, f: l.Float}, !c.numText
+		return dictValue{class: classReal, f: l.Float}, true
 	case c.affinity != affinityNumeric && l.Kind == ir.LitText:
 		return dictValue{class: classText, s: l.Text}, true
 	}
 	return dictValue{}, false
-}
-
-// numericText reports whether a column holds text that could read as a
-// number. Such text cannot normally be stored in a column of numeric
-// affinity (SQLite converts it on insert), so this is almost always false.
-func (c *snapColumn) numericText() bool {
-	if !c.has[classText] {
-		return false
-	}
-	for _, v := range c.values {
-		if v.class != classText {
-			continue
-		}
-		s := strings.TrimSpace(v.s)
-		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return true
-		}
-		if strings.HasPrefix(strings.ToLower(strings.TrimLeft(s, "+-")), "0x") {
-			return true
-		}
-	}
-	return false
-}
-
-// likeMatches is SQLite's LIKE with case_sensitive_like on and ESCAPE '\':
-// '%' matches any run of characters, '_' exactly one (UTF-8) character, a
-// backslash makes the next character literal, and a pattern ending in a lone
-// backslash matches nothing.
-func likeMatches(s, p string) bool {
-	for len(p) > 0 {
-		pr, pn := utf8.DecodeRuneInString(p)
-		switch pr {
-		case '%':
-			for len(p) > 0 && (p[0] == '%' || p[0] == '_') {
-				if p[0] == '_' {
-					if len(s) == 0 {
-						return false
-					}
-					_, sn := utf8.DecodeRuneInString(s)
-					s = s[sn:]
-				}
-				p = p[1:]
-			}
-			if len(p) == 0 {
-				return true
-			}
-			for {
-				if likeMatches(s, p) {
-					return true
-				}
-				if len(s) == 0 {
-					return false
-				}
-				_, sn := utf8.DecodeRuneInString(s)
-				s = s[sn:]
-			}
-		case '_':
-			if len(s) == 0 {
-				return false
-			}
-			_, sn := utf8.DecodeRuneInString(s)
-			s, p = s[sn:], p[pn:]
-		case '\\':
-			p = p[pn:]
-			if len(p) == 0 {
-				return false
-			}
-			pr, pn = utf8.DecodeRuneInString(p)
-			fallthrough
-		default:
-			sr, sn := utf8.DecodeRuneInString(s)
-			if len(s) == 0 || sr != pr {
-				return false
-			}
-			s, p = s[sn:], p[pn:]
-		}
-	}
-	return len(s) == 0
 }

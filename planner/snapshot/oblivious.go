@@ -1,0 +1,176 @@
+package snapshot
+
+import "countwall/ir"
+
+// Data-oblivious evaluation, for the mechanisms that claim a privacy loss
+// (ir.Needs.Oblivious). The fast ways of snapshot_leaf.go choose between
+// listed rows, row sets, cuts and masked rows by how many rows hold each
+// value, and a conjunction puts its most selective condition first: the
+// work, and so the time, of a statement then moves with how often a value
+// occurs, and one person can move it. Here every leaf condition reads the
+// code of every row, in one branch-free pass whose kernel is chosen by the
+// kind of condition, and AND, OR and NOT combine whole row sets: the work is
+// the same for every table with the same rows, columns and dictionary
+// widths, whatever the rows hold. What is left (the dictionary's size, which
+// one person changes by at most one value; LIKE's match of each distinct
+// value) is measured in docs/timing.md.
+
+// obliviousPred evaluates p over every row with three-valued logic: t holds
+// the rows where p is true, f those where it is false.
+func (e *snapEval) obliviousPred(p ir.Pred) (t, f bitset, ok bool) {
+	switch p := p.(type) {
+	case *ir.And:
+		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right)
+		if !ok {
+			return nil, nil, false
+		}
+		for i := range lt {
+			lt[i] &= rt[i]
+			lf[i] |= rf[i]
+		}
+		return lt, lf, true
+	case *ir.Or:
+		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right)
+		if !ok {
+			return nil, nil, false
+		}
+		for i := range lt {
+			lt[i] |= rt[i]
+			lf[i] &= rf[i]
+		}
+		return lt, lf, true
+	case *ir.Not:
+		it, inf, ok := e.obliviousPred(p.Inner)
+		return inf, it, ok
+	case *ir.IsNull:
+		c := e.column(p.Column)
+		if c == nil {
+			return nil, nil, false
+		}
+		t, f = e.newSet(), e.newSet()
+		for i := range t {
+			t[i] = e.all[i] & c.nulls[i]
+			f[i] = e.all[i] &^ c.nulls[i]
+		}
+		if p.Negate {
+			t, f = f, t
+		}
+		return t, f, true
+	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
+		c, set, negate, ok := e.leafSet(p)
+		if !ok {
+			return nil, nil, false
+		}
+		t, f = e.scanLeaf(c, set, oneRange(p))
+		if negate {
+			t, f = f, t
+		}
+		return t, f, true
+	case ir.Derived:
+		return e.obliviousPred(p.Lower())
+	}
+	return nil, nil, false // MathCompare and anything new run in SQLite
+}
+
+func (e *snapEval) obliviousSides(left, right ir.Pred) (lt, lf, rt, rf bitset, ok bool) {
+	if lt, lf, ok = e.obliviousPred(left); !ok {
+		return nil, nil, nil, nil, false
+	}
+	if rt, rf, ok = e.obliviousPred(right); !ok {
+		return nil, nil, nil, nil, false
+	}
+	return lt, lf, rt, rf, true
+}
+
+// oneRange reports whether a leaf's codes are at most one run, from the kind
+// of condition alone: a comparison other than <>, or BETWEEN, holds on one
+// run of the sorted dictionary. Whether an IN list's runs happen to merge
+// depends on the values stored, so the choice of kernel never rests on it.
+func oneRange(p ir.Pred) bool {
+	switch p := p.(type) {
+	case *ir.Compare:
+		return p.Op != "<>" && p.Op != "!="
+	case *ir.Between:
+		return true
+	}
+	return false
+}
+
+// scanLeaf is the rows whose code is in set (t) and the non-NULL rows whose
+// code is not (f), from a pass over every row's code.
+func (e *snapEval) scanLeaf(c *snapColumn, set codeSet, single bool) (t, f bitset) {
+	t = e.newSet()
+	if single {
+		var lo, hi uint32
+		if len(set.ranges) == 1 {
+			lo, hi = set.ranges[0].lo, set.ranges[0].hi
+		}
+		switch {
+		case c.codes8 != nil:
+			rangeBits(t, c.codes8, lo, hi)
+		case c.codes16 != nil:
+			rangeBits(t, c.codes16, lo, hi)
+		default:
+			rangeBits(t, c.codes32, lo, hi)
+		}
+	} else {
+		member := codeBits(set, len(c.values))
+		switch {
+		case c.codes8 != nil:
+			memberBits(t, c.codes8, member)
+		case c.codes16 != nil:
+			memberBits(t, c.codes16, member)
+		default:
+			memberBits(t, c.codes32, member)
+		}
+	}
+	f = e.newSet()
+	for i := range f {
+		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
+	}
+	return t, f
+}
+
+// rangeBits sets the rows whose code c has lo <= c < hi. The test is
+// unsigned arithmetic: c-lo wraps past hi-lo when c < lo, and the sign of
+// (c-lo) - (hi-lo), both below 2^32, is the answer, with no branch.
+func rangeBits[C uint8 | uint16 | uint32](t bitset, codes []C, lo, hi uint32) {
+	span := uint64(hi - lo)
+	for wi := range t {
+		base := wi << 6
+		chunk := codes[base:min(base+64, len(codes))]
+		var w uint64
+		for j, code := range chunk {
+			w |= ((uint64(uint32(code)-lo) - span) >> 63) << uint(j)
+		}
+		t[wi] = w
+	}
+}
+
+// codeBits is the set as one bit per code: a lookup table an eighth the size
+// of a word per code, so that it stays in the first-level cache for
+// dictionaries of tens of thousands of values and a lookup's time does not
+// depend on which code is looked up.
+func codeBits(set codeSet, values int) []uint64 {
+	member := make([]uint64, (values+63)/64+1)
+	set.eachRun(func(lo, hi uint32) {
+		for c := lo; c < hi; c++ {
+			member[c>>6] |= 1 << (c & 63)
+		}
+	})
+	return member
+}
+
+// memberBits sets the rows whose code is in member.
+func memberBits[C uint8 | uint16 | uint32](t bitset, codes []C, member []uint64) {
+	for wi := range t {
+		base := wi << 6
+		chunk := codes[base:min(base+64, len(codes))]
+		var w uint64
+		for j, code := range chunk {
+			c := uint32(code)
+			w |= (member[c>>6] >> (c & 63) & 1) << uint(j)
+		}
+		t[wi] = w
+	}
+}
