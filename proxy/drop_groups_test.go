@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"database/sql"
+	"math"
 	"testing"
 
 	"countwall/ir"
@@ -106,5 +107,69 @@ func TestReleasedGroupsOverMaxGroupsAreTruncated(t *testing.T) {
 	const note = "7 groups were released; the first 3 in the answer's order are shown (max_groups)"
 	if res.Notice != note {
 		t.Fatalf("notice %q, want %q", res.Notice, note)
+	}
+}
+
+// TestFoundGroupsHaveNoLimit: under the mechanisms that drop low counts no
+// limit applies to the groups found before dropping (it was a million,
+// past which one person adding a new value was refused with 54000 while
+// the table without them was answered). Neighbours with 4,000 and 4,001
+// distinct values, every group one person, max_groups 10: both answered,
+// the same way, with no group released.
+func TestFoundGroupsHaveNoLimit(t *testing.T) {
+	const stmt = "SELECT suburb, COUNT(*) FROM people GROUP BY suburb"
+	for _, m := range []struct {
+		name   string
+		params map[string]any
+	}{
+		{"suppress", map[string]any{"mode": "drop", "threshold": 3}},
+		{"layered", nil},
+		{"laplace", nil},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			var outcomes [2]pgerror.Code
+			var released [2]int
+			for world := range 2 {
+				f := newFixture(t, 4000)
+				distinctSuburbs(t, f)
+				if world == 1 {
+					addPerson(t, f, 10001, 20, "F", "suburb_new")
+				}
+				cfg := f.config(t, m.name, m.params)
+				setPolicy(cfg, func(p *ir.Policy) { p.MaxGroups = 10 })
+				e, err := Open(context.Background(), cfg, Options{NoiseSeed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if needs := queryNeeds(e.live.Load().mech, e.live.Load().catalog.Tables["people"], &ir.Query{Table: "people", GroupBy: []string{"suburb"}}); needs.GroupLimit != math.MaxInt {
+					t.Fatalf("found-groups limit %d, want none", needs.GroupLimit)
+				}
+				res, err := e.Query(context.Background(), "alice", stmt)
+				e.Close()
+				outcomes[world] = pgerror.SQLState(err)
+				if err == nil {
+					released[world] = len(res.Rows)
+				}
+			}
+			if outcomes != [2]pgerror.Code{"", ""} {
+				t.Fatalf("SQLSTATE without the person %q, with %q: want both answered", outcomes[0], outcomes[1])
+			}
+			if released != [2]int{0, 0} {
+				t.Fatalf("groups released %v, want none (every group holds one person)", released)
+			}
+		})
+	}
+}
+
+// distinctSuburbs gives every person of a fixture a suburb of their own.
+func distinctSuburbs(t *testing.T, f *fixture) {
+	t.Helper()
+	db, err := sql.Open("sqlite", f.database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE people SET suburb = 'suburb_' || id`); err != nil {
+		t.Fatal(err)
 	}
 }

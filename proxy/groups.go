@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"countwall/ir"
@@ -10,11 +11,14 @@ import (
 )
 
 // queryNeeds is what the planner must compute for q under m. A mechanism
-// that drops groups needs every group found before it drops (GroupLimit,
-// so that max_groups applies to the groups released, never to those
-// dropped); one that releases groups by partition selection also needs the
-// distinct units of each group, for a GROUP BY over undeclared columns
-// only, since no other query pays for them.
+// that drops groups needs every group found before it drops, with no limit
+// on how many (GroupLimit): a limit on the groups found would refuse a
+// statement because of a group the answer never shows. What that costs is
+// bounded by a public figure, the table's rows, which no group count can
+// exceed; max_groups applies to the groups released (truncateGroups). One
+// that releases groups by partition selection also needs the distinct units
+// of each group, for a GROUP BY over undeclared columns only, since no other
+// query pays for them.
 func queryNeeds(m mechanisms.Mechanism, t *ir.Table, q *ir.Query) ir.Needs {
 	needs := m.Needs()
 	// A mechanism that claims a loss claims it for everything an answer
@@ -24,7 +28,7 @@ func queryNeeds(m mechanisms.Mechanism, t *ir.Table, q *ir.Query) ir.Needs {
 	if !mechanisms.DropsLowCounts(m) {
 		return needs
 	}
-	needs.GroupLimit = foundGroupsLimit
+	needs.GroupLimit = math.MaxInt
 	if mechanisms.SelectsPartitions(m) {
 		for _, g := range q.GroupBy {
 			if c := t.Columns[g]; c == nil || c.Domain == nil {
@@ -34,12 +38,6 @@ func queryNeeds(m mechanisms.Mechanism, t *ir.Table, q *ir.Query) ir.Needs {
 	}
 	return needs
 }
-
-// foundGroupsLimit bounds the groups a GROUP BY without declared domains may
-// find under a mechanism that drops low counts, before it drops them: the
-// memory and time of one statement. Reaching it is the one refusal that
-// depends on groups the answer would not show (see the README).
-const foundGroupsLimit = 1_000_000
 
 // truncateGroups keeps the first max rows of a released GROUP BY in the
 // answer's order (ORDER BY, else the group values'), saying so in a notice.
