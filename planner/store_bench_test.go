@@ -144,3 +144,34 @@ func BenchmarkReconstructionStatement(b *testing.B) {
 	b.Run("snapshot", func(b *testing.B) { benchRun(b, q, ir.Needs{TableSize: true}) })
 	b.Run("sqlite", func(b *testing.B) { benchRun(b, q, ir.Needs{TableSize: true}, true) })
 }
+
+// The same statements under the data-oblivious evaluation that claiming
+// mechanisms ask for (every leaf a pass over every row), beside the
+// cheapest ways:
+//
+//	go test ./planner -run '^$' -bench 'Oblivious' -count 6 | benchstat -
+func BenchmarkObliviousStatements(b *testing.B) {
+	bounded := ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}
+	like := &ir.Like{Column: "suburb", Pattern: "S1%"}
+	for _, c := range []struct {
+		name  string
+		q     *ir.Query
+		needs ir.Needs
+	}{
+		{"count", &ir.Query{Table: "people", Where: benchWhere}, ir.Needs{}},
+		{"bounded-count", &ir.Query{Table: "people", Where: benchWhere}, bounded},
+		{"reconstruction", &ir.Query{Table: "people", Threshold: &ir.Threshold{Bound: 3}, Where: reconWhere}, ir.Needs{TableSize: true}},
+		{"like", &ir.Query{Table: "people", Where: like}, bounded},
+		{"in-list", &ir.Query{Table: "people", Where: &ir.In{Column: "age", Values: []ir.Literal{intLit(3), intLit(30), intLit(60)}}}, bounded},
+	} {
+		for _, oblivious := range []bool{false, true} {
+			needs := c.needs
+			needs.Oblivious = oblivious
+			name := c.name + "/cheapest"
+			if oblivious {
+				name = c.name + "/oblivious"
+			}
+			b.Run(name, func(b *testing.B) { benchRun(b, c.q, needs) })
+		}
+	}
+}
