@@ -485,6 +485,19 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 			t.Errorf("predicate %d: distinct %d, units %d, key %d; Go says %d units, key %d", i, c.Count, c.Units, c.Key, n, total.key())
 		}
 		gq := &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: where}
+		// Counts alone, as idp and bdp ask for them.
+		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{TableSize: true, Oblivious: oblivious}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Cells) != len(bySex) {
+			t.Errorf("predicate %d: %d groups counted alone, Go finds %d", i, len(res.Cells), len(bySex))
+		}
+		for _, c := range res.Cells {
+			if want := bySex[c.Group[0]]; want == nil || c.Count != want.count {
+				t.Errorf("predicate %d group %+v counted alone: %d; Go says %+v", i, c.Group[0], c.Count, want)
+			}
+		}
 		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0, Oblivious: oblivious}, testSecret)
 		if err != nil {
 			t.Fatal(err)

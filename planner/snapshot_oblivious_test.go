@@ -51,6 +51,9 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 		{"bounded LIKE", &ir.Query{Table: "people", Where: like}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}},
 		{"distinct units", &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: &ir.Not{Inner: like}}, ir.Needs{TableSize: true}},
 		{"GROUP BY sex", &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: like}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}},
+		{"GROUP BY age, counts alone", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: like}, ir.Needs{TableSize: true}},
+		{"GROUP BY age, units", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: &ir.Compare{Column: "score", Op: "<", Value: intLit(300)}},
+			ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 3}, Units: true}},
 	}
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
 		"id":     {Name: "id", Type: ir.TypeInt},
@@ -61,10 +64,16 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 	}}
 	table.Policy.AllowLike = true
 	ctx := context.Background()
+	keyed := *table
+	keyed.UnitKeyed = true // every person of these tables has one row
 	for _, world := range neighbours {
 		t.Run(world.name, func(t *testing.T) {
 			raw, fast := openPathsAt(t, writeNeighbour(t, world.suburb, world.score))
-			for _, st := range statements {
+			for i, st := range statements {
+				table := table
+				if i%2 == 1 {
+					table = &keyed
+				}
 				needs := st.needs
 				needs.Oblivious = true
 				want, werr := raw.Run(ctx, table, st.query, needs, testSecret)

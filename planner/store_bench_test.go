@@ -163,6 +163,8 @@ func BenchmarkObliviousStatements(b *testing.B) {
 		{"reconstruction", &ir.Query{Table: "people", Threshold: &ir.Threshold{Bound: 3}, Where: reconWhere}, ir.Needs{TableSize: true}},
 		{"like", &ir.Query{Table: "people", Where: like}, bounded},
 		{"in-list", &ir.Query{Table: "people", Where: &ir.In{Column: "age", Values: []ir.Literal{intLit(3), intLit(30), intLit(60)}}}, bounded},
+		{"group-by-bounded", &ir.Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, bounded},
+		{"group-by-counts", &ir.Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, ir.Needs{TableSize: true}},
 	} {
 		for _, oblivious := range []bool{false, true} {
 			needs := c.needs

@@ -205,3 +205,90 @@ func memberBits[C uint8 | uint16 | uint32](t bitset, codes []C, member []uint64)
 		t[full] = w >> (64 - len(tail))
 	}
 }
+
+// The GROUP BYs of the claiming mechanisms visit every row, not only the
+// matching ones, and each unit's every cell, not only its matching ones:
+// a row that does not match adds zero where a matching one adds its
+// count. Which cells are released is then read off the totals, so the
+// work is the rows and each unit's cells under the shape, whatever the
+// WHERE holds on.
+
+// oneIf is 1 when n > 0 and 0 when n == 0, for n >= 0, without a branch.
+func oneIf(n int64) int64 { return int64(uint64(-n) >> 63) }
+
+// bit is row r's bit of set, as 0 or 1.
+func bit(set bitset, r int) int64 { return int64(set[r>>6] >> (uint(r) & 63) & 1) }
+
+// keepFirstOblivious is keepFirst over every row with a unit: each unit's
+// matching rows per place are summed, then each of its places is visited,
+// in place order, keeping the first maxCells places with a matching row.
+func (o *cellOrder) keepFirstOblivious(matched bitset, unit *snapColumn, maxCells, perRow int64, totals *cellTotals) {
+	scratch := o.takeScratch()
+	defer o.putScratch(scratch) // flush leaves rows zero; marks are not used
+	rows, gids := scratch.rows, scratch.gids
+	cells := 0 // the places the current unit has
+	flush := func() {
+		left := maxCells
+		for p := range cells {
+			keep := oneIf(rows[p]) * oneIf(left)
+			totals.addIf(uint64(gids[p]), min(rows[p], perRow)*keep, keep, 0, keep)
+			left -= keep
+			rows[p] = 0
+		}
+		cells = 0
+	}
+	first := unit.firstNonNull()
+	if first >= uint32(len(unit.values)) {
+		return // every unit NULL
+	}
+	for u := first; u < uint32(len(unit.values)); u++ {
+		for r := int(unit.prefix[u]); r < int(unit.prefix[u+1]); r++ {
+			p := o.place[r]
+			rows[p] += bit(matched, r)
+			gids[p] = o.gid[r]
+			cells = max(cells, int(p)+1)
+		}
+		flush()
+	}
+}
+
+// groupCellsOblivious is groupCells over every row, for counts alone
+// (unit nil) or on a table keyed by its unit (each unit one row).
+func groupCellsOblivious(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, rows int) []ir.Cell {
+	radix, _ := groupRadix(groups) // groupCells checked that it fits
+	totals := newCellTotals(radix, rows)
+	for r := range rows {
+		m := bit(matched, r)
+		if unit == nil {
+			totals.addIf(groupID(groups, r), m, 0, 0, m)
+			continue
+		}
+		u := unit.code(r)
+		counted := m * (1 - bit(unit.nulls, r)) // a NULL unit is no unit
+		var key uint32
+		if keys != nil {
+			key = keys[u] * uint32(counted)
+		}
+		totals.addIf(groupID(groups, r), m, counted, key, m)
+	}
+	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
+		return finishTally(c, units, key, needs, agg)
+	})
+}
+
+// addIf adds to cell gid, which is released when present is 1 for some
+// add: a cell only ever added zeros is not one the rows form.
+func (t *cellTotals) addIf(gid uint64, count, units int64, key uint32, present int64) {
+	var tot *cellTotal
+	if t.sparse == nil {
+		tot = &t.dense[gid]
+		t.seen[gid>>6] |= uint64(present) << (gid & 63)
+	} else if tot = t.sparse[gid]; tot == nil {
+		tot = &cellTotal{}
+		t.sparse[gid] = tot
+	}
+	tot.count += count
+	tot.units += units
+	tot.key += key
+	tot.present |= present
+}

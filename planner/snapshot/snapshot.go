@@ -533,6 +533,9 @@ func narrow[C uint8 | uint16](codes []uint32) []C {
 	return out
 }
 
+// rows is how many rows the column holds.
+func (c *snapColumn) rows() int { return len(c.codes8) + len(c.codes16) + len(c.codes32) }
+
 // code is row r's value code.
 func (c *snapColumn) code(r int) uint32 {
 	switch {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"math"
 	"math/bits"
 	"strings"
 	"sync"
@@ -52,11 +53,17 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	if len(groups) == 0 {
 		cells = []ir.Cell{snap.boundedCount(matched, unit, perRow, needs)}
 	} else {
+		// Without rank every unit keeps all its cells; the oblivious path
+		// visits them through the cell order all the same.
 		var order *cellOrder
+		maxCells := int64(math.MaxInt64)
 		if rank {
+			maxCells = b.MaxGroupsPerUnit
+		}
+		if rank || needs.Oblivious {
 			order = snap.cellOrder(unit, groups, secret)
 		}
-		cells = snap.boundedGroups(matched, unit, groups, order, b.MaxGroupsPerUnit, perRow, needs)
+		cells = snap.boundedGroups(matched, unit, groups, order, maxCells, perRow, needs)
 	}
 	res, err := snap.result(shape, cells, q, needs)
 	return res, true, err

@@ -319,6 +319,9 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 		}
 		return keys[u]
 	}
+	if needs.Oblivious && (unit == nil || keyed) {
+		return groupCellsOblivious(matched, groups, unit, keys, needs, agg, groups[0].rows()), true
+	}
 	totals := newCellTotals(radix, 64*len(matched))
 	switch {
 	case unit == nil: // rows counted, no units

@@ -16,10 +16,15 @@ import (
 // number (the compiled SQL's order). Each unit's matching rows are visited
 // together, one run of rows in the unit's order (Store.Answer sees to it); a
 // unit in more than maxCells cells keeps the first maxCells of them in
-// order's order, when order is given.
+// order's order, when order is given (always under needs.Oblivious, where
+// every row and cell is visited).
 func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, order *cellOrder, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
 	radix, _ := groupRadix(groups) // answerBounded checked that it fits
 	totals := newCellTotals(radix, snap.rows)
+	if needs.Oblivious {
+		order.keepFirstOblivious(matched, unit, maxCells, perRow, totals)
+		return totals.cells(groups, boundedFinish(needs))
+	}
 	if order != nil {
 		order.keepFirst(matched, unit, maxCells, perRow, totals)
 		return totals.cells(groups, boundedFinish(needs))
@@ -231,6 +236,9 @@ type cellTotals struct {
 type cellTotal struct {
 	count, units int64
 	key          uint32
+	// present is 1 for a cell some row formed; 0 for one that only the
+	// oblivious paths' non-matching rows added (zeros) to.
+	present int64
 }
 
 // newCellTotals totals the cells of group columns that can form radix
@@ -255,6 +263,7 @@ func (t *cellTotals) add(gid uint64, count, units int64, key uint32) {
 	tot.count += count
 	tot.units += units
 	tot.key += key
+	tot.present = 1
 }
 
 // cells are the cells added to, in ascending cell number (the compiled
@@ -275,7 +284,9 @@ func (t *cellTotals) cells(groups []groupColumn, finish func(c ir.Cell, units in
 	}
 	slices.Sort(gids)
 	for _, gid := range gids {
-		emit(gid, t.sparse[gid])
+		if tot := t.sparse[gid]; tot.present == 1 {
+			emit(gid, tot)
+		}
 	}
 	return cells
 }
