@@ -24,16 +24,17 @@ import (
 // figures.
 func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 	neighbours := []struct {
-		name          string
-		suburb, score string // SQL expressions for the added person's values
+		name              string
+		id, suburb, score string // SQL expressions for the added person's values
 	}{
-		{"none", "", ""},
-		{"plain", "'suburb_000'", "7"},
-		{"invalid UTF-8", "CAST(x'ff7375627572625f303030' AS TEXT)", "7"},
-		{"blob", "x'7375627572625f303030'", "7"},
-		{"real in an integer column", "'suburb_001'", "7.5"},
-		{"text in an integer column", "'suburb_001'", "'NaN'"},
-		{"another holder of 7777", "'suburb_002'", "7777"},
+		{"none", "", "", ""},
+		{"plain", "2001", "'suburb_000'", "7"},
+		{"invalid UTF-8", "2001", "CAST(x'ff7375627572625f303030' AS TEXT)", "7"},
+		{"blob", "2001", "x'7375627572625f303030'", "7"},
+		{"real in an integer column", "2001", "'suburb_001'", "7.5"},
+		{"text in an integer column", "2001", "'suburb_001'", "'NaN'"},
+		{"another holder of 7777", "2001", "'suburb_002'", "7777"},
+		{"a real unit", "2000.5", "'suburb_000'", "7"},
 	}
 	like := &ir.Like{Column: "suburb", Pattern: "suburb\\_000%"}
 	statements := []struct {
@@ -68,7 +69,7 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 	keyed.UnitKeyed = true // every person of these tables has one row
 	for _, world := range neighbours {
 		t.Run(world.name, func(t *testing.T) {
-			raw, fast := openPathsAt(t, writeNeighbour(t, world.suburb, world.score))
+			raw, fast := openPathsAt(t, writeNeighbour(t, world.id, world.suburb, world.score))
 			for i, st := range statements {
 				table := table
 				if i%2 == 1 {
@@ -93,8 +94,8 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 
 // writeNeighbour writes 2,000 people, 312 of them holding score 7777 (the
 // count at which the cheapest way for score = 7777 used to change), and,
-// when suburb is not empty, one more person with those values as stored.
-func writeNeighbour(t *testing.T, suburb, score string) string {
+// when id is not empty, one more person with those values as stored.
+func writeNeighbour(t *testing.T, id, suburb, score string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
 	db, err := sql.Open("sqlite", path)
@@ -108,8 +109,8 @@ func writeNeighbour(t *testing.T, suburb, score string) string {
 		 INSERT INTO people SELECT i, i % 7, CASE i % 2 WHEN 0 THEN 'F' ELSE 'M' END,
 		   printf('suburb_%03d', i % 40), CASE WHEN i <= 312 THEN 7777 ELSE i % 500 END FROM n`,
 	}
-	if suburb != "" {
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO people VALUES (2001, 3, 'F', %s, %s)`, suburb, score))
+	if id != "" {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO people VALUES (%s, 3, 'F', %s, %s)`, id, suburb, score))
 	}
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {

@@ -29,7 +29,7 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	unit := snap.columns[strings.ToLower(t.PrivacyUnit)]
 	// Contributor keys are not computed under bounds: SQLite's bounding SQL
 	// refuses them, and so the query is left to it.
-	if unit == nil || !unit.groupable() || needs.Key {
+	if unit == nil || !unit.countsUnits(needs.Oblivious) || needs.Key {
 		return nil, false, nil
 	}
 	groups, ok := snap.groupColumns(t, q)

@@ -21,7 +21,7 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 	var unit *snapColumn
 	var keys []uint32
 	if withUnits {
-		if unit = snap.columns[strings.ToLower(t.PrivacyUnit)]; unit == nil || !unit.groupable() {
+		if unit = snap.columns[strings.ToLower(t.PrivacyUnit)]; unit == nil || !unit.countsUnits(needs.Oblivious) {
 			return nil, false, nil
 		}
 		if needs.Key {
@@ -211,11 +211,25 @@ func (t *valueTallies) sum(set codeSet) (units int64, key uint32) {
 	return units, key
 }
 
-// groupable reports whether the column's values group as they compare here:
-// SQLite puts an integer and an equal real in one group, which the snapshot's
-// dictionary keeps apart, so such a column is left to SQLite.
-func (c *snapColumn) groupable() bool {
-	return !c.collated && !(c.has[classInt] && c.has[classReal])
+// countsUnits reports whether the snapshot's distinct values of the unit
+// column c are SQLite's distinct units. SQLite takes an integer and an
+// equal real for one value, which the dictionary keeps apart; only a column
+// without a declared type (no affinity) can store both, since a numeric
+// column stores an integral real as an integer and a text column stores
+// numbers as text. Such a column holding both is left to SQLite; under
+// oblivious (the claiming mechanisms) a column without a declared type is
+// left to SQLite whatever it holds, so that no stored value decides the
+// path.
+func (c *snapColumn) countsUnits(oblivious bool) bool {
+	switch {
+	case c.collated:
+		return false
+	case c.affinity != affinityBlob:
+		return true
+	case oblivious:
+		return false
+	}
+	return !(c.has[classInt] && c.has[classReal])
 }
 
 // tallyRows counts a row set's rows and, when unit is set, the distinct
