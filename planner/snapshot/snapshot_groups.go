@@ -384,11 +384,15 @@ func (snap *Table) cellOrder(unit *snapColumn, groups []groupColumn, secret []by
 		for r := lo; r < hi; r++ {
 			gid := groupID(groups, r)
 			o.gid[r] = uint32(gid)
+			// The keyed hash is paid for every row, not once per cell: it
+			// is most of the build's time, which then follows the table's
+			// rows rather than how a person's rows spread over cells.
+			for i, g := range groups {
+				vals[i] = rankValue(g, r)
+			}
+			rank := plan.CellRank(secret, uv, vals...)
 			if _, added := cells.find(gid); added {
-				for i, g := range groups {
-					vals[i] = rankValue(g, r)
-				}
-				ranks = append(ranks, plan.CellRank(secret, uv, vals...))
+				ranks = append(ranks, rank)
 			}
 		}
 		byRank = byRank[:0]
