@@ -43,19 +43,7 @@ func (e *snapEval) obliviousPred(p ir.Pred) (t, f bitset, ok bool) {
 		it, inf, ok := e.obliviousPred(p.Inner)
 		return inf, it, ok
 	case *ir.IsNull:
-		c := e.column(p.Column)
-		if c == nil {
-			return nil, nil, false
-		}
-		t, f = e.newSet(), e.newSet()
-		for i := range t {
-			t[i] = e.all[i] & c.nulls[i]
-			f[i] = e.all[i] &^ c.nulls[i]
-		}
-		if p.Negate {
-			t, f = f, t
-		}
-		return t, f, true
+		return e.pred(p, e.all, true) // word operations on the NULL set
 	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
 		c, set, negate, ok := e.leafSet(p)
 		if !ok {

@@ -252,18 +252,7 @@ func newCellTotals(radix uint64, rows int) *cellTotals {
 }
 
 func (t *cellTotals) add(gid uint64, count, units int64, key uint32) {
-	var tot *cellTotal
-	if t.sparse == nil {
-		tot = &t.dense[gid]
-		t.seen.set(int(gid))
-	} else if tot = t.sparse[gid]; tot == nil {
-		tot = &cellTotal{}
-		t.sparse[gid] = tot
-	}
-	tot.count += count
-	tot.units += units
-	tot.key += key
-	tot.present = 1
+	t.addIf(gid, count, units, key, 1)
 }
 
 // cells are the cells added to, in ascending cell number (the compiled
