@@ -43,6 +43,11 @@ func ensureRecordKeyFunc() error {
 		registerErr = sqlite.RegisterDeterministicScalarFunction(plan.GroupTextFunc, 1, sqlGroupText)
 		if registerErr != nil {
 			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", plan.GroupTextFunc, registerErr)
+			return
+		}
+		registerErr = sqlite.RegisterDeterministicScalarFunction(plan.RoundHalfEvenFunc, 1, sqlRoundHalfEven)
+		if registerErr != nil {
+			registerErr = fmt.Errorf("planner: registering %s with SQLite: %w", plan.RoundHalfEvenFunc, registerErr)
 		}
 	})
 	return registerErr
@@ -62,6 +67,19 @@ func sqlRecordKey(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value,
 		return nil, nil
 	}
 	return int64(plan.RecordKey(secret, args[1])), nil
+}
+
+// sqlRoundHalfEven is the body of countwall_round_half_even. SQLite checks
+// the argument count when it prepares the statement; any value gives a
+// result (NULL for one that is not a number), never an error.
+func sqlRoundHalfEven(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("%s takes 1 argument, got %d", plan.RoundHalfEvenFunc, len(args))
+	}
+	if r, ok := plan.RoundHalfEven(args[0]); ok {
+		return r, nil
+	}
+	return nil, nil
 }
 
 // sqlCellRank is the body of countwall_cell_rank.
