@@ -53,6 +53,7 @@ const (
 	ProtocolViolation           Code = "08P01"
 	InternalError               Code = "XX000"
 	UndefinedFunction           Code = "42883"
+	AmbiguousFunction           Code = "42725"
 	DivisionByZero              Code = "22012"
 	InvalidEscapeSequence       Code = "22025"
 	CharacterNotInRepertoire    Code = "22021"

@@ -149,28 +149,32 @@ func (p *parser) columnCompare(left, right sqlparser.Expr, op string) (ir.Pred, 
 }
 
 // mathCompare converts expr op number, where expr is arithmetic or
-// allow-listed functions on exactly one column.
+// allow-listed functions on exactly one column: typed as PostgreSQL types
+// it, and compared with the number as PostgreSQL compares them.
 func (p *parser) mathCompare(left, right sqlparser.Expr, op string) (ir.Pred, error) {
 	pol := p.table.Policy
 	if pol.Strict || !pol.AllowMath {
 		return nil, p.policyError("arithmetic and functions in conditions")
 	}
-	expr, cols, err := p.expr(left)
+	term, err := p.expr(left, typeInt8)
 	if err != nil {
 		return nil, err
 	}
-	if cols != 1 {
+	if term.columns() != 1 {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "an expression in a condition must use exactly one column")
 	}
-	if p.exprType(expr) == ir.TypeText {
+	if term.typ == typeText {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a condition may compare a number computed from a column, not text (lower and upper go inside length)")
 	}
 	p.leaves++
-	lit, err := p.numberLiteral(right)
+	value, err := p.comparedValue(right, term.typ)
 	if err != nil {
 		return nil, err
 	}
-	return &ir.MathCompare{Expr: expr, Op: op, Value: lit}, nil
+	if r, ok := exactDecimal(value); ok && term.typ.isInteger() {
+		op, value = exactIntegerComparison(op, r)
+	}
+	return &ir.MathCompare{Expr: term.expr, Op: op, Value: value}, nil
 }
 
 func containsSubquery(e sqlparser.Expr) bool {

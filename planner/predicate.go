@@ -164,76 +164,68 @@ func (p *parser) between(x *sqlparser.RangeCond) (ir.Pred, error) {
 
 var allowedFuncs = map[string]int{"abs": 1, "round": 1, "floor": 1, "ceil": 1, "length": 1, "lower": 1, "upper": 1}
 
-// expr converts arithmetic over columns and literals; it returns how many
-// column references it holds.
-func (p *parser) expr(e sqlparser.Expr) (ir.Expr, int, error) {
+// expr converts arithmetic over columns and constants into a term: its IR,
+// its PostgreSQL type and the text the analyst wrote. want is the type an
+// untyped constant here takes (a quoted value or a parameter), as
+// PostgreSQL types it by its context.
+func (p *parser) expr(e sqlparser.Expr, want mathType) (*mathTerm, error) {
 	if err := p.deeper(); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer func() { p.depth-- }()
 	switch x := e.(type) {
 	case *sqlparser.ParenExpr:
-		return p.expr(x.Expr)
+		t, err := p.expr(x.Expr, want)
+		if err != nil {
+			return nil, err
+		}
+		t.text = "(" + t.text + ")"
+		return t, nil
 	case *sqlparser.ColName:
 		name, err := p.column(x)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if name == p.table.PrivacyUnit && !p.table.Policy.UnitInWhere {
-			return nil, 0, p.unitInWhere(name)
+			return nil, p.unitInWhere(name)
 		}
-		return &ir.ColumnRef{Column: name}, 1, nil
+		return &mathTerm{expr: &ir.ColumnRef{Column: name}, typ: columnMathType(p.table.Columns[name].Type), text: name, column: name}, nil
 	case *sqlparser.SQLVal, *sqlparser.UnaryExpr:
-		lit, err := p.numberLiteral(x)
-		if err != nil {
-			return nil, 0, err
-		}
-		return &ir.NumberLit{Value: lit}, 0, nil
+		return p.constantTerm(x, want)
 	case *sqlparser.BinaryExpr:
 		switch x.Operator {
 		case "+", "-", "*", "/", "%":
 		default:
-			return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported in expressions", x.Operator)
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported in expressions", x.Operator)
 		}
-		l, lc, err := p.expr(x.Left)
-		if err != nil {
-			return nil, 0, err
-		}
-		r, rc, err := p.expr(x.Right)
-		if err != nil {
-			return nil, 0, err
-		}
-		if err := p.checkArithmetic(x.Operator, l, r); err != nil {
-			return nil, 0, err
-		}
-		return &ir.BinaryExpr{Op: x.Operator, Left: l, Right: r}, lc + rc, nil
+		return p.arithmeticTerm(x)
 	case *sqlparser.FuncExpr:
 		name := x.Name.Lowered()
 		arity, ok := allowedFuncs[name]
 		if !ok || !x.Qualifier.IsEmpty() || x.Distinct {
-			return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not allowed in conditions", strings.ToUpper(name))
+			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not allowed in conditions", strings.ToUpper(name))
 		}
 		if len(x.Exprs) != arity {
-			return nil, 0, pgerror.Errorf(pgerror.SyntaxError, "%s takes %d argument", strings.ToUpper(name), arity)
+			return nil, pgerror.Errorf(pgerror.SyntaxError, "%s takes %d argument", strings.ToUpper(name), arity)
 		}
 		ae, ok := x.Exprs[0].(*sqlparser.AliasedExpr)
 		if !ok {
-			return nil, 0, pgerror.Errorf(pgerror.SyntaxError, "bad argument to %s", strings.ToUpper(name))
+			return nil, pgerror.Errorf(pgerror.SyntaxError, "bad argument to %s", strings.ToUpper(name))
 		}
-		arg, n, err := p.expr(ae.Expr)
-		if err != nil {
-			return nil, 0, err
-		}
-		if want := funcArgType(name); p.exprType(arg) != want && !(want == ir.TypeReal && p.exprType(arg) == ir.TypeInt) {
-			return nil, 0, pgerror.Errorf(pgerror.UndefinedFunction, "function %s(%s) does not exist", name, pgTypeName(p.exprType(arg)))
-		}
-		return &ir.FuncCall{Name: name, Args: []ir.Expr{arg}}, n, nil
+		return p.functionTerm(name, ae.Expr)
 	}
-	return nil, 0, pgerror.Errorf(pgerror.FeatureNotSupported, "this expression is not supported in conditions")
+	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "this expression is not supported in conditions")
 }
 
-func (p *parser) numberLiteral(e sqlparser.Expr) (ir.Literal, error) {
-	lit, err := p.rawLiteral(e, ir.TypeInt, "expression")
+// numberLiteral reads a constant of an arithmetic condition. A number keeps
+// its exact text (its type comes from its form); a quoted value or a
+// parameter is read as want, the type its context gives it.
+func (p *parser) numberLiteral(e sqlparser.Expr, want mathType) (ir.Literal, error) {
+	read := ir.TypeInt
+	if want == typeFloat8 && isUntypedConstant(e) {
+		read = ir.TypeReal
+	}
+	lit, err := p.rawLiteral(e, read, "expression")
 	if err != nil {
 		return ir.Literal{}, err
 	}
