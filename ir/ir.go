@@ -131,6 +131,14 @@ type MathCompare struct {
 	Expr  Expr
 	Op    string
 	Value Literal
+	// Guard is the range of the expression's column over which the planner
+	// checked Expr total (no overflow, no division by zero, for any value in
+	// it); nil when the column is text, on which the allowed functions are
+	// total. A row whose value lies outside it, or is not a number of the
+	// column's type, evaluates Expr as NULL: a declared range is a promise
+	// the data may break, and no row may reach an error the check did not
+	// rule out.
+	Guard *Between
 }
 
 // Expr is an arithmetic expression over columns and literals.

@@ -150,7 +150,8 @@ func (p *parser) columnCompare(left, right sqlparser.Expr, op string) (ir.Pred, 
 
 // mathCompare converts expr op number, where expr is arithmetic or
 // allow-listed functions on exactly one column: typed as PostgreSQL types
-// it, and compared with the number as PostgreSQL compares them.
+// it, checked total over the column's range (exprrange.go), and compared
+// with the number as PostgreSQL compares them.
 func (p *parser) mathCompare(left, right sqlparser.Expr, op string) (ir.Pred, error) {
 	pol := p.table.Policy
 	if pol.Strict || !pol.AllowMath {
@@ -171,10 +172,14 @@ func (p *parser) mathCompare(left, right sqlparser.Expr, op string) (ir.Pred, er
 	if err != nil {
 		return nil, err
 	}
+	if err := p.checkTotal(term); err != nil {
+		return nil, err
+	}
 	if r, ok := exactDecimal(value); ok && term.typ.isInteger() {
 		op, value = exactIntegerComparison(op, r)
 	}
-	return &ir.MathCompare{Expr: term.expr, Op: op, Value: value}, nil
+	guard := columnGuard(p.table.Columns[term.columnName()])
+	return &ir.MathCompare{Expr: term.expr, Op: op, Value: value, Guard: guard}, nil
 }
 
 func containsSubquery(e sqlparser.Expr) bool {
