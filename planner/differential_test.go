@@ -166,8 +166,30 @@ func (g predGen) leaf() ir.Pred {
 		text := []string{"sex", "suburb"}[g.r.IntN(2)]
 		return &ir.Like{Column: text, Pattern: patterns[g.r.IntN(len(patterns))], Negate: g.r.IntN(2) == 0}
 	default:
-		return &ir.MathCompare{Expr: g.expr(), Op: g.ops(), Value: g.intLit()}
+		return guardedMath(testPeopleTable(), g.expr(), g.ops(), g.intLit())
 	}
+}
+
+// guardedMath is expr op value as the parser makes it, guarded by its
+// column's range (the generated expressions stay far from any overflow).
+func guardedMath(t *ir.Table, expr ir.Expr, op string, value ir.Literal) *ir.MathCompare {
+	return &ir.MathCompare{Expr: expr, Op: op, Value: value, Guard: columnGuard(t.Columns[exprColumn(expr)])}
+}
+
+// exprColumn is the column an expression reads.
+func exprColumn(e ir.Expr) string {
+	switch e := e.(type) {
+	case *ir.ColumnRef:
+		return e.Column
+	case *ir.BinaryExpr:
+		if c := exprColumn(e.Left); c != "" {
+			return c
+		}
+		return exprColumn(e.Right)
+	case *ir.FuncCall:
+		return exprColumn(e.Args[0])
+	}
+	return ""
 }
 
 // expr is an integer-valued expression over one column.

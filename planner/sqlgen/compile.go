@@ -26,12 +26,16 @@ const keyModulus = "4294967296"
 
 // sqlFuncs is the allow-list of functions a MathCompare may call, with the
 // SQLite function each one becomes and the argument counts it accepts.
+// PostgreSQL's round(double precision) rounds half to even where SQLite's
+// round rounds half away from zero, so round is countwall's own function;
+// PostgreSQL's round, floor and ceil take a double precision (an integer
+// argument is cast to it), so SQLite's are given one (sqliteFunction).
 var sqlFuncs = map[string]struct {
 	sqlite         string
 	minArg, maxArg int
 }{
 	"abs":    {"abs", 1, 1},
-	"round":  {"round", 1, 2},
+	"round":  {plan.RoundHalfEvenFunc, 1, 1},
 	"floor":  {"floor", 1, 1},
 	"ceil":   {"ceil", 1, 1},
 	"length": {"length", 1, 1},
@@ -210,6 +214,9 @@ type compiler struct {
 type dialect interface {
 	// column is the reference to a catalog column.
 	column(col *ir.Column) string
+	// number is the reference to a numeric column inside arithmetic, of the
+	// type the expression was checked for: bigint or double precision.
+	number(col *ir.Column) string
 	// placeholder marks the n-th (1-based) bound parameter of literal l.
 	placeholder(n int, l ir.Literal) string
 	// function renders a call of allow-listed function name over the
@@ -299,9 +306,7 @@ func (c *compiler) pred(p ir.Pred) {
 		c.bind(ir.Literal{Kind: ir.LitText, Text: p.Pattern})
 		c.sb.WriteString(` ESCAPE '\'`)
 	case *ir.MathCompare:
-		c.expr(p.Expr)
-		c.op(p.Op)
-		c.bind(p.Value)
+		c.mathCompare(p)
 	case ir.Derived:
 		c.pred(p.Lower())
 	case nil:
@@ -309,6 +314,65 @@ func (c *compiler) pred(p ir.Pred) {
 	default:
 		c.fail("predicate %T is not supported", p)
 	}
+}
+
+// mathCompare renders expr op value with the expression computed only for
+// rows whose column lies in the range it was checked total over (the
+// guard): any other row's expression is NULL, so no row reaches an error.
+func (c *compiler) mathCompare(p *ir.MathCompare) {
+	if col, ok := c.unguardedColumn(p.Expr, p.Guard); ok {
+		c.fail("arithmetic on column %q has no checked range", col)
+		return
+	}
+	if p.Guard == nil { // over a text column: total on every value
+		c.expr(p.Expr)
+	} else {
+		c.sb.WriteString("CASE WHEN ")
+		c.guard(p.Guard)
+		c.sb.WriteString(" THEN ")
+		c.expr(p.Expr)
+		c.sb.WriteString(" END")
+	}
+	c.op(p.Op)
+	c.bind(p.Value)
+}
+
+// unguardedColumn finds a numeric column of e that guard does not cover.
+func (c *compiler) unguardedColumn(e ir.Expr, guard *ir.Between) (string, bool) {
+	switch e := e.(type) {
+	case *ir.ColumnRef:
+		col, ok := c.t.Columns[strings.ToLower(e.Column)]
+		if ok && col.Type != ir.TypeText && (guard == nil || !strings.EqualFold(guard.Column, e.Column)) {
+			return e.Column, true
+		}
+	case *ir.BinaryExpr:
+		if col, ok := c.unguardedColumn(e.Left, guard); ok {
+			return col, true
+		}
+		return c.unguardedColumn(e.Right, guard)
+	case *ir.FuncCall:
+		for _, a := range e.Args {
+			if col, ok := c.unguardedColumn(a, guard); ok {
+				return col, true
+			}
+		}
+	}
+	return "", false
+}
+
+// guard renders the range condition. SQLite may store a text or a real in
+// an integer column, which no bigint holds: such a value takes no part
+// either (a text is also greater than every number, so BETWEEN alone
+// leaves it out of a real column's range).
+func (c *compiler) guard(g *ir.Between) {
+	ref := c.column(g.Column)
+	if col, ok := c.t.Columns[strings.ToLower(g.Column)]; ok && c.dialect == nil && col.Type == ir.TypeInt {
+		c.sb.WriteString("typeof(" + ref + ") = 'integer' AND ")
+	}
+	c.sb.WriteString(ref + " BETWEEN ")
+	c.bind(g.Lo)
+	c.sb.WriteString(" AND ")
+	c.bind(g.Hi)
 }
 
 func (c *compiler) binary(l ir.Pred, op string, r ir.Pred) {
@@ -338,7 +402,7 @@ func negated(negate bool, keyword string) string {
 func (c *compiler) expr(e ir.Expr) {
 	switch e := e.(type) {
 	case *ir.ColumnRef:
-		c.sb.WriteString(c.column(e.Column))
+		c.sb.WriteString(c.numberColumn(e.Column))
 	case *ir.NumberLit:
 		c.bind(e.Value)
 	case *ir.BinaryExpr:
@@ -385,6 +449,14 @@ func (c *compiler) expr(e ir.Expr) {
 			return
 		}
 		c.sb.WriteString(f.sqlite + "(")
+		if e.Name == "floor" || e.Name == "ceil" {
+			// SQLite's keep an integer an integer; PostgreSQL's cast it
+			// to double precision first (past 2^53 the two differ).
+			c.sb.WriteString("CAST(")
+			c.expr(e.Args[0])
+			c.sb.WriteString(" AS REAL))")
+			return
+		}
 		for i, a := range e.Args {
 			if i > 0 {
 				c.sb.WriteString(", ")
@@ -397,6 +469,23 @@ func (c *compiler) expr(e ir.Expr) {
 	default:
 		c.fail("expression %T is not supported", e)
 	}
+}
+
+// numberColumn is a column as arithmetic reads it: a real column as a real
+// in SQLite, whose NUMERIC affinity keeps whole numbers as integers (which
+// would divide as integers); in PostgreSQL as the type it was checked for.
+func (c *compiler) numberColumn(name string) string {
+	ref := c.column(name)
+	col, ok := c.t.Columns[strings.ToLower(name)]
+	switch {
+	case !ok || col.Type == ir.TypeText:
+		return ref
+	case c.dialect != nil:
+		return c.dialect.number(col)
+	case col.Type == ir.TypeReal:
+		return "CAST(" + ref + " AS REAL)"
+	}
+	return ref
 }
 
 // sub renders an expression on its own, its parameters numbered after those

@@ -20,6 +20,7 @@ func testPeopleTable() *ir.Table {
 			"sex":    {Name: "sex", Type: ir.TypeText},
 			"suburb": {Name: "suburb", Type: ir.TypeText},
 			"income": {Name: "income", Type: ir.TypeInt},
+			"score":  {Name: "score", Type: ir.TypeReal},
 		},
 		Policy: ir.DefaultPolicy(),
 	}
@@ -101,25 +102,31 @@ func TestCompileExactSQL(t *testing.T) {
 			args: []any{"North%", "%\\_x"},
 		},
 		{
-			name: "math from the expression tree",
+			name: "math computed only within the checked range",
 			q: &ir.Query{Table: "people", Where: &ir.MathCompare{
 				Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: intLit(40)}}}},
 				Op:   "<", Value: intLit(5),
+				Guard: &ir.Between{Column: "age", Lo: intLit(0), Hi: intLit(120)},
 			}},
-			sql:  `SELECT COUNT(*) FROM "people" WHERE abs(("age" - ?)) < ?`,
-			args: []any{int64(40), int64(5)},
+			sql:  `SELECT COUNT(*) FROM "people" WHERE CASE WHEN typeof("age") = 'integer' AND "age" BETWEEN ? AND ? THEN abs(("age" - ?)) END < ?`,
+			args: []any{int64(0), int64(120), int64(40), int64(5)},
 		},
 		{
-			name: "math with round of two arguments and text functions",
+			name: "math with round, floor, a real column and text functions",
 			q: &ir.Query{Table: "people", Where: &ir.Or{
-				Left: &ir.MathCompare{Expr: &ir.FuncCall{Name: "round", Args: []ir.Expr{
-					&ir.BinaryExpr{Op: "/", Left: &ir.ColumnRef{Column: "income"}, Right: &ir.NumberLit{Value: floatLit(3)}},
-					&ir.NumberLit{Value: intLit(1)},
-				}}, Op: ">=", Value: floatLit(10.5)},
+				Left: &ir.Or{
+					Left: &ir.MathCompare{Expr: &ir.FuncCall{Name: "round", Args: []ir.Expr{
+						&ir.BinaryExpr{Op: "/", Left: &ir.ColumnRef{Column: "score"}, Right: &ir.NumberLit{Value: floatLit(3)}},
+					}}, Op: ">=", Value: floatLit(10.5), Guard: &ir.Between{Column: "score", Lo: floatLit(-1), Hi: floatLit(1)}},
+					Right: &ir.MathCompare{Expr: &ir.FuncCall{Name: "floor", Args: []ir.Expr{&ir.ColumnRef{Column: "income"}}},
+						Op: "=", Value: floatLit(7), Guard: &ir.Between{Column: "income", Lo: intLit(-9), Hi: intLit(9)}},
+				},
 				Right: &ir.MathCompare{Expr: &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.FuncCall{Name: "upper", Args: []ir.Expr{&ir.ColumnRef{Column: "suburb"}}}}}, Op: "=", Value: intLit(4)},
 			}},
-			sql:  `SELECT COUNT(*) FROM "people" WHERE (round(("income" / ?), ?) >= ? OR length(upper("suburb")) = ?)`,
-			args: []any{3.0, int64(1), 10.5, int64(4)},
+			sql: `SELECT COUNT(*) FROM "people" WHERE ((CASE WHEN "score" BETWEEN ? AND ? THEN countwall_round_half_even((CAST("score" AS REAL) / ?)) END >= ? ` +
+				`OR CASE WHEN typeof("income") = 'integer' AND "income" BETWEEN ? AND ? THEN floor(CAST("income" AS REAL)) END = ?) ` +
+				`OR length(upper("suburb")) = ?)`,
+			args: []any{-1.0, 1.0, 3.0, 10.5, int64(-9), int64(9), 7.0, int64(4)},
 		},
 		{
 			name: "group by two columns",
@@ -217,6 +224,9 @@ func TestCompileRefusesWhatTheCatalogDoesNotKnow(t *testing.T) {
 		"empty in list":         {Where: &ir.In{Column: "age"}},
 		"nil inside not":        {Where: &ir.Not{}},
 		"column ref is unknown": {Where: &ir.MathCompare{Expr: &ir.ColumnRef{Column: "x"}, Op: "=", Value: intLit(1)}},
+		"math with no range":    {Where: &ir.MathCompare{Expr: &ir.ColumnRef{Column: "age"}, Op: "=", Value: intLit(1)}},
+		"math with another range": {Where: &ir.MathCompare{Expr: &ir.ColumnRef{Column: "age"}, Op: "=", Value: intLit(1),
+			Guard: &ir.Between{Column: "income", Lo: intLit(0), Hi: intLit(1)}}},
 	}
 	for name, q := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -258,8 +268,9 @@ func TestCompileNeverInlinesLiterals(t *testing.T) {
 		Right: &ir.Not{Inner: &ir.Or{
 			Left: &ir.In{Column: "suburb", Values: []ir.Literal{text(), text(), text()}},
 			Right: &ir.And{
-				Left:  &ir.Like{Column: "suburb", Pattern: text().Text},
-				Right: &ir.MathCompare{Expr: &ir.BinaryExpr{Op: "*", Left: &ir.ColumnRef{Column: "income"}, Right: &ir.NumberLit{Value: num()}}, Op: ">", Value: num()},
+				Left: &ir.Like{Column: "suburb", Pattern: text().Text},
+				Right: &ir.MathCompare{Expr: &ir.BinaryExpr{Op: "*", Left: &ir.ColumnRef{Column: "income"}, Right: &ir.NumberLit{Value: num()}}, Op: ">", Value: num(),
+					Guard: &ir.Between{Column: "income", Lo: num(), Hi: num()}},
 			},
 		}},
 	}

@@ -57,6 +57,16 @@ func (d PostgresDialect) column(col *ir.Column) string {
 	return name
 }
 
+// number: an integer column as bigint (a smallint or integer column would
+// otherwise compute, and overflow, in its own width) and a real one as
+// double precision (numeric and real alike).
+func (PostgresDialect) number(col *ir.Column) string {
+	if col.Type == ir.TypeInt {
+		return "(" + QuoteIdent(col.Name) + ")::int8"
+	}
+	return "(" + QuoteIdent(col.Name) + ")::float8"
+}
+
 func (PostgresDialect) placeholder(n int, l ir.Literal) string {
 	p := "$" + strconv.Itoa(n)
 	switch l.Kind {
@@ -68,20 +78,15 @@ func (PostgresDialect) placeholder(n int, l ir.Literal) string {
 	return p + "::text"
 }
 
-// function: SQLite's round returns a real and takes a precision on any
-// number, length and the case functions read a number's text, and floor and
-// ceil keep an integer an integer.
+// function: round, floor and ceil take a double precision, as PostgreSQL
+// resolves them for an integer argument too; length and the case functions
+// read a value's text.
 func (PostgresDialect) function(name string, args []string) (string, error) {
 	switch name {
 	case "abs":
 		return "abs(" + args[0] + ")", nil
-	case "round":
-		if len(args) == 2 {
-			return "round((" + args[0] + ")::numeric, (" + args[1] + ")::int4)::float8", nil
-		}
-		return "round((" + args[0] + ")::float8)", nil
-	case "floor", "ceil":
-		return name + "(" + args[0] + ")", nil
+	case "round", "floor", "ceil":
+		return name + "((" + args[0] + ")::float8)", nil
 	case "length":
 		return "length((" + args[0] + ")::text)", nil
 	case "lower", "upper":

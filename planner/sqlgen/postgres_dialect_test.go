@@ -56,10 +56,20 @@ func TestCompilePostgresExactSQL(t *testing.T) {
 			q: &ir.Query{Table: "people", Where: &ir.And{
 				Left: &ir.Like{Column: "suburb", Pattern: `a\_%`},
 				Right: &ir.MathCompare{Op: ">", Value: intLit(3), Expr: &ir.BinaryExpr{Op: "/", Left: &ir.ColumnRef{Column: "income"},
-					Right: &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.ColumnRef{Column: "sex"}}}}},
+					Right: &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.ColumnRef{Column: "sex"}}}},
+					Guard: &ir.Between{Column: "income", Lo: intLit(-5), Hi: intLit(5)}},
 			}},
-			sql:  `SELECT COUNT(*) FROM "people" WHERE (("suburb" COLLATE "C" LIKE $1::text ESCAPE '\' AND ("income" / NULLIF(length(("sex" COLLATE "C")::text), 0)) > $2::int8))`,
-			args: []any{`a\_%`, int64(3)},
+			sql: `SELECT COUNT(*) FROM "people" WHERE (("suburb" COLLATE "C" LIKE $1::text ESCAPE '\' AND ` +
+				`CASE WHEN "income" BETWEEN $2::int8 AND $3::int8 THEN (("income")::int8 / NULLIF(length(("sex" COLLATE "C")::text), 0)) END > $4::int8))`,
+			args: []any{`a\_%`, int64(-5), int64(5), int64(3)},
+		},
+		{
+			name: "math on numeric: double precision, round half to even",
+			q: &ir.Query{Table: "people", Where: &ir.MathCompare{Op: "=", Value: floatLit(2),
+				Expr:  &ir.FuncCall{Name: "round", Args: []ir.Expr{&ir.BinaryExpr{Op: "+", Left: &ir.ColumnRef{Column: "score"}, Right: &ir.NumberLit{Value: floatLit(0.5)}}}},
+				Guard: &ir.Between{Column: "score", Lo: floatLit(-1e308), Hi: floatLit(1e308)}}},
+			sql:  `SELECT COUNT(*) FROM "people" WHERE (CASE WHEN ("score")::float8 BETWEEN $1::float8 AND $2::float8 THEN round(((("score")::float8 + $3::float8))::float8) END = $4::float8)`,
+			args: []any{-1e308, 1e308, 0.5, 2.0},
 		},
 		{
 			name:  "grouped distinct with units",
@@ -104,7 +114,8 @@ func TestCompilePostgresRefusesWhatWouldDiffer(t *testing.T) {
 	people := testPeopleTable()
 	people.Columns["score"] = &ir.Column{Name: "score", Type: ir.TypeReal}
 	q := &ir.Query{Table: "people", Where: &ir.MathCompare{Op: "=", Value: intLit(0),
-		Expr: &ir.BinaryExpr{Op: "%", Left: &ir.ColumnRef{Column: "score"}, Right: &ir.NumberLit{Value: intLit(2)}}}}
+		Expr:  &ir.BinaryExpr{Op: "%", Left: &ir.ColumnRef{Column: "score"}, Right: &ir.NumberLit{Value: intLit(2)}},
+		Guard: &ir.Between{Column: "score", Lo: floatLit(-1), Hi: floatLit(1)}}}
 	_, _, err := Postgres(people, q, ir.Needs{}, false, PostgresDialect{})
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.FeatureNotSupported {
