@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
@@ -28,14 +29,30 @@ type dialectRow struct {
 	id          int64
 	age, income any // int64 or nil
 	sex, suburb any // string or nil
+	big         any // int64 or nil: bigint's edges, no declared range
+	score       any // float64 or nil: doubles' edges
+	sparse      any // int64, mostly nil
 }
+
+// bigEdges and scoreEdges are the values the arithmetic cases meet at the
+// edges of bigint and double precision.
+var (
+	bigEdges   = []any{int64(math.MinInt64), int64(math.MaxInt64), int64(0), int64(-1), int64(1), int64(1<<53 + 1), -int64(1<<53 + 1), int64(1 << 62), nil}
+	scoreEdges = []any{math.Copysign(0, -1), 0.0, 5e-324, -5e-324, 1e300, -1e300, 0.5, 1.5, 2.5, -0.5, -2.5, 3.5, math.MaxFloat64, 2.4999999999999996, nil, nil}
+)
 
 func dialectRows() []dialectRow {
 	specials := []string{"O'Brien", `back\slash`, "café", "", "suburb_1%", "a_b", "x' OR age >= 0 --"}
 	var rows []dialectRow
 	for i := int64(1); i <= 2000; i++ {
 		r := dialectRow{id: i, age: 17 + (i*7)%74, income: (i*37)%100000 - 5000, sex: []string{"F", "M"}[i%2],
-			suburb: fmt.Sprintf("suburb_%02d", i%25)}
+			suburb: fmt.Sprintf("suburb_%02d", i%25), big: bigEdges[int(i)%len(bigEdges)], score: scoreEdges[int(i)%len(scoreEdges)]}
+		if i%7 == 0 {
+			r.score = float64(i%41) / 8
+		}
+		if i%10 == 0 {
+			r.sparse = (i/10)%41 - 20
+		}
 		if i%97 == 0 {
 			r.age = nil
 		}
@@ -147,6 +164,9 @@ func dialectCorpus() []dialectCase {
 			add("NOT " + a)
 		}
 	}
+	for _, m := range mathCases {
+		add(m)
+	}
 	// Bound parameters, as text with no declared type: PostgreSQL types each
 	// as the column it is compared with.
 	for _, v := range []string{"40", " 40 ", "+40", "-5", "30.5", "x", "", "9223372036854775807", "9223372036854775808", "4e1", "NaN", "1e-400"} {
@@ -156,26 +176,67 @@ func dialectCorpus() []dialectCase {
 	for _, v := range []string{"F", "é", "O'Brien", `back\slash`, "x' OR age >= 0 --", "\xff", ""} {
 		out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE suburb = $1 OR sex = $1", args: textArgs(v)})
 	}
+	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE age + $1 > 40", args: textArgs("5")})
+	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE score + $1 > 1", args: textArgs("0.5")})
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN $1 AND $2", args: textArgs("30", "39")})
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE suburb LIKE $1", args: textArgs("suburb\\_1%")})
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE suburb LIKE $1", args: textArgs("abc\\")})
 	return out
 }
 
+// mathCases are the arithmetic conditions (allow_math): the forms PostgreSQL
+// computes in numeric, bigint's and double precision's edges, -0, the
+// smallest denormal and 1e300, a mostly NULL column, and negations of each
+// kind of comparison with a decimal.
+var mathCases = []string{
+	// numeric in PostgreSQL: refused (see refusedWherePostgresAnswers)
+	"age * 0.1 = 0.3", "age / 3.0 = 10.33333333333333333333", "age % 2.5 = 0", "age % 0.5 = 0", "length(suburb) * 0.1 = 0.3",
+	// an integer expression compared exactly with a decimal
+	"age * 2 = 60.5", "age * 2 > 60.5", "age * 2 <= 60.5", "NOT (age * 2 = 60.5)", "NOT (age + 1 <> 30.5)", "age * 2 < 1e30",
+	"age * 2 > 99999999999999999999", "age + 1 >= 30.00000000000000000001", "age - 1 = 29.0", "length(suburb) > 8.5",
+	// bigint's edges: big has no declared range
+	"abs(big) > 0", "big + 1 > 0", "big - 1 < 0", "big / -1 > 0", "big % -1 = 0", "big / 2 > 0", "big % 1000 = 1", "big * 1 > 0",
+	"big * 2 > 0", "abs(big - 1) > 0", "big + 0 = 9223372036854775807", "big / 3 = 3074457345618258602", "big - 0 = -9223372036854775808",
+	"floor(big) = 9007199254740992", "round(big) = 9223372036854775807", "ceil(big) > 1e18",
+	// the error oracle of a bound: refused in every world
+	"sex = 'F' AND abs(age - 40 + -9223372036854775808) > 0", "abs(age - 10 + -9223372036854775808) > 0",
+	"abs(age - 17 + -9223372036854775808) > 0",
+	// integer (32 bits): length
+	"length(suburb) * 2 > 3", "length(suburb) * 3 > 3", "length(suburb) * 3000000000 > 3", "abs(length(suburb) - 9) = 0",
+	// double precision: -0, 5e-324, 1e300, the largest double, ties
+	"round(score) = 2", "round(score) = 0", "round(score) = -2", "round(score) = 4", "floor(score) = -1", "ceil(score) = 0",
+	"ceil(score) = 3", "score + 0 = 0", "score - 0 < 0", "score + 1 > 0", "score - 1 < 0", "abs(score) > 1", "abs(score) = 0",
+	"score * 1 = 5e-324", "score * 0 = 0", "score * -1 > 0", "round(score) > 1e299", "score + 1 > '0.5'", "round(age) = 30",
+	"score * 0.5 > 0", "score / 2 > 0", "score * 2 > 0", "score * 10 > 0", "score / 1e-10 > 0", "1 / score > 0", "score % 2 = 0",
+	"score + 1e300 > 0", "score + 0 > 1e-400", "score + 0 > 1e400", "score * 1.5 > 3", "floor(score) % 2 = 0",
+	// a mostly NULL column with a declared range
+	"sparse + 1 > 0", "sparse * 2 = 20", "abs(sparse) < 5", "sparse % 3 = 1", "sparse / 2 = -5", "round(sparse) = 3",
+	"NOT (sparse * 2 > 10)", "100 / sparse > 2", "100 / (sparse + 21) > 2", "NOT (sparse + 1 = 0.5)",
+}
+
 // refusedWherePostgresAnswers are the arithmetic statements countwall
 // refuses before the read where PostgreSQL, computing over these rows,
 // answers: each with the one SQLSTATE the README documents for its
-// construct. 0A000: arithmetic PostgreSQL computes in numeric. 22012: a
-// divisor that could be zero for some value of its column's declared range
-// though no stored row's is. Any other divergence fails the test, and so
-// does a change in these.
+// construct. 0A000: arithmetic PostgreSQL computes in numeric. 22003: an
+// expression that could overflow for some value of its column's declared
+// range (or of bigint, or of a text's length) though no stored row does.
+// 22012: a divisor that could be zero for some value of its column's
+// declared range though no stored row's is. Any other divergence fails the
+// test, and so does a change in these.
 var refusedWherePostgresAnswers = map[string]pgerror.Code{
-	"round(age / 2.0) = 20": pgerror.FeatureNotSupported,
-	"floor(age / 2.0) = 19": pgerror.FeatureNotSupported,
-	"ceil(age / 2.0) = 20":  pgerror.FeatureNotSupported,
-	"age * 1.5 > 60":        pgerror.FeatureNotSupported,
-	"age + 0.5 > 40":        pgerror.FeatureNotSupported,
-	"100 / age > 2":         pgerror.DivisionByZero,
+	"age * 0.1 = 0.3":                          pgerror.FeatureNotSupported,
+	"age / 3.0 = 10.33333333333333333333":      pgerror.FeatureNotSupported,
+	"age % 2.5 = 0":                            pgerror.FeatureNotSupported,
+	"age % 0.5 = 0":                            pgerror.FeatureNotSupported,
+	"length(suburb) * 0.1 = 0.3":               pgerror.FeatureNotSupported,
+	"round(age / 2.0) = 20":                    pgerror.FeatureNotSupported,
+	"floor(age / 2.0) = 19":                    pgerror.FeatureNotSupported,
+	"ceil(age / 2.0) = 20":                     pgerror.FeatureNotSupported,
+	"age * 1.5 > 60":                           pgerror.FeatureNotSupported,
+	"age + 0.5 > 40":                           pgerror.FeatureNotSupported,
+	"abs(age - 10 + -9223372036854775808) > 0": pgerror.NumericValueOutOfRange,
+	"length(suburb) * 3 > 3":                   pgerror.NumericValueOutOfRange,
+	"100 / age > 2":                            pgerror.DivisionByZero,
 }
 
 // dialectAnswer is what one side gave: a count, or a SQLSTATE.
@@ -222,11 +283,11 @@ func TestPostgresDialectDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE people (id INTEGER NOT NULL, age INTEGER, sex TEXT, suburb TEXT, income INTEGER)`); err != nil {
+	if _, err := db.Exec(`CREATE TABLE people (id INTEGER NOT NULL, age INTEGER, sex TEXT, suburb TEXT, income INTEGER, big INTEGER, score REAL, sparse INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if _, err := db.Exec(`INSERT INTO people VALUES (?, ?, ?, ?, ?)`, r.id, r.age, r.sex, r.suburb, r.income); err != nil {
+		if _, err := db.Exec(`INSERT INTO people VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,14 +298,14 @@ func TestPostgresDialectDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
-	if _, err := pg.Exec(ctx, `CREATE TABLE people (id bigint NOT NULL, age bigint, sex text, suburb text, income bigint)`); err != nil {
+	if _, err := pg.Exec(ctx, `CREATE TABLE people (id bigint NOT NULL, age bigint, sex text, suburb text, income bigint, big bigint, score double precision, sparse bigint)`); err != nil {
 		t.Fatal(err)
 	}
 	copyRows := make([][]any, len(rows))
 	for i, r := range rows {
-		copyRows[i] = []any{r.id, r.age, r.sex, r.suburb, r.income}
+		copyRows[i] = []any{r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse}
 	}
-	if _, err := pg.CopyFrom(ctx, pgx.Identifier{"people"}, []string{"id", "age", "sex", "suburb", "income"}, pgx.CopyFromRows(copyRows)); err != nil {
+	if _, err := pg.CopyFrom(ctx, pgx.Identifier{"people"}, []string{"id", "age", "sex", "suburb", "income", "big", "score", "sparse"}, pgx.CopyFromRows(copyRows)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -260,6 +321,7 @@ tables:
     domains:
       age: {min: 0, max: 130}
       income: {min: -100000, max: 100000}
+      sparse: {min: -20, max: 20}
 `, path, filepath.Join(dir, "state.db"))
 	cfg := loadConfigText(t, filepath.Join(dir, "countwall.yaml"), body)
 	e, err := Open(ctx, cfg, Options{})
