@@ -57,12 +57,11 @@ func integerBound(r *big.Rat, ceil bool) (n int64, below, above bool) {
 	return q.Int64(), false, false
 }
 
-// never and notNull are the predicates a comparison with a bound outside
-// every integer comes to: no row, or every row whose value is not NULL.
-func never(col string) ir.Pred {
-	return &ir.And{Left: &ir.IsNull{Column: col}, Right: &ir.IsNull{Column: col, Negate: true}}
-}
-func notNull(col string) ir.Pred { return &ir.IsNull{Column: col, Negate: true} }
+// never and always are what a comparison of integer column col comes to
+// when its value lies outside every integer or between two: it holds for no
+// integer, or for every one (see threevalued.go: unknown where col is NULL).
+func never(col string) ir.Pred  { return falseUnlessNull(col, ir.TypeInt) }
+func always(col string) ir.Pred { return trueUnlessNull(col, ir.TypeInt) }
 
 func exactInt(n int64) ir.Literal { return ir.Literal{Kind: ir.LitInt, Int: n} }
 
@@ -76,9 +75,9 @@ func exactCompare(col, op string, r *big.Rat) ir.Pred {
 		case op == "=":
 			return never(col)
 		case op == "<>":
-			return notNull(col)
+			return always(col)
 		case (op == "<" || op == "<=") == above:
-			return notNull(col)
+			return always(col)
 		default:
 			return never(col)
 		}
@@ -87,7 +86,7 @@ func exactCompare(col, op string, r *big.Rat) ir.Pred {
 	case "=":
 		return never(col)
 	case "<>":
-		return notNull(col)
+		return always(col)
 	case "<", "<=":
 		n, below, above := integerBound(r, false)
 		return boundCompare(col, "<=", n, below, above)
@@ -105,12 +104,12 @@ func boundCompare(col, op string, n int64, below, above bool) ir.Pred {
 		if op == "<=" {
 			return never(col)
 		}
-		return notNull(col)
+		return always(col)
 	case above:
 		if op == ">=" {
 			return never(col)
 		}
-		return notNull(col)
+		return always(col)
 	}
 	return &ir.Compare{Column: col, Op: op, Value: exactInt(n)}
 }
@@ -136,7 +135,7 @@ func exactIn(in *ir.In) ir.Pred {
 	case len(kept) > 0:
 		return &ir.In{Column: in.Column, Values: kept, Negate: in.Negate}
 	case in.Negate:
-		return notNull(in.Column)
+		return always(in.Column)
 	}
 	return never(in.Column)
 }
@@ -165,7 +164,7 @@ func exactBetween(b *ir.Between) ir.Pred {
 		if b.Negate {
 			return never(b.Column)
 		}
-		return notNull(b.Column)
+		return always(b.Column)
 	case loBelow:
 		return negateIf(&ir.Compare{Column: b.Column, Op: "<=", Value: hi}, b.Negate)
 	case hiAbove:
@@ -176,14 +175,7 @@ func exactBetween(b *ir.Between) ir.Pred {
 
 func emptyRange(b *ir.Between) ir.Pred {
 	if b.Negate {
-		return notNull(b.Column)
+		return always(b.Column)
 	}
 	return never(b.Column)
-}
-
-func negateIf(p ir.Pred, negate bool) ir.Pred {
-	if negate {
-		return &ir.Not{Inner: p}
-	}
-	return p
 }

@@ -1,0 +1,56 @@
+package planner
+
+import "countwall/ir"
+
+// A comparison whose outcome the statement alone decides (`age = 30.5` on
+// an integer column, `age < 1e400`, `score > 'NaN'`) is still a
+// comparison: where the column is NULL it is unknown, not false, so its
+// NOT is unknown there too and counts no NULL row, as in PostgreSQL.
+// Folding it to IS NULL / IS NOT NULL would be two-valued and wrong under
+// NOT: `NOT (age = 30.5)` would count the NULL ages.
+//
+// Both are written as comparisons of the column with a value of its own
+// type, so every backend evaluates them as it evaluates any comparison,
+// with SQL's three-valued logic and no predicate kind of their own. The
+// values of one column are totally ordered on every backend, so no value
+// is both below and above z, and every value is at most z or above it:
+// SQLite orders integers, reals, text and blobs of one column together
+// (numbers first), and PostgreSQL orders NaN above every other double.
+
+// falseUnlessNull is a comparison of col that holds for no value: false,
+// or unknown where col is NULL.
+func falseUnlessNull(col string, t ir.ColumnType) ir.Pred {
+	z := zeroOf(t)
+	return &ir.And{
+		Left:  &ir.Compare{Column: col, Op: "<", Value: z},
+		Right: &ir.Compare{Column: col, Op: ">", Value: z},
+	}
+}
+
+// trueUnlessNull is a comparison of col that holds for every value: true,
+// or unknown where col is NULL.
+func trueUnlessNull(col string, t ir.ColumnType) ir.Pred {
+	z := zeroOf(t)
+	return &ir.Or{
+		Left:  &ir.Compare{Column: col, Op: "<=", Value: z},
+		Right: &ir.Compare{Column: col, Op: ">", Value: z},
+	}
+}
+
+// zeroOf is a value of a column type to compare the column with.
+func zeroOf(t ir.ColumnType) ir.Literal {
+	switch t {
+	case ir.TypeReal:
+		return ir.Literal{Kind: ir.LitFloat}
+	case ir.TypeText:
+		return ir.Literal{Kind: ir.LitText}
+	}
+	return ir.Literal{Kind: ir.LitInt}
+}
+
+func negateIf(p ir.Pred, negate bool) ir.Pred {
+	if negate {
+		return &ir.Not{Inner: p}
+	}
+	return p
+}
