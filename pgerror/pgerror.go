@@ -54,6 +54,8 @@ const (
 	InternalError               Code = "XX000"
 	UndefinedFunction           Code = "42883"
 	AmbiguousFunction           Code = "42725"
+	IndeterminateDatatype       Code = "42P18"
+	NameTooLong                 Code = "42622"
 	DivisionByZero              Code = "22012"
 	InvalidEscapeSequence       Code = "22025"
 	CharacterNotInRepertoire    Code = "22021"
