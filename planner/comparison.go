@@ -7,6 +7,7 @@ import (
 
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/pgtypes"
 )
 
 var flipped = map[string]string{"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -54,21 +55,13 @@ func (p *parser) inList(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error)
 	if len(tuple) > pol.MaxInList {
 		return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "IN list of %d values is over the limit of %d", len(tuple), pol.MaxInList)
 	}
-	in := &ir.In{Column: col, Negate: op == sqlparser.NotInStr}
-	if len(tuple) > 0 {
-		in.Values = make([]ir.Literal, 0, len(tuple))
-	}
-	for _, v := range tuple {
-		lit, err := p.literal(v, col)
-		if err != nil {
+	ops := make([]operand, len(tuple))
+	for i, v := range tuple {
+		if ops[i], err = p.operandOf(v, col); err != nil {
 			return nil, err
 		}
-		in.Values = append(in.Values, lit)
 	}
-	if p.table.Columns[col].Type == ir.TypeInt {
-		return exactIn(in), nil
-	}
-	return in, nil
+	return p.inPred(col, op == sqlparser.NotInStr, ops)
 }
 
 // like converts col [NOT] LIKE 'pattern'.
@@ -87,17 +80,26 @@ func (p *parser) like(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.table.Columns[col].Type != ir.TypeText {
-		return nil, pgerror.Errorf(pgerror.DatatypeMismatch, "LIKE needs a text column, but %q is %s", col, p.table.Columns[col].Type)
+	if t := p.table.Columns[col].Type; t != ir.TypeText {
+		return nil, pgerror.Errorf(pgerror.UndefinedFunction, "operator does not exist: %s %s unknown: LIKE needs a text column, but %q is %s",
+			columnType(t).Name(), operatorName(op), col, t)
 	}
-	lit, err := p.literal(x.Right, col)
+	pattern, err := p.operandOf(x.Right, col)
 	if err != nil {
 		return nil, err
 	}
-	if trailingEscape(lit.Text) {
+	p.settle(&pattern, pgtypes.Text)
+	if err := p.checkOperator(col, op, pattern); err != nil {
+		return nil, err
+	}
+	v, err := pattern.read(col)
+	if err != nil {
+		return nil, err
+	}
+	if trailingEscape(v.s) {
 		return nil, pgerror.Errorf(pgerror.InvalidEscapeSequence, "LIKE pattern must not end with escape character")
 	}
-	return &ir.Like{Column: col, Pattern: lit.Text, Negate: op == sqlparser.NotLikeStr}, nil
+	return &ir.Like{Column: col, Pattern: v.s, Negate: op == sqlparser.NotLikeStr}, nil
 }
 
 // ordered converts =, <>, <, <=, > and >= with the value on either side.
@@ -138,14 +140,11 @@ func (p *parser) columnCompare(left, right sqlparser.Expr, op string) (ir.Pred, 
 	if err != nil {
 		return nil, err
 	}
-	lit, err := p.literal(right, col)
+	o, err := p.operandOf(right, col)
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := exactDecimal(lit); ok && p.table.Columns[col].Type == ir.TypeInt {
-		return exactCompare(col, op, r), nil
-	}
-	return &ir.Compare{Column: col, Op: op, Value: lit}, nil
+	return p.comparePred(col, op, o)
 }
 
 // mathCompare converts expr op number, where expr is arithmetic or

@@ -8,6 +8,7 @@ import (
 
 	"countwall/internal/pgtest"
 	"countwall/ir"
+	"countwall/pgtypes"
 	"countwall/planner/plan"
 	"countwall/planner/snapshot"
 )
@@ -56,40 +57,99 @@ func nullsCatalog() *ir.Catalog {
 		}}}}
 }
 
-// nullCase is a WHERE clause, its bound parameters when it has some, and
+// nullCase is a WHERE clause, its bound parameters (text form) when it
+// has some with the types their client declared (none: unspecified), and
 // the count PostgreSQL 15 gives over nullRows.
 type nullCase struct {
 	where string
 	args  []string
 	want  int64
+	types []pgtypes.OID
 }
 
 // nullCases were each answered by PostgreSQL 15 over the same rows.
 var nullCases = []nullCase{
 	// A comparison no integer satisfies is unknown for a NULL age, so its
 	// NOT counts the 14 ages that are not NULL, and no NULL one.
-	{"age = 30.5", nil, 0},
-	{"NOT (age = 30.5)", nil, 14},
-	{"NOT (age = 30.5) AND age IS NULL", nil, 0},
-	{"NOT (age = 30.5) OR age IS NULL", nil, 20},
-	{"age <> 30.5", nil, 14},
-	{"NOT (age <> 30.5)", nil, 0},
-	{"age < 9223372036854775808", nil, 14},
-	{"NOT (age < 9223372036854775808)", nil, 0},
-	{"NOT (age >= 9223372036854775808)", nil, 14},
-	{"NOT (age > -9223372036854775809)", nil, 0},
-	{"age IN (1e400)", nil, 0},
-	{"NOT (age IN (1e400))", nil, 14},
-	{"NOT (age NOT IN (30.5))", nil, 0},
-	{"NOT (age IN (30.5, 0))", nil, 12},
-	{"NOT (age = 30.5 OR label = 'a')", nil, 8},
-	{"NOT (age = 30.5 AND label = 'a')", nil, 16},
-	{"NOT (age BETWEEN 30.5 AND 30.6)", nil, 14},
-	{"NOT (age NOT BETWEEN 30.5 AND 30.6)", nil, 0},
-	{"NOT (age BETWEEN -1e30 AND 1e30)", nil, 0},
-	{"age NOT BETWEEN -1e30 AND 1e30", nil, 0},
-	{"NOT (age NOT BETWEEN -1e30 AND 0.5)", nil, 4},
-	{"NOT (NOT (age = 30.5))", nil, 0},
+	{"age = 30.5", nil, 0, nil},
+	{"NOT (age = 30.5)", nil, 14, nil},
+	{"NOT (age = 30.5) AND age IS NULL", nil, 0, nil},
+	{"NOT (age = 30.5) OR age IS NULL", nil, 20, nil},
+	{"age <> 30.5", nil, 14, nil},
+	{"NOT (age <> 30.5)", nil, 0, nil},
+	{"age < 9223372036854775808", nil, 14, nil},
+	{"NOT (age < 9223372036854775808)", nil, 0, nil},
+	{"NOT (age >= 9223372036854775808)", nil, 14, nil},
+	{"NOT (age > -9223372036854775809)", nil, 0, nil},
+	{"age IN (1e400)", nil, 0, nil},
+	{"NOT (age IN (1e400))", nil, 14, nil},
+	{"NOT (age NOT IN (30.5))", nil, 0, nil},
+	{"NOT (age IN (30.5, 0))", nil, 12, nil},
+	{"NOT (age = 30.5 OR label = 'a')", nil, 8, nil},
+	{"NOT (age = 30.5 AND label = 'a')", nil, 16, nil},
+	{"NOT (age BETWEEN 30.5 AND 30.6)", nil, 14, nil},
+	{"NOT (age NOT BETWEEN 30.5 AND 30.6)", nil, 0, nil},
+	{"NOT (age BETWEEN -1e30 AND 1e30)", nil, 0, nil},
+	{"age NOT BETWEEN -1e30 AND 1e30", nil, 0, nil},
+	{"NOT (age NOT BETWEEN -1e30 AND 0.5)", nil, 4, nil},
+	{"NOT (NOT (age = 30.5))", nil, 0, nil},
+	// Decimals beyond a double's reach are exact against integers;
+	// numeric's own limits hold (16383 decimals, 10^131071).
+	{"age = 30.00000000000000000001", nil, 0, nil},
+	{"NOT (age > 29.99999999999999999999)", nil, 6, nil},
+	{"age = 9007199254740993.0", nil, 1, nil},
+	{"age = 1e-16383", nil, 0, nil},
+	{"NOT (age = 1e-16383)", nil, 14, nil},
+	{"age <= 1e131071", nil, 14, nil},
+	{"age = 0e1000000000", nil, 2, nil},
+	{"age IN (0.0, 1e-16383, 30.5, 2.0)", nil, 3, nil},
+	{"age BETWEEN -0.5 AND 2.5", nil, 4, nil},
+	// A double precision column: -0 equals 0, the smallest denormal and
+	// 1e300 are values like any other, NaN is above every number and
+	// equal to itself, and the infinities order as numbers.
+	{"score = 0", nil, 2, nil},
+	{"score = -0.0", nil, 2, nil},
+	{"score > 0", nil, 12, nil},
+	{"score = 5e-324", nil, 1, nil},
+	{"score = 2.4703282292062328e-324", nil, 1, nil},
+	{"score < 1e-300 AND score > 0", nil, 1, nil},
+	{"score >= 1e300", nil, 1, nil},
+	{"score = 0.1", nil, 2, nil},
+	{"score = 9223372036854775807", nil, 1, nil},
+	{"score = 9007199254740993", nil, 1, nil},
+	{"score < 'NaN'", nil, 15, nil},
+	{"score <= 'NaN'", nil, 15, nil},
+	{"score = 'NaN'", nil, 0, nil},
+	{"score > 'NaN'", nil, 0, nil},
+	{"NOT (score > 'NaN')", nil, 15, nil},
+	{"score <> 'nan'", nil, 15, nil},
+	{"score < 'Infinity'", nil, 15, nil},
+	{"score > '-inf'", nil, 15, nil},
+	{"score = '0x1p-1074'", nil, 1, nil},
+	{"score BETWEEN 0 AND 'NaN'", nil, 14, nil},
+	{"score NOT BETWEEN 'NaN' AND 'NaN'", nil, 15, nil},
+	{"score IN (0.1, 'NaN', 2.5)", nil, 3, nil},
+	{"score NOT IN (0.1, 'NaN', 2.5)", nil, 12, nil},
+	// Parameters of no declared type take the column's; a declared type
+	// is read by its own input and compared as PostgreSQL compares it.
+	{"score = $1", []string{"0.1"}, 2, nil},
+	{"score = $1", []string{"0.1"}, 1, []pgtypes.OID{pgtypes.Float4}},
+	{"score = $1", []string{"0.1"}, 2, []pgtypes.OID{pgtypes.Numeric}},
+	{"score < $1", []string{"NaN"}, 15, []pgtypes.OID{pgtypes.Numeric}},
+	{"age = $1", []string{"16777217"}, 1, []pgtypes.OID{pgtypes.Float4}},
+	{"age = $1", []string{"9007199254740992"}, 1, []pgtypes.OID{pgtypes.Float8}},
+	{"age >= $1", []string{"9223372036854775807"}, 1, []pgtypes.OID{pgtypes.Float8}},
+	{"NOT (age = $1)", []string{"30.5"}, 14, []pgtypes.OID{pgtypes.Numeric}},
+	{"age < $1", []string{"NaN"}, 14, []pgtypes.OID{pgtypes.Float8}},
+	{"NOT (age < $1)", []string{"NaN"}, 0, []pgtypes.OID{pgtypes.Numeric}},
+	{"age IN ($1, $2)", []string{"16777217", "0"}, 3, []pgtypes.OID{pgtypes.Float4, pgtypes.Int4}},
+	{"age IN ($1, 30.0000000000000000001)", []string{"7"}, 2, []pgtypes.OID{pgtypes.Float8}},
+	{"age IN ($1, 1.5)", []string{"30.0"}, 2, nil},
+	{"label = $1", []string{"ab   "}, 1, []pgtypes.OID{pgtypes.BPChar}},
+	{"label = $1", []string{"ab  "}, 1, []pgtypes.OID{pgtypes.Name}},
+	{"label = $1", []string{"abc"}, 3, []pgtypes.OID{pgtypes.Char}},
+	{"label LIKE $1", []string{"ab  "}, 1, []pgtypes.OID{pgtypes.BPChar}},
+	{"age > +$1", []string{"30.5"}, 6, nil},
 }
 
 // nullWays are the ways a leaf condition may take in the snapshot.
@@ -178,7 +238,9 @@ func checkNullCases(t *testing.T, s *Store, cat *ir.Catalog, snapshot, oblivious
 		if c.args != nil {
 			args = textArgs(c.args...)
 		}
-		stmt, err := Parse("SELECT COUNT(*) FROM m WHERE "+c.where, args, cat)
+		pr := Prepare("SELECT COUNT(*) FROM m WHERE "+c.where, cat)
+		pr.Declare(c.types)
+		stmt, err := pr.Bind(args)
 		if err != nil {
 			t.Errorf("%s %q: %v", c.where, c.args, err)
 			continue

@@ -3,9 +3,9 @@ package planner
 import (
 	"countwall/ir"
 	"countwall/pgerror"
-	"errors"
+	"countwall/pgtypes"
 	"fmt"
-	"math/big"
+	"math"
 	"strconv"
 	"strings"
 
@@ -148,18 +148,15 @@ func (p *parser) between(x *sqlparser.RangeCond) (ir.Pred, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := p.literal(x.From, col)
+	lo, err := p.operandOf(x.From, col)
 	if err != nil {
 		return nil, err
 	}
-	hi, err := p.literal(x.To, col)
+	hi, err := p.operandOf(x.To, col)
 	if err != nil {
 		return nil, err
 	}
-	if p.table.Columns[col].Type == ir.TypeInt {
-		return exactBetween(&ir.Between{Column: col, Lo: lo, Hi: hi, Negate: negate}), nil
-	}
-	return &ir.Between{Column: col, Lo: lo, Hi: hi, Negate: negate}, nil
+	return p.betweenPred(col, lo, hi, negate)
 }
 
 var allowedFuncs = map[string]int{"abs": 1, "round": 1, "floor": 1, "ceil": 1, "length": 1, "lower": 1, "upper": 1}
@@ -219,185 +216,54 @@ func (p *parser) expr(e sqlparser.Expr, want mathType) (*mathTerm, error) {
 
 // numberLiteral reads a constant of an arithmetic condition. A number keeps
 // its exact text (its type comes from its form); a quoted value or a
-// parameter is read as want, the type its context gives it.
+// parameter of no declared type is read as want, the type its context
+// gives it, by that type's input function. A parameter whose type is
+// already fixed (declared, or given by an earlier use) is taken in
+// arithmetic only where that is the type the context would give it:
+// PostgreSQL would convert it, which countwall does not do inside an
+// expression (0A000); one of no number type has no operator (42883).
 func (p *parser) numberLiteral(e sqlparser.Expr, want mathType) (ir.Literal, error) {
-	read := ir.TypeInt
-	if want == typeFloat8 && isUntypedConstant(e) {
-		read = ir.TypeReal
-	}
-	lit, err := p.rawLiteral(e, read, "expression")
+	const col = "expression"
+	o, err := p.operandOf(e, col)
 	if err != nil {
 		return ir.Literal{}, err
 	}
-	if lit.Kind == ir.LitText {
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "an arithmetic condition must compare with a number")
+	read := mathParamTypes[want]
+	if o.typ == pgtypes.Unknown {
+		p.settle(&o, read)
 	}
-	return lit, nil
-}
-
-// literal converts a value compared with column col, checking its type.
-func (p *parser) literal(e sqlparser.Expr, col string) (ir.Literal, error) {
-	return p.rawLiteral(e, p.table.Columns[col].Type, col)
-}
-
-func (p *parser) rawLiteral(e sqlparser.Expr, want ir.ColumnType, col string) (ir.Literal, error) {
-	neg := false
-	if u, ok := e.(*sqlparser.UnaryExpr); ok {
-		if u.Operator != sqlparser.UMinusStr && u.Operator != sqlparser.UPlusStr {
-			return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported on values", u.Operator)
-		}
-		neg, e = u.Operator == sqlparser.UMinusStr, u.Expr
+	switch {
+	case o.param == 0 && numberTypes[o.typ], o.typ == read && numberTypes[read]:
+	case !numberTypes[o.typ]:
+		return ir.Literal{}, pgerror.Errorf(pgerror.UndefinedFunction, "operator does not exist: %s and %s: %s is %s, and arithmetic takes a number", want, o.typ.Name(), o.name(), o.typ.Name())
+	default:
+		return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported,
+			"%s is %s, where this arithmetic takes %s; countwall does not convert a parameter inside an expression: leave its type unspecified", o.name(), o.typ.Name(), want)
 	}
-	switch v := e.(type) {
-	case *sqlparser.NullVal:
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
-	case sqlparser.BoolVal:
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "boolean values are not supported (column %q)", col)
-	case *sqlparser.SQLVal:
-		switch v.Type {
-		case sqlparser.ValArg:
-			return p.param(string(v.Val), want, col, neg)
-		case sqlparser.StrVal:
-			if neg {
-				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text")
-			}
-			if want == ir.TypeInt {
-				// As in PostgreSQL, a quoted literal takes the column's type
-				// ('40' for an integer column; drivers that interpolate
-				// parameters client-side send numbers so), and one that does
-				// not read as an integer is invalid input for it.
-				return integerInput(strings.TrimSpace(string(v.Val)), col, "")
-			}
-			if want != ir.TypeText {
-				if lit, err := numberFromText(strings.TrimSpace(string(v.Val)), want, col); err == nil {
-					return lit, nil
-				}
-				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a text value", col, want)
-			}
-			return ir.Literal{Kind: ir.LitText, Text: string(v.Val)}, nil
-		case sqlparser.IntVal, sqlparser.FloatVal:
-			if want == ir.TypeText {
-				return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is text but was compared with a number; quote the value", col)
-			}
-			if v.Type == sqlparser.IntVal && digitsOnly(v.Val) {
-				// The common case, read without the text's copy.
-				if n, err := strconv.ParseInt(string(v.Val), 10, 64); err == nil {
-					if neg {
-						n = -n
-					}
-					return integerLiteral(n, want), nil
-				}
-			}
-			s := string(v.Val)
-			if neg {
-				s = "-" + s
-			}
-			return numberFromText(s, want, col)
-		}
-	}
-	return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "only constant values may be compared with column %q", col)
-}
-
-func numberFromText(s string, want ir.ColumnType, col string) (ir.Literal, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return integerLiteral(n, want), nil // [+-]digits: a valid, finite number
-	}
-	if nonFinite(s) {
-		// 'NaN' and 'Infinity' read as numbers in Go but compare with nothing
-		// in SQLite the way PostgreSQL would; refused like any non-number.
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "column %q is %s but was compared with a value that is not a finite number", col, want)
-	}
-	if !decimalRE.MatchString(s) {
-		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
-	}
-	if want == ir.TypeInt {
-		// Kept exact (see exact.go): the comparison is rewritten into an
-		// integer one, so the float64 below is never compared.
-		if _, ok := new(big.Rat).SetString(s); ok {
-			f, _ := strconv.ParseFloat(s, 64)
-			return ir.Literal{Kind: ir.LitFloat, Float: f, Text: s}, nil
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
+	v, err := o.readNamed(constantText(e))
 	if err != nil {
-		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "value compared with column %q is not a valid number", col)
+		return ir.Literal{}, err
 	}
-	return ir.Literal{Kind: ir.LitFloat, Float: f}, nil
-}
-
-// integerLiteral is an integer compared with a column of type want.
-func integerLiteral(n int64, want ir.ColumnType) ir.Literal {
-	if want == ir.TypeReal {
-		return ir.Literal{Kind: ir.LitFloat, Float: float64(n)}
-	}
-	return ir.Literal{Kind: ir.LitInt, Int: n}
-}
-
-// digitsOnly reports whether b is one or more ASCII digits.
-func digitsOnly(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
+	switch v.kind {
+	case intValue:
+		return exactInt(v.i), nil
+	case floatValue:
+		if math.IsNaN(v.f) || math.IsInf(v.f, 0) {
+			return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "%s is not a finite number, which arithmetic conditions do not compare with", o.name())
 		}
+		return ir.Literal{Kind: ir.LitFloat, Float: v.f}, nil
 	}
-	return len(b) > 0
+	if v.num.kind != numericFinite {
+		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "%s is not a finite number, which arithmetic conditions do not compare with", o.name())
+	}
+	f, _ := strconv.ParseFloat(v.num.text(), 64)
+	return ir.Literal{Kind: ir.LitFloat, Float: f, Text: v.num.text()}, nil
 }
 
-// param binds placeholder :vN to the N-th argument, typed by the column.
-func (p *parser) param(name string, want ir.ColumnType, col string, neg bool) (ir.Literal, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(name, ":v"))
-	if err != nil || n < 1 {
-		return ir.Literal{}, pgerror.Errorf(pgerror.SyntaxError, "bad parameter placeholder")
-	}
-	for len(p.paramTypes) < n {
-		p.paramTypes = append(p.paramTypes, nil)
-	}
-	t := want
-	p.paramTypes[n-1] = &t
-	if !p.bind {
-		if want == ir.TypeText {
-			return ir.Literal{Kind: ir.LitText}, nil
-		}
-		return ir.Literal{Kind: ir.LitInt}, nil
-	}
-	arg := p.args[n-1]
-	if arg == nil {
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
-	}
-	if want == ir.TypeText {
-		if neg {
-			return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "a minus sign cannot apply to text parameter $%d", n)
-		}
-		return ir.Literal{Kind: ir.LitText, Text: *arg}, nil
-	}
-	s := strings.TrimSpace(*arg)
-	if neg {
-		s = "-" + s
-	}
-	if want == ir.TypeInt {
-		// PostgreSQL types the parameter as the column (bigint) and reads
-		// it with the integer input function.
-		return integerInput(s, col, fmt.Sprintf("parameter $%d", n))
-	}
-	if nonFinite(s) {
-		return ir.Literal{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is not a finite number, but column %q is %s", n, col, want)
-	}
-	lit, err := numberFromText(s, want, col)
-	if err != nil {
-		return ir.Literal{}, pgerror.Errorf(pgerror.InvalidParameterValue, "parameter $%d is not a valid %s for column %q", n, want, col)
-	}
-	return lit, nil
-}
-
-// nonFinite reports whether s spells NaN or an infinity, as PostgreSQL's
-// float input and Go's ParseFloat accept them.
-func nonFinite(s string) bool {
-	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
-	case "nan", "inf", "infinity":
-		return true
-	}
-	return false
-}
+// mathParamTypes are the types PostgreSQL gives an untyped constant in an
+// arithmetic context of each type.
+var mathParamTypes = map[mathType]pgtypes.OID{typeInt4: pgtypes.Int4, typeInt8: pgtypes.Int8,
+	typeFloat8: pgtypes.Float8, typeNumeric: pgtypes.Numeric, typeText: pgtypes.Text}
 
 // trailingEscape reports whether a LIKE pattern ends with an escape
 // character that escapes nothing (an odd run of backslashes at its end).
@@ -407,23 +273,6 @@ func trailingEscape(pattern string) bool {
 		n++
 	}
 	return n%2 == 1
-}
-
-// integerInput reads a quoted value or a parameter compared with an integer
-// column as PostgreSQL's bigint input does: an optional sign and digits,
-// 22003 beyond the int64 range, 22P02 for anything else.
-func integerInput(s, col, what string) (ir.Literal, error) {
-	if what == "" {
-		what = "the value"
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
-	switch {
-	case err == nil && !strings.HasPrefix(s, "+-") && !strings.HasPrefix(s, "+ "):
-		return ir.Literal{Kind: ir.LitInt, Int: n}, nil
-	case errors.Is(err, strconv.ErrRange):
-		return ir.Literal{}, pgerror.Errorf(pgerror.NumericValueOutOfRange, "%s compared with column %q is out of range for type bigint", what, col)
-	}
-	return ir.Literal{}, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type bigint: %s compared with column %q", what, col)
 }
 
 // unitInWhere refuses a condition on the privacy unit, saying how the owner

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -9,6 +10,7 @@ import (
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/pglex"
+	"countwall/pgtypes"
 )
 
 // Prepared is a statement read once: its text lexed and parsed, and kept in
@@ -25,6 +27,8 @@ import (
 type Prepared struct {
 	cat     *ir.Catalog
 	ownText bool // parse the statement's own text, not its shape's tree (tests)
+
+	declared []pgtypes.OID // the types the client declared for $1..$n (Declare)
 
 	early   error        // the text's size or encoding
 	tokErr  error        // met reading the tokens
@@ -159,52 +163,83 @@ func (pr *Prepared) parse(toks []pglex.Token) {
 	pr.tree = tree{own: ast}
 }
 
+// Declare sets the types a client declared for $1..$n in the extended
+// protocol's Parse message (Unspecified, or Unknown, for a type the server
+// infers from the parameter's use), before the statement is described or
+// bound. A parameter is then read by its declared type's input function
+// and compared as PostgreSQL compares that type with the column, or
+// refused where PostgreSQL has no such comparison.
+func (pr *Prepared) Declare(types []pgtypes.OID) {
+	pr.declared = types
+}
+
 // Bind reads the prepared statement with args, the values bound to $1..$n
 // (nil elements are SQL NULL); each becomes a typed literal in the IR, never
 // text pasted into SQL.
 func (pr *Prepared) Bind(args []*string) (ir.Statement, error) {
-	return pr.read(&parser{cat: pr.cat, args: args, bind: true})
+	return pr.bindWith(&parser{cat: pr.cat, args: args, bind: true, declared: pr.declared})
 }
 
-// Describe returns, before the arguments are known, the type each $n is
-// compared with and the statement read with a valid value of that type
-// bound to each (its shape: table, GROUP BY columns, alias), or the error
-// that refuses the statement whatever its arguments.
-func (pr *Prepared) Describe() ([]ir.ColumnType, ir.Statement, error) {
-	p := &parser{cat: pr.cat}
-	if _, err := pr.read(p); err != nil {
+// bindWith is Bind with p, a parser holding the arguments.
+func (pr *Prepared) bindWith(p *parser) (ir.Statement, error) {
+	st, err := pr.read(p)
+	if err == nil && len(pr.params) > 0 {
+		_, err = p.paramTypesFor(pr.paramCount())
+	}
+	if err != nil && len(pr.params) > 0 {
+		// PostgreSQL refuses at Parse what the text and the declared types
+		// refuse, before Bind reads any argument: that error comes first.
+		if _, _, perr := pr.Describe(); perr != nil {
+			return nil, perr
+		}
+	}
+	return st, err
+}
+
+// paramCount is how many parameters the statement takes: as many as the
+// client declared, or up to the highest $n, whichever is more.
+func (pr *Prepared) paramCount() int {
+	n := len(pr.declared)
+	for _, i := range pr.params {
+		n = max(n, i)
+	}
+	return n
+}
+
+// Describe returns, before the arguments are known, the type of each
+// parameter (as declared, or as its first use gives it) and the statement
+// read with a placeholder of its type for each (its shape: table, GROUP BY
+// columns, alias), or the error that refuses the statement whatever its
+// arguments.
+func (pr *Prepared) Describe() ([]pgtypes.OID, ir.Statement, error) {
+	p := &parser{cat: pr.cat, declared: pr.declared}
+	st, err := pr.read(p)
+	if err != nil {
 		return nil, nil, err
 	}
-	types := make([]ir.ColumnType, len(p.paramTypes))
-	for i, t := range p.paramTypes {
-		if t == nil {
-			return nil, nil, pgerror.Errorf(pgerror.SyntaxError, "parameter $%d is not used in a comparison", i+1)
-		}
-		types[i] = *t
-	}
-	st, err := pr.Bind(placeholderArgs(types))
+	types, err := p.paramTypesFor(pr.paramCount())
 	if err != nil {
 		return nil, nil, err
 	}
 	return types, st, nil
 }
 
-// placeholderArgs makes a valid value of each parameter's type, so that a
-// statement can be checked for shape before its real arguments arrive; nil
-// for a statement without parameters, which is read as it is.
-func placeholderArgs(types []ir.ColumnType) []*string {
-	if len(types) == 0 {
-		return nil
-	}
-	args := make([]*string, len(types))
-	for i, t := range types {
-		v := "0"
-		if t == ir.TypeText {
-			v = "x"
+// paramTypesFor is the type of each of n parameters once the statement has
+// been read: as declared, or as its first use gave it; a parameter with
+// neither is refused, as PostgreSQL refuses it (42P18).
+func (p *parser) paramTypesFor(n int) ([]pgtypes.OID, error) {
+	types := make([]pgtypes.OID, n)
+	for i := range types {
+		switch {
+		case i < len(p.declared) && !p.declared[i].Inferred():
+			types[i] = p.declared[i]
+		case i < len(p.paramTypes) && p.paramTypes[i] != pgtypes.Unspecified:
+			types[i] = p.paramTypes[i]
+		default:
+			return nil, pgerror.Errorf(pgerror.IndeterminateDatatype, "could not determine data type of parameter $%d: it is not compared with a column, and no type was declared for it", i+1)
 		}
-		args[i] = &v
 	}
-	return args
+	return types, nil
 }
 
 // read reads the prepared statement with p's arguments (or, unbound, with
@@ -215,7 +250,9 @@ func (pr *Prepared) read(p *parser) (st ir.Statement, err error) {
 		return nil, pr.early
 	}
 	for _, a := range p.args {
-		if a != nil && !utf8.ValidString(*a) {
+		// PostgreSQL checks a parameter's bytes as UTF-8, where a zero byte
+		// is invalid too, before its type's input function reads it.
+		if a != nil && (!utf8.ValidString(*a) || strings.IndexByte(*a, 0) >= 0) {
 			return nil, errInvalidUTF8
 		}
 	}

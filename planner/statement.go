@@ -4,6 +4,7 @@ import (
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/pglex"
+	"countwall/pgtypes"
 	"fmt"
 	"math"
 	"strconv"
@@ -21,8 +22,8 @@ func Parse(sql string, args []*string, cat *ir.Catalog) (ir.Statement, error) {
 }
 
 // DescribeParams validates a statement whose placeholders are not yet bound
-// and returns the type each $n is compared with.
-func DescribeParams(sql string, cat *ir.Catalog) ([]ir.ColumnType, error) {
+// and returns the type of each $n, as its use gives it.
+func DescribeParams(sql string, cat *ir.Catalog) ([]pgtypes.OID, error) {
 	types, _, err := Prepare(sql, cat).Describe()
 	return types, err
 }
@@ -39,14 +40,20 @@ type parser struct {
 	bind       bool // args are real values, not placeholders
 	table      *ir.Table
 	leaves     int
-	paramTypes []*ir.ColumnType
-	depth      int  // nesting of the condition being read
-	ownText    bool // parse the statement's own text, not its shape's tree (tests)
+	declared   []pgtypes.OID // the types the client declared for $1..$n (Prepared.Declare)
+	paramTypes []pgtypes.OID // the type each $n's first use gave it; Unspecified before
+	depth      int           // nesting of the condition being read
+	ownText    bool          // parse the statement's own text, not its shape's tree (tests)
 }
 
 // statement reads sql with the parser's arguments (or unbound).
 func (p *parser) statement(sql string) (ir.Statement, error) {
-	return prepare(sql, p.cat, p.ownText, nil).read(p)
+	pr := prepare(sql, p.cat, p.ownText, nil)
+	if !p.bind {
+		return pr.read(p)
+	}
+	pr.Declare(p.declared)
+	return pr.bindWith(p)
 }
 
 // fromTokens decides what a statement's tokens alone decide: an empty

@@ -37,6 +37,14 @@ func trueUnlessNull(col string, t ir.ColumnType) ir.Pred {
 	}
 }
 
+// decided is trueUnlessNull when holds, else falseUnlessNull.
+func decided(col string, t ir.ColumnType, holds bool) ir.Pred {
+	if holds {
+		return trueUnlessNull(col, t)
+	}
+	return falseUnlessNull(col, t)
+}
+
 // zeroOf is a value of a column type to compare the column with.
 func zeroOf(t ir.ColumnType) ir.Literal {
 	switch t {

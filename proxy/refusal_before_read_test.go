@@ -69,7 +69,7 @@ var refusalsBeforeRead = []refusalCase{
 	{name: "write", mechanism: "laplace", stmt: "DELETE FROM people", code: pgerror.ReadOnlySQLTransaction},
 	{name: "unknown table", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM nosuch", code: pgerror.UndefinedTable},
 	{name: "unknown column", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE nosuch = 1", code: pgerror.UndefinedColumn},
-	{name: "wrong literal type", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: pgerror.DatatypeMismatch},
+	{name: "wrong literal type", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: pgerror.UndefinedFunction},
 	{name: "invalid integer input", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE age = 'x'", code: pgerror.InvalidTextRepresentation},
 	{name: "grouping", mechanism: "laplace", stmt: "SELECT sex, COUNT(*) FROM people", code: pgerror.GroupingError},
 	{name: "unit in where", mechanism: "laplace", stmt: "SELECT COUNT(*) FROM people WHERE id = 3", code: pgerror.InsufficientPrivilege},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"countwall/ir"
+	"countwall/pgtypes"
 	"countwall/proxy/catalog"
 )
 
@@ -111,11 +112,11 @@ func (s *Session) describeCatalog(ctx context.Context, sql string) (*Description
 	if err != nil {
 		return nil, publicError(err)
 	}
-	d := &Description{Columns: catalogColumns(cols), Params: make([]ColumnType, len(params))}
+	d := &Description{Columns: catalogColumns(cols), Params: make([]pgtypes.OID, len(params))}
 	for i, p := range params {
-		d.Params[i] = ColumnText
+		d.Params[i] = pgtypes.Text
 		if p == catalog.WireInt8 {
-			d.Params[i] = ColumnInt8
+			d.Params[i] = pgtypes.Int8
 		}
 	}
 	return d, nil

@@ -5,6 +5,7 @@ import (
 
 	"countwall/ir"
 	"countwall/pglex"
+	"countwall/pgtypes"
 	"countwall/planner"
 	"countwall/proxy/catalog"
 )
@@ -135,10 +136,11 @@ func (s *Session) EndsTransaction(sql string) bool {
 }
 
 // Description is what a statement will return, known before it runs: the
-// type of each bound parameter $1..$n and the output columns (nil for
-// statements that return no rows, such as SET).
+// PostgreSQL type of each bound parameter $1..$n (as the client declared
+// it, or as its use gives it) and the output columns (nil for statements
+// that return no rows, such as SET).
 type Description struct {
-	Params  []ColumnType
+	Params  []pgtypes.OID
 	Columns []Column
 }
 
@@ -162,10 +164,7 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	if err != nil {
 		return nil, publicError(err)
 	}
-	d := &Description{Params: make([]ColumnType, len(params))}
-	for i, p := range params {
-		d.Params[i] = wireType(p)
-	}
+	d := &Description{Params: params}
 	switch sh := shape.(type) {
 	case *ir.Query:
 		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))
@@ -180,17 +179,6 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 		return nil, publicError(err)
 	}
 	return d, nil
-}
-
-func wireType(t ir.ColumnType) ColumnType {
-	switch t {
-	case ir.TypeInt:
-		return ColumnInt8
-	case ir.TypeReal:
-		return ColumnFloat8
-	default:
-		return ColumnText
-	}
 }
 
 func queryColumns(rt *runtime, q *ir.Query) []Column {

@@ -145,18 +145,18 @@ var battery = []badInput{
 
 	// Literals of the wrong type.
 	{sql: "SELECT COUNT(*) FROM people WHERE age = 'x'", code: "22P02"},
-	{sql: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: "42883"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age = NULL", code: "42804"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb = NULL", code: "42804"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age IN ('a', 'b')", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN 'a' AND 'b'", code: "22P02"},
-	{sql: "SELECT COUNT(*) FROM people WHERE suburb > 3", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE sex IN (1, 2)", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE suburb > 3", code: "42883"},
+	{sql: "SELECT COUNT(*) FROM people WHERE sex IN (1, 2)", code: "42883"},
 	{sql: "SELECT COUNT(*) FROM people WHERE income = 'rich'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE hours >= 'many'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE zip = 'abc'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE secret = 'yes'", code: "22P02"},
-	{sql: "SELECT COUNT(*) FROM people WHERE education = 12", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE education = 12", code: "42883"},
 	{sql: "SELECT COUNT(*) FROM people WHERE 'x' < age", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM visits WHERE visits = 'often'", code: "22P02"},
 
@@ -453,7 +453,7 @@ func TestBadProtocolInputs(t *testing.T) {
 		}, "42804"},
 		{"parameter beyond the statement's", func() error {
 			return conn.ExecParams(ctx, "SELECT COUNT(*) FROM people WHERE age > $2", [][]byte{[]byte("1"), []byte("2")}, nil, nil, nil).Read().Err
-		}, "42601"},
+		}, "42P18"}, // $1's type cannot be determined
 		{"parameter $0", func() error {
 			return conn.ExecParams(ctx, "SELECT COUNT(*) FROM people WHERE age > $0", nil, nil, nil, nil).Read().Err
 		}, "42601"},

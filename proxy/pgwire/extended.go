@@ -56,7 +56,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 	}
 	oids := make([]uint32, len(desc.Params))
 	for i, t := range desc.Params {
-		oids[i] = typeOID(t)
+		oids[i] = uint32(t)
 		if i < len(m.ParameterOIDs) && m.ParameterOIDs[i] != 0 {
 			oids[i] = m.ParameterOIDs[i]
 		}

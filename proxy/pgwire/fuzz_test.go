@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"countwall/pgtypes"
 	"countwall/proxy"
 )
 
@@ -36,7 +37,7 @@ func (echoSession) Execute(_ context.Context, st *proxy.Statement, args []*strin
 }
 
 func (echoSession) Describe(context.Context, *proxy.Statement) (*proxy.Description, error) {
-	return &proxy.Description{Params: []proxy.ColumnType{proxy.ColumnInt8}, Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}}, nil
+	return &proxy.Description{Params: []pgtypes.OID{pgtypes.Int8}, Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}}, nil
 }
 
 func (echoSession) Refused(*proxy.Statement, error) {}

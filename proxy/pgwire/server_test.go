@@ -243,7 +243,7 @@ func TestErrorClassesOverTheWire(t *testing.T) {
 		{"SELECT COUNT(*) FROM nosuch", nil, "42P01"},
 		{"SELECT COUNT(*) FROM people WHERE height = 1", nil, "42703"},
 		{"SELECT COUNT(*) FROM people WHERE age = 'old'", nil, "22P02"},
-		{"SELECT COUNT(*) FROM people WHERE suburb = 3", nil, "42804"},
+		{"SELECT COUNT(*) FROM people WHERE suburb = 3", nil, "42883"},
 		{"SELECT COUNT(*) FROM people WHERE id = 3", nil, "42501"},
 		{"SELECT age, COUNT(*) FROM people", nil, "42803"},
 		{"DELETE FROM people", nil, "25006"},

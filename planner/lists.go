@@ -1,0 +1,144 @@
+package planner
+
+import (
+	"math"
+
+	"countwall/ir"
+	"countwall/pgtypes"
+)
+
+// inPred is `col [NOT] IN (ops...)`, as PostgreSQL compares it: one value
+// is `col = v` (`col <> v`); several are first converted to their common
+// type (commonType), an unknown one read as that type, and each compared
+// with the column. Values no row can equal drop out; a double that many
+// integers convert to adds a run of them; NaN against a double adds the
+// only value above +Infinity.
+func (p *parser) inPred(col string, negate bool, ops []operand) (ir.Pred, error) {
+	op := pick(negate, "<>", "=")
+	if len(ops) == 1 {
+		return p.comparePred(col, op, ops[0])
+	}
+	for _, o := range ops {
+		if o.typ != pgtypes.Unknown {
+			if err := p.checkOperator(col, op, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ct := p.table.Columns[col].Type
+	common := p.commonType(col, ops)
+	in := &ir.In{Column: col, Negate: negate}
+	var others []ir.Pred
+	for _, o := range ops {
+		p.settle(&o, common)
+		v, err := o.read(col)
+		if err == nil {
+			v, err = castValue(v, common, o.what(col))
+		}
+		if err != nil {
+			return nil, err
+		}
+		lit, other, err := inValue(col, ct, v, o.what(col))
+		if err != nil {
+			return nil, err
+		}
+		if lit != nil {
+			in.Values = append(in.Values, *lit)
+		} else if other != nil {
+			others = append(others, other)
+		}
+	}
+	return joinIn(col, ct, in, others), nil
+}
+
+// inValue is what one value of an IN list adds: a literal the column may
+// equal, or a condition of its own (a run of integers, NaN's), or nothing
+// when no value of the column equals it.
+func inValue(col string, ct ir.ColumnType, v value, what string) (*ir.Literal, ir.Pred, error) {
+	switch ct {
+	case ir.TypeInt:
+		e := edgesOf(v)
+		if n, ok := e.single(); ok {
+			lit := exactInt(n)
+			return &lit, nil, nil
+		}
+		if r := runOf("=", e); !r.empty {
+			return nil, runPred(col, r, false), nil
+		}
+		return nil, nil, nil
+	case ir.TypeReal:
+		f, err := asFloat(v, what)
+		if err != nil {
+			return nil, nil, err
+		}
+		if math.IsNaN(f) {
+			return nil, realCompare(col, "=", f), nil
+		}
+		return &ir.Literal{Kind: ir.LitFloat, Float: f}, nil, nil
+	}
+	return &ir.Literal{Kind: ir.LitText, Text: v.s}, nil, nil
+}
+
+// joinIn ORs the list's literals and its other conditions (under NOT for
+// NOT IN); nothing at all matches no value.
+func joinIn(col string, ct ir.ColumnType, in *ir.In, others []ir.Pred) ir.Pred {
+	if len(others) == 0 {
+		if len(in.Values) == 0 {
+			return decided(col, ct, in.Negate)
+		}
+		return in
+	}
+	var either ir.Pred
+	if len(in.Values) > 0 {
+		either = &ir.In{Column: col, Values: in.Values}
+	}
+	for _, o := range others {
+		if either == nil {
+			either = o
+		} else {
+			either = &ir.Or{Left: either, Right: o}
+		}
+	}
+	return negateIf(either, in.Negate)
+}
+
+// betweenPred is `col [NOT] BETWEEN lo AND hi`: `col >= lo AND col <= hi`,
+// each bound typed and compared on its own, as PostgreSQL reads BETWEEN.
+func (p *parser) betweenPred(col string, lo, hi operand, negate bool) (ir.Pred, error) {
+	ct := p.table.Columns[col].Type
+	var vals [2]value
+	for i, o := range []operand{lo, hi} {
+		p.settle(&o, columnType(ct))
+		if err := p.checkOperator(col, pick(i == 0, ">=", "<="), o); err != nil {
+			return nil, err
+		}
+		v, err := o.read(col)
+		if err != nil {
+			return nil, err
+		}
+		if ct == ir.TypeReal && v.kind != floatValue {
+			if v.f, err = asFloat(v, o.what(col)); err != nil {
+				return nil, err
+			}
+			v.kind = floatValue
+		}
+		vals[i] = v
+	}
+	between := func(l, h ir.Literal) ir.Pred { return &ir.Between{Column: col, Lo: l, Hi: h, Negate: negate} }
+	switch {
+	case ct == ir.TypeInt && vals[0].kind == intValue && vals[1].kind == intValue:
+		return between(exactInt(vals[0].i), exactInt(vals[1].i)), nil
+	case ct == ir.TypeInt:
+		r, h := runOf(">=", edgesOf(vals[0])), runOf("<=", edgesOf(vals[1]))
+		if r.empty || h.empty || h.hi < r.lo {
+			return runPred(col, intRun{empty: true}, negate), nil
+		}
+		return runPred(col, intRun{lo: r.lo, hi: h.hi}, negate), nil
+	case ct == ir.TypeReal && (math.IsNaN(vals[0].f) || math.IsNaN(vals[1].f)):
+		both := &ir.And{Left: realCompare(col, ">=", vals[0].f), Right: realCompare(col, "<=", vals[1].f)}
+		return negateIf(both, negate), nil
+	case ct == ir.TypeReal:
+		return between(ir.Literal{Kind: ir.LitFloat, Float: vals[0].f}, ir.Literal{Kind: ir.LitFloat, Float: vals[1].f}), nil
+	}
+	return between(ir.Literal{Kind: ir.LitText, Text: vals[0].s}, ir.Literal{Kind: ir.LitText, Text: vals[1].s}), nil
+}
