@@ -37,6 +37,21 @@ type Statement struct {
 	schema bool
 	// shape is what the audit keeps of the statement when it is answered.
 	shape preparedShape
+	// declared are the parameter types the client declared (DeclareParams).
+	declared []pgtypes.OID
+}
+
+// DeclareParams sets the types a client declared for the statement's
+// parameters $1..$n, as the extended protocol's Parse message carries them
+// (0 where the client leaves the type to the server), before Describe and
+// Execute: each parameter is then read and compared as PostgreSQL reads
+// and compares a value of its declared type, or refused where PostgreSQL
+// has no such comparison.
+func (st *Statement) DeclareParams(types []pgtypes.OID) {
+	st.declared = types
+	if st.prepared != nil {
+		st.prepared.Declare(types)
+	}
 }
 
 // bind fills the statement's parameters and says whether it is explained.
@@ -63,6 +78,7 @@ func (st *Statement) read(cat *ir.Catalog) {
 		}
 	}
 	st.prepared, st.catalog = planner.PrepareLexed(body, cat, keepShape), cat
+	st.prepared.Declare(st.declared)
 	st.Transaction = TxNone
 	if !explain {
 		st.Transaction = txOp(st.prepared)

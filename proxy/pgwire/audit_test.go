@@ -39,7 +39,7 @@ func TestEveryStatementReceivedIsAudited(t *testing.T) {
 		{"simple syntax", "SELEC COUNT(*) FROM people", nil, "42601", ""},
 		{"parse refuses a write", "DELETE FROM people WHERE id = $1", extended("DELETE FROM people WHERE id = $1", [][]byte{[]byte("1")}, nil, nil), "25006", ""},
 		{"parse refuses $0", "SELECT COUNT(*) FROM people WHERE age > $0", extended("SELECT COUNT(*) FROM people WHERE age > $0", [][]byte{[]byte("1")}, nil, nil), "*", ""},
-		{"bind refuses a bad binary value", "SELECT COUNT(*) FROM people WHERE age > $1", extended("SELECT COUNT(*) FROM people WHERE age > $1", [][]byte{{1, 2, 3}}, []uint32{20}, []int16{1}), "22P03", ""},
+		{"bind refuses a bad binary value", "SELECT COUNT(*) FROM people WHERE age > $1", extended("SELECT COUNT(*) FROM people WHERE age > $1", [][]byte{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, []uint32{20}, []int16{1}), "22P03", ""},
 		{"bind refuses a parameter count", "SELECT COUNT(*) FROM people WHERE age > $1 ", extended("SELECT COUNT(*) FROM people WHERE age > $1 ", [][]byte{[]byte("1"), []byte("2")}, nil, nil), "08P01", ""},
 		{"execute refuses a bad value", "SELECT COUNT(*) FROM people WHERE age > $1  ", extended("SELECT COUNT(*) FROM people WHERE age > $1  ", [][]byte{[]byte("x")}, nil, nil), "22P02", ""},
 		{"extended answered", "SELECT COUNT(*) FROM people WHERE sex = $1", extended("SELECT COUNT(*) FROM people WHERE sex = $1", [][]byte{[]byte("F")}, nil, nil), "", "select count(*) from people where sex = 'F'"},

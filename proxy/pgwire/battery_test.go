@@ -441,13 +441,16 @@ func TestBadProtocolInputs(t *testing.T) {
 		}, "08P01"},
 		{"binary int8 of 3 bytes", func() error {
 			return conn.ExecParams(ctx, byAge, [][]byte{{0, 0, 1}}, []uint32{int8OID}, []int16{1}, nil).Read().Err
+		}, "08P01"}, // insufficient data left in message, as PostgreSQL says
+		{"binary int8 of 9 bytes", func() error {
+			return conn.ExecParams(ctx, byAge, [][]byte{{0, 0, 0, 0, 0, 0, 0, 0, 1}}, []uint32{int8OID}, []int16{1}, nil).Read().Err
 		}, "22P03"},
 		{"binary float4 of 2 bytes", func() error {
 			return conn.ExecParams(ctx, byAge, [][]byte{{0, 1}}, []uint32{float4OID}, []int16{1}, nil).Read().Err
-		}, "22P03"},
+		}, "08P01"},
 		{"binary bool", func() error {
 			return conn.ExecParams(ctx, byAge, [][]byte{{1}}, []uint32{boolOID}, []int16{1}, nil).Read().Err
-		}, "22P03"},
+		}, "42883"}, // bigint > boolean: no such operator
 		{"NULL for a comparison", func() error {
 			return conn.ExecParams(ctx, byAge, [][]byte{nil}, nil, nil, nil).Read().Err
 		}, "42804"},

@@ -2,25 +2,20 @@ package pgwire
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"countwall/pgtypes"
 	"countwall/proxy"
 )
 
-// PostgreSQL type OIDs used on the wire.
+// PostgreSQL type OIDs of the output columns.
 const (
-	oidInt2    = 21
-	oidInt4    = 23
-	oidInt8    = 20
-	oidText    = 25
-	oidFloat4  = 700
-	oidFloat8  = 701
-	oidVarchar = 1043
+	oidInt8   = uint32(pgtypes.Int8)
+	oidText   = uint32(pgtypes.Text)
+	oidFloat8 = uint32(pgtypes.Float8)
 )
 
 func typeOID(t proxy.ColumnType) uint32 {
@@ -146,44 +141,4 @@ func (e *encoder) commandComplete(tag string) *pgproto3.CommandComplete {
 	e.buf = append(e.buf[:0], tag...)
 	e.cc.CommandTag = e.buf
 	return &e.cc
-}
-
-// decodeParam turns a bound parameter into the text form the engine binds.
-func decodeParam(raw []byte, format int16, oid uint32) (string, error) {
-	if format == 0 {
-		return string(raw), nil
-	}
-	if format != 1 {
-		return "", fmt.Errorf("unknown format code %d", format)
-	}
-	switch oid {
-	case oidInt2:
-		if len(raw) != 2 {
-			return "", errors.New("binary int2 needs 2 bytes")
-		}
-		return strconv.FormatInt(int64(int16(binary.BigEndian.Uint16(raw))), 10), nil
-	case oidInt4:
-		if len(raw) != 4 {
-			return "", errors.New("binary int4 needs 4 bytes")
-		}
-		return strconv.FormatInt(int64(int32(binary.BigEndian.Uint32(raw))), 10), nil
-	case oidInt8:
-		if len(raw) != 8 {
-			return "", errors.New("binary int8 needs 8 bytes")
-		}
-		return strconv.FormatInt(int64(binary.BigEndian.Uint64(raw)), 10), nil
-	case oidFloat4:
-		if len(raw) != 4 {
-			return "", errors.New("binary float4 needs 4 bytes")
-		}
-		return strconv.FormatFloat(float64(math.Float32frombits(binary.BigEndian.Uint32(raw))), 'g', -1, 32), nil
-	case oidFloat8:
-		if len(raw) != 8 {
-			return "", errors.New("binary float8 needs 8 bytes")
-		}
-		return strconv.FormatFloat(math.Float64frombits(binary.BigEndian.Uint64(raw)), 'g', -1, 64), nil
-	case oidText, oidVarchar, 0:
-		return string(raw), nil
-	}
-	return "", fmt.Errorf("binary format for type %d is not supported; send it as text", oid)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"countwall/pgerror"
+	"countwall/pgtypes"
 	"countwall/proxy"
 )
 
@@ -18,7 +19,7 @@ import (
 type prepared struct {
 	stmt      *proxy.Statement
 	desc      *proxy.Description
-	paramOIDs []uint32
+	paramOIDs []pgtypes.OID // as declared, or as the statement's use types them
 }
 
 type portal struct {
@@ -45,6 +46,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements))
 		return false
 	}
+	st.DeclareParams(declaredTypes(m.ParameterOIDs))
 	var desc *proxy.Description
 	err := c.guard("describe", func() (err error) {
 		desc, err = c.session.Describe(context.Background(), st)
@@ -54,14 +56,7 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		c.refused(st, err)
 		return false
 	}
-	oids := make([]uint32, len(desc.Params))
-	for i, t := range desc.Params {
-		oids[i] = uint32(t)
-		if i < len(m.ParameterOIDs) && m.ParameterOIDs[i] != 0 {
-			oids[i] = m.ParameterOIDs[i]
-		}
-	}
-	c.statements[m.Name] = &prepared{stmt: st, desc: desc, paramOIDs: oids}
+	c.statements[m.Name] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
 	c.be.Send(&pgproto3.ParseComplete{})
 	return true
 }
@@ -82,9 +77,9 @@ func (c *conn) bind(m *pgproto3.Bind) bool {
 			continue
 		}
 		format := formatFor(m.ParameterFormatCodes, i)
-		text, err := decodeParam(raw, format, st.paramOIDs[i])
+		text, err := decodeParam(raw, format, st.paramOIDs[i], i+1)
 		if err != nil {
-			c.refused(st.stmt, pgerror.Errorf(pgerror.InvalidBinaryRepresentation, "parameter $%d: %v", i+1, err))
+			c.refused(st.stmt, err)
 			return false
 		}
 		args[i] = &text
@@ -129,7 +124,11 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 			c.sendError(pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", m.Name))
 			return false
 		}
-		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs})
+		oids := make([]uint32, len(st.paramOIDs))
+		for i, t := range st.paramOIDs {
+			oids[i] = uint32(t)
+		}
+		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
 	} else {
 		p := c.portals[m.Name]
 		if p == nil {
@@ -191,6 +190,15 @@ func (c *conn) unchangedColumns(st *prepared) error {
 		return nil // a statement that no longer describes is refused by its run
 	}
 	return pgerror.Errorf(pgerror.FeatureNotSupported, "cached plan must not change result type")
+}
+
+// declaredTypes are the parameter types a Parse message declares.
+func declaredTypes(oids []uint32) []pgtypes.OID {
+	types := make([]pgtypes.OID, len(oids))
+	for i, o := range oids {
+		types[i] = pgtypes.OID(o)
+	}
+	return types
 }
 
 // namedCount counts the named entries of a session's statements or portals;
