@@ -41,6 +41,11 @@ func TestGroupedStandInAnswersAsSQLite(t *testing.T) {
 		"SELECT COUNT(*) FROM people WHERE NOT (age > 30) OR sex <> 'M'",
 		"SELECT COUNT(*) > 100 FROM people WHERE age < 40",
 		"SELECT COUNT(*) FROM people WHERE age IN (18, 19, 20, 77)",
+		// Comparisons no age satisfies, and ones every age does, under NOT.
+		"SELECT COUNT(*) FROM people WHERE NOT (age = 30.5)",
+		"SELECT COUNT(*) FROM people WHERE NOT (age IN (1e400)) AND sex = 'F'",
+		"SELECT COUNT(*) FROM people WHERE NOT (age < 9223372036854775808) OR sex = 'M'",
+		"SELECT COUNT(*) FROM people WHERE age BETWEEN 19.5 AND 30.5",
 		"SELECT COUNT(*) FROM people",
 		"SHOW budget",
 		"SHOW mechanism",

@@ -16,14 +16,17 @@ import (
 
 	"countwall/internal/pgtest"
 	"countwall/pgerror"
+	"countwall/pgtypes"
 )
 
 // The PostgreSQL dialect differential test: the same rows in the protected
 // SQLite file and in a real PostgreSQL, and a generated corpus of COUNT
 // statements (literals and numeric edge values, comments with every line
-// ending, escapes and encodings, LIKE, arithmetic, bound parameters) sent to
-// countwall's Engine under `exact` and to PostgreSQL. Each must get the same
-// count from both, or a refusal of the same SQLSTATE class from both.
+// ending, escapes and encodings, LIKE, arithmetic, bound parameters with
+// and without declared types, comparisons no value satisfies under NOT,
+// plain, grouped and as thresholds) sent to countwall's Engine under
+// `exact` and to PostgreSQL. Each must get the same count from both, or a
+// refusal of the same SQLSTATE class from both.
 
 type dialectRow struct {
 	id          int64
@@ -32,7 +35,15 @@ type dialectRow struct {
 	big         any // int64 or nil: bigint's edges, no declared range
 	score       any // float64 or nil: doubles' edges
 	sparse      any // int64, mostly nil
+	measure     any // float64 or nil: what float8's input reads at its edges
 }
+
+// measureEdges are the values of the double precision column measure
+// besides NULL: the float4 nearest 0.1 beside float8 0.1, the infinities,
+// -0, the smallest denormal, the edges of the range, integers a double
+// holds and one it rounds.
+var measureEdges = []float64{0.1, float64(float32(0.1)), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 5e-324, 1e-310,
+	1e300, -1e300, 30.5, 2.5, 16777216, 16777217, 9.223372036854776e18, 0, -30.5}
 
 // bigEdges and scoreEdges are the values the arithmetic cases meet at the
 // edges of bigint and double precision.
@@ -53,6 +64,9 @@ func dialectRows() []dialectRow {
 		if i%10 == 0 {
 			r.sparse = (i/10)%41 - 20
 		}
+		if i%11 != 0 {
+			r.measure = measureEdges[int(i)%len(measureEdges)]
+		}
 		if i%97 == 0 {
 			r.age = nil
 		}
@@ -68,10 +82,11 @@ func dialectRows() []dialectRow {
 }
 
 // dialectCase is one statement, with its bound parameters (text format)
-// when it has any.
+// when it has any and the types its client declared for them (nil: none).
 type dialectCase struct {
 	sql  string
 	args []*string
+	oids []uint32
 }
 
 func textArgs(vals ...string) []*string {
@@ -181,6 +196,92 @@ func dialectCorpus() []dialectCase {
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN $1 AND $2", args: textArgs("30", "39")})
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE suburb LIKE $1", args: textArgs("suburb\\_1%")})
 	out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE suburb LIKE $1", args: textArgs("abc\\")})
+	out = append(out, neverCorpus()...)
+	out = append(out, literalEdgeCorpus()...)
+	out = append(out, declaredCorpus()...)
+	return out
+}
+
+// neverWhere are conditions no value of the column satisfies (or every
+// value does), under NOT and beside other conditions: unknown where the
+// column is NULL, so that their NOT counts no NULL row.
+func neverWhere() []string {
+	var out []string
+	for _, col := range []string{"age", "income", "measure", "big"} {
+		for _, w := range []string{"NOT (%[1]s = 30.25)", "NOT (%[1]s = 30.25) AND %[1]s IS NULL", "NOT (%[1]s = 30.25) OR %[1]s IS NULL",
+			"NOT (%[1]s <> 30.25)", "NOT (%[1]s < 9223372036854775808)", "NOT (%[1]s >= -9223372036854775809)",
+			"NOT (%[1]s IN (1e30, 30.25))", "NOT (%[1]s NOT IN (30.25))", "NOT (%[1]s = 30.25 OR sex = 'F')",
+			"NOT (%[1]s = 30.25 AND sex = 'F')", "NOT (%[1]s BETWEEN 30.25 AND 30.3)", "NOT (%[1]s NOT BETWEEN -1e30 AND 1e30)",
+			"NOT (NOT (%[1]s = 30.25))", "NOT (%[1]s IN (1e400))", "NOT (%[1]s = 0.1e-16383)"} {
+			out = append(out, fmt.Sprintf(w, col))
+		}
+	}
+	return append(out, "NOT (measure > 'NaN')", "NOT (measure = 'NaN')", "NOT (measure <= 'NaN')", "NOT (measure < '-Infinity')")
+}
+
+// neverCorpus asks each of neverWhere as a count, grouped by sex (a
+// declared domain), and as thresholds.
+func neverCorpus() []dialectCase {
+	var out []dialectCase
+	for _, w := range neverWhere() {
+		out = append(out,
+			dialectCase{sql: "SELECT COUNT(*) FROM people WHERE " + w},
+			dialectCase{sql: "SELECT sex, COUNT(*) FROM people WHERE " + w + " GROUP BY sex"},
+			dialectCase{sql: "SELECT COUNT(*) > 1000 FROM people WHERE " + w},
+			dialectCase{sql: "SELECT COUNT(*) >= 1782 FROM people WHERE " + w})
+	}
+	return out
+}
+
+// literalEdgeCorpus compares the numeric columns with constants at the
+// edges of numeric's storage format and of double precision's range, and
+// a double column with the text forms float8's input reads.
+func literalEdgeCorpus() []dialectCase {
+	var out []dialectCase
+	add := func(where string) {
+		out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE " + where})
+	}
+	for _, n := range []string{"1e-9999999", "1e-16383", "1e-16384", "0.1e-16383", "0e1000000000", "0e-16384", "0e1073741823",
+		"1e131071", "9.9e131071", "1e131072", "1e-400", "1e400", "-1e400", "5e-324", "2e-324", "3e-324", "2.4703282292062327e-324",
+		"2.4703282292062328e-324", "1e300", "-1e300", "1.7976931348623158e308", "1.7976931348623159e308", "0.1", "-0", "0.0",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775809", "99999999999999999999999999999",
+		"9007199254740993", "16777217", "30.5"} {
+		for _, col := range []string{"age", "score", "measure", "big"} {
+			for _, op := range []string{"=", "<", ">=", "<>"} {
+				add(col + " " + op + " " + n)
+			}
+		}
+		add("measure IN (" + n + ", 2.5)")
+		add("measure NOT BETWEEN " + n + " AND 1e300")
+	}
+	for _, q := range []string{"'NaN'", "'nan'", "'Infinity'", "'-inf'", "'0x10'", "' 1e-320 '", "'1e-400'", "'x'", "''",
+		"'nan(1)'", "'0x1p-1074'", "'1_0'", "'+inf'", "'-0'"} {
+		for _, op := range []string{"=", "<", ">", "<=", ">=", "<>"} {
+			add("measure " + op + " " + q)
+		}
+		add("measure IN (" + q + ", 0.1)")
+		add("measure NOT IN (" + q + ", 0.1)")
+		add("measure BETWEEN " + q + " AND 'Infinity'")
+		add("NOT (measure BETWEEN 0 AND " + q + ")")
+		add("measure > -" + q)
+		add("measure > +" + q)
+	}
+	return out
+}
+
+// declaredCorpus binds text-form parameters of every type a driver
+// declares, against each column.
+func declaredCorpus() []dialectCase {
+	var out []dialectCase
+	oids := []uint32{0, 16, 17, 18, 19, 20, 21, 23, 25, 114, 700, 701, 705, 1042, 1043, 1082, 1114, 1700, 2950, 3802}
+	for _, oid := range oids {
+		for _, col := range []string{"age", "big", "measure", "suburb"} {
+			for _, v := range []string{"0.1", "30", "-5000", "x", "NaN", "suburb_03  ", "1e-400", "16777217", "9007199254740993", "suburb_0"} {
+				out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE " + col + " < $1", args: textArgs(v), oids: []uint32{oid}})
+				out = append(out, dialectCase{sql: "SELECT COUNT(*) FROM people WHERE NOT (" + col + " = $1)", args: textArgs(v), oids: []uint32{oid}})
+			}
+		}
+	}
 	return out
 }
 
@@ -239,15 +340,20 @@ var refusedWherePostgresAnswers = map[string]pgerror.Code{
 	"100 / age > 2":                            pgerror.DivisionByZero,
 }
 
-// dialectAnswer is what one side gave: a count, or a SQLSTATE.
+// dialectAnswer is what one side gave: a count (a threshold's true is 1),
+// the counts of a GROUP BY's groups, or a SQLSTATE.
 type dialectAnswer struct {
-	count int64
-	code  pgerror.Code
+	count  int64
+	groups map[string]int64 // nil unless grouped
+	code   pgerror.Code
 }
 
 func (a dialectAnswer) String() string {
-	if a.code != "" {
+	switch {
+	case a.code != "":
 		return "SQLSTATE " + string(a.code)
+	case a.groups != nil:
+		return fmt.Sprint(a.groups)
 	}
 	return strconv.FormatInt(a.count, 10)
 }
@@ -264,9 +370,25 @@ var knownDifferences = map[string][2]string{
 	`SELECT COUNT(*) FROM people WHERE suburb LIKE $1`:         {"SQLSTATE 22025", "0"}, // bound to abc\
 }
 
+// agree compares countwall's answer a with PostgreSQL's b. A group
+// PostgreSQL leaves out (none of its rows matched) is countwall's 0, which
+// answers every cell of the declared domain.
 func agree(a, b dialectAnswer) bool {
 	if a.code != "" || b.code != "" {
 		return len(a.code) == 5 && len(b.code) == 5 && a.code[:2] == b.code[:2]
+	}
+	if (a.groups == nil) != (b.groups == nil) {
+		return false
+	}
+	for g, n := range a.groups {
+		if b.groups[g] != n {
+			return false
+		}
+	}
+	for g := range b.groups {
+		if _, ok := a.groups[g]; !ok {
+			return false
+		}
 	}
 	return a.count == b.count
 }
@@ -283,11 +405,11 @@ func TestPostgresDialectDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE people (id INTEGER NOT NULL, age INTEGER, sex TEXT, suburb TEXT, income INTEGER, big INTEGER, score REAL, sparse INTEGER)`); err != nil {
+	if _, err := db.Exec(`CREATE TABLE people (id INTEGER NOT NULL, age INTEGER, sex TEXT, suburb TEXT, income INTEGER, big INTEGER, score REAL, sparse INTEGER, measure REAL)`); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if _, err := db.Exec(`INSERT INTO people VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse); err != nil {
+		if _, err := db.Exec(`INSERT INTO people VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse, r.measure); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,14 +420,14 @@ func TestPostgresDialectDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
-	if _, err := pg.Exec(ctx, `CREATE TABLE people (id bigint NOT NULL, age bigint, sex text, suburb text, income bigint, big bigint, score double precision, sparse bigint)`); err != nil {
+	if _, err := pg.Exec(ctx, `CREATE TABLE people (id bigint NOT NULL, age bigint, sex text, suburb text, income bigint, big bigint, score double precision, sparse bigint, measure double precision)`); err != nil {
 		t.Fatal(err)
 	}
 	copyRows := make([][]any, len(rows))
 	for i, r := range rows {
-		copyRows[i] = []any{r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse}
+		copyRows[i] = []any{r.id, r.age, r.sex, r.suburb, r.income, r.big, r.score, r.sparse, r.measure}
 	}
-	if _, err := pg.CopyFrom(ctx, pgx.Identifier{"people"}, []string{"id", "age", "sex", "suburb", "income", "big", "score", "sparse"}, pgx.CopyFromRows(copyRows)); err != nil {
+	if _, err := pg.CopyFrom(ctx, pgx.Identifier{"people"}, []string{"id", "age", "sex", "suburb", "income", "big", "score", "sparse", "measure"}, pgx.CopyFromRows(copyRows)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -322,6 +444,7 @@ tables:
       age: {min: 0, max: 130}
       income: {min: -100000, max: 100000}
       sparse: {min: -20, max: 20}
+      sex: [F, M]
 `, path, filepath.Join(dir, "state.db"))
 	cfg := loadConfigText(t, filepath.Join(dir, "countwall.yaml"), body)
 	e, err := Open(ctx, cfg, Options{})
@@ -337,17 +460,11 @@ tables:
 	if len(corpus) < 500 {
 		t.Fatalf("the corpus has %d statements, want at least 500", len(corpus))
 	}
-	diverged := 0
+	diverged, answered := 0, 0
 	for _, c := range corpus {
-		var mine dialectAnswer
-		res, err := session.Exec(ctx, c.sql, c.args)
-		switch {
-		case err != nil:
-			mine.code = pgerror.SQLState(err)
-		case len(res.Rows) == 1:
-			mine.count = res.Rows[0][0].Int
-		default:
-			t.Fatalf("%q: %d rows", c.sql, len(res.Rows))
+		mine := engineAnswer(ctx, t, session, c)
+		if mine.code == "" {
+			answered++
 		}
 		theirs := postgresCount(ctx, pg.PgConn(), c)
 		if known, ok := knownDifferences[c.sql]; ok && (c.args == nil || *c.args[0] == `abc\`) {
@@ -367,11 +484,41 @@ tables:
 			t.Errorf("%q %s: countwall %v, PostgreSQL %v", c.sql, argsText(c.args), mine, theirs)
 		}
 	}
-	t.Logf("%d statements, %d divergences", len(corpus), diverged)
+	t.Logf("%d statements (%d answered, the others refused), %d divergences", len(corpus), answered, diverged)
+}
+
+// engineAnswer runs a case through the Engine: prepared, its declared
+// parameter types given, and executed.
+func engineAnswer(ctx context.Context, t *testing.T, session *Session, c dialectCase) dialectAnswer {
+	t.Helper()
+	st := session.Prepare(c.sql)
+	if c.oids != nil {
+		types := make([]pgtypes.OID, len(c.oids))
+		for i, o := range c.oids {
+			types[i] = pgtypes.OID(o)
+		}
+		st.DeclareParams(types)
+	}
+	res, err := session.Execute(ctx, st, c.args)
+	switch {
+	case err != nil:
+		return dialectAnswer{code: pgerror.SQLState(err)}
+	case strings.Contains(c.sql, "GROUP BY"):
+		groups := map[string]int64{}
+		for _, row := range res.Rows {
+			groups[row[0].Text] = row[1].Int
+		}
+		return dialectAnswer{groups: groups}
+	case len(res.Rows) == 1:
+		return dialectAnswer{count: res.Rows[0][0].Int}
+	}
+	t.Fatalf("%q: %d rows", c.sql, len(res.Rows))
+	return dialectAnswer{}
 }
 
 // postgresCount sends a case to PostgreSQL: plain text over the simple
-// protocol, or parameters as untyped text over the extended one.
+// protocol, or parameters as text over the extended one, with the types
+// the case declares.
 func postgresCount(ctx context.Context, conn *pgconn.PgConn, c dialectCase) dialectAnswer {
 	var rr *pgconn.ResultReader
 	var results []*pgconn.Result
@@ -383,21 +530,35 @@ func postgresCount(ctx context.Context, conn *pgconn.PgConn, c dialectCase) dial
 		for i, a := range c.args {
 			vals[i] = []byte(*a)
 		}
-		rr = conn.ExecParams(ctx, c.sql, vals, nil, nil, nil)
+		rr = conn.ExecParams(ctx, c.sql, vals, c.oids, nil, nil)
 		res := rr.Read()
 		results, err = []*pgconn.Result{res}, res.Err
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return dialectAnswer{code: pgerror.SQLState(err)}
-	}
-	if len(results) != 1 || len(results[0].Rows) != 1 {
+	case len(results) != 1:
+		return dialectAnswer{code: "XX000"}
+	case strings.Contains(c.sql, "GROUP BY"):
+		groups := map[string]int64{}
+		for _, row := range results[0].Rows {
+			n, _ := strconv.ParseInt(string(row[1]), 10, 64)
+			groups[string(row[0])] = n
+		}
+		return dialectAnswer{groups: groups}
+	case len(results[0].Rows) != 1:
 		return dialectAnswer{code: "XX000"}
 	}
-	n, err := strconv.ParseInt(string(results[0].Rows[0][0]), 10, 64)
-	if err != nil {
-		return dialectAnswer{code: "XX000"}
+	switch v := string(results[0].Rows[0][0]); v {
+	case "t", "f": // a threshold
+		return dialectAnswer{count: map[string]int64{"t": 1, "f": 0}[v]}
+	default:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return dialectAnswer{code: "XX000"}
+		}
+		return dialectAnswer{count: n}
 	}
-	return dialectAnswer{count: n}
 }
 
 func argsText(args []*string) string {
