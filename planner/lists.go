@@ -54,7 +54,7 @@ func (p *parser) inPred(col string, negate bool, ops []operand) (ir.Pred, error)
 // inValue is what one value of an IN list adds: a literal the column may
 // equal, or a condition of its own (a run of integers, NaN's), or nothing
 // when no value of the column equals it.
-func inValue(col string, ct ir.ColumnType, v value, what string) (*ir.Literal, ir.Pred, error) {
+func inValue(col string, ct ir.ColumnType, v value, what subject) (*ir.Literal, ir.Pred, error) {
 	switch ct {
 	case ir.TypeInt:
 		e := edgesOf(v)

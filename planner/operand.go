@@ -156,8 +156,22 @@ func (o operand) name() string {
 }
 
 // what names the operand in the errors of reading it for column col.
-func (o operand) what(col string) string {
-	return fmt.Sprintf("%s compared with column %q", o.name(), col)
+func (o operand) what(col string) subject { return subject{param: o.param, col: col} }
+
+// subject names a value in the errors of the input functions that read
+// it: "parameter $2 compared with column "age"". It is a String method,
+// not a string, so that the text is built only when an error is.
+type subject struct {
+	param int    // n of $n; 0 for a constant written in the text
+	col   string // the column the value is compared with
+	text  string // or, when set, how the analyst wrote it: '3000000000', $2
+}
+
+func (s subject) String() string {
+	if s.text != "" {
+		return s.text
+	}
+	return fmt.Sprintf("%s compared with column %q", operand{param: s.param}.name(), s.col)
 }
 
 // read reads the operand, whose type is settled, by its type's input
@@ -166,7 +180,7 @@ func (o operand) what(col string) string {
 func (o operand) read(col string) (value, error) { return o.readNamed(o.what(col)) }
 
 // readNamed is read, its errors naming the operand as what says.
-func (o operand) readNamed(what string) (value, error) {
+func (o operand) readNamed(what subject) (value, error) {
 	if o.unbound {
 		return placeholderValue(o.typ), nil
 	}

@@ -80,15 +80,19 @@ func (p *parser) commonType(col string, ops []operand) pgtypes.OID {
 	if ct != pgtypes.Int8 {
 		return ct
 	}
-	rank := map[pgtypes.OID]int{pgtypes.Int8: 0, pgtypes.Numeric: 1, pgtypes.Float4: 2, pgtypes.Float8: 3}
 	common := ct
 	for _, o := range ops {
-		if r, ok := rank[o.typ]; ok && r > rank[common] {
+		if r, ok := numberRank[o.typ]; ok && r > numberRank[common] {
 			common = o.typ
 		}
 	}
 	return common
 }
+
+// numberRank orders the types a bigint converts to implicitly: each
+// converts to those ranked above it and not back (smallint and integer
+// convert to bigint, so never replace it).
+var numberRank = map[pgtypes.OID]int{pgtypes.Int8: 0, pgtypes.Numeric: 1, pgtypes.Float4: 2, pgtypes.Float8: 3}
 
 // comparePred is `col op o`, as PostgreSQL compares them.
 func (p *parser) comparePred(col, op string, o operand) (ir.Pred, error) {

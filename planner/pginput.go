@@ -41,7 +41,7 @@ var integerTypes = map[int]string{16: "smallint", 32: "integer", 64: "bigint"}
 // readInteger reads s as PostgreSQL's integer input of the given bit size
 // does: spaces around an optional sign and decimal digits; 22003 beyond
 // the type's range, 22P02 for anything else.
-func readInteger(s string, bits int, what string) (int64, error) {
+func readInteger(s string, bits int, what subject) (int64, error) {
 	t := trimSpace(s)
 	if !digitsOnly(unsigned(t)) {
 		return 0, pgerror.Errorf(pgerror.InvalidTextRepresentation, "invalid input syntax for type %s: %s", integerTypes[bits], what)
@@ -62,7 +62,7 @@ var floatTypes = map[int]string{32: "real", 64: "double precision"}
 // spaces around it, correctly rounded. A value that rounds to an infinity,
 // or to zero although it is not zero, is out of range (22003); a denormal
 // is accepted.
-func readFloat(s string, bits int, what string) (float64, error) {
+func readFloat(s string, bits int, what subject) (float64, error) {
 	t := trimSpace(s)
 	if f, ok := specialFloat(t); ok {
 		return f, nil
@@ -196,7 +196,7 @@ const (
 // point (at least one digit) and an optional exponent (e, then what strtol
 // reads: spaces, a sign, digits). 22003 beyond the storage format's
 // limits, 22P02 for anything else.
-func readNumeric(s, what string) (numeric, error) {
+func readNumeric(s string, what subject) (numeric, error) {
 	t := trimSpace(s)
 	switch strings.ToLower(t) {
 	case "nan":
@@ -320,7 +320,7 @@ func signedPow10(neg bool, e int) *big.Rat {
 // numeric_float8 and numeric_float4 convert: NaN and the infinities as
 // they are, a finite value correctly rounded, 22003 where it rounds to an
 // infinity or, not being zero, to zero.
-func (n numeric) float(bits int, what string) (float64, error) {
+func (n numeric) float(bits int, what subject) (float64, error) {
 	switch n.kind {
 	case numericNaN:
 		return math.NaN(), nil

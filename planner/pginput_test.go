@@ -33,7 +33,7 @@ func TestReadNumericAsPostgreSQL(t *testing.T) {
 		{"\u00a01", "22P02"}, {"--1", "22P02"},
 	}
 	for _, tc := range tests {
-		n, err := readNumeric(tc.in, "the value")
+		n, err := readNumeric(tc.in, subject{col: "age"})
 		got := n.text()
 		if err != nil {
 			got = string(pgerror.SQLState(err))
@@ -75,7 +75,7 @@ func TestReadFloatAsPostgreSQL(t *testing.T) {
 		{"0x1p-150", 32, 0, pgerror.NumericValueOutOfRange}, {"1e39", 32, 0, pgerror.NumericValueOutOfRange},
 	}
 	for _, tc := range tests {
-		got, err := readFloat(tc.in, tc.bits, "the value")
+		got, err := readFloat(tc.in, tc.bits, subject{col: "age"})
 		if code := pgerror.SQLState(err); code != tc.code {
 			t.Errorf("float%d %q: SQLSTATE %q, PostgreSQL %q", tc.bits/8, tc.in, code, tc.code)
 			continue
@@ -103,7 +103,7 @@ func TestReadIntegerAsPostgreSQL(t *testing.T) {
 		{"\u00a01", 64, 0, pgerror.InvalidTextRepresentation}, {"٣", 64, 0, pgerror.InvalidTextRepresentation},
 	}
 	for _, tc := range tests {
-		got, err := readInteger(tc.in, tc.bits, "the value")
+		got, err := readInteger(tc.in, tc.bits, subject{col: "age"})
 		if code := pgerror.SQLState(err); code != tc.code || got != tc.want {
 			t.Errorf("int%d %q: %d (SQLSTATE %q), PostgreSQL %d (%q)", tc.bits/8, tc.in, got, code, tc.want, tc.code)
 		}
@@ -127,12 +127,12 @@ func TestTextConversions(t *testing.T) {
 		t.Errorf("name of 40 é (80 bytes): %d bytes, want 62 (31 é)", len(got))
 	}
 	for in, want := range map[string]string{"abc": "a", "": "", `\101`: "A", `\10`: `\`, "a\\101": "a"} {
-		if got, err := readChar(in, "the value"); err != nil || got != want {
+		if got, err := readChar(in, subject{col: "age"}); err != nil || got != want {
 			t.Errorf(`"char" %q: %q %v, want %q`, in, got, err, want)
 		}
 	}
 	for _, in := range []string{"é", `\351`} {
-		if _, err := readChar(in, "the value"); pgerror.SQLState(err) != pgerror.FeatureNotSupported {
+		if _, err := readChar(in, subject{col: "age"}); pgerror.SQLState(err) != pgerror.FeatureNotSupported {
 			t.Errorf(`"char" %q: %v, want 0A000 (not UTF-8 as text)`, in, err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestIntegerColumnAgainstNonIntegers(t *testing.T) {
 	cmp := func(op string, n int64) ir.Pred { return &ir.Compare{Column: "age", Op: op, Value: exactInt(n)} }
 	float := func(f float64) edges { return floatEdges(f) }
 	num := func(s string) edges {
-		n, err := readNumeric(s, "")
+		n, err := readNumeric(s, subject{})
 		if err != nil {
 			t.Fatal(err)
 		}

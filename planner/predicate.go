@@ -240,7 +240,7 @@ func (p *parser) numberLiteral(e sqlparser.Expr, want mathType) (ir.Literal, err
 		return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported,
 			"%s is %s, where this arithmetic takes %s; countwall does not convert a parameter inside an expression: leave its type unspecified", o.name(), o.typ.Name(), want)
 	}
-	v, err := o.readNamed(constantText(e))
+	v, err := o.readNamed(subject{text: constantText(e)})
 	if err != nil {
 		return ir.Literal{}, err
 	}

@@ -42,7 +42,7 @@ var integerBits = map[pgtypes.OID]int{pgtypes.Int2: 16, pgtypes.Int4: 32, pgtype
 
 // readValue reads s as the input function of type t does (t one of
 // textTypes or numberTypes); what names the value in errors.
-func readValue(s string, t pgtypes.OID, what string) (value, error) {
+func readValue(s string, t pgtypes.OID, what subject) (value, error) {
 	switch t {
 	case pgtypes.Int2, pgtypes.Int4, pgtypes.Int8:
 		n, err := readInteger(s, integerBits[t], what)
@@ -100,7 +100,7 @@ func clipName(s string) string {
 // empty string), or the byte a backslash and three octal digits spell; as
 // text it is that byte alone. A byte past ASCII would be text that is not
 // UTF-8, which countwall does not compare.
-func readChar(s, what string) (string, error) {
+func readChar(s string, what subject) (string, error) {
 	var b byte
 	switch {
 	case len(s) == 4 && s[0] == '\\' && isOctal(s[1]) && isOctal(s[2]) && isOctal(s[3]):
@@ -121,7 +121,7 @@ func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // negate is -v, as PostgreSQL's unary minus of type t computes it: the
 // integer types' minimum has no negation (22003).
-func negate(v value, t pgtypes.OID, what string) (value, error) {
+func negate(v value, t pgtypes.OID, what subject) (value, error) {
 	switch v.kind {
 	case intValue:
 		if v.i == -1<<(integerBits[t]-1) {
@@ -148,7 +148,7 @@ func negate(v value, t pgtypes.OID, what string) (value, error) {
 // real or double precision rounded; a numeric to real or double precision
 // correctly rounded (22003 where it rounds to an infinity or to zero); a
 // real widened to double precision exactly.
-func castValue(v value, c pgtypes.OID, what string) (value, error) {
+func castValue(v value, c pgtypes.OID, what subject) (value, error) {
 	switch {
 	case c == pgtypes.Numeric && v.kind == intValue:
 		return value{kind: numericValue, num: integerNumeric(v.i)}, nil
@@ -169,13 +169,13 @@ func castValue(v value, c pgtypes.OID, what string) (value, error) {
 
 // integerNumeric is n as a numeric.
 func integerNumeric(n int64) numeric {
-	num, _ := readNumeric(strconv.FormatInt(n, 10), "")
+	num, _ := readNumeric(strconv.FormatInt(n, 10), subject{})
 	return num
 }
 
 // asFloat is a number as double precision, as PostgreSQL converts one
 // compared with a double precision column.
-func asFloat(v value, what string) (float64, error) {
+func asFloat(v value, what subject) (float64, error) {
 	switch v.kind {
 	case intValue:
 		return float64(v.i), nil
