@@ -33,6 +33,8 @@ func FuzzParse(f *testing.F) {
 		"SET epsilon = '0x1p-3'", "SET delta TO '1_0'", "SET TIME ZONE 'UTC'",
 		`SELECT COUNT(*) FROM people WHERE age = $1 AND sex = '$2' AND suburb = $2`,
 		"SELECT COUNT(*) AS 'c' FROM people WHERE age = - 5 AND score > 1e3 AND suburb = 'it''s'",
+		"SELECT COUNT(*) FROM people WHERE age IN ($1, 1.5, '2') AND NOT (score BETWEEN 'NaN' AND +$2) OR age > -$1",
+		"SELECT COUNT(*) FROM people WHERE age = 1e-9999999 OR age < 9.9e131071 OR score = '0x1p-1074' OR score <> -1e400",
 	} {
 		f.Add(seed)
 	}

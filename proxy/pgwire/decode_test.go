@@ -78,3 +78,16 @@ func TestDecodeBinaryParams(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeParam: no bytes make a binary value's reading panic, and each
+// refusal carries a SQLSTATE.
+func FuzzDecodeParam(f *testing.F) {
+	f.Add(uint32(pgtypes.Numeric), []byte{0, 1, 0x80, 0, 0, 0, 0x3f, 0xff, 0x27, 0x0f})
+	f.Add(uint32(pgtypes.Char), []byte{0xff})
+	f.Add(uint32(pgtypes.Int8), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, oid uint32, raw []byte) {
+		if _, err := decodeParam(raw, 1, pgtypes.OID(oid), 1); err != nil && len(pgerror.SQLState(err)) != 5 {
+			t.Fatalf("oid %d %x: %v has no SQLSTATE", oid, raw, err)
+		}
+	})
+}
