@@ -27,7 +27,7 @@ func (p *parser) inPred(col string, negate bool, ops []operand) (ir.Pred, error)
 	}
 	ct := p.table.Columns[col].Type
 	common := p.commonType(col, ops)
-	in := &ir.In{Column: col, Negate: negate}
+	in := &ir.In{Column: col, Negate: negate, Values: make([]ir.Literal, 0, len(ops))}
 	var others []ir.Pred
 	for _, o := range ops {
 		p.settle(&o, common)
