@@ -171,8 +171,12 @@ func (p *parser) mathCompare(left, right sqlparser.Expr, op string) (ir.Pred, er
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkTotal(term); err != nil {
-		return nil, err
+	// An unbound read (Describe) holds no parameter's value, which the
+	// ranges need: a divisor $1 would read as zero. Bind checks them.
+	if p.bind {
+		if err := p.checkTotal(term); err != nil {
+			return nil, err
+		}
 	}
 	if r, ok := exactDecimal(value); ok && term.typ.isInteger() {
 		op, value = exactIntegerComparison(op, r)

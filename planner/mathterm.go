@@ -139,7 +139,7 @@ func (p *parser) arithmeticTerm(x *sqlparser.BinaryExpr) (*mathTerm, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (op == "/" || op == "%") && isConstantZero(r) {
+	if (op == "/" || op == "%") && p.bind && isConstantZero(r) {
 		return nil, pgerror.Errorf(pgerror.DivisionByZero, "division by zero")
 	}
 	text := l.text + " " + op + " " + r.text
