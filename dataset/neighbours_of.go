@@ -24,17 +24,46 @@ const (
 	// of one column stored as a blob of the same bytes (a storage class
 	// SQLite keeps apart).
 	OtherStorage NeighbourKind = "other-storage"
+	// Added: without the unit; with the unit's first row alone, its
+	// columns named in Set replaced (a value stored in another class, a
+	// value chosen for an edge). Both worlds first give the other rows
+	// what Hold and Distinct ask for.
+	Added NeighbourKind = "added"
 )
 
 // severalRows is how many rows the SeveralRows person has.
 const severalRows = 5
 
 // NeighbourSpec names the table, its unit column, the audited unit and, for
-// OtherStorage, the column whose storage changes.
+// OtherStorage, the column whose storage changes; for Added, what the unit's
+// row and the other rows hold.
 type NeighbourSpec struct {
 	Table, Unit string
 	Value       any
 	Column      string
+	// Set replaces columns of the unit's row: SQL expressions over the
+	// row's own values (CAST(suburb AS BLOB), age + 0.5, 'NaN', 7777).
+	Set      map[string]string
+	Hold     *Holders
+	Distinct *DistinctValues
+}
+
+// Holders gives the first Rows other rows (in rowid order) the value Value
+// in Column, which no other row may hold: a value held by exactly Rows
+// rows.
+type Holders struct {
+	Column string
+	Value  any
+	Rows   int64
+}
+
+// DistinctValues gives Column exactly Values distinct values over the
+// other rows: 1..Values in a column of INTEGER affinity, 'v1'..'vN' in any
+// other, each row its own while there are enough values. A table with fewer
+// rows is padded with copies of its first row, each with a unit of its own.
+type DistinctValues struct {
+	Column string
+	Values int64
 }
 
 // WriteNeighbourOf writes one world of a neighbouring pair built from the
@@ -83,6 +112,11 @@ func WriteNeighbourOf(ctx context.Context, src, dst string, kind NeighbourKind, 
 		}
 		for i, s := range stmts {
 			if _, err := conn.ExecContext(ctx, s, args[i]...); err != nil {
+				return fmt.Errorf("writing the %s neighbour: %w", kind, err)
+			}
+		}
+		if kind == Added {
+			if err := writeAdded(ctx, conn, spec, with); err != nil {
 				return fmt.Errorf("writing the %s neighbour: %w", kind, err)
 			}
 		}
