@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"countwall/attacks"
@@ -63,6 +64,12 @@ type Options struct {
 	CellRows int
 	// Distinguishers are the tests to run (Default(CellRows) when nil).
 	Distinguishers []Distinguisher
+	// TimeTrials is how many statements each timed test sends to each
+	// world (Trials when 0): a time moved by one person is a small shift
+	// under much noise, which takes thousands of samples to see.
+	TimeTrials int
+	// Seed orders each pair of timed statements (which world goes first).
+	Seed uint64
 	// Progress, when set, is told how many trials are done.
 	Progress func(done, total int)
 }
@@ -95,6 +102,7 @@ type Measurement struct {
 type Result struct {
 	Mechanism    string        `json:"mechanism"`
 	Trials       int           `json:"trials"`
+	TimeTrials   int           `json:"time_trials,omitempty"` // statements per world of each timed test
 	Confidence   float64       `json:"confidence"`
 	Sticky       bool          `json:"sticky,omitempty"`
 	Measurements []Measurement `json:"measurements"`
@@ -125,11 +133,32 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	if tests == nil {
 		tests = Default(o.CellRows)
 	}
+	timeTrials := o.TimeTrials
+	if timeTrials < 1 {
+		timeTrials = o.Trials
+	}
+	var untimed, timed []int
+	for i, t := range tests {
+		if t.Timed {
+			timed = append(timed, i)
+		} else {
+			untimed = append(untimed, i)
+		}
+	}
 	start := time.Now()
-	run := &trials{d: d, sticky: o.Sticky, tests: tests, tallies: make([]tally, len(tests))}
+	run := &trials{d: d, tests: tests, tallies: make([]tally, len(tests))}
+	total := o.Trials*min(1, len(untimed)) + timeTrials*len(timed)
+	progress := func(done int) {
+		if o.Progress != nil {
+			o.Progress(done, total)
+		}
+	}
 
+	// Without stickiness both worlds are deployed once and stay live for
+	// every test; timed tests always run that way (a deployment per
+	// statement would time the deployment).
 	var sessions [2][]attacks.Querier
-	if !o.Sticky {
+	if !o.Sticky || len(timed) > 0 {
 		shared, s, err := deployShared(ctx, d, tests)
 		if err != nil {
 			return nil, err
@@ -137,24 +166,87 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 		defer closeAll(shared[:])
 		sessions = s
 	}
-	for trial := 0; trial < o.Trials; trial++ {
-		for _, w := range []World{Without, With} {
-			if err := run.once(ctx, w, trial, sessions[w]); err != nil {
-				return nil, err
+	if len(untimed) > 0 {
+		for trial := 0; trial < o.Trials; trial++ {
+			for _, w := range []World{Without, With} {
+				qs := sessions[w]
+				if o.Sticky {
+					qs = nil
+				}
+				if err := run.once(ctx, w, trial, untimed, qs); err != nil {
+					return nil, err
+				}
 			}
+			progress(trial + 1)
 		}
-		if o.Progress != nil {
-			o.Progress(trial+1, o.Trials)
+	}
+	done := o.Trials * min(1, len(untimed))
+	for k, i := range timed {
+		order := rand.New(rand.NewPCG(o.Seed, uint64(k)))
+		if err := run.timed(ctx, i, timeTrials, [2]attacks.Querier{sessions[Without][i], sessions[With][i]}, order, func(n int) { progress(done + n) }); err != nil {
+			return nil, err
 		}
+		done += timeTrials
 	}
 
 	alpha := (1 - o.Confidence) / float64(2*len(tests))
 	res := &Result{Mechanism: mechanism, Trials: o.Trials, Confidence: o.Confidence, Sticky: o.Sticky}
+	if len(timed) > 0 {
+		res.TimeTrials = timeTrials
+	}
 	for i, test := range tests {
-		res.Measurements = append(res.Measurements, run.tallies[i].measurement(test, o.Trials, alpha))
+		n := o.Trials
+		if test.Timed {
+			n = timeTrials
+		}
+		res.Measurements = append(res.Measurements, run.tallies[i].measurement(test, n, alpha))
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// timeWarmup is how many statements of a timed test each world answers,
+// alternately, before any is kept: the first answers of a statement pay
+// for what later ones find ready (a statement's plan, a shape's figures),
+// in both worlds alike.
+const timeWarmup = 20
+
+// timed samples test i: n statements to each world, the two worlds
+// alternating statement by statement (which one goes first in each pair
+// drawn from order), so that whatever else the machine does falls on both
+// alike. The charge is read around the first kept statement of each world.
+func (r *trials) timed(ctx context.Context, i, n int, qs [2]attacks.Querier, order *rand.Rand, progress func(int)) error {
+	test, t := r.tests[i], &r.tallies[i]
+	for range timeWarmup {
+		for _, w := range []World{Without, With} {
+			if _, err := test.Score(ctx, qs[w]); err != nil {
+				return fmt.Errorf("%s, warming up, %s the person: %w", test.Name, w, err)
+			}
+		}
+	}
+	t.scores[Without], t.scores[With] = make([]float64, 0, n), make([]float64, 0, n)
+	for trial := range n {
+		first := World(order.IntN(2))
+		for _, w := range []World{first, 1 - first} {
+			var score float64
+			var err error
+			if trial == 0 {
+				var eps, delta float64
+				eps, delta, _, score, err = runOnce(ctx, test, qs[w])
+				t.eps, t.dl = math.Max(t.eps, eps), math.Max(t.dl, delta)
+			} else {
+				score, err = test.Score(ctx, qs[w])
+			}
+			if err != nil {
+				return fmt.Errorf("%s, statement %d, %s the person: %w", test.Name, trial+1, w, err)
+			}
+			t.scores[w] = append(t.scores[w], score)
+		}
+		if trial%64 == 63 || trial == n-1 {
+			progress(trial + 1)
+		}
+	}
+	return nil
 }
 
 // tally is what one distinguisher's trials gave, per world: its wrong
@@ -189,28 +281,29 @@ func deployShared(ctx context.Context, d Deployer, tests []Distinguisher) ([2]De
 // trials runs the tests and keeps one tally per test.
 type trials struct {
 	d       Deployer
-	sticky  bool
 	tests   []Distinguisher
 	tallies []tally
 }
 
-// once runs every test once in world w and adds the outcomes to the
-// tallies. A sticky audit deploys the world afresh for the trial; otherwise
-// qs are the shared deployment's sessions.
-func (r *trials) once(ctx context.Context, w World, trial int, qs []attacks.Querier) error {
+// once runs the tests named by which once in world w and adds the outcomes
+// to the tallies. With qs nil it deploys the world afresh for the trial
+// (a sticky audit); otherwise qs are the shared deployment's sessions, one
+// per test.
+func (r *trials) once(ctx context.Context, w World, trial int, which []int, qs []attacks.Querier) error {
 	tests, tallies := r.tests, r.tallies
 	var dep Deployment
-	if r.sticky {
+	if qs == nil {
 		var err error
 		if dep, err = r.d.Deploy(ctx, w); err != nil {
 			return err
 		}
 		qs = make([]attacks.Querier, len(tests))
-		for i, test := range tests {
-			qs[i] = dep.Session(fmt.Sprintf("audit-%s-%s-%d", test.Name, w, trial))
+		for _, i := range which {
+			qs[i] = dep.Session(fmt.Sprintf("audit-%s-%s-%d", tests[i].Name, w, trial))
 		}
 	}
-	for i, test := range tests {
+	for _, i := range which {
+		test := tests[i]
 		eps, delta, guess, score, err := runOnce(ctx, test, qs[i])
 		if err != nil {
 			if dep != nil {
@@ -245,11 +338,31 @@ func (t tally) measurement(test Distinguisher, trials int, alpha float64) Measur
 	m.EpsilonLB = EpsilonLowerBound(m.FPRUpper, m.FNRUpper, m.ClaimedDelta)
 	if test.Score != nil {
 		var likely, other, n int
-		m.EpsilonLB, m.Event, likely, other, n = SplitBound(t.scores[With], t.scores[Without], m.ClaimedDelta, alpha)
+		with, without := t.scores[With], t.scores[Without]
+		if test.Timed {
+			with, without = dealt(with), dealt(without)
+		}
+		m.EpsilonLB, m.Event, likely, other, n = SplitBound(with, without, m.ClaimedDelta, alpha)
 		m.Trials, m.FalsePos, m.FalseNeg = n, other, n-likely
 		m.FPRUpper, m.FNRUpper = ClopperPearsonUpper(other, n, alpha), ClopperPearsonUpper(n-likely, n, alpha)
 	}
 	return m
+}
+
+// dealt is a timed test's samples, in the order they were taken, dealt
+// into two halves, the even-numbered samples then the odd-numbered ones:
+// the split estimator chooses its event on the first half and bounds it on
+// the second, and dealt halves span the same stretch of the run, so that
+// the machine slowing down or speeding up over the run does not make the
+// event chosen early mean something else late.
+func dealt(vs []float64) []float64 {
+	out := make([]float64, 0, len(vs))
+	for start := range 2 {
+		for i := start; i < len(vs); i += 2 {
+			out = append(out, vs[i])
+		}
+	}
+	return out
 }
 
 // runOnce runs one test and reads back what the firewall charged for it.

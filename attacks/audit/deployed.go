@@ -269,13 +269,13 @@ func refusalScore(name, desc, sql string) Distinguisher {
 }
 
 func timeScore(name, desc, sql string) Distinguisher {
-	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+	return Distinguisher{Name: name, Description: desc, Queries: 1, Timed: true, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
 		start := time.Now()
 		_, err := q.Query(ctx, sql)
 		if err != nil && attacks.SQLState(err) == "" {
 			return 0, err
 		}
-		return float64(time.Since(start).Microseconds()), nil
+		return float64(time.Since(start).Nanoseconds()) / 1e3, nil
 	}}
 }
 

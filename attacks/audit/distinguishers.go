@@ -14,12 +14,17 @@ import (
 // A test with a Score instead of a Guess leaves the decision to the split
 // estimator (split.go): its event is chosen on half the trials and bounded
 // on the other half.
+//
+// A Timed test (a Score) is sampled apart from the others: Options.TimeTrials
+// statements to each world, the two live deployments taking turns statement
+// by statement.
 type Distinguisher struct {
 	Name        string
 	Description string
 	Queries     int
 	Guess       func(ctx context.Context, q attacks.Querier) (World, error)
 	Score       func(ctx context.Context, q attacks.Querier) (float64, error)
+	Timed       bool
 }
 
 // The audited table, as dataset.WriteNeighbours writes it: people(id, grp,

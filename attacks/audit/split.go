@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -64,23 +65,50 @@ func (e scoreEvent) count(vs []float64) int {
 // largest there: ln((P_likelier - delta) / P_other) with each rate at its
 // Clopper-Pearson bound, which weighs a rare event's ratio by how little it
 // can be trusted (a point estimate would pick a far tail seen a few times).
+// Every value seen is a candidate threshold: the samples are sorted once,
+// and each count's bounds computed once, so that thousands of distinct
+// times cost little more than a few counts.
 func chooseEvent(with, without []float64, delta, alpha float64) (scoreEvent, bool) {
-	values := slices.Concat(with, without)
-	slices.Sort(values)
-	values = slices.Compact(values)
+	sorted := [2][]float64{slices.Sorted(slices.Values(without)), slices.Sorted(slices.Values(with))}
+	values := slices.Compact(slices.Sorted(slices.Values(slices.Concat(with, without))))
+	n := len(with)
+	lower, upper := make([]float64, n+1), make([]float64, n+1)
+	for k := range lower {
+		lower[k], upper[k] = math.NaN(), math.NaN()
+	}
+	bound := func(k int, up bool) float64 {
+		if up {
+			if math.IsNaN(upper[k]) {
+				upper[k] = ClopperPearsonUpper(k, n, alpha)
+			}
+			return upper[k]
+		}
+		if math.IsNaN(lower[k]) {
+			lower[k] = ClopperPearsonLower(k, n, alpha)
+		}
+		return lower[k]
+	}
+	// count is how many of world w's samples the event holds for.
+	count := func(w World, t float64, above bool) int {
+		vs := sorted[w]
+		if above {
+			i, _ := slices.BinarySearch(vs, t) // the first >= t
+			return len(vs) - i
+		}
+		return sort.SearchFloat64s(vs, math.Nextafter(t, math.Inf(1))) // those <= t
+	}
 	best, found := scoreEvent{}, false
 	bestGain := 0.0
-	n := len(with)
 	for _, t := range values {
 		for _, above := range []bool{true, false} {
 			e := scoreEvent{t: t, above: above}
-			cw, co := e.count(with), e.count(without)
+			cw, co := count(With, t, above), count(Without, t, above)
 			for _, likelier := range []World{With, Without} {
 				num, den := cw, co
 				if likelier == Without {
 					num, den = co, cw
 				}
-				lo, hi := ClopperPearsonLower(num, n, alpha)-delta, ClopperPearsonUpper(den, n, alpha)
+				lo, hi := bound(num, false)-delta, bound(den, true)
 				if lo <= 0 || hi <= 0 {
 					continue
 				}

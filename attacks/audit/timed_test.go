@@ -1,0 +1,177 @@
+package audit
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"countwall/attacks"
+)
+
+// driftClock stands for a machine whose statements slow down as it runs
+// (other work starting, a cache filling): the n-th statement of a run,
+// whichever world answers it, takes 100 + n/10 time units, plus uniform
+// noise in [0, 20), and the world with the person adds shift.
+type driftClock struct {
+	mu    sync.Mutex
+	n     int
+	r     *rand.Rand
+	shift float64
+	order []World // which world answered each statement
+}
+
+type driftQuerier struct {
+	clock *driftClock
+	world World
+}
+
+func (q driftQuerier) Query(context.Context, string) (*attacks.Rows, error) {
+	return &attacks.Rows{Columns: []string{"kind", "epsilon_spent", "delta_spent"}}, nil
+}
+
+// next is the "time" of one statement in q's world.
+func (q driftQuerier) next() float64 {
+	c := q.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.order = append(c.order, q.world)
+	v := 100 + float64(c.n)/10 + 20*c.r.Float64()
+	if q.world == With {
+		v += c.shift
+	}
+	return v
+}
+
+type driftDeployer struct{ clock *driftClock }
+
+func (d driftDeployer) Deploy(_ context.Context, w World) (Deployment, error) {
+	return driftDeployment{driftQuerier{clock: d.clock, world: w}}, nil
+}
+
+type driftDeployment struct{ q driftQuerier }
+
+func (d driftDeployment) Session(string) attacks.Querier { return d.q }
+func (d driftDeployment) Close() error                   { return nil }
+
+var driftTest = Distinguisher{Name: "time", Queries: 1, Timed: true, Score: func(_ context.Context, q attacks.Querier) (float64, error) {
+	return q.(driftQuerier).next(), nil
+}}
+
+// TestTimedTestsAlternateWorlds: a timed test's statements go to the two
+// worlds in pairs, one each, in a seeded random order, so that a drift
+// over the run (40 times the noise's width) falls on both worlds alike and
+// shows no loss, and the halves of the split are dealt from the whole run,
+// so that a shift of the noise's width is still seen (at 0.69 with these
+// seeds: the event is the early tail of the run). 4,000 statements per
+// world, 99.9% confidence: without a shift the bound exceeds 0 with
+// probability at most 0.1%; the seeds fix the outcome.
+func TestTimedTestsAlternateWorlds(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		shift    float64
+		min, max float64
+	}{
+		{"drift alone", 0, 0, 0},
+		{"drift and a shift", 20, 0.3, math.Inf(1)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &driftClock{r: rand.New(rand.NewPCG(5, 17)), shift: tt.shift}
+			res, err := Run(context.Background(), "drift", driftDeployer{clock}, Options{Trials: 1, TimeTrials: 4000, Seed: 3, Confidence: 0.999, Distinguishers: []Distinguisher{driftTest}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Measurements[0]
+			t.Logf("%s: bound %.3f, %s, on %d", tt.name, m.EpsilonLB, m.Event, m.Trials)
+			if m.EpsilonLB < tt.min || m.EpsilonLB > tt.max {
+				t.Fatalf("bound %.3f, want within [%g, %g]", m.EpsilonLB, tt.min, tt.max)
+			}
+			if res.TimeTrials != 4000 || m.Trials != 2000 {
+				t.Fatalf("time trials %d, evaluated on %d; want 4000 and 2000", res.TimeTrials, m.Trials)
+			}
+			// After the warm-up, every pair is one statement of each world,
+			// and each world goes first in about half the pairs.
+			pairs := clock.order[2*timeWarmup:]
+			first := 0
+			for i := 0; i < len(pairs); i += 2 {
+				if pairs[i] == pairs[i+1] {
+					t.Fatalf("pair %d went to %s twice", i/2, pairs[i])
+				}
+				if pairs[i] == With {
+					first++
+				}
+			}
+			if first < 1800 || first > 2200 {
+				t.Fatalf("the world with the person went first in %d of 4000 pairs", first)
+			}
+		})
+	}
+}
+
+// TestChooseEventMatchesCounting: the sorted search finds the event that
+// counting every sample for every threshold finds, on seeded samples with
+// many ties and -Inf (refusals) among them.
+func TestChooseEventMatchesCounting(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 50 {
+		n := 20 + r.IntN(200)
+		with, without := make([]float64, n), make([]float64, n)
+		for i := range n {
+			with[i], without[i] = float64(r.IntN(12)+trial%3), float64(r.IntN(12))
+			if r.IntN(20) == 0 {
+				with[i] = math.Inf(-1)
+			}
+		}
+		got, gotOK := chooseEvent(with, without, 0, 0.01)
+		want, wantOK := chooseEventByCounting(with, without, 0, 0.01)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("samples %d: %v (%v), counting finds %v (%v)", trial, got, gotOK, want, wantOK)
+		}
+	}
+}
+
+// chooseEventByCounting is chooseEvent by counting every sample for each
+// candidate event.
+func chooseEventByCounting(with, without []float64, delta, alpha float64) (scoreEvent, bool) {
+	best, found, bestGain := scoreEvent{}, false, 0.0
+	n := len(with)
+	seen := map[float64]bool{}
+	var values []float64
+	for _, v := range append(append([]float64{}, with...), without...) {
+		if !seen[v] {
+			seen[v] = true
+			values = append(values, v)
+		}
+	}
+	// In increasing order, as chooseEvent tries them (the first best wins).
+	for i := range values {
+		for j := i + 1; j < len(values); j++ {
+			if values[j] < values[i] {
+				values[i], values[j] = values[j], values[i]
+			}
+		}
+	}
+	for _, v := range values {
+		for _, above := range []bool{true, false} {
+			e := scoreEvent{t: v, above: above}
+			cw, co := e.count(with), e.count(without)
+			for _, likelier := range []World{With, Without} {
+				num, den := cw, co
+				if likelier == Without {
+					num, den = co, cw
+				}
+				lo, hi := ClopperPearsonLower(num, n, alpha)-delta, ClopperPearsonUpper(den, n, alpha)
+				if lo <= 0 || hi <= 0 {
+					continue
+				}
+				if gain := math.Log(lo / hi); gain > bestGain {
+					e.likelier = likelier
+					best, bestGain, found = e, gain, true
+				}
+			}
+		}
+	}
+	return best, found
+}
