@@ -68,6 +68,11 @@ type Options struct {
 	// world (Trials when 0): a time moved by one person is a small shift
 	// under much noise, which takes thousands of samples to see.
 	TimeTrials int
+	// TimeBlock is about how many statements of a timed test each world
+	// answers from one deployment (DefaultTimeBlock when 0; timeBlock
+	// rounds it to an even number of blocks): the worlds are deployed
+	// anew, together, for each block.
+	TimeBlock int
 	// Seed orders each pair of timed statements (which world goes first).
 	Seed uint64
 	// Progress, when set, is told how many trials are done.
@@ -155,10 +160,9 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	}
 
 	// Without stickiness both worlds are deployed once and stay live for
-	// every test; timed tests always run that way (a deployment per
-	// statement would time the deployment).
+	// every untimed test.
 	var sessions [2][]attacks.Querier
-	if !o.Sticky || len(timed) > 0 {
+	if !o.Sticky && len(untimed) > 0 {
 		shared, s, err := deployShared(ctx, d, tests)
 		if err != nil {
 			return nil, err
@@ -181,9 +185,10 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 		}
 	}
 	done := o.Trials * min(1, len(untimed))
+	block := timeBlock(timeTrials, o.TimeBlock)
 	for k, i := range timed {
 		order := rand.New(rand.NewPCG(o.Seed, uint64(k)))
-		if err := run.timed(ctx, i, timeTrials, [2]attacks.Querier{sessions[Without][i], sessions[With][i]}, order, func(n int) { progress(done + n) }); err != nil {
+		if err := run.timed(ctx, i, timeTrials, block, order, func(n int) { progress(done + n) }); err != nil {
 			return nil, err
 		}
 		done += timeTrials
@@ -205,18 +210,67 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	return res, nil
 }
 
+// DefaultTimeBlock is how many statements of a timed test each world
+// answers from one deployment. Two deployments of the same table differ in
+// time by where their memory happens to lie (two deployments of one file,
+// 20,000 statements each, showed 0.18 between them at 120,000 rows), so a
+// timed test deploys both worlds afresh every block and chooses its event
+// on the even-numbered blocks and bounds it on the odd-numbered ones: what
+// one deployment's layout gives is noise in the other half, not a signal
+// that survives the split.
+const DefaultTimeBlock = 250
+
+// timeBlock is the statements per deployment for n statements per world,
+// about want (DefaultTimeBlock when 0) and dividing n into an even number of
+// blocks, at least two, so that the halves of the split are alike.
+func timeBlock(n, want int) int {
+	if want < 1 {
+		want = DefaultTimeBlock
+	}
+	blocks := max(2, (n+want/2)/want)
+	blocks += blocks % 2
+	return max(1, (n+blocks-1)/blocks)
+}
+
 // timeWarmup is how many statements of a timed test each world answers,
-// alternately, before any is kept: the first answers of a statement pay
-// for what later ones find ready (a statement's plan, a shape's figures),
-// in both worlds alike.
+// alternately, after each deployment before any is kept: the first answers
+// pay for what later ones find ready (the table's snapshot, a statement's
+// plan), in both worlds alike.
 const timeWarmup = 20
 
-// timed samples test i: n statements to each world, the two worlds
-// alternating statement by statement (which one goes first in each pair
-// drawn from order), so that whatever else the machine does falls on both
-// alike. The charge is read around the first kept statement of each world.
-func (r *trials) timed(ctx context.Context, i, n int, qs [2]attacks.Querier, order *rand.Rand, progress func(int)) error {
+// timed samples test i: n statements to each world, block by block, both
+// worlds deployed afresh for each block and live together, taking turns
+// statement by statement (which one goes first in each pair drawn from
+// order), so that whatever else the machine does falls on both alike. The
+// charge is read around the first kept statement of each world.
+func (r *trials) timed(ctx context.Context, i, n, block int, order *rand.Rand, progress func(int)) error {
 	test, t := r.tests[i], &r.tallies[i]
+	t.block = block
+	t.scores[Without], t.scores[With] = make([]float64, 0, n), make([]float64, 0, n)
+	for start := 0; start < n; start += block {
+		var deps [2]Deployment
+		var qs [2]attacks.Querier
+		for _, w := range []World{Without, With} {
+			dep, err := r.d.Deploy(ctx, w)
+			if err != nil {
+				closeAll(deps[:])
+				return err
+			}
+			deps[w], qs[w] = dep, dep.Session(fmt.Sprintf("audit-%s-%s", test.Name, w))
+		}
+		err := r.timedBlock(ctx, test, t, start, min(n, start+block), qs, order)
+		closeAll(deps[:])
+		if err != nil {
+			return err
+		}
+		progress(min(n, start+block))
+	}
+	return nil
+}
+
+// timedBlock takes statements from..to-1 of a timed test from one pair of
+// deployments, after the warm-up.
+func (r *trials) timedBlock(ctx context.Context, test Distinguisher, t *tally, from, to int, qs [2]attacks.Querier, order *rand.Rand) error {
 	for range timeWarmup {
 		for _, w := range []World{Without, With} {
 			if _, err := test.Score(ctx, qs[w]); err != nil {
@@ -224,8 +278,7 @@ func (r *trials) timed(ctx context.Context, i, n int, qs [2]attacks.Querier, ord
 			}
 		}
 	}
-	t.scores[Without], t.scores[With] = make([]float64, 0, n), make([]float64, 0, n)
-	for trial := range n {
+	for trial := from; trial < to; trial++ {
 		first := World(order.IntN(2))
 		for _, w := range []World{first, 1 - first} {
 			var score float64
@@ -242,9 +295,6 @@ func (r *trials) timed(ctx context.Context, i, n int, qs [2]attacks.Querier, ord
 			}
 			t.scores[w] = append(t.scores[w], score)
 		}
-		if trial%64 == 63 || trial == n-1 {
-			progress(trial + 1)
-		}
 	}
 	return nil
 }
@@ -255,6 +305,7 @@ type tally struct {
 	wrong   [2]int
 	scores  [2][]float64
 	eps, dl float64
+	block   int // a timed test's statements per deployment
 }
 
 // deployShared deploys each world once, for an audit without stickiness,
@@ -338,31 +389,40 @@ func (t tally) measurement(test Distinguisher, trials int, alpha float64) Measur
 	m.EpsilonLB = EpsilonLowerBound(m.FPRUpper, m.FNRUpper, m.ClaimedDelta)
 	if test.Score != nil {
 		var likely, other, n int
-		with, without := t.scores[With], t.scores[Without]
 		if test.Timed {
-			with, without = dealt(with), dealt(without)
+			sel, eval := timedHalves(t.scores, t.block)
+			m.EpsilonLB, m.Event, likely, other, n = splitBound(sel, eval, m.ClaimedDelta, alpha)
+		} else {
+			m.EpsilonLB, m.Event, likely, other, n = SplitBound(t.scores[With], t.scores[Without], m.ClaimedDelta, alpha)
 		}
-		m.EpsilonLB, m.Event, likely, other, n = SplitBound(with, without, m.ClaimedDelta, alpha)
 		m.Trials, m.FalsePos, m.FalseNeg = n, other, n-likely
 		m.FPRUpper, m.FNRUpper = ClopperPearsonUpper(other, n, alpha), ClopperPearsonUpper(n-likely, n, alpha)
 	}
 	return m
 }
 
-// dealt is a timed test's samples, in the order they were taken, dealt
-// into two halves, the even-numbered samples then the odd-numbered ones:
-// the split estimator chooses its event on the first half and bounds it on
-// the second, and dealt halves span the same stretch of the run, so that
-// the machine slowing down or speeding up over the run does not make the
-// event chosen early mean something else late.
-func dealt(vs []float64) []float64 {
-	out := make([]float64, 0, len(vs))
-	for start := range 2 {
-		for i := start; i < len(vs); i += 2 {
-			out = append(out, vs[i])
+// timedHalves splits a timed test's samples, in the order they were taken
+// (block statements per deployment), into the half the split estimator
+// chooses its event on and the half it bounds it on: the even-numbered
+// blocks and the odd-numbered ones, so that no deployment is in both and
+// both span the whole run (the machine slowing down or speeding up over
+// the run then does not make the event chosen early mean something else
+// late). A single block is dealt sample by sample instead.
+func timedHalves(scores [2][]float64, block int) (sel, eval [2][]float64) {
+	for w, vs := range scores {
+		for i, v := range vs {
+			half := (i / max(block, 1)) % 2
+			if len(vs) <= block {
+				half = i % 2
+			}
+			if half == 0 {
+				sel[w] = append(sel[w], v)
+			} else {
+				eval[w] = append(eval[w], v)
+			}
 		}
 	}
-	return out
+	return sel, eval
 }
 
 // runOnce runs one test and reads back what the firewall charged for it.

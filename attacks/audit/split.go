@@ -130,13 +130,19 @@ func chooseEvent(with, without []float64, delta, alpha float64) (scoreEvent, boo
 // likelier in and in the other.
 func SplitBound(with, without []float64, delta, alpha float64) (bound float64, event string, likely, other, n int) {
 	half := min(len(with), len(without)) / 2
-	e, ok := chooseEvent(with[:half], without[:half], delta, alpha)
-	evalWith, evalWithout := with[half:2*half], without[half:2*half]
-	n = len(evalWith)
+	return splitBound([2][]float64{without[:half], with[:half]}, [2][]float64{without[half : 2*half], with[half : 2*half]}, delta, alpha)
+}
+
+// splitBound is SplitBound on halves given apart, each indexed by World:
+// the event is chosen on sel and bounded on eval (each the same number of
+// samples in both worlds).
+func splitBound(sel, eval [2][]float64, delta, alpha float64) (bound float64, event string, likely, other, n int) {
+	e, ok := chooseEvent(sel[With], sel[Without], delta, alpha)
+	n = len(eval[With])
 	if !ok || n == 0 {
 		return 0, "no event", 0, 0, n
 	}
-	likely, other = e.count(evalWith), e.count(evalWithout)
+	likely, other = e.count(eval[With]), e.count(eval[Without])
 	if e.likelier == Without {
 		likely, other = other, likely
 	}

@@ -38,7 +38,7 @@ func (q driftQuerier) next() float64 {
 	defer c.mu.Unlock()
 	c.n++
 	c.order = append(c.order, q.world)
-	v := 100 + float64(c.n)/10 + 20*c.r.Float64()
+	v := 100 + float64(c.n)/100 + 20*c.r.Float64()
 	if q.world == With {
 		v += c.shift
 	}
@@ -61,13 +61,13 @@ var driftTest = Distinguisher{Name: "time", Queries: 1, Timed: true, Score: func
 }}
 
 // TestTimedTestsAlternateWorlds: a timed test's statements go to the two
-// worlds in pairs, one each, in a seeded random order, so that a drift
-// over the run (40 times the noise's width) falls on both worlds alike and
-// shows no loss, and the halves of the split are dealt from the whole run,
-// so that a shift of the noise's width is still seen (at 0.69 with these
-// seeds: the event is the early tail of the run). 4,000 statements per
-// world, 99.9% confidence: without a shift the bound exceeds 0 with
-// probability at most 0.1%; the seeds fix the outcome.
+// worlds in pairs, one each, in a seeded random order, from a pair of
+// deployments per block, so that a drift over the run (four times the
+// noise's width) falls on both worlds alike and shows no loss, while a
+// shift of a quarter of the noise's width is seen (at 0.25 with these
+// seeds). 4,000 statements per world in blocks of 500, 99.9% confidence:
+// without a shift the bound exceeds 0 with probability at most 0.1%; the
+// seeds fix the outcome.
 func TestTimedTestsAlternateWorlds(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -75,11 +75,11 @@ func TestTimedTestsAlternateWorlds(t *testing.T) {
 		min, max float64
 	}{
 		{"drift alone", 0, 0, 0},
-		{"drift and a shift", 20, 0.3, math.Inf(1)},
+		{"drift and a shift", 5, 0.15, math.Inf(1)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &driftClock{r: rand.New(rand.NewPCG(5, 17)), shift: tt.shift}
-			res, err := Run(context.Background(), "drift", driftDeployer{clock}, Options{Trials: 1, TimeTrials: 4000, Seed: 3, Confidence: 0.999, Distinguishers: []Distinguisher{driftTest}})
+			res, err := Run(context.Background(), "drift", driftDeployer{clock}, Options{Trials: 1, TimeTrials: 4000, TimeBlock: 500, Seed: 3, Confidence: 0.999, Distinguishers: []Distinguisher{driftTest}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,17 +91,23 @@ func TestTimedTestsAlternateWorlds(t *testing.T) {
 			if res.TimeTrials != 4000 || m.Trials != 2000 {
 				t.Fatalf("time trials %d, evaluated on %d; want 4000 and 2000", res.TimeTrials, m.Trials)
 			}
-			// After the warm-up, every pair is one statement of each world,
-			// and each world goes first in about half the pairs.
-			pairs := clock.order[2*timeWarmup:]
+			// Eight blocks: in each, after the warm-up, every pair is one
+			// statement of each world, and each world goes first in about
+			// half the pairs.
 			first := 0
-			for i := 0; i < len(pairs); i += 2 {
-				if pairs[i] == pairs[i+1] {
-					t.Fatalf("pair %d went to %s twice", i/2, pairs[i])
+			for b := range 8 {
+				pairs := clock.order[b*(2*timeWarmup+1000) : (b+1)*(2*timeWarmup+1000)][2*timeWarmup:]
+				for i := 0; i < len(pairs); i += 2 {
+					if pairs[i] == pairs[i+1] {
+						t.Fatalf("block %d, pair %d went to %s twice", b, i/2, pairs[i])
+					}
+					if pairs[i] == With {
+						first++
+					}
 				}
-				if pairs[i] == With {
-					first++
-				}
+			}
+			if len(clock.order) != 8*(2*timeWarmup+1000) {
+				t.Fatalf("%d statements, want 8 blocks of %d", len(clock.order), 2*timeWarmup+1000)
 			}
 			if first < 1800 || first > 2200 {
 				t.Fatalf("the world with the person went first in %d of 4000 pairs", first)
@@ -174,4 +180,23 @@ func chooseEventByCounting(with, without []float64, delta, alpha float64) (score
 		}
 	}
 	return best, found
+}
+
+// TestTimeBlock: the statements per deployment divide a timed test's
+// statements into an even number of blocks, at least two, near the size
+// asked for.
+func TestTimeBlock(t *testing.T) {
+	for _, tt := range []struct{ n, want, block int }{
+		{5000, 0, 250},    // 20 blocks of the default
+		{5000, 1000, 834}, // 5 blocks round up to 6
+		{300, 250, 150},   // 1 block rounds up to 2
+		{100, 250, 50},
+		{7, 250, 4},
+		{1, 250, 1},
+		{20000, 250, 250},
+	} {
+		if got := timeBlock(tt.n, tt.want); got != tt.block {
+			t.Errorf("timeBlock(%d, %d) = %d, want %d", tt.n, tt.want, got, tt.block)
+		}
+	}
 }
