@@ -34,7 +34,16 @@ func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bo
 			return fmt.Errorf("%d rows cannot hold a value in a table of %d other rows", h.Rows, rows)
 		}
 		c := quoteIdent(h.Column)
-		if _, err := conn.ExecContext(ctx, "UPDATE "+t+" SET "+c+" = ? WHERE rowid <= ?", h.Value, h.Rows); err != nil {
+		sets, args := []string{c + " = ?"}, []any{h.Value}
+		also := make([]string, 0, len(h.Also))
+		for col := range h.Also {
+			also = append(also, col)
+		}
+		sort.Strings(also)
+		for _, col := range also {
+			sets, args = append(sets, quoteIdent(col)+" = ?"), append(args, h.Also[col])
+		}
+		if _, err := conn.ExecContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE rowid <= ?", append(args, h.Rows)...); err != nil {
 			return err
 		}
 		var held int64

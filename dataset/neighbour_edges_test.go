@@ -60,6 +60,8 @@ func TestAddedNeighbours(t *testing.T) {
 			query: "SELECT COUNT(*) || '/' || SUM(typeof(id) = 'real') FROM people", without: "39/0", with: "40/1"},
 		{name: "a value held by 12 rows, and the person", set: map[string]string{"age": "99", "town": "'b'"}, hold: &Holders{Column: "age", Value: int64(99), Rows: 12},
 			query: "SELECT SUM(age = 99) || '/' || SUM(age = 99 AND town = 'a') FROM people", without: "12/12", with: "13/12"},
+		{name: "a value held by 12 rows, which also hold town 'b'", set: map[string]string{"age": "99"}, hold: &Holders{Column: "age", Value: int64(99), Rows: 12, Also: map[string]any{"town": "b"}},
+			query: "SELECT SUM(age = 99) || '/' || SUM(age = 99 AND town = 'b') || '/' || SUM(town = 'b') FROM people", without: "12/12/22", with: "13/12/22"},
 		{name: "5 distinct values", set: map[string]string{"town": "'v0'"}, distinct: &DistinctValues{Column: "town", Values: 5},
 			query: "SELECT COUNT(*) || '/' || COUNT(DISTINCT town) || '/' || MIN(town) || '/' || MAX(town) FROM people", without: "39/5/v1/v5", with: "40/6/v0/v5"},
 		// 39 rows take values 1..39; 61 copies of the first row take

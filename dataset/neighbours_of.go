@@ -50,11 +50,13 @@ type NeighbourSpec struct {
 
 // Holders gives the first Rows other rows (in rowid order) the value Value
 // in Column, which no other row may hold: a value held by exactly Rows
-// rows.
+// rows. Those rows also take the values of Also (which other rows may
+// hold too).
 type Holders struct {
 	Column string
 	Value  any
 	Rows   int64
+	Also   map[string]any
 }
 
 // DistinctValues gives Column exactly Values distinct values over the
