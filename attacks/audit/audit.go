@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"countwall/attacks"
+	"countwall/pgerror"
 )
 
 // World is one of the two neighbouring databases.
@@ -256,7 +258,7 @@ func (r *trials) timed(ctx context.Context, i, n, block int, order *rand.Rand, p
 				closeAll(deps[:])
 				return err
 			}
-			deps[w], qs[w] = dep, dep.Session(fmt.Sprintf("audit-%s-%s", test.Name, w))
+			deps[w], qs[w] = dep, newBudgeted(dep, fmt.Sprintf("audit-%s-%s-b%d", test.Name, w, start/block))
 		}
 		err := r.timedBlock(ctx, test, t, start, min(n, start+block), qs, order)
 		closeAll(deps[:])
@@ -323,7 +325,7 @@ func deployShared(ctx context.Context, d Deployer, tests []Distinguisher) ([2]De
 		}
 		shared[w] = dep
 		for _, test := range tests {
-			sessions[w] = append(sessions[w], dep.Session(fmt.Sprintf("audit-%s-%s", test.Name, w)))
+			sessions[w] = append(sessions[w], newBudgeted(dep, fmt.Sprintf("audit-%s-%s", test.Name, w)))
 		}
 	}
 	return shared, sessions, nil
@@ -350,7 +352,7 @@ func (r *trials) once(ctx context.Context, w World, trial int, which []int, qs [
 		}
 		qs = make([]attacks.Querier, len(tests))
 		for _, i := range which {
-			qs[i] = dep.Session(fmt.Sprintf("audit-%s-%s-%d", tests[i].Name, w, trial))
+			qs[i] = newBudgeted(dep, fmt.Sprintf("audit-%s-%s-%d", tests[i].Name, w, trial))
 		}
 	}
 	for _, i := range which {
@@ -446,6 +448,65 @@ func runOnce(ctx context.Context, test Distinguisher, q attacks.Querier) (eps, d
 	return eps1 - eps0, delta1 - delta0, guess, score, nil
 }
 
+// budgeted is one test's analyst in one world, renewed when its budget
+// runs out: the audit measures what one statement shows, not how far a cap
+// lets an analyst compose (a delta cap of 1e-5 allows ten GROUP BYs over an
+// undeclared column at delta 1e-6). A refusal for a spent budget (53400)
+// moves it to a new analyst, who sends the statement again, and SHOW budget
+// then shows what the analysts before were charged in a row of its own, so
+// that a charge read around a statement stays that statement's. The new
+// analyst's refusal, if it is refused too, is passed on: a budget no
+// statement has touched refuses for the statement itself. A renewal falls
+// inside a timed statement, at the same statement in both worlds (their
+// charges are the same).
+type budgeted struct {
+	dep        Deployment
+	name       string
+	renewals   int
+	q          attacks.Querier
+	eps, delta float64 // charged to the analysts before
+}
+
+func newBudgeted(dep Deployment, name string) *budgeted {
+	return &budgeted{dep: dep, name: name, q: dep.Session(name)}
+}
+
+func (b *budgeted) Query(ctx context.Context, sql string) (*attacks.Rows, error) {
+	rows, err := b.q.Query(ctx, sql)
+	if sql == showBudget {
+		if err == nil && b.renewals > 0 && len(rows.Columns) > 0 {
+			row := make([]string, len(rows.Columns))
+			for i, c := range rows.Columns {
+				switch c {
+				case "epsilon_spent":
+					row[i] = strconv.FormatFloat(b.eps, 'g', -1, 64)
+				case "delta_spent":
+					row[i] = strconv.FormatFloat(b.delta, 'g', -1, 64)
+				case "kind":
+					row[i] = "renewed analysts"
+				default:
+					row[i] = "0"
+				}
+			}
+			rows.Values = append(rows.Values, row)
+		}
+		return rows, err
+	}
+	if attacks.SQLState(err) != pgerror.ConfigurationLimitExceeded {
+		return rows, err
+	}
+	eps, delta, cerr := charged(ctx, b.q)
+	if cerr != nil {
+		return nil, cerr
+	}
+	b.eps, b.delta, b.renewals = b.eps+eps, b.delta+delta, b.renewals+1
+	b.q = b.dep.Session(fmt.Sprintf("%s-r%d", b.name, b.renewals))
+	return b.q.Query(ctx, sql)
+}
+
+// showBudget reads an analyst's spending.
+const showBudget = "SHOW budget"
+
 func closeAll(deps []Deployment) {
 	for _, d := range deps {
 		if d != nil {
@@ -457,7 +518,7 @@ func closeAll(deps []Deployment) {
 // charged reads back, with SHOW budget, the epsilon and delta the session's
 // analyst has been charged, summed over accounting kinds.
 func charged(ctx context.Context, q attacks.Querier) (eps, delta float64, err error) {
-	rows, err := q.Query(ctx, "SHOW budget")
+	rows, err := q.Query(ctx, showBudget)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"testing"
 
 	"countwall/attacks"
+	"countwall/pgerror"
 )
 
 // driftClock stands for a machine whose statements slow down as it runs
@@ -27,8 +29,13 @@ type driftQuerier struct {
 	world World
 }
 
-func (q driftQuerier) Query(context.Context, string) (*attacks.Rows, error) {
-	return &attacks.Rows{Columns: []string{"kind", "epsilon_spent", "delta_spent"}}, nil
+// Query answers SHOW budget with nothing spent, and any other statement
+// with its "time".
+func (q driftQuerier) Query(_ context.Context, sql string) (*attacks.Rows, error) {
+	if sql == showBudget {
+		return &attacks.Rows{Columns: []string{"kind", "epsilon_spent", "delta_spent"}}, nil
+	}
+	return &attacks.Rows{Columns: []string{"time"}, Values: [][]string{{strconv.FormatFloat(q.next(), 'g', -1, 64)}}}, nil
 }
 
 // next is the "time" of one statement in q's world.
@@ -56,8 +63,8 @@ type driftDeployment struct{ q driftQuerier }
 func (d driftDeployment) Session(string) attacks.Querier { return d.q }
 func (d driftDeployment) Close() error                   { return nil }
 
-var driftTest = Distinguisher{Name: "time", Queries: 1, Timed: true, Score: func(_ context.Context, q attacks.Querier) (float64, error) {
-	return q.(driftQuerier).next(), nil
+var driftTest = Distinguisher{Name: "time", Queries: 1, Timed: true, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
+	return attacks.Count(ctx, q, "SELECT time")
 }}
 
 // TestTimedTestsAlternateWorlds: a timed test's statements go to the two
@@ -198,5 +205,99 @@ func TestTimeBlock(t *testing.T) {
 		if got := timeBlock(tt.n, tt.want); got != tt.block {
 			t.Errorf("timeBlock(%d, %d) = %d, want %d", tt.n, tt.want, got, tt.block)
 		}
+	}
+}
+
+// cappedFirewall charges 0.5 a statement and refuses an analyst's
+// statements (53400) once they have had cap of them; with refuseAll it
+// refuses every statement so.
+type cappedFirewall struct {
+	mu        sync.Mutex
+	cap       int
+	refuseAll bool
+	spent     map[string]int
+}
+
+type cappedSession struct {
+	f       *cappedFirewall
+	analyst string
+}
+
+func (s cappedSession) Query(_ context.Context, sql string) (*attacks.Rows, error) {
+	f := s.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sql == showBudget {
+		return &attacks.Rows{Columns: []string{"kind", "epsilon_spent", "delta_spent"},
+			Values: [][]string{{"dp", strconv.FormatFloat(0.5*float64(f.spent[s.analyst]), 'g', -1, 64), "0"}}}, nil
+	}
+	if f.refuseAll || f.spent[s.analyst] >= f.cap {
+		return nil, pgerror.Errorf(pgerror.ConfigurationLimitExceeded, "the privacy budget is spent")
+	}
+	f.spent[s.analyst]++
+	return &attacks.Rows{Columns: []string{"count"}, Values: [][]string{{"7"}}}, nil
+}
+
+type cappedDeployer struct{ f *cappedFirewall }
+
+func (d cappedDeployer) Deploy(context.Context, World) (Deployment, error) { return d, nil }
+func (d cappedDeployer) Session(analyst string) attacks.Querier            { return cappedSession{d.f, analyst} }
+func (d cappedDeployer) Close() error                                      { return nil }
+
+// TestSpentBudgetsAreRenewed: an analyst whose budget allows 4 statements
+// is renewed on the fifth, so that 30 trials of a refusal test and 300
+// timed statements per world are all answered, no analyst past its budget,
+// and the charge read around a statement is its 0.5; a statement refused
+// to an analyst who has spent nothing stays refused (the refusal is the
+// statement's own).
+func TestSpentBudgetsAreRenewed(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		refuseAll bool
+		refusals  float64 // the refusal test's score, in every trial
+		charged   float64
+	}{
+		{"budgets run out", false, 0, 0.5},
+		{"every statement refused", true, 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			refusal := refusalScore("refused", "", "SELECT COUNT(*) FROM people")
+			var mu sync.Mutex
+			var scores []float64
+			score := refusal.Score
+			refusal.Score = func(ctx context.Context, q attacks.Querier) (float64, error) {
+				v, err := score(ctx, q)
+				mu.Lock()
+				scores = append(scores, v)
+				mu.Unlock()
+				return v, err
+			}
+			tests := []Distinguisher{refusal, timeScore("time", "", "SELECT COUNT(*) FROM people")}
+			f := &cappedFirewall{cap: 4, refuseAll: tt.refuseAll, spent: map[string]int{}}
+			res, err := Run(context.Background(), "capped", cappedDeployer{f}, Options{Trials: 30, TimeTrials: 300, Confidence: 0.95, Distinguishers: tests})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Measurements {
+				if m.ClaimedEpsilon != tt.charged {
+					t.Errorf("%s charged %g, want %g", m.Distinguisher, m.ClaimedEpsilon, tt.charged)
+				}
+			}
+			if len(scores) != 60 {
+				t.Fatalf("%d refusal scores, want 30 per world", len(scores))
+			}
+			for i, v := range scores {
+				if v != tt.refusals {
+					t.Fatalf("refusal score %d is %g, want %g", i, v, tt.refusals)
+				}
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for a, n := range f.spent {
+				if n > f.cap {
+					t.Errorf("analyst %s answered %d statements, past the budget of %d", a, n, f.cap)
+				}
+			}
+		})
 	}
 }
