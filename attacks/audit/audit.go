@@ -237,8 +237,9 @@ func timeBlock(n, want int) int {
 // timeWarmup is how many statements of a timed test each world answers,
 // alternately, after each deployment before any is kept: the first answers
 // pay for what later ones find ready (the table's snapshot, a statement's
-// plan), in both worlds alike.
-const timeWarmup = 20
+// plan), in both worlds alike. Few, since a block's deployments are new
+// and some statements (a GROUP BY finding a million groups) take a second.
+const timeWarmup = 5
 
 // timed samples test i: n statements to each world, block by block, both
 // worlds deployed afresh for each block and live together, taking turns
