@@ -22,6 +22,16 @@ type Command struct {
 	ConfigPath     string
 	Table          string // with ConfigPath: the audited table
 	UnitIndex      int64  // with ConfigPath: the audited unit
+	// With ConfigPath: the timed tests' statements per world, the groups
+	// edge's distinct values and samples, extra switch points, the edges
+	// to audit, the seed of the timed statements' order.
+	TimeTrials  int
+	TimeBlock   int
+	GroupLimit  int64
+	GroupTrials int
+	SwitchRows  []int64
+	Edges       []string
+	Seed        uint64
 }
 
 // AddFlags defines the command's flags on f.
@@ -38,6 +48,13 @@ func (c *Command) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&c.ConfigPath, "config", "", "audit the firewall this config deploys, on neighbours of its own table (its mechanism, parameters, shares, delta cap and bounds)")
 	f.StringVar(&c.Table, "table", "", "with --config: the table to audit (the config's only one by default)")
 	f.Int64Var(&c.UnitIndex, "unit-index", 0, "with --config: audit the n-th privacy unit in the unit column's order")
+	f.IntVar(&c.TimeTrials, "time-trials", 5000, "with --config: statements per world of each timed test, the two worlds alternating")
+	f.IntVar(&c.TimeBlock, "time-block", DefaultTimeBlock, "with --config: timed statements per world from one deployment (both worlds are deployed afresh for each block)")
+	f.Int64Var(&c.GroupLimit, "group-limit", 1_000_000, "with --config: distinct values of the groups edge's column without the person (0: no groups edge)")
+	f.IntVar(&c.GroupTrials, "group-trials", 100, "with --config: samples per world of every test on the groups edge")
+	f.Int64SliceVar(&c.SwitchRows, "switch-rows", nil, "with --config: also audit a value held by this many rows (repeatable)")
+	f.StringSliceVar(&c.Edges, "edge", nil, "with --config: audit only these neighbours (repeatable; default all): control, removed, several-rows, other-storage, invalid-utf8, blob, real-in-integer, text-in-integer, real-unit, switch, switch-N, math, groups")
+	f.Uint64Var(&c.Seed, "seed", 1, "with --config: seed of the order of each pair of timed statements")
 }
 
 // Run audits, prints the report to w and saves it as JSON when asked;
@@ -58,7 +75,8 @@ func (c *Command) Run(ctx context.Context, w io.Writer, progress func(label stri
 		var rep *Report
 		if cfg != nil {
 			rep, err = RunDeployed(ctx, DeployedOptions{Config: cfg, Table: c.Table, Mechanisms: c.Mechanisms, UnitIndex: c.UnitIndex,
-				Dir: dir, Trials: c.Suite.Trials, Confidence: c.Suite.Confidence, Progress: progress})
+				Dir: dir, Trials: c.Suite.Trials, Confidence: c.Suite.Confidence, Progress: progress,
+				TimeTrials: c.TimeTrials, TimeBlock: c.TimeBlock, GroupLimit: c.GroupLimit, GroupTrials: c.GroupTrials, SwitchRows: c.SwitchRows, Edges: c.Edges, Seed: c.Seed})
 			if err == nil {
 				NameDeployment(rep, c.ConfigPath, c.Table, cfg)
 			}

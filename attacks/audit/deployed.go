@@ -23,9 +23,10 @@ import (
 // config's mechanism with its parameters, budget shares, delta cap and
 // per-person bounds, on neighbours of the config's own table (a real unit
 // removed; a unit with several rows; a unit's value stored with another
-// storage class), over the query shapes an analyst sends about that
-// person, and with two distinguishers beside the answers: whether the
-// statement was refused (its SQLSTATE) and how long its answer took.
+// storage class; the unit at each of the firewall's edges, edges.go), over
+// the query shapes an analyst sends about that person, and with two
+// distinguishers beside the answers: whether the statement was refused
+// (its SQLSTATE) and how long its answer took.
 
 // DeployedOptions say how the deployed firewall is audited.
 type DeployedOptions struct {
@@ -35,14 +36,36 @@ type DeployedOptions struct {
 	Dir        string // scratch: the neighbours, configs and state files
 	Trials     int
 	Confidence float64
-	Kinds      []dataset.NeighbourKind // all three when nil
+	// TimeTrials is how many statements each timed test sends to each
+	// world (Trials when 0), TimeBlock about how many of them each
+	// deployment answers (DefaultTimeBlock when 0).
+	TimeTrials int
+	TimeBlock  int
+	// GroupLimit is how many distinct values the groups edge's column
+	// holds without the person (no groups edge when 0), GroupTrials that
+	// edge's samples per world for every test (Trials when 0).
+	GroupLimit  int64
+	GroupTrials int
+	// SwitchRows are counts of holders to audit beside the switch points
+	// the audit finds itself.
+	SwitchRows []int64
+	// Edges restricts the audit to these neighbours (every one when nil):
+	// control, removed, several-rows, other-storage, invalid-utf8, blob,
+	// real-in-integer, text-in-integer, real-unit, switch (every switch
+	// point) or switch-N, math, groups.
+	Edges []string
+	Seed  uint64 // orders the timed statements' pairs
 	// Mechanisms are audited one after the other, each with the config's
 	// parameters for it (mechanisms.NAME); every standard one when nil.
 	Mechanisms []string
 	Progress   func(label string) func(done, total int)
+
+	// wrap, in tests, stands between the audit and the firewall it deploys
+	// on each edge's two files.
+	wrap func(d Deployer, e edge, files [2]string) Deployer
 }
 
-// RunDeployed audits the configured firewall on each kind of neighbour.
+// RunDeployed audits the configured firewall on each neighbour.
 func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 	start := time.Now()
 	cfg := o.Config
@@ -66,10 +89,19 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tests, storageColumn := deployedTests(table, tc, person, cols, cellCount)
-	kinds := o.Kinds
-	if kinds == nil {
-		kinds = []dataset.NeighbourKind{dataset.RemovedUnit, dataset.SeveralRows, dataset.OtherStorage}
+	facts, rows, err := dataset.ColumnsOf(ctx, cfg.Database, table, tc.PrivacyUnit, unit)
+	if err != nil {
+		return nil, err
+	}
+	groupTrials := o.GroupTrials
+	if groupTrials < 1 {
+		groupTrials = o.Trials
+	}
+	edges, notes := deployedEdges(edgeInputs{table: table, tc: tc, unit: unit, person: person, cols: cols, cellCount: cellCount,
+		facts: facts, rows: rows, groupLimit: o.GroupLimit, groupTrials: groupTrials, switchRows: o.SwitchRows})
+	edges, err = chosenEdges(edges, o.Edges)
+	if err != nil {
+		return nil, err
 	}
 	names := o.Mechanisms
 	if names == nil {
@@ -77,18 +109,27 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 			names = append(names, m.Name)
 		}
 	}
-	rep := &Report{Trials: o.Trials, Confidence: o.Confidence,
-		Config: fmt.Sprintf("table %s, unit %v, the config's shares (epsilon %g, delta %g) and delta cap %g", table, unit, cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default, cfg.Budget.DeltaCap)}
-	for _, t := range tests {
-		rep.Tests = append(rep.Tests, TestInfo{Name: t.Name, Description: t.Description})
+	timeTrials := o.TimeTrials
+	if timeTrials < 1 {
+		timeTrials = o.Trials
 	}
-	spec := dataset.NeighbourSpec{Table: table, Unit: tc.PrivacyUnit, Value: unit, Column: storageColumn}
-	worlds, err := writeNeighbours(ctx, o, spec, tc, kinds, rep)
+	rep := &Report{Trials: o.Trials, TimeTrials: timeTrials, Confidence: o.Confidence, Notes: notes,
+		Config: fmt.Sprintf("table %s, unit %v, the config's shares (epsilon %g, delta %g) and delta cap %g", table, unit, cfg.Budget.Epsilon.Default, cfg.Budget.Delta.Default, cfg.Budget.DeltaCap)}
+	seen := map[string]bool{}
+	for _, e := range edges {
+		for _, t := range e.tests {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				rep.Tests = append(rep.Tests, TestInfo{Name: t.Name, Description: t.Description})
+			}
+		}
+	}
+	worlds, err := writeNeighbours(ctx, o, edges)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
-		if err := auditMechanism(ctx, o, name, table, tests, kinds, worlds, rep); err != nil {
+		if err := auditMechanism(ctx, o, name, table, edges, worlds, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -96,50 +137,66 @@ func RunDeployed(ctx context.Context, o DeployedOptions) (*Report, error) {
 	return rep, nil
 }
 
-// writeNeighbours writes the two worlds of each kind of neighbour into
-// o.Dir, and notes in rep each kind the audited person or table does not
-// allow.
-func writeNeighbours(ctx context.Context, o DeployedOptions, spec dataset.NeighbourSpec, tc config.Table, kinds []dataset.NeighbourKind, rep *Report) (map[dataset.NeighbourKind][2]string, error) {
-	worlds := map[dataset.NeighbourKind][2]string{}
-	for _, kind := range kinds {
-		if kind == dataset.OtherStorage && spec.Column == "" {
-			rep.Notes = append(rep.Notes, "other-storage: skipped: the audited person has no text value in the queried columns")
-			continue
-		}
-		if kind == dataset.SeveralRows && tc.UnitKeyed {
-			rep.Notes = append(rep.Notes, "several-rows: skipped: the table is declared unit_keyed, so the firewall refuses to start on a table where a unit has several rows")
-			continue
-		}
-		var dbs [2]string
-		for _, w := range []World{Without, With} {
-			dbs[w] = filepath.Join(o.Dir, fmt.Sprintf("%s-%s.db", kind, w))
-			if err := dataset.WriteNeighbourOf(ctx, o.Config.Database, dbs[w], kind, spec, w == With); err != nil {
-				return nil, err
+// chosenEdges keeps the edges named (every one when names is nil); switch
+// names every switch point.
+func chosenEdges(edges []edge, names []string) ([]edge, error) {
+	if names == nil {
+		return edges, nil
+	}
+	var out []edge
+	for _, n := range names {
+		found := false
+		for _, e := range edges {
+			if e.name == n || (n == "switch" && strings.HasPrefix(e.name, "switch-")) {
+				out, found = append(out, e), true
 			}
 		}
-		worlds[kind] = dbs
+		if !found {
+			known := make([]string, len(edges))
+			for i, e := range edges {
+				known[i] = e.name
+			}
+			return nil, fmt.Errorf("no neighbour %q for this table and person (have %s)", n, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
+}
+
+// writeNeighbours writes the two worlds of each edge into o.Dir.
+func writeNeighbours(ctx context.Context, o DeployedOptions, edges []edge) (map[string][2]string, error) {
+	worlds := map[string][2]string{}
+	for _, e := range edges {
+		var dbs [2]string
+		for _, w := range []World{Without, With} {
+			dbs[w] = filepath.Join(o.Dir, fmt.Sprintf("%s-%s.db", e.name, w))
+			if err := dataset.WriteNeighbourOf(ctx, o.Config.Database, dbs[w], e.kind, e.spec, w == With && !e.same); err != nil {
+				return nil, fmt.Errorf("the %s neighbour: %w", e.name, err)
+			}
+		}
+		worlds[e.name] = dbs
 	}
 	return worlds, nil
 }
 
 // auditMechanism audits the config under the mechanism name, with the
-// config's parameters for it, on each kind of neighbour written, and adds
-// the results to rep.
-func auditMechanism(ctx context.Context, o DeployedOptions, name, table string, tests []Distinguisher, kinds []dataset.NeighbourKind, worlds map[dataset.NeighbourKind][2]string, rep *Report) error {
+// config's parameters for it, on each edge, and adds the results to rep.
+func auditMechanism(ctx context.Context, o DeployedOptions, name, table string, edges []edge, worlds map[string][2]string, rep *Report) error {
 	cfg := o.Config
 	mcfg := *cfg
 	mcfg.Mechanism = config.Mechanism{Name: name, Params: cfg.MechanismSections[name]}
 	if name == cfg.Mechanism.Name {
 		mcfg.Mechanism.Params = cfg.Mechanism.Params
 	}
-	for _, kind := range kinds {
-		dbs, ok := worlds[kind]
-		if !ok {
-			continue
+	for _, e := range edges {
+		var d Deployer = &configDeployer{base: &mcfg, table: table, dir: o.Dir, kind: name + "-" + e.name, databases: worlds[e.name]}
+		if o.wrap != nil {
+			d = o.wrap(d, e, worlds[e.name])
 		}
-		d := &configDeployer{base: &mcfg, table: table, dir: o.Dir, kind: name + "-" + string(kind), databases: dbs}
-		label := fmt.Sprintf("%s (%s)", name, kind)
-		opts := Options{Trials: o.Trials, Confidence: o.Confidence, Sticky: stickyMechanisms[name], Distinguishers: tests}
+		label := fmt.Sprintf("%s (%s)", name, e.name)
+		opts := Options{Trials: o.Trials, TimeTrials: o.TimeTrials, TimeBlock: o.TimeBlock, Seed: o.Seed, Confidence: o.Confidence, Sticky: stickyMechanisms[name], Distinguishers: e.tests}
+		if e.trials > 0 {
+			opts.Trials, opts.TimeTrials = e.trials, e.trials
+		}
 		if o.Progress != nil {
 			opts.Progress = o.Progress(label)
 		}

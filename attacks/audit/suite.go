@@ -32,6 +32,7 @@ type SuiteOptions struct {
 // writes it and the HTML report card reads it.
 type Report struct {
 	Trials     int       `json:"trials"`
+	TimeTrials int       `json:"time_trials,omitempty"` // statements per database of each timed test (audit --config)
 	Confidence float64   `json:"confidence"`
 	Rows       int64     `json:"rows"`
 	CellRows   int       `json:"cell_rows"`
@@ -99,7 +100,12 @@ func Print(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "The firewall as deployed: %s, on neighbours of its own table.\n", r.Config)
 	}
 	fmt.Fprintf(w, "Privacy loss per person demonstrated by the best of %d distinguishing tests, %d trials per\n", len(r.tests()), r.Trials)
-	fmt.Fprintf(w, "database and test, lower bounds at %g%% confidence jointly (Clopper-Pearson, Bonferroni):\n\n", 100*r.Confidence)
+	if r.TimeTrials > 0 {
+		fmt.Fprintf(w, "database and test (a timed test: %d statements per database, the two alternating, both deployed\nafresh every block), ", r.TimeTrials)
+	} else {
+		fmt.Fprint(w, "database and test, ")
+	}
+	fmt.Fprintf(w, "lower bounds at %g%% confidence jointly (Clopper-Pearson, Bonferroni):\n\n", 100*r.Confidence)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mechanism\tclaimed per query\tbest test\tqueries\tclaimed for the test\terrors (fp/fn)\taudited epsilon\tseconds")
 	for _, res := range r.Results {
