@@ -15,6 +15,7 @@ import (
 	"countwall/attacks"
 	"countwall/config"
 	"countwall/dataset"
+	"countwall/pgerror"
 	"countwall/proxy"
 	"countwall/proxy/state"
 )
@@ -262,12 +263,12 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 	countSQL := "SELECT COUNT(*)" + from + where
 	tests := []Distinguisher{
 		answerScore("count", "one count of the person's cell: "+countSQL, countSQL),
-		refusalScore("count-refused", "whether that count is refused (its SQLSTATE)", countSQL),
+		refusalScore("count-refused", "that count's SQLSTATE (0 when answered)", countSQL),
 		timeScore("count-time", "how long that count takes to answer, in microseconds", countSQL),
 	}
 	thresholdSQL := fmt.Sprintf("SELECT COUNT(*) > %d", cellCount) + from + where
 	tests = append(tests, answerScore("threshold", "the threshold "+thresholdSQL, thresholdSQL),
-		refusalScore("threshold-refused", "whether that threshold is refused", thresholdSQL))
+		refusalScore("threshold-refused", "that threshold's SQLSTATE", thresholdSQL))
 	if len(cols) > 0 {
 		g := cols[0]
 		groupSQL := "SELECT " + quoteIdent(g) + ", COUNT(*)" + from
@@ -278,7 +279,7 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 		tests = append(tests,
 			groupScore("group", "the person's row of "+groupSQL+" (0 when absent)", groupSQL, groupText(person[g])),
 			keysScore("group-keys", "how many rows that GROUP BY returns", groupSQL),
-			refusalScore("group-refused", "whether that GROUP BY is refused", groupSQL))
+			refusalScore("group-refused", "that GROUP BY's SQLSTATE", groupSQL))
 	}
 	return tests, storage
 }
@@ -315,14 +316,26 @@ func answerScore(name, desc, sql string) Distinguisher {
 	}}
 }
 
+// refusalScore scores a statement by its SQLSTATE: 0 when it is answered,
+// else the code read as a base-36 number, so that two worlds refused with
+// different codes are told apart as well as a refusal from an answer.
 func refusalScore(name, desc, sql string) Distinguisher {
 	return Distinguisher{Name: name, Description: desc, Queries: 1, Score: func(ctx context.Context, q attacks.Querier) (float64, error) {
 		_, err := q.Query(ctx, sql)
-		if attacks.SQLState(err) != "" {
-			return 1, nil
+		if code := attacks.SQLState(err); code != "" {
+			return sqlstateScore(code), nil
 		}
 		return 0, err
 	}}
+}
+
+// sqlstateScore is a SQLSTATE read as a base-36 number (at least 1).
+func sqlstateScore(code pgerror.Code) float64 {
+	v, err := strconv.ParseUint(string(code), 36, 64)
+	if err != nil || v == 0 {
+		return 1
+	}
+	return float64(v)
 }
 
 func timeScore(name, desc, sql string) Distinguisher {

@@ -47,6 +47,13 @@ func (f *defectiveFirewall) Query(_ context.Context, sql string) (*attacks.Rows,
 		if f.world == With {
 			count = 5 + noise/2
 		}
+	case "another SQLSTATE by the data":
+		// Refused in both worlds, with the code an error reading the
+		// person's row gives.
+		if f.world == With {
+			return nil, pgerror.Errorf(pgerror.InternalError, "internal error")
+		}
+		return nil, pgerror.Errorf(pgerror.NumericValueOutOfRange, "out of range for type bigint")
 	case "max_groups before the drop":
 		if f.world == With && grouped {
 			return nil, pgerror.Errorf(pgerror.ProgramLimitExceeded, "the query has more than the limit of 5 groups")
@@ -83,6 +90,7 @@ func TestDeployedAuditCatchesTheClaimsDefects(t *testing.T) {
 		{"cell overwritten by another storage class", "count"},
 		{"cell overwritten by another storage class", "group"},
 		{"max_groups before the drop", "group-refused"},
+		{"another SQLSTATE by the data", "count-refused"},
 	} {
 		t.Run(tt.defect+"/"+tt.test, func(t *testing.T) {
 			res, err := Run(context.Background(), tt.defect, defectiveDeployer{tt.defect}, Options{Trials: 400, Confidence: 0.95, Distinguishers: tests})

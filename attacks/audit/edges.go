@@ -205,7 +205,7 @@ func (in edgeInputs) groupBy(column string) string {
 func statementTests(name, about, sql string) []Distinguisher {
 	return []Distinguisher{
 		answerScore(name, about+": "+sql, sql),
-		refusalScore(name+"-refused", "whether "+name+" is refused (its SQLSTATE)", sql),
+		refusalScore(name+"-refused", name+"'s SQLSTATE (0 when answered)", sql),
 		timeScore(name+"-time", "how long "+name+" takes, in microseconds", sql),
 	}
 }
@@ -215,7 +215,7 @@ func statementTests(name, about, sql string) []Distinguisher {
 func groupTests(name, about, sql string) []Distinguisher {
 	return []Distinguisher{
 		keysScore(name+"-keys", about+": how many rows "+sql+" returns", sql),
-		refusalScore(name+"-refused", "whether "+name+" is refused (its SQLSTATE)", sql),
+		refusalScore(name+"-refused", name+"'s SQLSTATE (0 when answered)", sql),
 		timeScore(name+"-time", "how long "+name+" takes, in microseconds", sql),
 	}
 }

@@ -258,7 +258,7 @@ func TestSpentBudgetsAreRenewed(t *testing.T) {
 		charged   float64
 	}{
 		{"budgets run out", false, 0, 0.5},
-		{"every statement refused", true, 1, 0},
+		{"every statement refused", true, sqlstateScore(pgerror.ConfigurationLimitExceeded), 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			refusal := refusalScore("refused", "", "SELECT COUNT(*) FROM people")
