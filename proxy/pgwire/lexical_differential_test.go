@@ -9,14 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"countwall/config"
 	"countwall/dataset"
 	"countwall/pgerror"
-	"countwall/proxy"
 )
 
 // lexRow is a row of the lexical test table "survey". Its values hold the
@@ -106,27 +103,7 @@ tables:
     domains:
       default: ["no", "yes"]
 `, dbPath, filepath.Join(dir, "state.db"), testAnalyst, verifier)
-	cfgPath := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := proxy.Open(context.Background(), cfg, proxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(func(a string) Session { return engine.NewSession(a) }, Options{
-		Verifier: func(a string) (string, bool) {
-			an, ok := engine.Config().Analysts[a]
-			return an.Password, ok
-		},
-		QueryTimeout: 10 * time.Second,
-		IdleTimeout:  time.Minute,
-	})
-	return listenForTest(t, engine, srv, cfg)
+	return serveConfigForTest(t, dir, body)
 }
 
 // TestLexicalDifferential sends every case three ways and wants the same

@@ -11,13 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"countwall/config"
 	"countwall/internal/pgtest"
-	"countwall/proxy"
 )
 
 func TestMain(m *testing.M) {
@@ -414,25 +411,5 @@ tables:
     unit_keyed: true
     policy: {allow_like: true}
 `, path, filepath.Join(dir, "state.db"), testAnalyst, verifier)
-	cfgPath := filepath.Join(dir, "countwall.yaml")
-	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := proxy.Open(context.Background(), cfg, proxy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(func(a string) Session { return engine.NewSession(a) }, Options{
-		Verifier: func(a string) (string, bool) {
-			an, ok := engine.Config().Analysts[a]
-			return an.Password, ok
-		},
-		QueryTimeout: 10 * time.Second,
-		IdleTimeout:  time.Minute,
-	})
-	return listenForTest(t, engine, srv, cfg)
+	return serveConfigForTest(t, dir, body)
 }

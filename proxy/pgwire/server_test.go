@@ -577,6 +577,33 @@ func TestCancelRequestStopsTheRunningStatement(t *testing.T) {
 
 // listenForTest serves srv on a loopback port until the test ends, then
 // shuts it down and closes its engine.
+// serveConfigForTest writes body as dir's config and serves the firewall
+// it deploys on a loopback port.
+func serveConfigForTest(t testing.TB, dir, body string) *testServer {
+	t.Helper()
+	cfgPath := filepath.Join(dir, "countwall.yaml")
+	if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := proxy.Open(context.Background(), cfg, proxy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(func(a string) Session { return engine.NewSession(a) }, Options{
+		Verifier: func(a string) (string, bool) {
+			an, ok := engine.Config().Analysts[a]
+			return an.Password, ok
+		},
+		QueryTimeout: 10 * time.Second,
+		IdleTimeout:  time.Minute,
+	})
+	return listenForTest(t, engine, srv, cfg)
+}
+
 func listenForTest(t testing.TB, engine *proxy.Engine, srv *Server, cfg *config.Config) *testServer {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
