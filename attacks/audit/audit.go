@@ -144,14 +144,7 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	if timeTrials < 1 {
 		timeTrials = o.Trials
 	}
-	var untimed, timed []int
-	for i, t := range tests {
-		if t.Timed {
-			timed = append(timed, i)
-		} else {
-			untimed = append(untimed, i)
-		}
-	}
+	untimed, timed := splitTimed(tests)
 	start := time.Now()
 	run := &trials{d: d, tests: tests, tallies: make([]tally, len(tests))}
 	total := o.Trials*min(1, len(untimed)) + timeTrials*len(timed)
@@ -173,17 +166,8 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 		sessions = s
 	}
 	if len(untimed) > 0 {
-		for trial := 0; trial < o.Trials; trial++ {
-			for _, w := range []World{Without, With} {
-				qs := sessions[w]
-				if o.Sticky {
-					qs = nil
-				}
-				if err := run.once(ctx, w, trial, untimed, qs); err != nil {
-					return nil, err
-				}
-			}
-			progress(trial + 1)
+		if err := run.untimed(ctx, o, untimed, sessions, progress); err != nil {
+			return nil, err
 		}
 	}
 	done := o.Trials * min(1, len(untimed))
@@ -210,6 +194,37 @@ func Run(ctx context.Context, mechanism string, d Deployer, o Options) (*Result,
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// splitTimed is the indexes of the tests scored by their answers and of
+// those scored by their time, which are sampled apart.
+func splitTimed(tests []Distinguisher) (untimed, timed []int) {
+	for i, t := range tests {
+		if t.Timed {
+			timed = append(timed, i)
+		} else {
+			untimed = append(untimed, i)
+		}
+	}
+	return untimed, timed
+}
+
+// untimed runs o.Trials trials of the untimed tests in each world, on the
+// shared sessions unless the mechanism is sticky (each trial deploys anew).
+func (run *trials) untimed(ctx context.Context, o Options, tests []int, sessions [2][]attacks.Querier, progress func(int)) error {
+	for trial := 0; trial < o.Trials; trial++ {
+		for _, w := range []World{Without, With} {
+			qs := sessions[w]
+			if o.Sticky {
+				qs = nil
+			}
+			if err := run.once(ctx, w, trial, tests, qs); err != nil {
+				return err
+			}
+		}
+		progress(trial + 1)
+	}
+	return nil
 }
 
 // DefaultTimeBlock is how many statements of a timed test each world
