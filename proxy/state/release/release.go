@@ -36,7 +36,10 @@ type Release struct {
 	// Constants fill them in order.
 	Shape     string     `json:"shape,omitempty"`
 	Constants []Constant `json:"constants,omitempty"`
-	Cells     []Cell     `json:"cells,omitempty"`
+	// Query is the statement as the planner read it; nil for a refusal
+	// and for rows written before the audit kept it.
+	Query *Query `json:"query,omitempty"`
+	Cells []Cell `json:"cells,omitempty"`
 }
 
 // Constant is one literal of a statement: a number (its text as written)

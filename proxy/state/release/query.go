@@ -1,0 +1,74 @@
+package release
+
+// Query is an answered COUNT query as the planner validated it, written
+// into its audit row when it is answered: the risk solvers and the monitor
+// read it, so that no reader of the audit parses SQL text again. The
+// statement's text (Shape and Constants) stays for display and for
+// telling repeated statements apart.
+type Query struct {
+	Table    string   `json:"table"`
+	GroupBy  []string `json:"group_by,omitempty"`
+	Distinct bool     `json:"distinct,omitempty"` // COUNT(DISTINCT the privacy unit)
+	// AtLeast is set for the threshold forms COUNT(*) > b and
+	// COUNT(*) >= b: the answer 1 says the count is at least *AtLeast.
+	AtLeast *int64 `json:"at_least,omitempty"`
+	// Where is the WHERE clause split at its top-level ANDs, in the order
+	// written; empty for every row.
+	Where []Conjunct `json:"where,omitempty"`
+	// Bounds are the contribution bounds the answer was computed under,
+	// when the mechanism bounds what one unit contributes.
+	Bounds *Bounds `json:"bounds,omitempty"`
+}
+
+// Bounds are per-unit contribution bounds: rows a cell may count of one
+// unit, and cells one unit may reach.
+type Bounds struct {
+	MaxRowsPerUnit   int64 `json:"max_rows_per_unit"`
+	MaxGroupsPerUnit int64 `json:"max_groups_per_unit"`
+}
+
+// Op is what a conjunct tests.
+type Op string
+
+// The conjuncts' tests. A NOT around a comparison is folded into its
+// opposite (NOT (age < 30) is age >= 30, NULL included, as SQL's
+// three-valued logic makes it); what cannot be folded keeps its NOT.
+const (
+	OpEq         Op = "="
+	OpNe         Op = "<>"
+	OpLt         Op = "<"
+	OpLe         Op = "<="
+	OpGt         Op = ">"
+	OpGe         Op = ">="
+	OpBetween    Op = "between"     // Values: low, high
+	OpNotBetween Op = "not between" // Values: low, high
+	OpIn         Op = "in"          // Values: the list, as written
+	OpNotIn      Op = "not in"
+	OpIsNull     Op = "is null"
+	OpIsNotNull  Op = "is not null"
+	OpLike       Op = "like" // Values: the pattern
+	OpNotLike    Op = "not like"
+	OpAnd        Op = "and"  // Inner: the conjuncts (only inside OpOr or OpNot)
+	OpOr         Op = "or"   // Inner: the alternatives
+	OpNot        Op = "not"  // Inner: the conjuncts of the negated conjunction
+	OpExpr       Op = "expr" // arithmetic over a column compared to Values[0] by Compare
+)
+
+// String is the operator as SQL spells it.
+func (o Op) String() string { return string(o) }
+
+// Conjunct is one condition of a WHERE clause.
+type Conjunct struct {
+	// Column is the column tested, as the catalog names it; "" for
+	// OpAnd, OpOr, OpNot and OpExpr.
+	Column string     `json:"column,omitempty"`
+	Op     Op         `json:"op"`
+	Values []Constant `json:"values,omitempty"`
+	Inner  []Conjunct `json:"inner,omitempty"`
+	// Compare is OpExpr's comparison (one of = <> < <= > >=).
+	Compare Op `json:"compare,omitempty"`
+	// Text is the condition as SQL, the way the owner reads it: keywords
+	// in lower case, names quoted where PostgreSQL needs it, constants
+	// as literals. Equal conditions have equal text, so it keys a cell.
+	Text string `json:"text"`
+}
