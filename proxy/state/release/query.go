@@ -1,5 +1,11 @@
 package release
 
+import (
+	"strings"
+
+	"countwall/pglex"
+)
+
 // Query is an answered COUNT query as the planner validated it, written
 // into its audit row when it is answered: the risk solvers and the monitor
 // read it, so that no reader of the audit parses SQL text again. The
@@ -72,3 +78,89 @@ type Conjunct struct {
 	// as literals. Equal conditions have equal text, so it keys a cell.
 	Text string `json:"text"`
 }
+
+// Compare is the conjunct `column op value` (OpEq to OpGe, OpLike,
+// OpNotLike).
+func Compare(column string, op Op, v Constant) Conjunct {
+	return Conjunct{Column: column, Op: op, Values: []Constant{v}, Text: quoteName(column) + " " + string(op) + " " + v.SQL()}
+}
+
+// Between is `column [not] between lo and hi`.
+func Between(column string, negate bool, lo, hi Constant) Conjunct {
+	op := OpBetween
+	if negate {
+		op = OpNotBetween
+	}
+	return Conjunct{Column: column, Op: op, Values: []Constant{lo, hi},
+		Text: quoteName(column) + " " + string(op) + " " + lo.SQL() + " and " + hi.SQL()}
+}
+
+// In is `column [not] in (values)`.
+func In(column string, negate bool, values []Constant) Conjunct {
+	op := OpIn
+	if negate {
+		op = OpNotIn
+	}
+	var b strings.Builder
+	b.WriteString(quoteName(column) + " " + string(op) + " (")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(v.SQL())
+	}
+	b.WriteByte(')')
+	return Conjunct{Column: column, Op: op, Values: values, Text: b.String()}
+}
+
+// IsNull is `column is [not] null`.
+func IsNull(column string, negate bool) Conjunct {
+	op := OpIsNull
+	if negate {
+		op = OpIsNotNull
+	}
+	return Conjunct{Column: column, Op: op, Text: quoteName(column) + " " + string(op)}
+}
+
+// And is a conjunction nested in an OR or a NOT.
+func And(inner []Conjunct) Conjunct {
+	return Conjunct{Op: OpAnd, Inner: inner, Text: joinTexts(inner, " and ", OpOr)}
+}
+
+// Or is a disjunction; an alternative that is itself a conjunction is
+// parenthesised.
+func Or(alternatives []Conjunct) Conjunct {
+	return Conjunct{Op: OpOr, Inner: alternatives, Text: joinTexts(alternatives, " or ", OpAnd)}
+}
+
+// Not is `not (inner...)`, the negation of a conjunction.
+func Not(inner []Conjunct) Conjunct {
+	return Conjunct{Op: OpNot, Inner: inner, Text: "not (" + joinTexts(inner, " and ", OpOr) + ")"}
+}
+
+// Expr is `expr compare value` for an arithmetic expression over column,
+// exprText as the planner rendered it.
+func Expr(column, exprText string, compare Op, v Constant) Conjunct {
+	return Conjunct{Column: column, Op: OpExpr, Compare: compare, Values: []Constant{v},
+		Text: exprText + " " + string(compare) + " " + v.SQL()}
+}
+
+// joinTexts joins conditions with sep, parenthesising those whose own
+// operator is wrap (an OR inside an AND, an AND inside an OR).
+func joinTexts(cs []Conjunct, sep string, wrap Op) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if c.Op == wrap {
+			b.WriteString("(" + c.Text + ")")
+		} else {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// quoteName is a column name as PostgreSQL reads it.
+func quoteName(name string) string { return pglex.QuoteIdent(name) }
