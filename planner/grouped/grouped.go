@@ -1,17 +1,3 @@
-// Package grouped is the stand-in backend of the papers' experiments: a
-// table held as the groups of the few columns a query may name, each with
-// its row count and the sum of its record keys, so that a COUNT is a sum
-// over the groups its WHERE selects: a fraction of a microsecond instead of
-// a pass over the rows. Behind the Engine (proxy.Options.Grouped) the
-// parser, SET, SHOW, the budget, the audit and the mechanisms are the
-// Engine's own; only the reading of the data is this package's.
-//
-// With the Additive key model and the groups' keys summed from
-// plan.RecordKey under the firewall's secret (FromSQLite), every answer is
-// the one the SQLite backend would give. The Independent key model instead
-// gives every distinct contributor set its own random key: the model of
-// Asghar and Kaafar's Algorithm 1, in which different contributor sets draw
-// independent noise.
 package grouped
 
 import (

@@ -1,6 +1,3 @@
-// Package postgres answers counts from a protected PostgreSQL database,
-// opened read-only, through SQL rendered from the validated query with bound
-// parameters (planner/sqlgen's PostgreSQL dialect).
 package postgres
 
 import (

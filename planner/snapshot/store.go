@@ -1,7 +1,3 @@
-// Package snapshot answers counts from an in-memory copy of each protected
-// SQLite table: one column of value codes per column, read once and read
-// again whenever the file changes. What it cannot hold or answer, it hands to
-// the SQL backend it was opened with.
 package snapshot
 
 import (

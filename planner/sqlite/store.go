@@ -1,6 +1,3 @@
-// Package sqlite answers counts from a protected SQLite file, opened
-// read-only, through SQL rendered from the validated query with bound
-// parameters (planner/sqlgen), in one pass per query.
 package sqlite
 
 import (
