@@ -39,18 +39,18 @@
 //
 // # What its work may depend on
 //
-// Which path answers, memory or SQLite, is decided from the statement, the
-// config and the declared schema, and from the table's size against the
-// memory limit: never from a stored value. Under Needs.Oblivious, which the
-// Engine sets under every mechanism that claims a per-person loss, the work
-// depends on the statement, the schema and the table's rows, columns and
-// dictionary widths only: every leaf condition reads every row's code in one
-// branch-free pass, AND, OR and NOT combine whole row sets, and a GROUP BY
-// visits every row and each unit's every cell (oblivious.go). Without it,
-// the fast ways follow how many rows hold each value named: row lists, row
-// sets of frequent values, cuts of the dictionary, per-value tallies and
-// conjunctions evaluated most selective first. docs/timing.md says what is
-// left and how large it is.
+// Under Needs.Oblivious, which the Engine sets under every mechanism that
+// claims a per-person loss, which path answers, memory or SQLite, is decided
+// from the statement, the config, the declared schema and the table's size
+// against the memory limit, never from a stored value; and the work depends
+// on the statement, the schema and the table's rows, columns and dictionary
+// sizes only: every leaf condition reads every row's code in one branch-free
+// pass, AND, OR and NOT combine whole row sets, and a GROUP BY visits every
+// row and each unit's every cell (oblivious.go). Without it, the fast ways
+// follow how many rows hold each value named: row lists, row sets of frequent
+// values, cuts of the dictionary, per-value tallies and conjunctions
+// evaluated most selective first (leaf.go, rowsets.go, tallies.go).
+// docs/timing.md says what is left under Oblivious and how large it is.
 //
 // # How it is tested
 //

@@ -1,9 +1,11 @@
 package snapshot
 
-import "countwall/ir"
+import (
+	"countwall/ir"
+)
 
 // Data-oblivious evaluation, for the mechanisms that claim a privacy loss
-// (ir.Needs.Oblivious). The fast ways of snapshot_leaf.go choose between
+// (ir.Needs.Oblivious). The fast ways of leaf.go choose between
 // listed rows, row sets, cuts and masked rows by how many rows hold each
 // value, and a conjunction puts its most selective condition first: the
 // work, and so the time, of a statement then moves with how often a value
@@ -264,21 +266,4 @@ func groupCellsOblivious(matched bitset, groups []groupColumn, unit *snapColumn,
 	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
 		return finishTally(c, units, key, needs, agg)
 	})
-}
-
-// addIf adds to cell gid, which is released when present is 1 for some
-// add: a cell only ever added zeros is not one the rows form.
-func (t *cellTotals) addIf(gid uint64, count, units int64, key uint32, present int64) {
-	var tot *cellTotal
-	if t.sparse == nil {
-		tot = &t.dense[gid]
-		t.seen[gid>>6] |= uint64(present) << (gid & 63)
-	} else if tot = t.sparse[gid]; tot == nil {
-		tot = &cellTotal{}
-		t.sparse[gid] = tot
-	}
-	tot.count += count
-	tot.units += units
-	tot.key += key
-	tot.present |= present
 }

@@ -1,13 +1,16 @@
 package snapshot
 
 import (
-	"countwall/ir"
-	"countwall/planner/plan"
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
+
+	"countwall/ir"
+	"countwall/planner/plan"
 )
+
+// Plain counts: a query's cells from the rows its WHERE holds on, with the
+// units and contributor keys needs asks for.
 
 // answer computes a query's cells from the snapshot, or returns ok false when
 // the snapshot declines the query (SQLite answers it instead). The figures are
@@ -77,138 +80,12 @@ func (snap *Table) result(shape *plan.Shape, cells []ir.Cell, q *ir.Query, needs
 	return res, nil
 }
 
-// groupColumns are q's GROUP BY columns in the snapshot, each with the
-// grouping its catalog type reads it by; ok is false when one is missing.
-func (snap *Table) groupColumns(t *ir.Table, q *ir.Query) ([]groupColumn, bool) {
-	groups := make([]groupColumn, len(q.GroupBy))
-	for i, g := range q.GroupBy {
-		col := snap.columns[strings.ToLower(g)]
-		cat := t.Columns[strings.ToLower(g)]
-		if col == nil || cat == nil || col.collated {
-			return nil, false
-		}
-		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
-	}
-	return groups, true
-}
-
-// matched is the rows q's WHERE holds on (every row without one); ok is
-// false when the snapshot cannot evaluate it.
-func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
-	if q.Where == nil {
-		return ev.all, true
-	}
-	if ev.oblivious {
-		tr, _, evaluated := ev.obliviousPred(q.Where)
-		return tr, evaluated
-	}
-	tr, _, evaluated := ev.pred(q.Where, ev.all, false)
-	return tr, evaluated
-}
-
 // answerRows computes the cells of the matched rows.
 func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
 		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed, snap.runEndsAhead)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg, keyed)
-}
-
-// OneConditionTallies may be turned off by tests, to compare the rows'
-// path with it.
-var OneConditionTallies = true
-
-// oneConditionTally answers a COUNT whose WHERE is one comparison, BETWEEN,
-// IN or LIKE on one column, without GROUP BY, from the column's per-value
-// figures (never under Needs.Oblivious: the sums' work grows with the
-// values in range): the rows holding each value are counted once per snapshot (and
-// their units' keys once per secret), so the attack streams' one-column
-// statements cost a few sums over the matching values, however long the
-// table. Units and keys need a table keyed by its unit (each unit one row),
-// where the units of a set of values are the sum of each value's.
-func (snap *Table) oneConditionTally(ev *snapEval, q *ir.Query, unit *snapColumn, keys []uint32, needs ir.Needs, keyed bool) (ir.Cell, bool) {
-	if !OneConditionTallies || ev.oblivious || len(q.GroupBy) > 0 || q.Where == nil || !isLeaf(q.Where) || (unit != nil && !keyed) {
-		return ir.Cell{}, false
-	}
-	c, set, negate, ok := ev.leafSet(q.Where)
-	if !ok {
-		return ir.Cell{}, false
-	}
-	// A negated condition holds on the non-NULL values outside the set.
-	all := codeSet{ranges: []codeRange{{c.firstNonNull(), uint32(len(c.values))}}}
-	cell := ir.Cell{InDomain: true, Count: c.rowsIn(set)}
-	if negate {
-		cell.Count = c.rowsIn(all) - cell.Count
-	}
-	if unit == nil {
-		return cell, true
-	}
-	t := snap.valueTallies(c, unit, keys)
-	units, key := t.sum(set)
-	if negate {
-		allUnits, allKey := t.sum(all)
-		units, key = allUnits-units, allKey-key
-	}
-	return finishTally(cell, units, key, needs, q.Agg), true
-}
-
-// valueTallies are, for one column under one unit column and secret, the
-// units and the sum of their keys among the rows holding each value code, as
-// running sums over the codes: codes lo..hi-1 have units[hi]-units[lo]
-// units (uint32 key sums subtract the same way, mod 2^32).
-type valueTallies struct {
-	keyed []uint32 // the unit keys these were summed with; nil for units only
-	units []int64
-	keys  []uint32
-}
-
-// talliesKey names one column's tallies under one unit column.
-type talliesKey struct{ column, unit string }
-
-// valueTallies returns the column's tallies, computing them on first use
-// for this unit column and these keys (one pass over the rows).
-func (snap *Table) valueTallies(c, unit *snapColumn, keys []uint32) *valueTallies {
-	name := talliesKey{column: c.name, unit: unit.name}
-	if v, ok := snap.tallies.Load(name); ok {
-		// Keys are one slice per secret (unitKeys), so the same slice means
-		// the same secret.
-		if t := v.(*valueTallies); keys == nil || (t.keys != nil && &t.keyed[0] == &keys[0]) {
-			return t
-		}
-	}
-	t := &valueTallies{units: make([]int64, len(c.values)+1)}
-	if keys != nil {
-		t.keyed, t.keys = keys, make([]uint32, len(c.values)+1)
-	}
-	for r := range snap.rows {
-		if unit.nulls.has(r) {
-			continue
-		}
-		code := c.code(r)
-		t.units[code+1]++
-		if keys != nil {
-			t.keys[code+1] += keys[unit.code(r)]
-		}
-	}
-	for i := 1; i < len(t.units); i++ {
-		t.units[i] += t.units[i-1]
-		if t.keys != nil {
-			t.keys[i] += t.keys[i-1]
-		}
-	}
-	snap.tallies.Store(name, t)
-	return t
-}
-
-// sum is the units and key sum of the rows holding a code of the set.
-func (t *valueTallies) sum(set codeSet) (units int64, key uint32) {
-	set.eachRun(func(lo, hi uint32) {
-		units += t.units[hi] - t.units[lo]
-		if t.keys != nil {
-			key += t.keys[hi] - t.keys[lo]
-		}
-	})
-	return units, key
 }
 
 // countsUnits reports whether the snapshot's distinct values of the unit
@@ -298,14 +175,6 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 	return finishTally(c, units, key, needs, agg)
 }
 
-// lastWordMask keeps the bits of the last word that stand for rows.
-func lastWordMask(rows int) uint64 {
-	if r := rows & 63; r != 0 {
-		return 1<<uint(r) - 1
-	}
-	return ^uint64(0)
-}
-
 func finishTally(c ir.Cell, units int64, key uint32, needs ir.Needs, agg ir.AggKind) ir.Cell {
 	if agg == ir.CountDistinct {
 		c.Count = units
@@ -357,54 +226,4 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
 		return finishTally(c, units, key, needs, agg)
 	}), true
-}
-
-// groupColumn is a GROUP BY column of the snapshot with the grouping its
-// catalog type reads it by.
-type groupColumn struct {
-	*snapColumn
-	grouping *grouping
-}
-
-// groupValue renders a value as readCells renders what SQLite returns.
-func (v dictValue) groupValue() ir.GroupValue {
-	switch v.class {
-	case classNull:
-		return ir.GroupValue{Null: true}
-	case classInt:
-		return ir.GroupValue{Text: strconv.FormatInt(v.i, 10)}
-	case classReal:
-		return ir.GroupValue{Text: strconv.FormatFloat(v.f, 'g', -1, 64)}
-	}
-	return ir.GroupValue{Text: v.s}
-}
-
-// unitKeys returns the record key of every value of the unit column under
-// secret, computing them once per snapshot and secret.
-func (snap *Table) unitKeys(unit *snapColumn, secret []byte) []uint32 {
-	if k := snap.keys.Load(); k != nil && k.column == unit.name && k.secret == string(secret) {
-		return k.keys
-	}
-	// One more entry after the per-value keys holds their sum, the key of
-	// the whole table when each unit is one row.
-	k := &unitKeys{column: unit.name, secret: string(secret), keys: make([]uint32, len(unit.values)+1)}
-	for i, v := range unit.values {
-		var val any
-		switch v.class {
-		case classNull:
-			continue
-		case classInt:
-			val = v.i
-		case classReal:
-			val = v.f
-		case classText:
-			val = v.s
-		default:
-			val = []byte(v.s)
-		}
-		k.keys[i] = plan.RecordKey(secret, val)
-		k.keys[len(unit.values)] += k.keys[i]
-	}
-	snap.keys.Store(k)
-	return k.keys
 }

@@ -1,6 +1,8 @@
 package snapshot
 
-import "math/bits"
+import (
+	"math/bits"
+)
 
 // Way is how a leaf condition finds its rows.
 type Way int
@@ -75,30 +77,6 @@ func (e *snapEval) leafWay(c *snapColumn, set codeSet, mask bitset) (Way, codeSe
 		way = WayScan
 	}
 	return way, listed, l
-}
-
-// others is the set of non-NULL codes not in set.
-func (c *snapColumn) others(set codeSet) codeSet {
-	nn, n := c.firstNonNull(), uint32(len(c.values))
-	if set.lut != nil {
-		lut := make([]uint64, n)
-		for code := nn; code < n; code++ {
-			lut[code] = 1 - set.lut[code]
-		}
-		return codeSet{lut: lut}
-	}
-	var out []codeRange
-	next := nn
-	for _, r := range set.ranges {
-		if r.lo > next {
-			out = append(out, codeRange{next, r.lo})
-		}
-		next = max(next, r.hi)
-	}
-	if next < n {
-		out = append(out, codeRange{next, n})
-	}
-	return codeSet{ranges: out}
 }
 
 // leaf evaluates a column condition that is unknown exactly where the column

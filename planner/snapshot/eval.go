@@ -2,12 +2,10 @@ package snapshot
 
 import (
 	"cmp"
-	"countwall/ir"
-	"math"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
+
+	"countwall/ir"
 )
 
 // snapEval evaluates a predicate over a snapshot with SQL's three-valued
@@ -54,16 +52,18 @@ func (e *snapEval) release() {
 	e.sets = nil
 }
 
-// everyRow is the set of rows 0..rows-1.
-func everyRow(rows int) bitset {
-	all := newBitset(rows)
-	for i := range all {
-		all[i] = math.MaxUint64
+// matched is the rows q's WHERE holds on (every row without one); ok is
+// false when the snapshot cannot evaluate it.
+func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
+	if q.Where == nil {
+		return ev.all, true
 	}
-	if r := rows & 63; r != 0 {
-		all[len(all)-1] = 1<<uint(r) - 1
+	if ev.oblivious {
+		tr, _, evaluated := ev.obliviousPred(q.Where)
+		return tr, evaluated
 	}
-	return all
+	tr, _, evaluated := ev.pred(q.Where, ev.all, false)
+	return tr, evaluated
 }
 
 func (e *snapEval) pred(p ir.Pred, mask bitset, wantF bool) (t, f bitset, ok bool) {
@@ -165,102 +165,6 @@ func (e *snapEval) leafSet(p ir.Pred) (c *snapColumn, set codeSet, negate, ok bo
 	return c, set, negate, ok
 }
 
-// codesWhere is the set of value codes on which a leaf condition holds.
-func (c *snapColumn) codesWhere(p ir.Pred) (codeSet, bool) {
-	switch p := p.(type) {
-	case *ir.Compare:
-		lit, ok := literalFor(c, p.Value)
-		if !ok {
-			return codeSet{}, false
-		}
-		lo, hi, nn, d := c.lowerBound(lit), c.upperBound(lit), c.firstNonNull(), uint32(len(c.values))
-		switch p.Op {
-		case "=":
-			return ranges(codeRange{lo, hi}), true
-		case "<>", "!=":
-			return ranges(codeRange{nn, lo}, codeRange{hi, d}), true
-		case "<":
-			return ranges(codeRange{nn, lo}), true
-		case "<=":
-			return ranges(codeRange{nn, hi}), true
-		case ">":
-			return ranges(codeRange{hi, d}), true
-		case ">=":
-			return ranges(codeRange{lo, d}), true
-		}
-	case *ir.Between:
-		lo, ok1 := literalFor(c, p.Lo)
-		hi, ok2 := literalFor(c, p.Hi)
-		if ok1 && ok2 {
-			return ranges(codeRange{c.lowerBound(lo), c.upperBound(hi)}), true
-		}
-	case *ir.In:
-		if len(p.Values) == 0 {
-			return codeSet{}, false
-		}
-		rs := make([]codeRange, len(p.Values))
-		for i, l := range p.Values {
-			lit, ok := literalFor(c, l)
-			if !ok {
-				return codeSet{}, false
-			}
-			rs[i] = codeRange{c.lowerBound(lit), c.upperBound(lit)}
-		}
-		return ranges(rs...), true
-	case *ir.Like:
-		// Every storage class is read as SQLite's LIKE reads it (like.go),
-		// so that no value's class or bytes send the query elsewhere.
-		lut := make([]uint64, len(c.values))
-		for i, v := range c.values {
-			if text, ok := c.likeText(v); ok {
-				lut[i] = b2u(likeMatches(text, p.Pattern))
-			}
-		}
-		return codeSet{lut: lut}, true
-	}
-	return codeSet{}, false
-}
-
-// likeText is the text SQLite's LIKE reads a value as: an integer in
-// decimal, a real as SQLite renders it (read from SQLite with the table),
-// text as its bytes. ok is false for NULL, which LIKE leaves unknown, and
-// for a blob, which SQLite's LIKE never matches (it is built with
-// SQLITE_LIKE_DOESNT_MATCH_BLOBS): false, not unknown, so NOT LIKE holds.
-func (c *snapColumn) likeText(v dictValue) (string, bool) {
-	switch v.class {
-	case classInt:
-		return strconv.FormatInt(v.i, 10), true
-	case classReal:
-		text, ok := c.realText[math.Float64bits(v.f)]
-		return text, ok
-	case classText:
-		return v.s, true
-	}
-	return "", false
-}
-
-// rowsIn is how many rows hold a code of the set (NULL rows never do).
-func (c *snapColumn) rowsIn(set codeSet) int64 {
-	var n int64
-	set.eachRun(func(lo, hi uint32) { n += int64(c.prefix[hi] - c.prefix[lo]) })
-	return n
-}
-
-// eachRun calls f with each run of codes lo..hi-1 in the set.
-func (s codeSet) eachRun(f func(lo, hi uint32)) {
-	if s.lut == nil {
-		for _, r := range s.ranges {
-			f(r.lo, r.hi)
-		}
-		return
-	}
-	for code, in := range s.lut {
-		if in != 0 {
-			f(uint32(code), uint32(code)+1)
-		}
-	}
-}
-
 // conjunction evaluates a chain of ANDs for its true rows only, most
 // selective condition first (counted from the dictionary's per-value row
 // counts), each on the rows the ones before it kept.
@@ -322,13 +226,6 @@ func isLeaf(p ir.Pred) bool {
 	return false
 }
 
-func b2u(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func (e *snapEval) andNot(a, b bitset) bitset {
 	out := e.newSet()
 	for i := range a {
@@ -339,103 +236,4 @@ func (e *snapEval) andNot(a, b bitset) bitset {
 
 func (e *snapEval) column(name string) *snapColumn {
 	return e.snap.columns[strings.ToLower(name)]
-}
-
-// codeRange is the value codes lo <= code < hi.
-type codeRange struct{ lo, hi uint32 }
-
-// codeSet is the value codes for which a condition holds: sorted disjoint
-// ranges (the dictionary is in SQLite's order, so a comparison holds on a
-// run of codes) or, for LIKE, a lookup table with 1 where it holds.
-type codeSet struct {
-	ranges []codeRange
-	lut    []uint64
-}
-
-// ranges sorts, merges and drops empty ranges.
-func ranges(rs ...codeRange) codeSet {
-	out := make([]codeRange, 0, len(rs))
-	slices.SortFunc(rs, func(a, b codeRange) int { return cmp.Compare(a.lo, b.lo) })
-	for _, r := range rs {
-		if r.lo >= r.hi {
-			continue
-		}
-		if n := len(out); n > 0 && r.lo <= out[n-1].hi {
-			out[n-1].hi = max(out[n-1].hi, r.hi)
-			continue
-		}
-		out = append(out, r)
-	}
-	return codeSet{ranges: out}
-}
-
-func (s codeSet) has(code uint32) bool {
-	if s.lut != nil {
-		return s.lut[code] != 0
-	}
-	for _, r := range s.ranges {
-		if code < r.lo {
-			return false
-		}
-		if code < r.hi {
-			return true
-		}
-	}
-	return false
-}
-
-// table is the set as a lookup table over a dictionary of n values.
-func (s codeSet) table(n int) []uint64 {
-	if s.lut != nil {
-		return s.lut
-	}
-	lut := make([]uint64, n)
-	for _, r := range s.ranges {
-		for c := r.lo; c < r.hi; c++ {
-			lut[c] = 1
-		}
-	}
-	return lut
-}
-
-// lowerBound is the first code whose value is >= v; upperBound the first > v.
-func (c *snapColumn) lowerBound(v dictValue) uint32 {
-	i, _ := slices.BinarySearchFunc(c.values, v, compareDict)
-	return uint32(i)
-}
-
-func (c *snapColumn) upperBound(v dictValue) uint32 {
-	return uint32(sort.Search(len(c.values), func(i int) bool { return compareDict(c.values[i], v) > 0 }))
-}
-
-// firstNonNull is the first code that is not NULL (NULL sorts first).
-func (c *snapColumn) firstNonNull() uint32 {
-	if len(c.values) > 0 && c.values[0].class == classNull {
-		return 1
-	}
-	return 0
-}
-
-// literalFor converts a literal to the value SQLite compares the column's
-// values with. Only the pairs where SQLite applies no conversion to the
-// literal are accepted: a number against a column of numeric affinity, text
-// against a column of text or no affinity. Elsewhere SQLite's conversions
-// decide, so SQLite answers: a decision made from the statement and the
-// schema alone. Text stored in a column of numeric affinity needs no care:
-// SQLite converts text that reads as a number when it is stored, with the
-// same conversion it applies when comparing, so text that is still text
-// compares as text, after every number, here as there.
-func literalFor(c *snapColumn, l ir.Literal) (dictValue, bool) {
-	switch {
-	case c.affinity == affinityNumeric && l.Kind == ir.LitInt:
-		return dictValue{class: classInt, i: l.Int}, true
-	case c.affinity == affinityNumeric && l.Kind == ir.LitFloat:
-		if math.IsNaN(l.Float) {
-			return dictValue{}, false
-		}
-		return dictValue{class: classReal, f: l.Float}, true
-	case c.affinity != affinityNumeric && l.Kind == ir.LitText:
-		return dictValue{class: classText, s: l.Text}, true
-	}
-	return dictValue{}, false
 }

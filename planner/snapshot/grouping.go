@@ -1,13 +1,16 @@
 package snapshot
 
 import (
+	"slices"
+	"strconv"
+	"strings"
+
 	"countwall/ir"
 	"countwall/planner/plan"
-	"slices"
 )
 
 // grouping maps a snapshot column's value codes to the groups the column's
-// catalog type reads them as (see above), numbered in the order the SQL's
+// catalog type reads them as (plan/groupvalue.go), numbered in the order the SQL's
 // ORDER BY gives them.
 type grouping struct {
 	group  []uint32        // value code -> group number
@@ -71,19 +74,37 @@ func buildGrouping(values []dictValue, text bool) *grouping {
 	return g
 }
 
-func isNumber(v dictValue) bool { return v.class == classInt || v.class == classReal }
-
-// any is the value as the SQLite driver returns it.
-func (v dictValue) any() any {
+// groupValue renders a value as readCells renders what SQLite returns.
+func (v dictValue) groupValue() ir.GroupValue {
 	switch v.class {
 	case classNull:
-		return nil
+		return ir.GroupValue{Null: true}
 	case classInt:
-		return v.i
+		return ir.GroupValue{Text: strconv.FormatInt(v.i, 10)}
 	case classReal:
-		return v.f
-	case classText:
-		return v.s
+		return ir.GroupValue{Text: strconv.FormatFloat(v.f, 'g', -1, 64)}
 	}
-	return []byte(v.s)
+	return ir.GroupValue{Text: v.s}
+}
+
+// groupColumn is a GROUP BY column of the snapshot with the grouping its
+// catalog type reads it by.
+type groupColumn struct {
+	*snapColumn
+	grouping *grouping
+}
+
+// groupColumns are q's GROUP BY columns in the snapshot, each with the
+// grouping its catalog type reads it by; ok is false when one is missing.
+func (snap *Table) groupColumns(t *ir.Table, q *ir.Query) ([]groupColumn, bool) {
+	groups := make([]groupColumn, len(q.GroupBy))
+	for i, g := range q.GroupBy {
+		col := snap.columns[strings.ToLower(g)]
+		cat := t.Columns[strings.ToLower(g)]
+		if col == nil || cat == nil || col.collated {
+			return nil, false
+		}
+		groups[i] = groupColumn{snapColumn: col, grouping: col.grouping(cat.Type)}
+	}
+	return groups, true
 }

@@ -1,6 +1,8 @@
 package snapshot
 
-import "slices"
+import (
+	"slices"
+)
 
 // Row sets kept beside a column's codes, so that a condition costs a few
 // word operations per 64 rows rather than a bit set per matching row:
@@ -109,14 +111,6 @@ func (c *snapColumn) fillListed(t bitset, set codeSet, l listing) {
 	set.eachRun(func(lo, hi uint32) { c.fillRun(t, lo, hi, true) })
 }
 
-// oneRun is the set's codes when they are one run lo..hi-1.
-func (s codeSet) oneRun() (codeRange, bool) {
-	if s.lut == nil && len(s.ranges) == 1 {
-		return s.ranges[0], true
-	}
-	return codeRange{}, false
-}
-
 // runWork is the work of fillRun on codes lo..hi-1: a pass over the set of
 // each frequent value among them, a bit set for each other row.
 func (c *snapColumn) runWork(lo, hi uint32, words int64) int64 {
@@ -222,6 +216,3 @@ func (c *snapColumn) fillCut(t bitset, lo, hi uint32, a, b int) {
 		c.fillRun(t, hi, cb, false)
 	}
 }
-
-// clear removes row i from the set.
-func (b bitset) clear(i int) { b[i>>6] &^= 1 << (uint(i) & 63) }

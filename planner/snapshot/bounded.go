@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"strings"
-	"sync"
 
 	"countwall/ir"
 	"countwall/planner/plan"
@@ -68,26 +67,6 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	res, err := snap.result(shape, cells, q, needs)
 	return res, true, err
 }
-
-// scratch is a pool of per-query slices, handed out with n elements of
-// whatever the last user left in them.
-type scratch[T any] struct{ pool sync.Pool }
-
-func (s *scratch[T]) take(n int) *[]T {
-	if p, ok := s.pool.Get().(*[]T); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
-	}
-	out := make([]T, n)
-	return &out
-}
-
-func (s *scratch[T]) put(p *[]T) { s.pool.Put(p) }
-
-var (
-	counterScratch scratch[int64]  // a counter per word
-	wordScratch    scratch[uint64] // a word per 64 rows
-)
 
 // boundedCount is the one cell of a bounded COUNT: the matching rows of each
 // unit, at most perRow of them, summed over units. The rows are in the
@@ -219,4 +198,37 @@ func carryRounds(left, endsAhead bitset, rounds int) (taken, first int64) {
 func matchedBelow(matched bitset, before []int64, r int32) int64 {
 	w := uint(r) >> 6
 	return before[w] + int64(bits.OnesCount64(matched[w]&(1<<(uint(r)&63)-1)))
+}
+
+// boundedGroups computes the bounded cells of a GROUP BY, in ascending cell
+// number (the compiled SQL's order). Each unit's matching rows are visited
+// together, one run of rows in the unit's order (Store.Answer sees to it); a
+// unit in more than maxCells cells keeps the first maxCells of them in
+// order's order, when order is given (always under needs.Oblivious, where
+// every row and cell is visited).
+func (snap *Table) boundedGroups(matched bitset, unit *snapColumn, groups []groupColumn, order *cellOrder, maxCells, perRow int64, needs ir.Needs) []ir.Cell {
+	radix, _ := groupRadix(groups) // answerBounded checked that it fits
+	totals := newCellTotals(radix, snap.rows)
+	if needs.Oblivious {
+		order.keepFirstOblivious(matched, unit, maxCells, perRow, totals)
+		return totals.cells(groups, boundedFinish(needs))
+	}
+	if order != nil {
+		order.keepFirst(matched, unit, maxCells, perRow, totals)
+		return totals.cells(groups, boundedFinish(needs))
+	}
+	eachUnitCell(matched, unit, groups,
+		func(_ uint32, gid uint64, rows int64) { totals.add(gid, min(rows, perRow), 1, 0) },
+		func(uint64) {}) // rows without a unit count for nothing under bounds
+	return totals.cells(groups, boundedFinish(needs))
+}
+
+// boundedFinish gives a bounded cell its units when needs asks for them.
+func boundedFinish(needs ir.Needs) func(ir.Cell, int64, uint32) ir.Cell {
+	return func(c ir.Cell, units int64, _ uint32) ir.Cell {
+		if needs.Units {
+			c.Units = units
+		}
+		return c
+	}
 }

@@ -2,13 +2,14 @@ package snapshot
 
 import (
 	"context"
-	"countwall/planner/plan"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"sync"
 	"time"
+
+	"countwall/planner/plan"
 )
 
 // snapshots keeps one snapshot per table and checks, before every query, that
