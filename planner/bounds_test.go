@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/sqlgen"
 	"fmt"
@@ -22,12 +23,12 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 		}
 		rows = append(rows, []any{3, 0, "F", "N", 1})
 		path := t.TempDir() + "/long.db"
-		writeDB(t, path, rows)
+		fixture.WritePeople(t, path, rows)
 		s, err := OpenStore(path, plan.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		table := testPeopleTable()
+		table := fixture.People()
 		table.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 49}
 		ctx := context.Background()
 		plain := &ir.Query{Table: "people"}
@@ -50,7 +51,7 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 			{byAge, ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 80}, int64(min(r, 2) + r + 1), int64(min(r, 2) + 2), ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 50}},
 		}
 		for _, tc := range cases {
-			res, err := s.Run(ctx, table, tc.q, ir.Needs{Bound: true, Bounds: tc.b}, testSecret)
+			res, err := s.Run(ctx, table, tc.q, ir.Needs{Bound: true, Bounds: tc.b}, fixture.Secret)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,8 +70,8 @@ func TestBoundedUnitWithManyRows(t *testing.T) {
 
 // TestCompileBoundedSQL pins the shapes of the bounded rendering.
 func TestCompileBoundedSQL(t *testing.T) {
-	people := testPeopleTable()
-	sexF := &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	people := fixture.People()
+	sexF := &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}
 	cases := []struct {
 		name string
 		q    *ir.Query
@@ -89,7 +90,7 @@ func TestCompileBoundedSQL(t *testing.T) {
 			`SELECT cw_g0, COALESCE(SUM(MIN(cw_n, 3)), 0) FROM (SELECT cw_g0, cw_n, MIN(cw_r) FROM (SELECT CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END AS cw_g0, "id" AS cw_u, COUNT(*) AS cw_n, countwall_cell_rank(?, "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) AS cw_r FROM "people" WHERE "id" IS NOT NULL GROUP BY "id", CASE WHEN typeof("age") IN ('integer', 'real') THEN "age" END) GROUP BY cw_u) GROUP BY cw_g0 ORDER BY cw_g0`, 1},
 	}
 	for _, tc := range cases {
-		sql, args, err := sqlgen.SQLiteBounded(people, tc.q, ir.Needs{Bound: true}, tc.b, tc.rank, testSecret)
+		sql, args, err := sqlgen.SQLiteBounded(people, tc.q, ir.Needs{Bound: true}, tc.b, tc.rank, fixture.Secret)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -97,10 +98,10 @@ func TestCompileBoundedSQL(t *testing.T) {
 			t.Errorf("%s:\n got %s (%d args)\nwant %s (%d args)", tc.name, sql, len(args), tc.want, tc.args)
 		}
 	}
-	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, testSecret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}, false, fixture.Secret); err == nil || !strings.Contains(err.Error(), "contributor keys") {
 		t.Errorf("keys under bounds: %v", err)
 	}
-	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, testSecret); err == nil {
+	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, fixture.Secret); err == nil {
 		t.Error("a bound of 0 was accepted")
 	}
 }
@@ -108,23 +109,23 @@ func TestCompileBoundedSQL(t *testing.T) {
 // TestCellRank: the rank depends on the secret, the unit and every group
 // value, and NULL is apart from the text "N;".
 func TestCellRank(t *testing.T) {
-	base := plan.CellRank(testSecret, int64(7), "F", int64(30))
+	base := plan.CellRank(fixture.Secret, int64(7), "F", int64(30))
 	for name, other := range map[string]int64{
 		"secret": plan.CellRank([]byte("another secret"), int64(7), "F", int64(30)),
-		"unit":   plan.CellRank(testSecret, int64(8), "F", int64(30)),
-		"group":  plan.CellRank(testSecret, int64(7), "M", int64(30)),
-		"order":  plan.CellRank(testSecret, int64(7), int64(30), "F"),
-		"null":   plan.CellRank(testSecret, int64(7), nil, int64(30)),
-		"split":  plan.CellRank(testSecret, int64(7), "F3", int64(0)),
+		"unit":   plan.CellRank(fixture.Secret, int64(8), "F", int64(30)),
+		"group":  plan.CellRank(fixture.Secret, int64(7), "M", int64(30)),
+		"order":  plan.CellRank(fixture.Secret, int64(7), int64(30), "F"),
+		"null":   plan.CellRank(fixture.Secret, int64(7), nil, int64(30)),
+		"split":  plan.CellRank(fixture.Secret, int64(7), "F3", int64(0)),
 	} {
 		if other == base {
 			t.Errorf("changing the %s did not change the rank", name)
 		}
 	}
-	if plan.CellRank(testSecret, nil, "N;") == plan.CellRank(testSecret, nil, nil) {
+	if plan.CellRank(fixture.Secret, nil, "N;") == plan.CellRank(fixture.Secret, nil, nil) {
 		t.Error("NULL and the text N; rank alike")
 	}
-	if got, again := plan.CellRank(testSecret, int64(7), "F"), plan.CellRank(testSecret, int64(7), "F"); got != again {
+	if got, again := plan.CellRank(fixture.Secret, int64(7), "F"), plan.CellRank(fixture.Secret, int64(7), "F"); got != again {
 		t.Error(fmt.Sprint("rank not deterministic: ", got, again))
 	}
 }
@@ -152,14 +153,14 @@ func benchRunTable(b *testing.B, t *ir.Table, q *ir.Query, needs ir.Needs) {
 	defer s.Close()
 	ctx := context.Background()
 	for b.Loop() {
-		if _, err := s.Run(ctx, t, q, needs, testSecret); err != nil {
+		if _, err := s.Run(ctx, t, q, needs, fixture.Secret); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func ageDomainTable() *ir.Table {
-	t := testPeopleTable()
+	t := fixture.People()
 	t.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 89}
 	return t
 }

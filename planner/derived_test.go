@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // outside is a new predicate kind, added as a kind is added: `column
@@ -27,11 +28,11 @@ func (o *outside) Lower() ir.Pred {
 
 func init() {
 	leafKinds = append(leafKinds, leafKind{
-		draw: func(g predGen) ir.Pred {
-			col, isInt := g.column()
-			return &outside{Column: col, Lo: g.lit(isInt), Hi: g.lit(isInt)}
+		draw: func(g fixture.Gen) ir.Pred {
+			col, isInt := g.Column()
+			return &outside{Column: col, Lo: g.Lit(isInt), Hi: g.Lit(isInt)}
 		},
-		eval: func(p ir.Pred, row diffRow) (tri, bool) {
+		eval: func(p ir.Pred, row fixture.Row) (tri, bool) {
 			o, ok := p.(*outside)
 			if !ok {
 				return triUnknown, false
@@ -49,9 +50,9 @@ func init() {
 // standard deviation of about 9).
 func TestDerivedKindIsDrawn(t *testing.T) {
 	drawn := 0
-	g := predGen{r: rand.New(rand.NewPCG(21, 22))}
+	g := newPredGen(rand.New(rand.NewPCG(21, 22)))
 	for range 700 {
-		if _, ok := g.leaf().(*outside); ok {
+		if _, ok := g.Leaf().(*outside); ok {
 			drawn++
 		}
 	}

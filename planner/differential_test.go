@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/snapshot"
-	"countwall/planner/sqlgen"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -64,155 +64,32 @@ func triOr(a, b tri) tri {
 	return triUnknown
 }
 
-// diffRow is one row of the generated table; nil is NULL.
-type diffRow map[string]any
-
-var diffColumns = []string{"id", "age", "sex", "suburb", "income"}
-
-func diffRows(r *rand.Rand, n int) []diffRow {
-	pick := func(nullPct int, vals ...any) any {
-		if r.IntN(100) < nullPct {
-			return nil
-		}
-		return vals[r.IntN(len(vals))]
-	}
-	rows := make([]diffRow, n)
-	for i := range rows {
-		row := diffRow{
-			"id":     pick(5, int64(1+r.IntN(150))), // repeats: about 2.7 rows per unit
-			"age":    pick(10, int64(r.IntN(10))),
-			"sex":    pick(10, "F", "M", "X", "f", ""),
-			"suburb": pick(10, "North", "north", "South", "a_b", "a%b", "axb", "East", "O'Brien"),
-			"income": pick(10, int64(r.IntN(26)-5)),
-		}
-		rows[i] = row
-	}
-	return rows
-}
-
-// predGen builds random predicates over the generated table.
-type predGen struct{ r *rand.Rand }
-
-func (g predGen) intLit() ir.Literal { return intLit(int64(g.r.IntN(14) - 2)) }
-
-func (g predGen) textLit() ir.Literal {
-	vals := []string{"F", "M", "X", "f", "", "North", "north", "South", "a_b", "East", "O'Brien", "N", "Z"}
-	return textLit(vals[g.r.IntN(len(vals))])
-}
-
-func (g predGen) ops() string {
-	return []string{"=", "<>", "!=", "<", "<=", ">", ">="}[g.r.IntN(7)]
-}
-
-func (g predGen) column() (name string, isInt bool) {
-	c := []string{"age", "income", "sex", "suburb"}[g.r.IntN(4)]
-	return c, c == "age" || c == "income"
-}
-
-func (g predGen) lit(isInt bool) ir.Literal {
-	if isInt {
-		return g.intLit()
-	}
-	return g.textLit()
-}
-
-func (g predGen) pred(depth int) ir.Pred {
-	if depth > 0 && g.r.IntN(3) > 0 {
-		switch g.r.IntN(3) {
-		case 0:
-			return &ir.And{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
-		case 1:
-			return &ir.Or{Left: g.pred(depth - 1), Right: g.pred(depth - 1)}
-		default:
-			return &ir.Not{Inner: g.pred(depth - 1)}
-		}
-	}
-	return g.leaf()
-}
-
 // leafKind is a predicate kind the differential test draws beside the
 // built-in ones: how to draw one, and what it means in Go (ok false for a
 // predicate of another kind). A new kind registers one from its own test
 // file (derived_test.go is one) and is then run through every backend
 // without this file changing.
 type leafKind struct {
-	draw func(g predGen) ir.Pred
-	eval func(p ir.Pred, row diffRow) (t tri, ok bool)
+	draw func(g fixture.Gen) ir.Pred
+	eval func(p ir.Pred, row fixture.Row) (t tri, ok bool)
 }
 
 // leafKinds are the registered kinds.
 var leafKinds []leafKind
 
-func (g predGen) leaf() ir.Pred {
-	col, isInt := g.column()
-	if len(leafKinds) > 0 && g.r.IntN(7) == 0 {
-		return leafKinds[g.r.IntN(len(leafKinds))].draw(g)
+// newPredGen draws the differential test's predicates: the fixture's
+// kinds, arithmetic guarded as the parser guards it (columnGuard), and the
+// kinds registered in leafKinds.
+func newPredGen(r *rand.Rand) fixture.Gen {
+	g := fixture.Gen{R: r, Guard: columnGuard}
+	for _, k := range leafKinds {
+		g.Kinds = append(g.Kinds, k.draw)
 	}
-	switch g.r.IntN(6) {
-	case 0:
-		return &ir.Compare{Column: col, Op: g.ops(), Value: g.lit(isInt)}
-	case 1:
-		return &ir.Between{Column: col, Lo: g.lit(isInt), Hi: g.lit(isInt), Negate: g.r.IntN(2) == 0}
-	case 2:
-		vals := make([]ir.Literal, 1+g.r.IntN(4))
-		for i := range vals {
-			vals[i] = g.lit(isInt)
-		}
-		return &ir.In{Column: col, Values: vals, Negate: g.r.IntN(2) == 0}
-	case 3:
-		return &ir.IsNull{Column: col, Negate: g.r.IntN(2) == 0}
-	case 4:
-		patterns := []string{"%", "N%", "n%", "%th", "_ast", `a\_b`, `a\%b`, "a_b", "%'%", "", "_", "%o%"}
-		text := []string{"sex", "suburb"}[g.r.IntN(2)]
-		return &ir.Like{Column: text, Pattern: patterns[g.r.IntN(len(patterns))], Negate: g.r.IntN(2) == 0}
-	default:
-		return guardedMath(testPeopleTable(), g.expr(), g.ops(), g.intLit())
-	}
-}
-
-// guardedMath is expr op value as the parser makes it, guarded by its
-// column's range (the generated expressions stay far from any overflow).
-func guardedMath(t *ir.Table, expr ir.Expr, op string, value ir.Literal) *ir.MathCompare {
-	return &ir.MathCompare{Expr: expr, Op: op, Value: value, Guard: columnGuard(t.Columns[exprColumn(expr)])}
-}
-
-// exprColumn is the column an expression reads.
-func exprColumn(e ir.Expr) string {
-	switch e := e.(type) {
-	case *ir.ColumnRef:
-		return e.Column
-	case *ir.BinaryExpr:
-		if c := exprColumn(e.Left); c != "" {
-			return c
-		}
-		return exprColumn(e.Right)
-	case *ir.FuncCall:
-		return exprColumn(e.Args[0])
-	}
-	return ""
-}
-
-// expr is an integer-valued expression over one column.
-func (g predGen) expr() ir.Expr {
-	num := func() ir.Expr { return &ir.NumberLit{Value: intLit(int64(1 + g.r.IntN(4)))} }
-	intCol := []string{"age", "income"}[g.r.IntN(2)]
-	switch g.r.IntN(5) {
-	case 0:
-		op := []string{"+", "-", "*", "/", "%"}[g.r.IntN(5)]
-		return &ir.BinaryExpr{Op: op, Left: &ir.ColumnRef{Column: intCol}, Right: num()}
-	case 1:
-		return &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: intCol}, Right: num()}}}
-	case 2:
-		return &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.ColumnRef{Column: "suburb"}}}
-	case 3:
-		return &ir.FuncCall{Name: "length", Args: []ir.Expr{&ir.FuncCall{Name: "upper", Args: []ir.Expr{&ir.ColumnRef{Column: "sex"}}}}}
-	default:
-		return &ir.BinaryExpr{Op: "*", Left: &ir.BinaryExpr{Op: "+", Left: &ir.ColumnRef{Column: intCol}, Right: num()}, Right: num()}
-	}
+	return g
 }
 
 // evalPred is SQL's WHERE semantics in Go.
-func evalPred(p ir.Pred, row diffRow) tri {
+func evalPred(p ir.Pred, row fixture.Row) tri {
 	switch p := p.(type) {
 	case *ir.And:
 		return triAnd(evalPred(p.Left, row), evalPred(p.Right, row))
@@ -303,7 +180,7 @@ func cmpInt(a, b int64) int {
 
 // evalExpr evaluates an expression; NULL in gives NULL out. The generator
 // never divides by zero. Go's / and % truncate toward zero as SQLite's do.
-func evalExpr(e ir.Expr, row diffRow) any {
+func evalExpr(e ir.Expr, row fixture.Row) any {
 	switch e := e.(type) {
 	case *ir.ColumnRef:
 		return row[e.Column]
@@ -388,7 +265,7 @@ type goCell struct {
 func (c *goCell) key() uint32 {
 	var k uint32
 	for u := range c.units {
-		k += plan.RecordKey(testSecret, u)
+		k += plan.RecordKey(fixture.Secret, u)
 	}
 	return k
 }
@@ -410,7 +287,7 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 				snapshot.OneConditionTallies = false
 			}
 			r := rand.New(rand.NewPCG(20240611, 7))
-			rows := diffRows(r, 400)
+			rows := fixture.Rows(r, 400)
 			s := openDiffStore(t, rows, plan.StoreOptions{NoSnapshot: path == "sqlite"})
 			differentialRandomPredicates(t, s, r, rows, path != "sqlite", path == "snapshot-oblivious")
 		})
@@ -441,7 +318,7 @@ func runPath(t *testing.T, s *Store, snapshot bool, tbl *ir.Table, q *ir.Query, 
 	}
 	res, ok, err := s.snap.Answer(context.Background(), tbl, q, needs, secret)
 	if !ok {
-		t.Fatalf("the snapshot declined %s", debugSQL(tbl, q))
+		t.Fatalf("the snapshot declined %s", fixture.DebugSQL(tbl, q))
 	}
 	return res, err
 }
@@ -449,13 +326,13 @@ func runPath(t *testing.T, s *Store, snapshot bool, tbl *ir.Table, q *ir.Query, 
 // differentialRandomPredicates checks s, which holds rows, against Go for
 // random predicates drawn from r.
 // Under oblivious every query asks for the data-oblivious evaluation.
-func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, snapshot, oblivious bool) {
-	people := testPeopleTable()
-	gen := predGen{r: r}
+func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []fixture.Row, snapshot, oblivious bool) {
+	people := fixture.People()
+	gen := newPredGen(r)
 
 	var matchedSome, matchedNone int
 	for i := range 200 {
-		where := gen.pred(3)
+		where := gen.Pred(3)
 		// Expected figures per sex group (and for the whole table under "").
 		total := &goCell{units: map[int64]bool{}}
 		bySex := map[ir.GroupValue]*goCell{}
@@ -486,10 +363,10 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		q := &ir.Query{Table: "people", Where: where}
 		res, err := runPath(t, s, snapshot, people, q, ir.Needs{Oblivious: oblivious}, nil)
 		if err != nil {
-			t.Fatalf("predicate %d: %v\n%s", i, err, debugSQL(people, q))
+			t.Fatalf("predicate %d: %v\n%s", i, err, fixture.DebugSQL(people, q))
 		}
 		if got := res.Cells[0].Count; got != total.count {
-			t.Errorf("predicate %d: store counts %d, Go counts %d\n%s", i, got, total.count, debugSQL(people, q))
+			t.Errorf("predicate %d: store counts %d, Go counts %d\n%s", i, got, total.count, fixture.DebugSQL(people, q))
 			continue
 		}
 		if i%4 != 0 {
@@ -498,7 +375,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 		// A quarter of the predicates also check units, keys, COUNT(DISTINCT)
 		// and a GROUP BY.
 		dq := &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: where}
-		res, err = runPath(t, s, snapshot, people, dq, ir.Needs{Key: true, Oblivious: oblivious}, testSecret)
+		res, err = runPath(t, s, snapshot, people, dq, ir.Needs{Key: true, Oblivious: oblivious}, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +397,7 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 				t.Errorf("predicate %d group %+v counted alone: %d; Go says %+v", i, c.Group[0], c.Count, want)
 			}
 		}
-		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0, Oblivious: oblivious}, testSecret)
+		res, err = runPath(t, s, snapshot, people, gq, ir.Needs{Units: i%8 == 0, Key: i%8 != 0, Oblivious: oblivious}, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -551,11 +428,6 @@ func differentialRandomPredicates(t *testing.T, s *Store, r *rand.Rand, rows []d
 	t.Logf("%d predicates matched rows, %d matched none", matchedSome, matchedNone)
 }
 
-func debugSQL(t *ir.Table, q *ir.Query) string {
-	sql, args := sqlgen.Compile(t, q, ir.Needs{})
-	return fmt.Sprintf("%s %v", sql, args)
-}
-
 func TestDifferentialLikeReference(t *testing.T) {
 	cases := []struct {
 		s, p string
@@ -572,22 +444,11 @@ func TestDifferentialLikeReference(t *testing.T) {
 	}
 }
 
-// diffSQLRows are the generated rows as writeDB takes them.
-func diffSQLRows(rows []diffRow) [][]any {
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	return sqlRows
-}
-
 // openDiffStore writes the generated rows to a fresh file and opens it.
-func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store {
+func openDiffStore(t *testing.T, rows []fixture.Row, opts plan.StoreOptions) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "diff.db")
-	writeDB(t, path, diffSQLRows(rows))
+	fixture.WritePeople(t, path, fixture.SQLRows(rows))
 	s, err := OpenStore(path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -600,7 +461,7 @@ func openDiffStore(t *testing.T, rows []diffRow, opts plan.StoreOptions) *Store 
 // rows without a unit left out, each (cell, unit) pair clamped at C rows (1
 // for COUNT(DISTINCT)), and, when rank, each unit kept in the G cells of
 // smallest CellRank. Cells are keyed by groupKey; group is the column (or "").
-func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKind, b ir.Bounds, rank bool) map[string]int64 {
+func boundedReference(rows []fixture.Row, where ir.Pred, group string, agg ir.AggKind, b ir.Bounds, rank bool) map[string]int64 {
 	type pair struct {
 		cell  string
 		value any
@@ -643,7 +504,7 @@ func boundedReference(rows []diffRow, where ir.Pred, group string, agg ir.AggKin
 				if group != "" {
 					ga, gb = []any{a.value}, []any{b.value}
 				}
-				return cmp.Compare(plan.CellRank(testSecret, unit, ga...), plan.CellRank(testSecret, unit, gb...))
+				return cmp.Compare(plan.CellRank(fixture.Secret, unit, ga...), plan.CellRank(fixture.Secret, unit, gb...))
 			})
 			pairs = pairs[:min(int64(len(pairs)), b.MaxGroupsPerUnit)]
 		}
@@ -687,7 +548,7 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 			defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
 			snapshot.LeafWay = backend.way
 			r := rand.New(rand.NewPCG(20240611, 13))
-			rows := diffRows(r, 400)
+			rows := fixture.Rows(r, 400)
 			paths := differentialBoundedCounts(t, openDiffStore(t, rows, backend.opts), r, rows, backend.oblivious)
 			if paths[backend.path] < backend.min {
 				t.Errorf("%d of the bounded runs answered on the %s path (%v), want at least %d", paths[backend.path], backend.name, paths, backend.min)
@@ -699,12 +560,12 @@ func TestDifferentialBoundedCounts(t *testing.T) {
 // differentialBoundedCounts checks the bounded counts of s, which holds
 // rows, against boundedReference for random predicates drawn from r, and
 // returns how many runs each path answered.
-func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diffRow, oblivious bool) map[string]int {
-	plain := testPeopleTable()
-	withDomain := testPeopleTable()
+func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []fixture.Row, oblivious bool) map[string]int {
+	plain := fixture.People()
+	withDomain := fixture.People()
 	withDomain.Columns["sex"] = &ir.Column{Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M", "X"}}}
 	withDomain.Columns["age"] = &ir.Column{Name: "age", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 9}}
-	gen := predGen{r: r}
+	gen := newPredGen(r)
 	ctx := context.Background()
 
 	type variant struct {
@@ -728,7 +589,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 	for i := range 60 {
 		var where ir.Pred
 		if i > 0 {
-			where = gen.pred(2)
+			where = gen.Pred(2)
 		}
 		v := variants[i%len(variants)]
 		for _, v := range []variant{v, variants[(i*7+3)%len(variants)]} {
@@ -736,7 +597,7 @@ func differentialBoundedCounts(t *testing.T, s *Store, r *rand.Rand, rows []diff
 			if v.group != "" {
 				q.GroupBy = []string{v.group}
 			}
-			res, err := s.Run(ctx, v.table, q, ir.Needs{Bound: true, Bounds: v.b, Units: i%2 == 0, Oblivious: oblivious}, testSecret)
+			res, err := s.Run(ctx, v.table, q, ir.Needs{Bound: true, Bounds: v.b, Units: i%2 == 0, Oblivious: oblivious}, fixture.Secret)
 			if err != nil {
 				t.Fatalf("predicate %d: %v", i, err)
 			}

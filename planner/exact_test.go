@@ -2,6 +2,7 @@ package planner
 
 import (
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"errors"
 	"strings"
@@ -80,7 +81,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
 					q := stmt.(*ir.Query)
-					res, err := store.Run(context.Background(), cat.Tables["people"], q, ir.Needs{}, testSecret)
+					res, err := store.Run(context.Background(), cat.Tables["people"], q, ir.Needs{}, fixture.Secret)
 					if err != nil {
 						t.Fatalf("%s: %v", form.sql, err)
 					}
@@ -110,7 +111,7 @@ func TestDecimalComparedWithIntegerIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}
-			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*ir.Query), ir.Needs{}, testSecret)
+			res, err := store.Run(context.Background(), cat.Tables["people"], stmt.(*ir.Query), ir.Needs{}, fixture.Secret)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.where, err)
 			}

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"database/sql"
 	"path/filepath"
@@ -130,7 +131,7 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 		defer store.Close()
 		for _, tc := range tests {
 			t.Run(backend.name+"/"+tc.name, func(t *testing.T) {
-				res, err := store.Run(context.Background(), storageClassesTable(tc.domains), tc.q, tc.needs, testSecret)
+				res, err := store.Run(context.Background(), storageClassesTable(tc.domains), tc.q, tc.needs, fixture.Secret)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,7 +149,7 @@ func TestGroupCellIsTheSumOfWhatMapsToIt(t *testing.T) {
 				}
 				// The snapshot itself must answer, not decline to SQLite.
 				tbl := storageClassesTable(tc.domains)
-				direct, ok, err := store.snap.Answer(context.Background(), tbl, tc.q, tc.needs, testSecret)
+				direct, ok, err := store.snap.Answer(context.Background(), tbl, tc.q, tc.needs, fixture.Secret)
 				if err != nil || !ok {
 					t.Fatalf("the snapshot declined (%v, %v)", ok, err)
 				}
@@ -171,7 +172,7 @@ func TestGroupCellKeysMatchAcrossBackends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := store.Run(context.Background(), storageClassesTable(true), q, ir.Needs{Key: true}, testSecret)
+		res, err := store.Run(context.Background(), storageClassesTable(true), q, ir.Needs{Key: true}, fixture.Secret)
 		store.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -217,7 +218,7 @@ func TestRankedCellsMatchAcrossBackends(t *testing.T) {
 		}
 		for _, col := range []string{"num", "grp"} {
 			q := &ir.Query{Table: "classes", GroupBy: []string{col}}
-			res, err := store.Run(context.Background(), storageClassesTable(false), q, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, Units: true}, testSecret)
+			res, err := store.Run(context.Background(), storageClassesTable(false), q, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}, Units: true}, fixture.Secret)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,25 +71,6 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.sql.Close())
 }
 
-func testPeopleTable() *ir.Table {
-	return &ir.Table{
-		Name:        "people",
-		PrivacyUnit: "id",
-		Columns: map[string]*ir.Column{
-			"id":     {Name: "id", Type: ir.TypeInt},
-			"age":    {Name: "age", Type: ir.TypeInt},
-			"sex":    {Name: "sex", Type: ir.TypeText},
-			"suburb": {Name: "suburb", Type: ir.TypeText},
-			"income": {Name: "income", Type: ir.TypeInt},
-		},
-		Policy: ir.DefaultPolicy(),
-	}
-}
-
-func intLit(v int64) ir.Literal     { return ir.Literal{Kind: ir.LitInt, Int: v} }
-func floatLit(v float64) ir.Literal { return ir.Literal{Kind: ir.LitFloat, Float: v} }
-func textLit(v string) ir.Literal   { return ir.Literal{Kind: ir.LitText, Text: v} }
-
 // db is the store's read-only pool, for tests that a write through it is
 // refused.
 func (s *Store) db() *sql.DB { return s.sql.(interface{ DB() *sql.DB }).DB() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"reflect"
 	"strings"
@@ -23,7 +24,7 @@ func lexCatalog() *ir.Catalog {
 
 // TestPostgresLexicalRules: statements are read as PostgreSQL reads them.
 func TestPostgresLexicalRules(t *testing.T) {
-	eq := func(col, v string) ir.Pred { return &ir.Compare{Column: col, Op: "=", Value: textLit(v)} }
+	eq := func(col, v string) ir.Pred { return &ir.Compare{Column: col, Op: "=", Value: fixture.TextLit(v)} }
 	tests := []struct {
 		name, sql string
 		where     ir.Pred
@@ -179,7 +180,7 @@ func TestSetValues(t *testing.T) {
 // SQLite (whose own limit is an expression depth of 1000).
 func TestNestingWithinSQLite(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
-	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": testPeopleTable()}}
+	cat := &ir.Catalog{Tables: map[string]*ir.Table{"people": fixture.People()}}
 	// An even number of NOTs: the answer is the count of age = 30.
 	n := MaxNesting - 2
 	sql := "SELECT COUNT(*) FROM people WHERE " + strings.Repeat("NOT ", n) + "age = 30"
@@ -187,7 +188,7 @@ func TestNestingWithinSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%d NOTs: %v", n, err)
 	}
-	res, err := s.Run(context.Background(), cat.Tables["people"], st.(*ir.Query), ir.Needs{}, testSecret)
+	res, err := s.Run(context.Background(), cat.Tables["people"], st.(*ir.Query), ir.Needs{}, fixture.Secret)
 	if err != nil {
 		t.Fatalf("%d NOTs in SQLite: %v", n, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"countwall/dataset"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 )
 
@@ -36,11 +37,11 @@ func BenchmarkStoreLong(b *testing.B) {
 	people.Policy.MaxGroups = 1000
 	queries := map[string]*ir.Query{
 		"count": {Table: "people", Where: &ir.And{
-			Left:  &ir.Between{Column: "age", Lo: intLit(30), Hi: intLit(39)},
-			Right: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")},
+			Left:  &ir.Between{Column: "age", Lo: fixture.IntLit(30), Hi: fixture.IntLit(39)},
+			Right: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")},
 		}},
 		"group-hours": {Table: "people", GroupBy: []string{"hours"}},
-		"group-zip":   {Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}, GroupBy: []string{"zip"}},
+		"group-zip":   {Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}, GroupBy: []string{"zip"}},
 	}
 	for _, name := range []string{"count", "group-hours", "group-zip"} {
 		for _, way := range []struct {
@@ -51,7 +52,7 @@ func BenchmarkStoreLong(b *testing.B) {
 			{"bounded", ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 3, MaxGroupsPerUnit: 8}}},
 		} {
 			b.Run(name+"/"+way.name, func(b *testing.B) {
-				res, err := s.Run(ctx, people, queries[name], way.needs, testSecret)
+				res, err := s.Run(ctx, people, queries[name], way.needs, fixture.Secret)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -59,7 +60,7 @@ func BenchmarkStoreLong(b *testing.B) {
 					b.Fatalf("answered on the %s path", res.Path)
 				}
 				for b.Loop() {
-					if _, err := s.Run(ctx, people, queries[name], way.needs, testSecret); err != nil {
+					if _, err := s.Run(ctx, people, queries[name], way.needs, fixture.Secret); err != nil {
 						b.Fatal(err)
 					}
 				}

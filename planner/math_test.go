@@ -4,6 +4,7 @@ import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/sqlgen"
 	"database/sql"
@@ -338,7 +339,7 @@ func TestMathOnStoredValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := store.Run(context.Background(), tbl, st.(*ir.Query), ir.Needs{}, testSecret)
+			res, err := store.Run(context.Background(), tbl, st.(*ir.Query), ir.Needs{}, fixture.Secret)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

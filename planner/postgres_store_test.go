@@ -4,6 +4,7 @@ import (
 	"context"
 	"countwall/internal/pgtest"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/postgres"
 	"database/sql"
@@ -20,11 +21,11 @@ func TestMain(m *testing.M) {
 }
 
 // openPostgresDiffStore loads rows into a fresh PostgreSQL database, with
-// the column types of peopleDDL, and opens it as the store.
+// the column types of fixture.PeopleDDL, and opens it as the store.
 //
 // With pgcrypto the store computes contributor keys in PostgreSQL;
 // without, in Go from one row per unit.
-func openPostgresDiffStore(t *testing.T, rows []diffRow, pgcrypto bool) *Store {
+func openPostgresDiffStore(t *testing.T, rows []fixture.Row, pgcrypto bool) *Store {
 	t.Helper()
 	url := pgtest.Server(t).NewDatabase(t)
 	db, err := sql.Open("pgx", url)
@@ -45,8 +46,8 @@ func openPostgresDiffStore(t *testing.T, rows []diffRow, pgcrypto bool) *Store {
 		t.Fatal(err)
 	}
 	for _, row := range rows {
-		args := make([]any, len(diffColumns))
-		for i, c := range diffColumns {
+		args := make([]any, len(fixture.Columns))
+		for i, c := range fixture.Columns {
 			args[i] = row[c]
 		}
 		if _, err := tx.Exec(`INSERT INTO people VALUES ($1, $2, $3, $4, $5)`, args...); err != nil {
@@ -77,7 +78,7 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 	for _, keys := range []string{"keys in Go", "keys by pgcrypto"} {
 		t.Run(keys, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(20240611, 7))
-			rows := diffRows(r, 400)
+			rows := fixture.Rows(r, 400)
 			differentialRandomPredicates(t, openPostgresDiffStore(t, rows, keys == "keys by pgcrypto"), r, rows, false, false)
 		})
 	}
@@ -87,7 +88,7 @@ func TestPostgresDifferentialRandomPredicates(t *testing.T) {
 // against a PostgreSQL store.
 func TestPostgresDifferentialBoundedCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240611, 13))
-	rows := diffRows(r, 400)
+	rows := fixture.Rows(r, 400)
 	if paths := differentialBoundedCounts(t, openPostgresDiffStore(t, rows, false), r, rows, false); paths[ir.PathPostgres] == 0 {
 		t.Errorf("no bounded run answered on PostgreSQL's path: %v", paths)
 	}

@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -22,7 +23,7 @@ const benchRows = 100_000
 func benchDB(b *testing.B) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "bench.db")
-	writeDB(b, path, nil, `
+	fixture.WritePeople(b, path, nil, `
 		INSERT INTO people (id, age, sex, suburb, income)
 		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < `+strconv.Itoa(benchRows)+`)
 		SELECT x / 3, (x * 7919) % 90, CASE (x * 13) % 2 WHEN 0 THEN 'F' ELSE 'M' END,
@@ -33,8 +34,8 @@ func benchDB(b *testing.B) string {
 // benchWhere is the predicate every benchmark counts: age BETWEEN 30 AND 49
 // AND sex = 'F' (about 11% of the rows).
 var benchWhere = &ir.And{
-	Left:  &ir.Between{Column: "age", Lo: intLit(30), Hi: intLit(49)},
-	Right: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")},
+	Left:  &ir.Between{Column: "age", Lo: fixture.IntLit(30), Hi: fixture.IntLit(49)},
+	Right: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")},
 }
 
 func BenchmarkRawSQLiteCount(b *testing.B) {
@@ -61,13 +62,13 @@ func benchRun(b *testing.B, q *ir.Query, needs ir.Needs, sqliteOnly ...bool) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	people := testPeopleTable()
+	people := fixture.People()
 	ctx := context.Background()
-	if _, err := s.Run(ctx, people, q, needs, testSecret); err != nil {
+	if _, err := s.Run(ctx, people, q, needs, fixture.Secret); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := s.Run(ctx, people, q, needs, testSecret); err != nil {
+		if _, err := s.Run(ctx, people, q, needs, fixture.Secret); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -106,7 +107,7 @@ func BenchmarkRecordKey(b *testing.B) {
 	var sink uint32
 	i := int64(0)
 	for b.Loop() {
-		sink += plan.RecordKey(testSecret, i)
+		sink += plan.RecordKey(fixture.Secret, i)
 		i++
 	}
 	_ = sink
@@ -118,7 +119,7 @@ func BenchmarkRecordKeyUnpooled(b *testing.B) {
 	var sink uint32
 	i := int64(0)
 	for b.Loop() {
-		m := hmac.New(sha256.New, testSecret)
+		m := hmac.New(sha256.New, fixture.Secret)
 		m.Write(strconv.AppendInt(nil, i, 10))
 		sink += binary.BigEndian.Uint32(m.Sum(nil))
 		i++
@@ -130,10 +131,10 @@ func BenchmarkRecordKeyUnpooled(b *testing.B) {
 // search: equalities on the columns already settled, a range on the next.
 var reconWhere = &ir.And{
 	Left: &ir.And{
-		Left:  &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")},
-		Right: &ir.Compare{Column: "suburb", Op: "=", Value: textLit("S17")},
+		Left:  &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")},
+		Right: &ir.Compare{Column: "suburb", Op: "=", Value: fixture.TextLit("S17")},
 	},
-	Right: &ir.Between{Column: "income", Lo: intLit(20000), Hi: intLit(60000)},
+	Right: &ir.Between{Column: "income", Lo: fixture.IntLit(20000), Hi: fixture.IntLit(60000)},
 }
 
 // The reconstruction statement through the snapshot and through SQLite alone:
@@ -162,7 +163,7 @@ func BenchmarkObliviousStatements(b *testing.B) {
 		{"bounded-count", &ir.Query{Table: "people", Where: benchWhere}, bounded},
 		{"reconstruction", &ir.Query{Table: "people", Threshold: &ir.Threshold{Bound: 3}, Where: reconWhere}, ir.Needs{TableSize: true}},
 		{"like", &ir.Query{Table: "people", Where: like}, bounded},
-		{"in-list", &ir.Query{Table: "people", Where: &ir.In{Column: "age", Values: []ir.Literal{intLit(3), intLit(30), intLit(60)}}}, bounded},
+		{"in-list", &ir.Query{Table: "people", Where: &ir.In{Column: "age", Values: []ir.Literal{fixture.IntLit(3), fixture.IntLit(30), fixture.IntLit(60)}}}, bounded},
 		{"group-by-bounded", &ir.Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, bounded},
 		{"group-by-counts", &ir.Query{Table: "people", Where: benchWhere, GroupBy: []string{"suburb"}}, ir.Needs{TableSize: true}},
 	} {

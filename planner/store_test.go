@@ -4,10 +4,10 @@ import (
 	"context"
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -20,65 +20,11 @@ import (
 	"time"
 )
 
-// testPeopleRows is the people table of the store tests: (id, age, sex,
-// suburb, income). Unit 1 has two identical rows, unit 4 two different ones,
-// unit 7 two rows in a sex outside the declared domain, one row has no unit,
-// and every other column has a NULL somewhere.
-var testPeopleRows = [][]any{
-	{1, 30, "F", "North", 100},
-	{1, 30, "F", "North", 100},
-	{2, 30, "M", "North", 200},
-	{3, 41, "F", "South", nil},
-	{4, 41, nil, "South", 300},
-	{4, 25, "M", "East", 300},
-	{5, nil, "M", nil, 150},
-	{6, 30, "F", "West", 120},
-	{7, 99, "X", "North", 50},
-	{7, 99, "X", "North", 50},
-	{8, 25, "F", "East", 80},
-	{nil, 25, "F", "East", 10},
-	{9, 100, "M", "Central", 400},
-}
-
-const peopleDDL = `CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT, suburb TEXT, income INTEGER)`
-
-// writeDB creates a SQLite file through an ordinary writable connection, as
-// dataset/gen would, runs the statements and inserts rows into people.
-func writeDB(t testing.TB, path string, rows [][]any, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range append([]string{peopleDDL}, stmts...) {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := tx.Prepare(`INSERT INTO people VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rows {
-		if _, err := ins.Exec(r...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // openTestStore writes the people table to a fresh file and opens it.
 func openTestStore(t testing.TB, opts plan.StoreOptions, stmts ...string) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
-	writeDB(t, path, testPeopleRows, stmts...)
+	fixture.WritePeople(t, path, fixture.PeopleRows, stmts...)
 	s, err := OpenStore(path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -87,34 +33,11 @@ func openTestStore(t testing.TB, opts plan.StoreOptions, stmts ...string) (*Stor
 	return s, path
 }
 
-var testSecret = []byte("test secret, 32 bytes long......")
-
-// keyOf is the contributor key of a set of units computed in Go.
-func keyOf(units ...int64) uint32 {
-	var k uint32
-	for _, u := range units {
-		k += plan.RecordKey(testSecret, u) // uint32 addition is mod 2^32
-	}
-	return k
-}
-
-func gv(texts ...string) []ir.GroupValue {
-	out := make([]ir.GroupValue, len(texts))
-	for i, s := range texts {
-		if s == "NULL" {
-			out[i] = ir.GroupValue{Null: true}
-		} else {
-			out[i] = ir.GroupValue{Text: s}
-		}
-	}
-	return out
-}
-
 func TestStoreRunCells(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
-	people := testPeopleTable()
+	people := fixture.People()
 	all := ir.Needs{Units: true, Key: true}
-	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: fixture.IntLit(30)}
 	cases := []struct {
 		name  string
 		q     *ir.Query
@@ -130,7 +53,7 @@ func TestStoreRunCells(t *testing.T) {
 			name:  "plain count with units and key: the row without a unit counts but is no unit",
 			q:     &ir.Query{Table: "people"},
 			needs: all,
-			want:  []ir.Cell{{Count: 13, Units: 9, Key: keyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
+			want:  []ir.Cell{{Count: 13, Units: 9, Key: fixture.KeyOf(1, 2, 3, 4, 5, 6, 7, 8, 9), InDomain: true}},
 		},
 		{
 			name: "count distinct",
@@ -141,7 +64,7 @@ func TestStoreRunCells(t *testing.T) {
 			name:  "count distinct, per-unit pass",
 			q:     &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: age30},
 			needs: all,
-			want:  []ir.Cell{{Count: 3, Units: 3, Key: keyOf(1, 2, 6), InDomain: true}},
+			want:  []ir.Cell{{Count: 3, Units: 3, Key: fixture.KeyOf(1, 2, 6), InDomain: true}},
 		},
 		{
 			name:  "where with units only",
@@ -151,7 +74,7 @@ func TestStoreRunCells(t *testing.T) {
 		},
 		{
 			name:  "nothing matches: still one cell",
-			q:     &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(1000)}},
+			q:     &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: fixture.IntLit(1000)}},
 			needs: all,
 			want:  []ir.Cell{{Count: 0, InDomain: true}},
 		},
@@ -160,43 +83,43 @@ func TestStoreRunCells(t *testing.T) {
 			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
 			needs: all,
 			want: []ir.Cell{
-				{Group: gv("NULL"), Count: 1, Units: 1, Key: keyOf(4), InDomain: true},
-				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
-				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
-				{Group: gv("X"), Count: 2, Units: 1, Key: keyOf(7), InDomain: true},
+				{Group: fixture.Group("NULL"), Count: 1, Units: 1, Key: fixture.KeyOf(4), InDomain: true},
+				{Group: fixture.Group("F"), Count: 6, Units: 4, Key: fixture.KeyOf(1, 3, 6, 8), InDomain: true},
+				{Group: fixture.Group("M"), Count: 4, Units: 4, Key: fixture.KeyOf(2, 4, 5, 9), InDomain: true},
+				{Group: fixture.Group("X"), Count: 2, Units: 1, Key: fixture.KeyOf(7), InDomain: true},
 			},
 		},
 		{
 			name: "order by an integer column descending is numeric, NULL last",
 			q:    &ir.Query{Table: "people", GroupBy: []string{"age"}, OrderBy: []ir.Order{{Column: "age", Desc: true}}},
 			want: []ir.Cell{
-				{Group: gv("100"), Count: 1, InDomain: true},
-				{Group: gv("99"), Count: 2, InDomain: true},
-				{Group: gv("41"), Count: 2, InDomain: true},
-				{Group: gv("30"), Count: 4, InDomain: true},
-				{Group: gv("25"), Count: 3, InDomain: true},
-				{Group: gv("NULL"), Count: 1, InDomain: true},
+				{Group: fixture.Group("100"), Count: 1, InDomain: true},
+				{Group: fixture.Group("99"), Count: 2, InDomain: true},
+				{Group: fixture.Group("41"), Count: 2, InDomain: true},
+				{Group: fixture.Group("30"), Count: 4, InDomain: true},
+				{Group: fixture.Group("25"), Count: 3, InDomain: true},
+				{Group: fixture.Group("NULL"), Count: 1, InDomain: true},
 			},
 		},
 		{
 			name: "order by the second group column, ties keep group order",
-			q: &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}},
+			q: &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("F"), fixture.TextLit("M")}},
 				OrderBy: []ir.Order{{Column: "suburb"}}},
 			want: []ir.Cell{
-				{Group: gv("M", "NULL"), Count: 1, InDomain: true},
-				{Group: gv("M", "Central"), Count: 1, InDomain: true},
-				{Group: gv("F", "East"), Count: 2, InDomain: true},
-				{Group: gv("M", "East"), Count: 1, InDomain: true},
-				{Group: gv("F", "North"), Count: 2, InDomain: true},
-				{Group: gv("M", "North"), Count: 1, InDomain: true},
-				{Group: gv("F", "South"), Count: 1, InDomain: true},
-				{Group: gv("F", "West"), Count: 1, InDomain: true},
+				{Group: fixture.Group("M", "NULL"), Count: 1, InDomain: true},
+				{Group: fixture.Group("M", "Central"), Count: 1, InDomain: true},
+				{Group: fixture.Group("F", "East"), Count: 2, InDomain: true},
+				{Group: fixture.Group("M", "East"), Count: 1, InDomain: true},
+				{Group: fixture.Group("F", "North"), Count: 2, InDomain: true},
+				{Group: fixture.Group("M", "North"), Count: 1, InDomain: true},
+				{Group: fixture.Group("F", "South"), Count: 1, InDomain: true},
+				{Group: fixture.Group("F", "West"), Count: 1, InDomain: true},
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := s.Run(context.Background(), people, tc.q, tc.needs, testSecret)
+			res, err := s.Run(context.Background(), people, tc.q, tc.needs, fixture.Secret)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +135,7 @@ func TestStoreRunCells(t *testing.T) {
 
 func TestStoreDomains(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
-	people := testPeopleTable()
+	people := fixture.People()
 	people.Columns["sex"].Domain = &ir.Domain{Categories: []string{"M", "F", "U"}}
 	people.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 24, Max: 26}
 	cases := []struct {
@@ -226,18 +149,18 @@ func TestStoreDomains(t *testing.T) {
 			q:     &ir.Query{Table: "people", GroupBy: []string{"sex"}},
 			needs: ir.Needs{Key: true},
 			want: []ir.Cell{
-				{Group: gv("M"), Count: 4, Units: 4, Key: keyOf(2, 4, 5, 9), InDomain: true},
-				{Group: gv("F"), Count: 6, Units: 4, Key: keyOf(1, 3, 6, 8), InDomain: true},
-				{Group: gv("U"), InDomain: true},
+				{Group: fixture.Group("M"), Count: 4, Units: 4, Key: fixture.KeyOf(2, 4, 5, 9), InDomain: true},
+				{Group: fixture.Group("F"), Count: 6, Units: 4, Key: fixture.KeyOf(1, 3, 6, 8), InDomain: true},
+				{Group: fixture.Group("U"), InDomain: true},
 			},
 		},
 		{
 			name: "count distinct over the domain",
 			q:    &ir.Query{Table: "people", Agg: ir.CountDistinct, GroupBy: []string{"sex"}},
 			want: []ir.Cell{
-				{Group: gv("M"), Count: 4, InDomain: true},
-				{Group: gv("F"), Count: 4, InDomain: true},
-				{Group: gv("U"), InDomain: true},
+				{Group: fixture.Group("M"), Count: 4, InDomain: true},
+				{Group: fixture.Group("F"), Count: 4, InDomain: true},
+				{Group: fixture.Group("U"), InDomain: true},
 			},
 		},
 		{
@@ -245,37 +168,37 @@ func TestStoreDomains(t *testing.T) {
 			q:     &ir.Query{Table: "people", GroupBy: []string{"sex", "age"}},
 			needs: ir.Needs{Units: true},
 			want: []ir.Cell{
-				{Group: gv("M", "24"), InDomain: true},
-				{Group: gv("M", "25"), Count: 1, Units: 1, InDomain: true},
-				{Group: gv("M", "26"), InDomain: true},
-				{Group: gv("F", "24"), InDomain: true},
-				{Group: gv("F", "25"), Count: 2, Units: 1, InDomain: true},
-				{Group: gv("F", "26"), InDomain: true},
-				{Group: gv("U", "24"), InDomain: true},
-				{Group: gv("U", "25"), InDomain: true},
-				{Group: gv("U", "26"), InDomain: true},
+				{Group: fixture.Group("M", "24"), InDomain: true},
+				{Group: fixture.Group("M", "25"), Count: 1, Units: 1, InDomain: true},
+				{Group: fixture.Group("M", "26"), InDomain: true},
+				{Group: fixture.Group("F", "24"), InDomain: true},
+				{Group: fixture.Group("F", "25"), Count: 2, Units: 1, InDomain: true},
+				{Group: fixture.Group("F", "26"), InDomain: true},
+				{Group: fixture.Group("U", "24"), InDomain: true},
+				{Group: fixture.Group("U", "25"), InDomain: true},
+				{Group: fixture.Group("U", "26"), InDomain: true},
 			},
 		},
 		{
 			name: "order by is a stable sort of the domain order",
 			q: &ir.Query{Table: "people", GroupBy: []string{"age", "sex"}, OrderBy: []ir.Order{{Column: "sex", Desc: true}},
-				Where: &ir.Compare{Column: "income", Op: "<", Value: intLit(300)}},
+				Where: &ir.Compare{Column: "income", Op: "<", Value: fixture.IntLit(300)}},
 			want: []ir.Cell{
-				{Group: gv("24", "U"), InDomain: true},
-				{Group: gv("25", "U"), InDomain: true},
-				{Group: gv("26", "U"), InDomain: true},
-				{Group: gv("24", "M"), InDomain: true},
-				{Group: gv("25", "M"), InDomain: true},
-				{Group: gv("26", "M"), InDomain: true},
-				{Group: gv("24", "F"), InDomain: true},
-				{Group: gv("25", "F"), Count: 2, InDomain: true},
-				{Group: gv("26", "F"), InDomain: true},
+				{Group: fixture.Group("24", "U"), InDomain: true},
+				{Group: fixture.Group("25", "U"), InDomain: true},
+				{Group: fixture.Group("26", "U"), InDomain: true},
+				{Group: fixture.Group("24", "M"), InDomain: true},
+				{Group: fixture.Group("25", "M"), InDomain: true},
+				{Group: fixture.Group("26", "M"), InDomain: true},
+				{Group: fixture.Group("24", "F"), InDomain: true},
+				{Group: fixture.Group("25", "F"), Count: 2, InDomain: true},
+				{Group: fixture.Group("26", "F"), InDomain: true},
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := s.Run(context.Background(), people, tc.q, tc.needs, testSecret)
+			res, err := s.Run(context.Background(), people, tc.q, tc.needs, fixture.Secret)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,15 +212,15 @@ func TestStoreDomains(t *testing.T) {
 	}
 
 	t.Run("a partial domain marks the cells outside it", func(t *testing.T) {
-		q := &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.Compare{Column: "suburb", Op: "=", Value: textLit("North")}}
-		res, err := s.Run(context.Background(), people, q, ir.Needs{}, testSecret)
+		q := &ir.Query{Table: "people", GroupBy: []string{"sex", "suburb"}, Where: &ir.Compare{Column: "suburb", Op: "=", Value: fixture.TextLit("North")}}
+		res, err := s.Run(context.Background(), people, q, ir.Needs{}, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []ir.Cell{
-			{Group: gv("F", "North"), Count: 2, InDomain: true},
-			{Group: gv("M", "North"), Count: 1, InDomain: true},
-			{Group: gv("X", "North"), Count: 2, InDomain: false},
+			{Group: fixture.Group("F", "North"), Count: 2, InDomain: true},
+			{Group: fixture.Group("M", "North"), Count: 1, InDomain: true},
+			{Group: fixture.Group("X", "North"), Count: 2, InDomain: false},
 		}
 		if res.DomainComplete || !reflect.DeepEqual(res.Cells, want) {
 			t.Errorf("complete %v, cells %+v; want false, %+v", res.DomainComplete, res.Cells, want)
@@ -307,7 +230,7 @@ func TestStoreDomains(t *testing.T) {
 
 func TestStoreMaxGroups(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
-	people := testPeopleTable()
+	people := fixture.People()
 	people.Policy.MaxGroups = 3
 
 	// Three groups fit; four do not.
@@ -333,10 +256,10 @@ func TestStoreMaxGroups(t *testing.T) {
 func TestStoreTableSizeAndConditions(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
 	q := &ir.Query{Table: "people", Where: &ir.And{
-		Left:  &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}},
-		Right: &ir.Compare{Column: "age", Op: ">", Value: intLit(29)},
+		Left:  &ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("M"), fixture.TextLit("F")}},
+		Right: &ir.Compare{Column: "age", Op: ">", Value: fixture.IntLit(29)},
 	}}
-	res, err := s.Run(context.Background(), testPeopleTable(), q, ir.Needs{TableSize: true, Conditions: true}, nil)
+	res, err := s.Run(context.Background(), fixture.People(), q, ir.Needs{TableSize: true, Conditions: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +267,7 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 	if res.TableSize != 13 || res.Cells[0].Count != 6 || !slices.Equal(res.Conditions, wantCond) {
 		t.Errorf("size %d, count %d, conditions %q; want 13, 6, %q", res.TableSize, res.Cells[0].Count, res.Conditions, wantCond)
 	}
-	res, err = s.Run(context.Background(), testPeopleTable(), q, ir.Needs{}, nil)
+	res, err = s.Run(context.Background(), fixture.People(), q, ir.Needs{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,12 +278,12 @@ func TestStoreTableSizeAndConditions(t *testing.T) {
 
 func TestStoreRefusals(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{})
-	people := testPeopleTable()
+	people := fixture.People()
 	var pe *pgerror.Error
 	if _, err := s.Run(context.Background(), people, &ir.Query{Table: "people"}, ir.Needs{Key: true}, nil); !errors.As(err, &pe) {
 		t.Errorf("a key without a secret: got %v, want a *pgerror.Error", err)
 	}
-	bad := &ir.Query{Table: "people", Where: &ir.Compare{Column: "salary", Op: "=", Value: intLit(1)}}
+	bad := &ir.Query{Table: "people", Where: &ir.Compare{Column: "salary", Op: "=", Value: fixture.IntLit(1)}}
 	if _, err := s.Run(context.Background(), people, bad, ir.Needs{}, nil); !errors.As(err, &pe) || pe.Code != pgerror.InternalError {
 		t.Errorf("a column outside the catalog: got %v, want %s", err, pgerror.InternalError)
 	}
@@ -407,7 +330,7 @@ func fileSHA256(t *testing.T, path string) [32]byte {
 
 func TestStoreIsReadOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "people.db")
-	writeDB(t, path, testPeopleRows)
+	fixture.WritePeople(t, path, fixture.PeopleRows)
 	before := fileSHA256(t, path)
 
 	s, err := OpenStore(path, plan.StoreOptions{MaxOpenConns: 2})
@@ -431,7 +354,7 @@ func TestStoreIsReadOnly(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := s.Run(ctx, testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{Key: true, TableSize: true}, testSecret); err != nil {
+			if _, err := s.Run(ctx, fixture.People(), &ir.Query{Table: "people"}, ir.Needs{Key: true, TableSize: true}, fixture.Secret); err != nil {
 				t.Error(err)
 			}
 		})
@@ -473,7 +396,7 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 	}
 	// A name with URI metacharacters is a path, not a query string.
 	plain := filepath.Join(dir, "plain.db")
-	writeDB(t, plain, testPeopleRows)
+	fixture.WritePeople(t, plain, fixture.PeopleRows)
 	odd := filepath.Join(dir, "odd?mode=rwc#x%20.db")
 	if err := os.Rename(plain, odd); err != nil {
 		t.Fatal(err)
@@ -483,7 +406,7 @@ func TestOpenStoreRefusesAMissingOrBadFile(t *testing.T) {
 		t.Fatalf("path with ?, # and %%: %v", err)
 	}
 	defer s.Close()
-	if res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
+	if res, err := s.Run(context.Background(), fixture.People(), &ir.Query{Table: "people"}, ir.Needs{}, nil); err != nil || res.Cells[0].Count != 13 {
 		t.Errorf("reading through an odd path: %v, %v", res, err)
 	}
 }
@@ -495,11 +418,11 @@ func TestStoreCancellation(t *testing.T) {
 		INSERT INTO people (id, age, sex, suburb, income)
 		WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000)
 		SELECT x, x % 90, CASE x % 2 WHEN 0 THEN 'F' ELSE 'M' END, 'S' || (x % 300), x * 7 FROM c`)
-	people := testPeopleTable()
+	people := fixture.People()
 	q := &ir.Query{Table: "people", GroupBy: []string{"suburb"}, Where: &ir.Like{Column: "suburb", Pattern: "%1%", Negate: true}}
 
 	start := time.Now()
-	_, err := s.Run(context.Background(), people, q, ir.Needs{Key: true, TableSize: true}, testSecret)
+	_, err := s.Run(context.Background(), people, q, ir.Needs{Key: true, TableSize: true}, fixture.Secret)
 	elapsed := time.Since(start)
 	var pe *pgerror.Error
 	if !errors.As(err, &pe) || pe.Code != pgerror.QueryCanceled || !strings.Contains(pe.Message, "timeout") {
@@ -519,9 +442,9 @@ func TestStoreCancellation(t *testing.T) {
 
 func TestStoreConcurrentRuns(t *testing.T) {
 	s, _ := openTestStore(t, plan.StoreOptions{MaxOpenConns: 3})
-	people := testPeopleTable()
+	people := fixture.People()
 	q := &ir.Query{Table: "people", GroupBy: []string{"sex"}}
-	want, err := s.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
+	want, err := s.Run(context.Background(), people, q, ir.Needs{Key: true}, fixture.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +453,7 @@ func TestStoreConcurrentRuns(t *testing.T) {
 		wg.Go(func() {
 			for range 20 {
 				needs := ir.Needs{Key: true, TableSize: g%2 == 0}
-				got, err := s.Run(context.Background(), people, q, needs, testSecret)
+				got, err := s.Run(context.Background(), people, q, needs, fixture.Secret)
 				if err != nil {
 					t.Error(err)
 					return
@@ -565,18 +488,18 @@ func TestRecordKey(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range cases {
-		if got, want := plan.RecordKey(testSecret, tc.unit), reference(testSecret, tc.canonical); got != want {
+		if got, want := plan.RecordKey(fixture.Secret, tc.unit), reference(fixture.Secret, tc.canonical); got != want {
 			t.Errorf("RecordKey(%#v) = %d, want %d", tc.unit, got, want)
 		}
 	}
-	if plan.RecordKey(testSecret, nil) != 0 {
+	if plan.RecordKey(fixture.Secret, nil) != 0 {
 		t.Error("a NULL unit has a key")
 	}
 	// Stable: the same value always gives the same key, including when the
 	// cached hashers are replaced by another secret in between.
-	k1 := plan.RecordKey(testSecret, int64(12345))
+	k1 := plan.RecordKey(fixture.Secret, int64(12345))
 	_ = plan.RecordKey([]byte("other"), int64(12345))
-	if k2 := plan.RecordKey(testSecret, int64(12345)); k1 != k2 {
+	if k2 := plan.RecordKey(fixture.Secret, int64(12345)); k1 != k2 {
 		t.Errorf("key changed from %d to %d", k1, k2)
 	}
 	// Secret-dependent: for 1,000 units every key differs between two secrets.
@@ -584,7 +507,7 @@ func TestRecordKey(t *testing.T) {
 	// of a false failure is about 1000 * 2^-32 < 3e-7.
 	other := []byte("another secret")
 	for u := range int64(1000) {
-		if plan.RecordKey(testSecret, u) == plan.RecordKey(other, u) {
+		if plan.RecordKey(fixture.Secret, u) == plan.RecordKey(other, u) {
 			t.Errorf("unit %d has the same key under two secrets", u)
 		}
 	}
@@ -622,8 +545,8 @@ func TestRecordKeyConcurrent(t *testing.T) {
 
 func TestConditionsNormalisation(t *testing.T) {
 	q := func(p ir.Pred) *ir.Query { return &ir.Query{Table: "people", Where: p} }
-	age30 := &ir.Compare{Column: "age", Op: "=", Value: intLit(30)}
-	sexF := &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}
+	age30 := &ir.Compare{Column: "age", Op: "=", Value: fixture.IntLit(30)}
+	sexF := &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}
 	equal := []struct {
 		name string
 		a, b *ir.Query
@@ -631,30 +554,30 @@ func TestConditionsNormalisation(t *testing.T) {
 	}{
 		{"AND order", q(&ir.And{Left: age30, Right: sexF}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
 		{"duplicates", q(&ir.Or{Left: age30, Right: &ir.And{Left: age30, Right: sexF}}), q(&ir.And{Left: sexF, Right: age30}), []string{"age = 30", "sex = 'F'"}},
-		{"column case", q(&ir.Compare{Column: "AGE", Op: "=", Value: intLit(30)}), q(age30), []string{"age = 30"}},
-		{"30.0 is 30", q(&ir.Compare{Column: "age", Op: "=", Value: floatLit(30)}), q(age30), []string{"age = 30"}},
-		{"!= is <>", q(&ir.Compare{Column: "age", Op: "!=", Value: intLit(3)}), q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(3)}), []string{"age <> 3"}},
-		{"NOT folds into a comparison", q(&ir.Not{Inner: &ir.Compare{Column: "age", Op: "<", Value: intLit(30)}}),
-			q(&ir.Compare{Column: "age", Op: ">=", Value: intLit(30)}), []string{"age >= 30"}},
+		{"column case", q(&ir.Compare{Column: "AGE", Op: "=", Value: fixture.IntLit(30)}), q(age30), []string{"age = 30"}},
+		{"30.0 is 30", q(&ir.Compare{Column: "age", Op: "=", Value: fixture.FloatLit(30)}), q(age30), []string{"age = 30"}},
+		{"!= is <>", q(&ir.Compare{Column: "age", Op: "!=", Value: fixture.IntLit(3)}), q(&ir.Compare{Column: "age", Op: "<>", Value: fixture.IntLit(3)}), []string{"age <> 3"}},
+		{"NOT folds into a comparison", q(&ir.Not{Inner: &ir.Compare{Column: "age", Op: "<", Value: fixture.IntLit(30)}}),
+			q(&ir.Compare{Column: "age", Op: ">=", Value: fixture.IntLit(30)}), []string{"age >= 30"}},
 		{"double NOT", q(&ir.Not{Inner: &ir.Not{Inner: age30}}), q(age30), []string{"age = 30"}},
-		{"IN order and duplicates", q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F"), textLit("M")}}),
-			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}}), []string{"sex IN ('F', 'M')"}},
-		{"numeric IN sorted numerically", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(10), intLit(9), floatLit(9.5)}}),
-			q(&ir.In{Column: "age", Values: []ir.Literal{floatLit(9.5), intLit(9), intLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
-		{"NOT IN", q(&ir.Not{Inner: &ir.In{Column: "sex", Values: []ir.Literal{textLit("M"), textLit("F")}}}),
-			q(&ir.In{Column: "sex", Values: []ir.Literal{textLit("F"), textLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
-		{"one-value IN is equality", q(&ir.In{Column: "age", Values: []ir.Literal{intLit(30), intLit(30)}}), q(age30), []string{"age = 30"}},
-		{"NOT over a one-value IN", q(&ir.Not{Inner: &ir.In{Column: "age", Values: []ir.Literal{intLit(30)}}}),
-			q(&ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}), []string{"age <> 30"}},
-		{"NOT BETWEEN", q(&ir.Not{Inner: &ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29)}}),
-			q(&ir.Between{Column: "age", Lo: intLit(20), Hi: intLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
+		{"IN order and duplicates", q(&ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("M"), fixture.TextLit("F"), fixture.TextLit("M")}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("F"), fixture.TextLit("M")}}), []string{"sex IN ('F', 'M')"}},
+		{"numeric IN sorted numerically", q(&ir.In{Column: "age", Values: []ir.Literal{fixture.IntLit(10), fixture.IntLit(9), fixture.FloatLit(9.5)}}),
+			q(&ir.In{Column: "age", Values: []ir.Literal{fixture.FloatLit(9.5), fixture.IntLit(9), fixture.IntLit(10)}}), []string{"age IN (9, 9.5, 10)"}},
+		{"NOT IN", q(&ir.Not{Inner: &ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("M"), fixture.TextLit("F")}}}),
+			q(&ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("F"), fixture.TextLit("M")}, Negate: true}), []string{"sex NOT IN ('F', 'M')"}},
+		{"one-value IN is equality", q(&ir.In{Column: "age", Values: []ir.Literal{fixture.IntLit(30), fixture.IntLit(30)}}), q(age30), []string{"age = 30"}},
+		{"NOT over a one-value IN", q(&ir.Not{Inner: &ir.In{Column: "age", Values: []ir.Literal{fixture.IntLit(30)}}}),
+			q(&ir.Compare{Column: "age", Op: "<>", Value: fixture.IntLit(30)}), []string{"age <> 30"}},
+		{"NOT BETWEEN", q(&ir.Not{Inner: &ir.Between{Column: "age", Lo: fixture.IntLit(20), Hi: fixture.IntLit(29)}}),
+			q(&ir.Between{Column: "age", Lo: fixture.IntLit(20), Hi: fixture.IntLit(29), Negate: true}), []string{"age NOT BETWEEN 20 AND 29"}},
 		{"NOT IS NULL", q(&ir.Not{Inner: &ir.IsNull{Column: "income"}}), q(&ir.IsNull{Column: "income", Negate: true}), []string{"income IS NOT NULL"}},
 		{"NOT LIKE with a quote", q(&ir.Not{Inner: &ir.Like{Column: "suburb", Pattern: "O'%"}}), q(&ir.Like{Column: "suburb", Pattern: "O'%", Negate: true}),
 			[]string{"suburb NOT LIKE 'O''%'"}},
-		{"De Morgan", q(&ir.Not{Inner: &ir.And{Left: age30, Right: &ir.Not{Inner: sexF}}}), q(&ir.Or{Left: &ir.Compare{Column: "age", Op: "<>", Value: intLit(30)}, Right: sexF}),
+		{"De Morgan", q(&ir.Not{Inner: &ir.And{Left: age30, Right: &ir.Not{Inner: sexF}}}), q(&ir.Or{Left: &ir.Compare{Column: "age", Op: "<>", Value: fixture.IntLit(30)}, Right: sexF}),
 			[]string{"age <> 30", "sex = 'F'"}},
-		{"math", q(&ir.Not{Inner: &ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: intLit(40)}}}}, Op: "<", Value: intLit(5)}}),
-			q(&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: floatLit(40)}}}}, Op: ">=", Value: intLit(5)}),
+		{"math", q(&ir.Not{Inner: &ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "Age"}, Right: &ir.NumberLit{Value: fixture.IntLit(40)}}}}, Op: "<", Value: fixture.IntLit(5)}}),
+			q(&ir.MathCompare{Expr: &ir.FuncCall{Name: "abs", Args: []ir.Expr{&ir.BinaryExpr{Op: "-", Left: &ir.ColumnRef{Column: "age"}, Right: &ir.NumberLit{Value: fixture.FloatLit(40)}}}}, Op: ">=", Value: fixture.IntLit(5)}),
 			[]string{"abs(age - 40) >= 5"}},
 	}
 	for _, tc := range equal {
@@ -669,7 +592,7 @@ func TestConditionsNormalisation(t *testing.T) {
 		t.Errorf("no WHERE: got %#v, want an empty list", got)
 	}
 	// Different conditions stay different.
-	if slices.Equal(plan.Conditions(q(age30)), plan.Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: intLit(31)}))) {
+	if slices.Equal(plan.Conditions(q(age30)), plan.Conditions(q(&ir.Compare{Column: "age", Op: "=", Value: fixture.IntLit(31)}))) {
 		t.Error("age = 30 and age = 31 normalise alike")
 	}
 }

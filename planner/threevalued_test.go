@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // The random differential test also draws the comparisons decided for
@@ -13,20 +14,20 @@ import (
 // where the column is NULL.
 func init() {
 	leafKinds = append(leafKinds, leafKind{
-		draw: func(g predGen) ir.Pred {
-			col, isInt := g.column()
+		draw: func(g fixture.Gen) ir.Pred {
+			col, isInt := g.Column()
 			t := ir.TypeText
 			if isInt {
 				t = ir.TypeInt
 			}
-			if g.r.IntN(2) == 0 {
+			if g.R.IntN(2) == 0 {
 				return falseUnlessNull(col, t)
 			}
 			return trueUnlessNull(col, t)
 		},
 		// Drawn as an AND or an OR of comparisons, which evalPred reads
 		// itself: no kind of its own to recognise.
-		eval: func(ir.Pred, diffRow) (tri, bool) { return triUnknown, false },
+		eval: func(ir.Pred, fixture.Row) (tri, bool) { return triUnknown, false },
 	})
 }
 
@@ -43,7 +44,7 @@ func TestDecidedComparisonsAreUnknownForNULL(t *testing.T) {
 		{falseUnlessNull("sex", ir.TypeText), triFalse, triTrue},
 		{trueUnlessNull("sex", ir.TypeText), triTrue, triFalse},
 	} {
-		for _, row := range []diffRow{{"age": int64(-3), "sex": ""}, {"age": int64(0), "sex": "F"}, {"age": int64(7), "sex": "Z"}} {
+		for _, row := range []fixture.Row{{"age": int64(-3), "sex": ""}, {"age": int64(0), "sex": "F"}, {"age": int64(7), "sex": "Z"}} {
 			if got := evalPred(tc.pred, row); got != tc.value {
 				t.Errorf("%#v on %v: %v, want %v", tc.pred, row, got, tc.value)
 			}
@@ -51,7 +52,7 @@ func TestDecidedComparisonsAreUnknownForNULL(t *testing.T) {
 				t.Errorf("NOT %#v on %v: %v, want %v", tc.pred, row, got, tc.not)
 			}
 		}
-		null := diffRow{"age": nil, "sex": nil}
+		null := fixture.Row{"age": nil, "sex": nil}
 		if evalPred(tc.pred, null) != triUnknown || evalPred(&ir.Not{Inner: tc.pred}, null) != triUnknown {
 			t.Errorf("%#v and its NOT on NULL: want unknown", tc.pred)
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"countwall/ir"
-
 	_ "modernc.org/sqlite"
 )
 

@@ -55,11 +55,11 @@
 // # How it is tested
 //
 // Its own tests hold its parts (LIKE, declared collations, the oblivious
-// kernels, cell totals, the cache of cell orders); planner's snapshot tests
-// hold it to SQLite figure by figure (the same file opened through
-// planner/sqlite alone) on tables of every storage class, long tables, wide
-// dictionaries, concurrent queries and reloads, under every leaf way
-// (LeafWay) and under Oblivious; planner's differential test runs it, with
-// SQLite and PostgreSQL, on one corpus of seeded random predicates against a
-// reference evaluation in Go.
+// kernels, cell totals, the cache of cell orders) and hold it to SQLite
+// figure by figure (the same file opened through planner/sqlite alone, its
+// fallback) on tables of every storage class, long tables, wide dictionaries,
+// concurrent queries, writes by another connection and reloads, under every
+// leaf way (LeafWay) and under Oblivious; planner's differential test runs
+// it, with SQLite and PostgreSQL, on one corpus of seeded random predicates
+// against a reference evaluation in Go.
 package snapshot

@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 )
 
@@ -18,27 +19,22 @@ import (
 // SQLite's for its config (run with -race).
 func TestSnapshotUnitChangeUnderLoad(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
-	rows := diffRows(r, 2000)
-	sqlRows := diffSQLRows(rows)
-	raw, _ := openBothPaths(t, sqlRows)
+	rows := fixture.Rows(r, 2000)
+	sqlRows := fixture.SQLRows(rows)
 	var readsMu sync.Mutex
 	reads := 0
 	path := filepath.Join(t.TempDir(), "reads.db")
-	writeDB(t, path, sqlRows)
-	fast, err := OpenStore(path, plan.StoreOptions{OnSnapshot: func(info plan.SnapshotInfo) {
+	fixture.WritePeople(t, path, sqlRows)
+	raw, fast := openPaths(t, path, plan.StoreOptions{OnSnapshot: func(info plan.SnapshotInfo) {
 		if !info.InProgress && info.Err == nil {
 			readsMu.Lock()
 			reads++
 			readsMu.Unlock()
 		}
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
-	byID, byAge := testPeopleTable(), testPeopleTable()
+	byID, byAge := fixture.People(), fixture.People()
 	byAge.PrivacyUnit = "age"
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	type job struct {
 		tbl   *ir.Table
 		q     *ir.Query
@@ -48,9 +44,9 @@ func TestSnapshotUnitChangeUnderLoad(t *testing.T) {
 	var jobs []job
 	for i := range 40 {
 		tbl := []*ir.Table{byID, byAge}[i%2]
-		q := &ir.Query{Table: "people", Where: gen.pred(2), GroupBy: [][]string{nil, {"sex"}}[i/2%2]}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2), GroupBy: [][]string{nil, {"sex"}}[i/2%2]}
 		needs := []ir.Needs{{Units: true}, {Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}}[i/4%2]
-		want, err := raw.Run(context.Background(), tbl, q, needs, testSecret)
+		want, err := raw.Run(context.Background(), tbl, q, needs, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,14 +61,14 @@ func TestSnapshotUnitChangeUnderLoad(t *testing.T) {
 			defer wg.Done()
 			for k := range 60 {
 				j := jobs[(k*3+g)%len(jobs)]
-				got, err := fast.Run(context.Background(), j.tbl, j.q, j.needs, testSecret)
+				got, err := fast.Run(context.Background(), j.tbl, j.q, j.needs, fixture.Secret)
 				if err != nil {
 					errs <- err.Error()
 					continue
 				}
 				withoutPath(got)
 				if !reflect.DeepEqual(j.want, got) {
-					errs <- debugSQL(j.tbl, j.q)
+					errs <- fixture.DebugSQL(j.tbl, j.q)
 				}
 			}
 		}()

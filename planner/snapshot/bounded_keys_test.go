@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // TestSnapshotBoundedWithKeys: SQLite's bounding SQL refuses contributor keys
@@ -13,14 +14,14 @@ import (
 // answer without them.
 func TestSnapshotBoundedWithKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	rows := diffRows(r, 200)
-	sqlRows := diffSQLRows(rows)
+	rows := fixture.Rows(r, 200)
+	sqlRows := fixture.SQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
-	people := testPeopleTable()
+	people := fixture.People()
 	q := &ir.Query{Table: "people"}
 	needs := ir.Needs{Bound: true, Key: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}
-	_, werr := raw.Run(context.Background(), people, q, needs, testSecret)
-	got, ok, gerr := fast.snap.Answer(context.Background(), people, q, needs, testSecret)
+	_, werr := raw.Run(context.Background(), people, q, needs, fixture.Secret)
+	got, ok, gerr := fast.Answer(context.Background(), people, q, needs, fixture.Secret)
 	if ok && (werr == nil) != (gerr == nil) {
 		t.Errorf("SQLite: %v; snapshot: %+v, %v", werr, got, gerr)
 	}

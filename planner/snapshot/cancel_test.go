@@ -1,12 +1,13 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
-	"countwall/ir"
 	"math/rand/v2"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/planner/internal/fixture"
 )
 
 // A statement whose context is cancelled (a CancelRequest, or the query
@@ -16,8 +17,8 @@ func TestSnapshotPathHonoursCancellation(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	_, sqlRows := oneRowPerUnit(r, 200, 0)
 	_, fast := openBothPaths(t, sqlRows)
-	people := testPeopleTable()
-	q := &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(3)}}
+	people := fixture.People()
+	q := &ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: fixture.IntLit(3)}}
 	if _, err := fast.Run(context.Background(), people, q, ir.Needs{}, nil); err != nil {
 		t.Fatal(err) // reads the table into memory
 	}

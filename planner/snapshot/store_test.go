@@ -1,16 +1,18 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
-	"countwall/ir"
-	"countwall/planner/plan"
-	"countwall/planner/snapshot"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"countwall/ir"
+	"countwall/planner/internal/fixture"
+	"countwall/planner/plan"
+	"countwall/planner/snapshot"
 )
 
 // mixedDDL declares every affinity the snapshot distinguishes; the rows put
@@ -79,11 +81,11 @@ func mixedPred(r *rand.Rand, depth int) ir.Pred {
 			if r.IntN(4) == 0 {
 				return ir.Literal{Kind: ir.LitFloat, Float: float64(r.IntN(12)-3) / 2}
 			}
-			return intLit(int64(r.IntN(12) - 3))
+			return fixture.IntLit(int64(r.IntN(12) - 3))
 		case "r":
 			return ir.Literal{Kind: ir.LitFloat, Float: float64(r.IntN(10)) / 2}
 		}
-		return textLit([]string{"F", "M", "f", "", "1", "2", "a", "5", "2020-01-01", "é", "10"}[r.IntN(11)])
+		return fixture.TextLit([]string{"F", "M", "f", "", "1", "2", "a", "5", "2020-01-01", "é", "10"}[r.IntN(11)])
 	}
 	ops := []string{"=", "<>", "<", "<=", ">", ">="}
 	switch r.IntN(5) {
@@ -121,7 +123,7 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T, oblivious bool) {
 	r := rand.New(rand.NewPCG(14, 2026))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 500)
-	raw, fast := openPathsAt(t, path)
+	raw, fast := openPaths(t, path, plan.StoreOptions{})
 	ctx := context.Background()
 	tbl := mixedTable()
 	answered := 0
@@ -139,15 +141,15 @@ func snapshotMatchesSQLiteOnMixedClasses(t *testing.T, oblivious bool) {
 			q.OrderBy = []ir.Order{{Column: "r", Desc: true}}
 		}
 		needs.Oblivious = oblivious
-		want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
-		got, ok, gerr := fast.snap.Answer(ctx, tbl, q, needs, testSecret)
+		want, werr := raw.Run(ctx, tbl, q, needs, fixture.Secret)
+		got, ok, gerr := fast.Answer(ctx, tbl, q, needs, fixture.Secret)
 		if !ok {
 			continue
 		}
 		answered++
 		withoutPath(want, got)
 		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
-			t.Errorf("query %d %s\nSQLite:   %+v %v\nsnapshot: %+v %v", i, debugSQL(tbl, q), want, werr, got, gerr)
+			t.Errorf("query %d %s\nSQLite:   %+v %v\nsnapshot: %+v %v", i, fixture.DebugSQL(tbl, q), want, werr, got, gerr)
 		}
 	}
 	// Declines are for the rare conversions only; most queries must be answered.
@@ -165,7 +167,7 @@ func TestSnapshotSeesWritesByOthers(t *testing.T) {
 	for _, mode := range []string{"delete", "wal"} {
 		t.Run(mode, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "people.db")
-			writeDB(t, path, testPeopleRows)
+			fixture.WritePeople(t, path, fixture.PeopleRows)
 			w, err := sql.Open("sqlite", path)
 			if err != nil {
 				t.Fatal(err)
@@ -175,33 +177,29 @@ func TestSnapshotSeesWritesByOthers(t *testing.T) {
 			if _, err := w.Exec("PRAGMA journal_mode = " + mode); err != nil {
 				t.Fatal(err)
 			}
-			s, err := OpenStore(path, plan.StoreOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			_, s := openPaths(t, path, plan.StoreOptions{})
 			snapshotSeesWrites(t, s, w)
 		})
 	}
 }
 
-func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
+func snapshotSeesWrites(t *testing.T, s *snapshot.Store, w *sql.DB) {
 	ctx := context.Background()
-	people := testPeopleTable()
+	people := fixture.People()
 	count := func() int64 {
 		t.Helper()
-		res, err := s.Run(ctx, people, &ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}}, ir.Needs{}, nil)
+		res, err := s.Run(ctx, people, &ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}}, ir.Needs{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.Cells[0].Count
 	}
 	before := count()
-	first, err := s.snap.Current(ctx, "people")
+	first, err := s.Current(ctx, "people")
 	if err != nil || first == nil {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	if again, _ := s.snap.Current(ctx, "people"); again != first {
+	if again, _ := s.Current(ctx, "people"); again != first {
 		t.Error("an unchanged file was read again")
 	}
 	for i := range 3 {
@@ -212,7 +210,7 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 			t.Errorf("after insert %d by another connection: %d, want %d", i+1, after, before+int64(i)+1)
 		}
 	}
-	if now, _ := s.snap.Current(ctx, "people"); now == first {
+	if now, _ := s.Current(ctx, "people"); now == first {
 		t.Error("the snapshot was not read again after the writes")
 	}
 }
@@ -221,12 +219,14 @@ func snapshotSeesWrites(t *testing.T, s *Store, w *sql.DB) {
 // query is answered by SQLite, with the same figures.
 func TestSnapshotOverTheLimitFallsBack(t *testing.T) {
 	var infos []plan.SnapshotInfo
-	s, _ := openTestStore(t, plan.StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i plan.SnapshotInfo) { infos = append(infos, i) }})
-	res, err := s.Run(context.Background(), testPeopleTable(), &ir.Query{Table: "people"}, ir.Needs{}, nil)
+	path := filepath.Join(t.TempDir(), "people.db")
+	fixture.WritePeople(t, path, fixture.PeopleRows)
+	_, s := openPaths(t, path, plan.StoreOptions{SnapshotMaxBytes: 10, OnSnapshot: func(i plan.SnapshotInfo) { infos = append(infos, i) }})
+	res, err := s.Run(context.Background(), fixture.People(), &ir.Query{Table: "people"}, ir.Needs{}, nil)
 	if err != nil || res.Cells[0].Count != 13 {
 		t.Fatalf("got %+v, %v; want 13 rows", res, err)
 	}
-	if snap, _ := s.snap.Current(context.Background(), "people"); snap != nil {
+	if snap, _ := s.Current(context.Background(), "people"); snap != nil {
 		t.Error("a snapshot over the limit was kept")
 	}
 	if len(infos) != 1 || infos[0].Err == nil {
@@ -242,31 +242,31 @@ func TestSnapshotKeysWithOneRowPerUnit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 14))
 	rows, sqlRows := oneRowPerUnit(r, 300, 37)
 	raw, fast := openBothPaths(t, sqlRows)
-	people := testPeopleTable()
-	if snap, err := fast.snap.Current(context.Background(), "people"); err != nil || !snap.UniqueColumn("id") {
+	people := fixture.People()
+	if snap, err := fast.Current(context.Background(), "people"); err != nil || !snap.UniqueColumn("id") {
 		t.Fatalf("the id column is not seen as one row per unit (%v)", err)
 	}
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	most := 0
 	for i := range 200 {
-		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2)}
 		if i%5 == 0 {
 			q.Where = nil // every row: the complement is empty
 		}
 		if i%3 == 0 {
 			q.GroupBy = []string{"sex"}
 		}
-		want, err := raw.Run(context.Background(), people, q, ir.Needs{Key: true}, testSecret)
+		want, err := raw.Run(context.Background(), people, q, ir.Needs{Key: true}, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := runPath(t, fast, true, people, q, ir.Needs{Key: true}, testSecret)
+		got, err := answer(t, fast, people, q, ir.Needs{Key: true}, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
 		withoutPath(want, got)
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("query %d %s: SQLite %+v, snapshot %+v", i, debugSQL(people, q), want.Cells, got.Cells)
+			t.Errorf("query %d %s: SQLite %+v, snapshot %+v", i, fixture.DebugSQL(people, q), want.Cells, got.Cells)
 		}
 		if len(q.GroupBy) == 0 && 2*want.Cells[0].Units > int64(len(rows)) {
 			most++
@@ -284,16 +284,16 @@ func TestSnapshotGroupsOnKeyedTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 2026))
 	_, sqlRows := oneRowPerUnit(r, 300, 0)
 	raw, fast := openBothPaths(t, sqlRows)
-	people := testPeopleTable()
+	people := fixture.People()
 	people.UnitKeyed = true
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	for i := range 150 {
-		q := &ir.Query{Table: "people", Where: gen.pred(2), GroupBy: [][]string{{"sex"}, {"age"}, {"sex", "suburb"}}[i%3]}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2), GroupBy: [][]string{{"sex"}, {"age"}, {"sex", "suburb"}}[i%3]}
 		needs := []ir.Needs{{}, {Units: true}, {Key: true}}[i/3%3]
 		if i%4 == 3 {
 			q.Agg = ir.CountDistinct
 		}
-		sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+		sameOnBothPaths(t, i, raw, fast, people, q, needs, fixture.Secret)
 	}
 }
 
@@ -307,13 +307,13 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 	_, sqlRows := oneRowPerUnit(r, 300, 0)
 	raw, fast := openBothPaths(t, sqlRows)
 	ctx := context.Background()
-	if snap, err := fast.snap.Current(ctx, "people"); err != nil || !snap.OnePerUnit("id") {
+	if snap, err := fast.Current(ctx, "people"); err != nil || !snap.OnePerUnit("id") {
 		t.Fatalf("the table is not seen as one row per unit (%v)", err)
 	}
-	people := testPeopleTable()
-	gen := predGen{r: r}
+	people := fixture.People()
+	gen := fixture.Gen{R: r}
 	for i := range 120 {
-		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2)}
 		needs := ir.Needs{Bound: true, Units: i%2 == 0, Bounds: ir.Bounds{MaxRowsPerUnit: 1 + int64(i%3), MaxGroupsPerUnit: 1 + int64(i%2)}}
 		if i%3 == 1 {
 			q.GroupBy = []string{"sex"}
@@ -321,69 +321,21 @@ func TestSnapshotBoundedOnePerUnit(t *testing.T) {
 		if i%4 == 3 {
 			q.Agg = ir.CountDistinct
 		}
-		want, werr := raw.Run(ctx, people, q, needs, testSecret)
-		got, gerr := fast.Run(ctx, people, q, needs, testSecret)
+		want, werr := raw.Run(ctx, people, q, needs, fixture.Secret)
+		got, gerr := fast.Run(ctx, people, q, needs, fixture.Secret)
 		withoutPath(want, got)
 		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
-			t.Errorf("query %d %s %+v\nSQLite:   %+v %v\nsnapshot: %+v %v", i, debugSQL(people, q), needs.Bounds, want, werr, got, gerr)
+			t.Errorf("query %d %s %+v\nSQLite:   %+v %v\nsnapshot: %+v %v", i, fixture.DebugSQL(people, q), needs.Bounds, want, werr, got, gerr)
 		}
 	}
 
 	sqlRows[17][0] = nil
 	withNull := filepath.Join(t.TempDir(), "null-unit.db")
-	writeDB(t, withNull, sqlRows)
-	s, err := OpenStore(withNull, plan.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if snap, err := s.snap.Current(ctx, "people"); err != nil || snap.OnePerUnit("id") {
+	fixture.WritePeople(t, withNull, sqlRows)
+	_, s := openPaths(t, withNull, plan.StoreOptions{})
+	if snap, err := s.Current(ctx, "people"); err != nil || snap.OnePerUnit("id") {
 		t.Fatalf("a table with a NULL unit is taken as one row per unit (%v)", err)
 	}
-}
-
-// oneRowPerUnit is n random rows keyed by their unit (id = row number), the
-// id of every nullEvery-th row NULL (none when nullEvery is 0), as rows and
-// as values in diffColumns order for writeDB.
-func oneRowPerUnit(r *rand.Rand, n, nullEvery int) ([]diffRow, [][]any) {
-	rows := diffRows(r, n)
-	sqlRows := make([][]any, len(rows))
-	for i, row := range rows {
-		row["id"] = int64(i)
-		if nullEvery > 0 && i%nullEvery == 0 {
-			row["id"] = nil
-		}
-		for _, c := range diffColumns {
-			sqlRows[i] = append(sqlRows[i], row[c])
-		}
-	}
-	return rows, sqlRows
-}
-
-// openBothPaths writes rows to a new file and opens it twice: through
-// SQLite only, and with the in-memory snapshot.
-func openBothPaths(t *testing.T, sqlRows [][]any) (raw, fast *Store) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "unique.db")
-	writeDB(t, path, sqlRows)
-	return openPathsAt(t, path)
-}
-
-// openPathsAt opens the SQLite file at path twice: with SQLite only, and
-// with the in-memory snapshot.
-func openPathsAt(t *testing.T, path string) (raw, fast *Store) {
-	t.Helper()
-	raw, err := OpenStore(path, plan.StoreOptions{NoSnapshot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	fast, err = OpenStore(path, plan.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fast.Close() })
-	return raw, fast
 }
 
 // TestSnapshotOneConditionTallies checks the per-value path (a COUNT whose
@@ -395,34 +347,24 @@ func openPathsAt(t *testing.T, path string) (raw, fast *Store) {
 func TestSnapshotOneConditionTallies(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 26))
 	_, keyed := oneRowPerUnit(r, 300, 0)
-	repeated := make([][]any, 0, 300)
-	for _, row := range diffRows(r, 300) {
-		var vals []any
-		for _, c := range diffColumns {
-			vals = append(vals, row[c])
-		}
-		repeated = append(repeated, vals)
-	}
-	people := testPeopleTable()
+	repeated := fixture.SQLRows(fixture.Rows(r, 300))
+	people := fixture.People()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
 		rows    [][]any
-		atLeast int // queries expected to take the path (about 190 and 45 seen)
+		atLeast int // queries expected to take the path (229 and 60 seen)
 	}{{"keyed by unit", keyed, 150}, {"units repeat", repeated, 30}} {
 		t.Run(tc.name, func(t *testing.T) {
 			declared := *people
 			declared.UnitKeyed = tc.name == "keyed by unit"
 			people := &declared
 			raw, fast := openBothPaths(t, tc.rows)
-			gen := predGen{r: r}
+			gen := fixture.Gen{R: r}
 			taken := 0
 			for i := range 300 {
-				where := gen.leaf()
-				if _, math := where.(*ir.MathCompare); math {
-					continue
-				}
-				secret := testSecret
+				where := gen.Leaf()
+				secret := fixture.Secret
 				if i >= 150 {
 					secret = []byte("another secret for the second half")
 				}
@@ -432,7 +374,7 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 					q.Agg = ir.CountDistinct
 				}
 				sameOnBothPaths(t, i, raw, fast, people, q, needs, secret)
-				if ok, err := fast.snap.TalliesPerValue(ctx, people, q, needs, secret); err != nil {
+				if ok, err := fast.TalliesPerValue(ctx, people, q, needs, secret); err != nil {
 					t.Fatal(err)
 				} else if ok {
 					taken++
@@ -446,63 +388,35 @@ func TestSnapshotOneConditionTallies(t *testing.T) {
 	}
 }
 
-// sameOnBothPaths runs query i on SQLite alone (raw) and on the snapshot
-// (fast), which must answer it, and reports any figure that differs.
-func sameOnBothPaths(t *testing.T, i int, raw, fast *Store, tbl *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) {
-	t.Helper()
-	want, err := raw.Run(context.Background(), tbl, q, needs, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := runPath(t, fast, true, tbl, q, needs, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withoutPath(want, got)
-	if !reflect.DeepEqual(want, got) {
-		t.Errorf("query %d %s %+v: SQLite %+v, snapshot %+v", i, debugSQL(tbl, q), needs, want.Cells, got.Cells)
-	}
-}
-
-// withoutPath clears what names the path that answered, so that results of
-// two paths compare by their figures.
-func withoutPath(results ...*ir.Result) {
-	for _, r := range results {
-		if r != nil {
-			r.Path = ""
-		}
-	}
-}
-
 // TestSnapshotRowsInUnitOrder: the snapshot numbers its rows in the order of
 // the table's privacy unit, read so from the start; a config naming another
 // unit has it read again in that unit's order, and its bounded counts are
 // SQLite's bounding SQL's under either unit.
 func TestSnapshotRowsInUnitOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(20261124, 1))
-	rows := diffRows(r, 400) // ids repeat in no order: about 2.7 rows a unit
-	sqlRows := diffSQLRows(rows)
+	rows := fixture.Rows(r, 400) // ids repeat in no order: about 2.7 rows a unit
+	sqlRows := fixture.SQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
 	ctx := context.Background()
-	byID, byAge := testPeopleTable(), testPeopleTable()
+	byID, byAge := fixture.People(), fixture.People()
 	byAge.PrivacyUnit = "age"
-	if err := fast.snap.Preload(ctx, byID); err != nil {
+	if err := fast.Preload(ctx, byID); err != nil {
 		t.Fatal(err)
 	}
-	first, err := fast.snap.Current(ctx, "people")
+	first, err := fast.Current(ctx, "people")
 	if err != nil || first == nil || !first.InUnitOrder("id") {
 		t.Fatalf("after Preload the rows are not in the order of id (%v)", err)
 	}
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	answered := 0
 	for i, tbl := range []*ir.Table{byID, byID, byAge, byAge, byID, byID} {
-		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2)}
 		needs := ir.Needs{Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}
-		want, err := raw.Run(ctx, tbl, q, needs, testSecret)
+		want, err := raw.Run(ctx, tbl, q, needs, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := fast.Run(ctx, tbl, q, needs, testSecret)
+		got, err := fast.Run(ctx, tbl, q, needs, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,9 +426,9 @@ func TestSnapshotRowsInUnitOrder(t *testing.T) {
 		answered++
 		withoutPath(want, got)
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("query %d under unit %s, %s: SQLite %+v, snapshot %+v", i, tbl.PrivacyUnit, debugSQL(tbl, q), want.Cells, got.Cells)
+			t.Errorf("query %d under unit %s, %s: SQLite %+v, snapshot %+v", i, tbl.PrivacyUnit, fixture.DebugSQL(tbl, q), want.Cells, got.Cells)
 		}
-		snap, _ := fast.snap.Current(ctx, "people")
+		snap, _ := fast.Current(ctx, "people")
 		if !snap.InUnitOrder(tbl.PrivacyUnit) {
 			t.Errorf("query %d: the rows are not in the order of %s", i, tbl.PrivacyUnit)
 		}
@@ -541,16 +455,16 @@ func TestSnapshotBoundedEdgeTables(t *testing.T) {
 	}
 	mixed = append(mixed, []any{nil, 3, "F", "East", 1})
 	r := rand.New(rand.NewPCG(15, 32))
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	for _, tc := range []struct {
 		name string
 		rows [][]any
 	}{{"empty", nil}, {"every unit NULL", nullUnits}, {"one unit", oneUnit}, {"one row per unit and a NULL", mixed}} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, fast := openBothPaths(t, tc.rows)
-			people := testPeopleTable()
+			people := fixture.People()
 			for i := range 40 {
-				q := &ir.Query{Table: "people", Where: gen.pred(1)}
+				q := &ir.Query{Table: "people", Where: gen.Pred(1)}
 				if i%4 == 0 {
 					q.Where = nil
 				}
@@ -561,7 +475,7 @@ func TestSnapshotBoundedEdgeTables(t *testing.T) {
 				if i%5 < 3 {
 					needs.Bound, needs.Bounds = true, ir.Bounds{MaxRowsPerUnit: 1 + int64(i%3)*5, MaxGroupsPerUnit: 1 + int64(i%4)*20}
 				}
-				sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+				sameOnBothPaths(t, i, raw, fast, people, q, needs, fixture.Secret)
 			}
 		})
 	}

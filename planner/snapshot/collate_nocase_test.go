@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
+	"countwall/planner/plan"
 )
 
 // TestSnapshotCollateNocase: a column declared COLLATE NOCASE compares and
@@ -28,8 +30,8 @@ func TestSnapshotCollateNocase(t *testing.T) {
 		}
 	}
 	db.Close()
-	raw, fast := openPathsAt(t, path)
-	people := testPeopleTable()
+	raw, fast := openPaths(t, path, plan.StoreOptions{})
+	people := fixture.People()
 	people.Columns["id"].Type = ir.TypeText
 	ctx := context.Background()
 	for i, tc := range []struct {
@@ -37,20 +39,20 @@ func TestSnapshotCollateNocase(t *testing.T) {
 		needs    ir.Needs
 		declined bool
 	}{
-		{&ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: textLit("F")}}, ir.Needs{}, true},
+		{&ir.Query{Table: "people", Where: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}}, ir.Needs{}, true},
 		{&ir.Query{Table: "people", Agg: ir.CountDistinct}, ir.Needs{}, true},
 		{&ir.Query{Table: "people"}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}, true},
 		{&ir.Query{Table: "people", GroupBy: []string{"sex"}}, ir.Needs{}, true},
-		{&ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: intLit(1)}}, ir.Needs{}, false},
+		{&ir.Query{Table: "people", Where: &ir.Compare{Column: "age", Op: ">", Value: fixture.IntLit(1)}}, ir.Needs{}, false},
 		{&ir.Query{Table: "people", Where: &ir.IsNull{Column: "sex", Negate: true}, GroupBy: []string{"suburb"}}, ir.Needs{}, false},
 	} {
-		want, err := raw.Run(ctx, people, tc.q, tc.needs, testSecret)
+		want, err := raw.Run(ctx, people, tc.q, tc.needs, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := fast.snap.Answer(ctx, people, tc.q, tc.needs, testSecret)
+		got, ok, err := fast.Answer(ctx, people, tc.q, tc.needs, fixture.Secret)
 		if ok == tc.declined {
-			t.Errorf("case %d %s: the snapshot answered %v, want %v", i, debugSQL(people, tc.q), ok, !tc.declined)
+			t.Errorf("case %d %s: the snapshot answered %v, want %v", i, fixture.DebugSQL(people, tc.q), ok, !tc.declined)
 			continue
 		}
 		if !ok {
@@ -60,7 +62,7 @@ func TestSnapshotCollateNocase(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want.Cells[0].Count != got.Cells[0].Count {
-			t.Errorf("case %d %s: SQLite %d, snapshot %d", i, debugSQL(people, tc.q), want.Cells[0].Count, got.Cells[0].Count)
+			t.Errorf("case %d %s: SQLite %d, snapshot %d", i, fixture.DebugSQL(people, tc.q), want.Cells[0].Count, got.Cells[0].Count)
 		}
 	}
 }

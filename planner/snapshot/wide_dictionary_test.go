@@ -1,10 +1,11 @@
-package planner
+package snapshot_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // TestSnapshotWideUnitDictionary: more than 65,536 distinct units (codes kept
@@ -23,11 +24,11 @@ func TestSnapshotWideUnitDictionary(t *testing.T) {
 		}
 	}
 	raw, fast := openBothPaths(t, rows)
-	people := testPeopleTable()
-	gen := predGen{r: r}
+	people := fixture.People()
+	gen := fixture.Gen{R: r}
 	for i := range 24 {
-		q := &ir.Query{Table: "people", Where: gen.pred(1), GroupBy: [][]string{nil, {"age"}}[i%2]}
+		q := &ir.Query{Table: "people", Where: gen.Pred(1), GroupBy: [][]string{nil, {"age"}}[i%2]}
 		needs := []ir.Needs{{Units: true}, {Key: true}, {Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1 + int64(i%10), MaxGroupsPerUnit: 1}}}[i%3]
-		sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+		sameOnBothPaths(t, i, raw, fast, people, q, needs, fixture.Secret)
 	}
 }

@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // TestSnapshotConcurrentQueries: eight goroutines ask the snapshot
@@ -15,23 +16,23 @@ import (
 // must equal SQLite's for the same statement (run with -race).
 func TestSnapshotConcurrentQueries(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 23))
-	rows := diffRows(r, 3000)
-	sqlRows := diffSQLRows(rows)
+	rows := fixture.Rows(r, 3000)
+	sqlRows := fixture.SQLRows(rows)
 	raw, fast := openBothPaths(t, sqlRows)
-	people := testPeopleTable()
+	people := fixture.People()
 	type job struct {
 		q     *ir.Query
 		needs ir.Needs
 		want  *ir.Result
 	}
-	gen := predGen{r: r}
+	gen := fixture.Gen{R: r}
 	var jobs []job
 	for i := range 64 {
-		q := &ir.Query{Table: "people", Where: gen.pred(2)}
+		q := &ir.Query{Table: "people", Where: gen.Pred(2)}
 		q.GroupBy = [][]string{nil, {"sex"}, {"age"}, {"sex", "suburb"}}[i%4]
 		needs := []ir.Needs{{Units: true}, {Key: true}, {Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 2}},
 			{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 10, MaxGroupsPerUnit: 1}}}[i/4%4]
-		want, err := raw.Run(context.Background(), people, q, needs, testSecret)
+		want, err := raw.Run(context.Background(), people, q, needs, fixture.Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func TestSnapshotConcurrentQueries(t *testing.T) {
 			defer wg.Done()
 			for k := range 3 * len(jobs) {
 				j := jobs[(k*7+g)%len(jobs)]
-				got, ok, err := fast.snap.Answer(context.Background(), people, j.q, j.needs, testSecret)
+				got, ok, err := fast.Answer(context.Background(), people, j.q, j.needs, fixture.Secret)
 				if !ok {
 					continue
 				}
@@ -61,7 +62,7 @@ func TestSnapshotConcurrentQueries(t *testing.T) {
 				withoutPath(&want, &g2)
 				if !reflect.DeepEqual(&want, &g2) {
 					mu.Lock()
-					failures = append(failures, debugSQL(people, j.q))
+					failures = append(failures, fixture.DebugSQL(people, j.q))
 					mu.Unlock()
 				}
 			}

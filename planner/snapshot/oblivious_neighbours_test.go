@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
+	"countwall/planner/plan"
 )
 
 // TestObliviousNeighboursTakeOnePath holds the snapshot to the rule of the
@@ -45,15 +47,15 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 		{"LIKE", &ir.Query{Table: "people", Where: like}, ir.Needs{}},
 		{"NOT LIKE", &ir.Query{Table: "people", Where: &ir.Like{Column: "suburb", Pattern: "%0%", Negate: true}}, ir.Needs{}},
 		{"equality and a second condition", &ir.Query{Table: "people", Where: &ir.And{
-			Left:  &ir.Compare{Column: "score", Op: "=", Value: intLit(7777)},
-			Right: &ir.Compare{Column: "age", Op: "=", Value: intLit(3)}}}, ir.Needs{}},
-		{"IN on a mixed column", &ir.Query{Table: "people", Where: &ir.In{Column: "score", Values: []ir.Literal{intLit(7), intLit(7777)}}}, ir.Needs{}},
-		{"range", &ir.Query{Table: "people", Where: &ir.Compare{Column: "score", Op: ">", Value: intLit(100)}}, ir.Needs{}},
+			Left:  &ir.Compare{Column: "score", Op: "=", Value: fixture.IntLit(7777)},
+			Right: &ir.Compare{Column: "age", Op: "=", Value: fixture.IntLit(3)}}}, ir.Needs{}},
+		{"IN on a mixed column", &ir.Query{Table: "people", Where: &ir.In{Column: "score", Values: []ir.Literal{fixture.IntLit(7), fixture.IntLit(7777)}}}, ir.Needs{}},
+		{"range", &ir.Query{Table: "people", Where: &ir.Compare{Column: "score", Op: ">", Value: fixture.IntLit(100)}}, ir.Needs{}},
 		{"bounded LIKE", &ir.Query{Table: "people", Where: like}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 1}}},
 		{"distinct units", &ir.Query{Table: "people", Agg: ir.CountDistinct, Where: &ir.Not{Inner: like}}, ir.Needs{TableSize: true}},
 		{"GROUP BY sex", &ir.Query{Table: "people", GroupBy: []string{"sex"}, Where: like}, ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}},
 		{"GROUP BY age, counts alone", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: like}, ir.Needs{TableSize: true}},
-		{"GROUP BY age, units", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: &ir.Compare{Column: "score", Op: "<", Value: intLit(300)}},
+		{"GROUP BY age, units", &ir.Query{Table: "people", GroupBy: []string{"age"}, Where: &ir.Compare{Column: "score", Op: "<", Value: fixture.IntLit(300)}},
 			ir.Needs{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 3}, Units: true}},
 	}
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
@@ -69,7 +71,7 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 	keyed.UnitKeyed = true // every person of these tables has one row
 	for _, world := range neighbours {
 		t.Run(world.name, func(t *testing.T) {
-			raw, fast := openPathsAt(t, writeNeighbour(t, world.id, world.suburb, world.score))
+			raw, fast := openPaths(t, writeNeighbour(t, world.id, world.suburb, world.score), plan.StoreOptions{})
 			for i, st := range statements {
 				table := table
 				if i%2 == 1 {
@@ -77,8 +79,8 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 				}
 				needs := st.needs
 				needs.Oblivious = true
-				want, werr := raw.Run(ctx, table, st.query, needs, testSecret)
-				got, ok, gerr := fast.snap.Answer(ctx, table, st.query, needs, testSecret)
+				want, werr := raw.Run(ctx, table, st.query, needs, fixture.Secret)
+				got, ok, gerr := fast.Answer(ctx, table, st.query, needs, fixture.Secret)
 				if !ok {
 					t.Errorf("%s: the snapshot left it to SQLite", st.name)
 					continue
@@ -160,7 +162,7 @@ func TestSnapshotLikeMatchesSQLiteOnAnyBytes(t *testing.T) {
 		}
 	}
 	db.Close()
-	raw, fast := openPathsAt(t, path)
+	raw, fast := openPaths(t, path, plan.StoreOptions{})
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
 		"id": {Name: "id", Type: ir.TypeInt}, "v": {Name: "v", Type: ir.TypeText}}}
 	ctx := context.Background()
@@ -177,7 +179,7 @@ func TestSnapshotLikeMatchesSQLiteOnAnyBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok, err := fast.snap.Answer(ctx, table, q, needs, nil)
+			got, ok, err := fast.Answer(ctx, table, q, needs, nil)
 			if !ok || err != nil {
 				t.Fatalf("pattern %q: the snapshot did not answer (%v)", pattern, err)
 			}

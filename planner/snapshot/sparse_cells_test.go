@@ -1,10 +1,11 @@
-package planner
+package snapshot_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // TestSnapshotSparseCellTotals: GROUP BY over two columns of about 400
@@ -22,10 +23,10 @@ func TestSnapshotSparseCellTotals(t *testing.T) {
 		rows = append(rows, []any{id, int64(r.IntN(400)), []string{"F", "M"}[i%2], "North", int64(r.IntN(420))})
 	}
 	raw, fast := openBothPaths(t, rows)
-	people := testPeopleTable()
-	gen := predGen{r: r}
+	people := fixture.People()
+	gen := fixture.Gen{R: r}
 	for i := range 60 {
-		q := &ir.Query{Table: "people", Where: gen.pred(1), GroupBy: []string{"age", "income"}}
+		q := &ir.Query{Table: "people", Where: gen.Pred(1), GroupBy: []string{"age", "income"}}
 		if i%3 == 0 {
 			q.Where = nil
 		}
@@ -33,6 +34,6 @@ func TestSnapshotSparseCellTotals(t *testing.T) {
 			{Bound: true, Units: true, Bounds: ir.Bounds{MaxRowsPerUnit: 2, MaxGroupsPerUnit: 3}},
 			{Bound: true, Bounds: ir.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}}[i%4]
 		needs.GroupLimit = 1 << 20
-		sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+		sameOnBothPaths(t, i, raw, fast, people, q, needs, fixture.Secret)
 	}
 }

@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
+	"countwall/planner/plan"
 )
 
 // TestSnapshotBoundedMixedUnits: bounded counts, with and without GROUP BY and
@@ -18,7 +20,7 @@ func TestSnapshotBoundedMixedUnits(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 1124))
 	path := filepath.Join(t.TempDir(), "mixed.db")
 	writeMixed(t, path, r, 600)
-	raw, fast := openPathsAt(t, path)
+	raw, fast := openPaths(t, path, plan.StoreOptions{})
 	ctx := context.Background()
 	answered := 0
 	for _, unit := range []string{"id", "t", "d"} {
@@ -35,20 +37,20 @@ func TestSnapshotBoundedMixedUnits(t *testing.T) {
 			}
 			needs := ir.Needs{Bound: true, Units: i%2 == 0,
 				Bounds: ir.Bounds{MaxRowsPerUnit: []int64{1, 2, 3, 9, 12}[i%5], MaxGroupsPerUnit: []int64{1, 2, 3}[i%3]}}
-			want, werr := raw.Run(ctx, tbl, q, needs, testSecret)
-			got, ok, gerr := fast.snap.Answer(ctx, tbl, q, needs, testSecret)
+			want, werr := raw.Run(ctx, tbl, q, needs, fixture.Secret)
+			got, ok, gerr := fast.Answer(ctx, tbl, q, needs, fixture.Secret)
 			if !ok {
 				continue
 			}
 			answered++
 			withoutPath(want, got)
 			if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
-				t.Errorf("unit %s query %d %s %+v\nSQLite:   %+v %v\nsnapshot: %+v %v", unit, i, debugSQL(tbl, q), needs.Bounds, want, werr, got, gerr)
+				t.Errorf("unit %s query %d %s %+v\nSQLite:   %+v %v\nsnapshot: %+v %v", unit, i, fixture.DebugSQL(tbl, q), needs.Bounds, want, werr, got, gerr)
 			}
 		}
 	}
 	t.Logf("the snapshot answered %d of 360", answered)
-	if answered < 200 { // 269 seen: the rest are the conversions it leaves to SQLite
+	if answered < 200 { // 329 seen: the rest are the conversions it leaves to SQLite
 		t.Errorf("the snapshot answered only %d of 360", answered)
 	}
 	if answered < 100 {

@@ -1,4 +1,4 @@
-package planner
+package snapshot_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/snapshot"
 )
 
@@ -29,17 +30,17 @@ func TestSnapshotLongTableEveryWay(t *testing.T) {
 	}
 	r.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
 	raw, fast := openBothPaths(t, rows)
-	people := testPeopleTable()
+	people := fixture.People()
 	defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
 	for _, way := range []snapshot.Way{snapshot.WayCheapest, snapshot.WayListed, snapshot.WayCuts, snapshot.WayOthers, snapshot.WayMasked, snapshot.WayScan} {
 		snapshot.LeafWay = way
 		t.Run(fmt.Sprint("way-", way), func(t *testing.T) {
-			gen := predGen{r: r}
+			gen := fixture.Gen{R: r}
 			for i := range 80 {
-				where := gen.pred(2)
+				where := gen.Pred(2)
 				if i%3 == 1 {
 					lo := int64(r.IntN(320) - 30)
-					where = &ir.And{Left: where, Right: &ir.Between{Column: "income", Lo: intLit(lo), Hi: intLit(lo + int64(r.IntN(200))), Negate: i%2 == 0}}
+					where = &ir.And{Left: where, Right: &ir.Between{Column: "income", Lo: fixture.IntLit(lo), Hi: fixture.IntLit(lo + int64(r.IntN(200))), Negate: i%2 == 0}}
 				}
 				q := &ir.Query{Table: "people", Where: where, GroupBy: [][]string{nil, {"age"}, {"sex", "suburb"}, nil}[i%4]}
 				if i%5 == 4 {
@@ -50,7 +51,7 @@ func TestSnapshotLongTableEveryWay(t *testing.T) {
 				if needs.Key && q.Agg == ir.CountDistinct {
 					needs = ir.Needs{Units: true}
 				}
-				sameOnBothPaths(t, i, raw, fast, people, q, needs, testSecret)
+				sameOnBothPaths(t, i, raw, fast, people, q, needs, fixture.Secret)
 			}
 		})
 	}
