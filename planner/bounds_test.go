@@ -6,7 +6,6 @@ import (
 	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/sqlgen"
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -103,30 +102,6 @@ func TestCompileBoundedSQL(t *testing.T) {
 	}
 	if _, _, err := sqlgen.SQLiteBounded(people, &ir.Query{Table: "people"}, ir.Needs{}, ir.Bounds{MaxRowsPerUnit: 0, MaxGroupsPerUnit: 1}, false, fixture.Secret); err == nil {
 		t.Error("a bound of 0 was accepted")
-	}
-}
-
-// TestCellRank: the rank depends on the secret, the unit and every group
-// value, and NULL is apart from the text "N;".
-func TestCellRank(t *testing.T) {
-	base := plan.CellRank(fixture.Secret, int64(7), "F", int64(30))
-	for name, other := range map[string]int64{
-		"secret": plan.CellRank([]byte("another secret"), int64(7), "F", int64(30)),
-		"unit":   plan.CellRank(fixture.Secret, int64(8), "F", int64(30)),
-		"group":  plan.CellRank(fixture.Secret, int64(7), "M", int64(30)),
-		"order":  plan.CellRank(fixture.Secret, int64(7), int64(30), "F"),
-		"null":   plan.CellRank(fixture.Secret, int64(7), nil, int64(30)),
-		"split":  plan.CellRank(fixture.Secret, int64(7), "F3", int64(0)),
-	} {
-		if other == base {
-			t.Errorf("changing the %s did not change the rank", name)
-		}
-	}
-	if plan.CellRank(fixture.Secret, nil, "N;") == plan.CellRank(fixture.Secret, nil, nil) {
-		t.Error("NULL and the text N; rank alike")
-	}
-	if got, again := plan.CellRank(fixture.Secret, int64(7), "F"), plan.CellRank(fixture.Secret, int64(7), "F"); got != again {
-		t.Error(fmt.Sprint("rank not deterministic: ", got, again))
 	}
 }
 
