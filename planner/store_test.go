@@ -292,31 +292,6 @@ func TestStoreRefusals(t *testing.T) {
 	}
 }
 
-func TestStoreColumns(t *testing.T) {
-	s, _ := openTestStore(t, plan.StoreOptions{},
-		`CREATE TABLE typed (a REAL, b NUMERIC, c VARCHAR(10), d BLOB, e DOUBLE PRECISION, f BOOLEAN, g DATE, h, i BIGINT, j DECIMAL(10,2), k FLOAT)`)
-	got, err := s.Columns(context.Background(), "PEOPLE")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []ir.ColumnInfo{{Name: "id", Type: ir.TypeInt}, {Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}, {Name: "suburb", Type: ir.TypeText}, {Name: "income", Type: ir.TypeInt}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("people: got %v, want %v", got, want)
-	}
-	got, err = s.Columns(context.Background(), "typed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []ir.ColumnInfo{{Name: "a", Type: ir.TypeReal}, {Name: "b", Type: ir.TypeReal}, {Name: "c", Type: ir.TypeText}, {Name: "d", Type: ir.TypeText}, {Name: "e", Type: ir.TypeReal},
-		{Name: "f", Type: ir.TypeInt}, {Name: "g", Type: ir.TypeText}, {Name: "h", Type: ir.TypeText}, {Name: "i", Type: ir.TypeInt}, {Name: "j", Type: ir.TypeReal}, {Name: "k", Type: ir.TypeReal}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("typed: got %v, want %v", got, want)
-	}
-	if _, err := s.Columns(context.Background(), "people; DROP TABLE people"); err == nil {
-		t.Error("an unknown table gave no error")
-	}
-}
-
 func fileSHA256(t *testing.T, path string) [32]byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

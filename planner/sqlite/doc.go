@@ -48,7 +48,10 @@
 //
 // # How it is tested
 //
-// planner's tests hold its figures on a small file, and its differential
+// Its own tests hold its contract on the people table's fixed rows with exact
+// figures: counts, units, keys, bounded counts, domains and ORDER BY; each
+// refusal and its SQLSTATE; Open's refusals; that nothing is written; the
+// unit_keyed check; the SQL functions it registers. planner's differential
 // test runs it, with the snapshot and PostgreSQL, on one corpus of seeded
 // random predicates against a reference evaluation in Go.
 package sqlite
