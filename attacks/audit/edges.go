@@ -243,8 +243,8 @@ func (in edgeInputs) integerTests(c string) []Distinguisher {
 	return append(tests, groupTests("int-group", "the GROUP BY of the person's integer column", in.groupBy(c))...)
 }
 
-// The snapshot's fast ways (planner/snapshot/snapshot_leaf.go and
-// snapshot_index.go), which it takes under the mechanisms that claim no
+// The snapshot's fast ways (planner/snapshot/leaf.go and
+// rowsets.go), which it takes under the mechanisms that claim no
 // loss (under every mechanism before commit 5312032), choose a way for
 // each condition from estimates of its work in the table's public size and
 // the rows holding each value; these are those estimates' constants, in
