@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -111,6 +112,21 @@ func TestImportFacts(t *testing.T) {
 				under(d.ImportPath, "countwall/proxy"), under(d.ImportPath, "countwall/pglex"):
 				t.Errorf("%s depends on %s; it may use the vocabulary (countwall/ir) only", root, d.ImportPath)
 			}
+		}
+	}
+}
+
+// TestRootHoldsMainOnly: the module's root shows the house, so its one
+// non-test file is main.go and the commands live in internal/cli.
+func TestRootHoldsMainOnly(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() && strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") && name != "main.go" {
+			t.Errorf("%s is at the root; the root holds main.go and tests, the commands live in internal/cli", name)
 		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"countwall/attacks/report"
 	"countwall/attacks/risk"
 	"countwall/internal/pgtest"
-	"countwall/internal/workdir"
 )
 
 var binary string
@@ -467,23 +466,5 @@ func writeFile(t *testing.T, dir, name, body string) string {
 func TestBench(t *testing.T) {
 	if out, err := run(t, "", "bench", "--rounds", "0"); err == nil || !strings.Contains(out, "at least 1") {
 		t.Errorf("bench --rounds 0: %v\n%s", err, out)
-	}
-}
-
-// TestKeptWorkDirIsAbsolute: `demo --dir demo-run` writes configs that name
-// their databases by the directory's path; a relative one would be resolved
-// again against the config's own directory.
-func TestKeptWorkDirIsAbsolute(t *testing.T) {
-	t.Chdir(t.TempDir())
-	dir, cleanup, err := workdir.Make("demo-run", "x-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	if !filepath.IsAbs(dir) || filepath.Base(dir) != "demo-run" {
-		t.Fatalf("workdir.Make(\"demo-run\") = %q, want an absolute path ending in demo-run", dir)
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Fatalf("%s was not made: %v", dir, err)
 	}
 }

@@ -2,6 +2,7 @@ package workdir
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -25,5 +26,23 @@ func TestInRemovesOnlyATemporaryDirectory(t *testing.T) {
 	}
 	if b, err := os.ReadFile(kept + "/f"); err != nil || string(b) != "x" {
 		t.Errorf("kept %s: %q, %v", kept, b, err)
+	}
+}
+
+// TestKeptWorkDirIsAbsolute: `demo --dir demo-run` writes configs that name
+// their databases by the directory's path; a relative one would be resolved
+// again against the config's own directory.
+func TestKeptWorkDirIsAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir, cleanup, err := Make("demo-run", "x-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if !filepath.IsAbs(dir) || filepath.Base(dir) != "demo-run" {
+		t.Fatalf("Make(\"demo-run\") = %q, want an absolute path ending in demo-run", dir)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("%s was not made: %v", dir, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -11,7 +11,8 @@ import (
 	"countwall/internal/workdir"
 )
 
-func init() {
+// newBenchCmd is `countwall bench` with its bounds and postgres runs.
+func newBenchCmd() *cobra.Command {
 	var keep string
 	var o bench.Options
 	cmd := &cobra.Command{
@@ -38,7 +39,7 @@ is the median of --rounds rounds of --queries queries; ratios compare lines of o
 	o.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&keep, "dir", "", "keep the generated database here (reused when present)")
 	cmd.AddCommand(benchBoundsCommand(), benchPostgresCommand())
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // benchBoundsCommand is `countwall bench bounds`: the accuracy cost of

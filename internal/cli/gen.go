@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 	"countwall/dataset"
 )
 
-func init() {
+// newGenCmd is `countwall gen`: one subcommand per synthetic table.
+func newGenCmd() *cobra.Command {
 	gen := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate a deterministic synthetic dataset into a new SQLite file",
@@ -53,7 +54,7 @@ population (not in the table), and the genomes of some members: what the tracing
 	genomes.AddFlags(genomesCmd.Flags())
 
 	gen.AddCommand(peopleCmd, synthCmd, genomesCmd, genBankCmd())
-	rootCmd.AddCommand(gen)
+	return gen
 }
 
 // genBankCmd is `gen bank`, which also writes the table's config.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -10,7 +10,9 @@ import (
 	"countwall/internal/workdir"
 )
 
-func init() {
+// newDemoCmd is `countwall demo`: the mechanisms compared and the attack
+// suite run on a generated table.
+func newDemoCmd() *cobra.Command {
 	var keep string
 	var noAttacks bool
 	o := demo.Options{}
@@ -30,5 +32,5 @@ func init() {
 	cmd.Flags().BoolVar(&noAttacks, "no-attacks", false, "compare the mechanisms only, without the attack suite")
 	cmd.Flags().StringVar(&o.HTML, "html", "", "also audit every mechanism and write the report card as one self-contained HTML page with plots")
 	cmd.Flags().IntVar(&o.AuditTrials, "audit-trials", 200, "trials per database and test of the audit that --html runs")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

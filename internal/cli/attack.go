@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -13,7 +13,9 @@ import (
 	"countwall/dataset/progress"
 )
 
-func init() {
+// newAttacksCmd is `countwall attack`: one subcommand per attack, the
+// list, Table 3 and the report card.
+func newAttacksCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attack NAME",
 		Short: "Run an attack program against the firewall and report what it recovered",
@@ -41,7 +43,7 @@ shows an attack's own flags, whose defaults work on the demo's people table.`,
 	cmd.AddCommand(&cobra.Command{Use: "list", Short: "Describe the attacks", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runner.List(cmd.OutOrStdout()) }})
 	cmd.AddCommand(newTable3Cmd(), newReportCmd())
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // newAttackCmd is `countwall attack NAME`: the flags every attack shares,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 	"countwall/proxy/pgwire"
 )
 
-func init() { rootCmd.AddCommand(newInitCmd()) }
-
+// newInitCmd is `countwall init`: a runnable config for an existing table.
 func newInitCmd() *cobra.Command {
 	var s starter.Flags
 	var dbPath, table, unit string

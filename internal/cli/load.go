@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"github.com/spf13/cobra"
@@ -7,10 +7,7 @@ import (
 	"countwall/dataset"
 )
 
-func init() {
-	rootCmd.AddCommand(newLoadCmd())
-}
-
+// newLoadCmd is `countwall load`: a CSV file imported into SQLite.
 func newLoadCmd() *cobra.Command {
 	var c dataset.LoadCommand
 	var s starter.Flags

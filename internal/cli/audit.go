@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -9,8 +9,8 @@ import (
 	"countwall/dataset/progress"
 )
 
-func init() { rootCmd.AddCommand(newAuditCmd()) }
-
+// newAuditCmd is `countwall audit`: the deployed audit, and the audit
+// log's list, export, prune and risk.
 func newAuditCmd() *cobra.Command {
 	var c audit.Command
 	cmd := &cobra.Command{

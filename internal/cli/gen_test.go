@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -54,7 +54,7 @@ func TestGenBankServesAndReconstructs(t *testing.T) {
 // under idp, charging the README's per-query share.
 func TestExampleBankConfig(t *testing.T) {
 	dir := t.TempDir()
-	example, err := os.ReadFile("examples/bank.yaml")
+	example, err := os.ReadFile("../../examples/bank.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

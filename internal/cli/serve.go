@@ -1,14 +1,13 @@
-package main
+package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"countwall/proxy/server"
 )
 
-func init() {
+// newServeCmd is `countwall serve`: the PostgreSQL wire front door.
+func newServeCmd() *cobra.Command {
 	var c server.Command
 	cmd := &cobra.Command{
 		Use:   "serve --config FILE",
@@ -30,7 +29,7 @@ statements in flight finish, and exits.`,
 				return err
 			}
 			defer stopProfile()
-			return c.Run(cmd.Context(), cmd.Flags(), os.Stderr)
+			return c.Run(cmd.Context(), cmd.Flags(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&c.ConfigPath, "config", "", "config file (YAML)")
@@ -38,5 +37,5 @@ statements in flight finish, and exits.`,
 	cmd.Flags().StringVar(&c.LogLevel, "log-level", "info", "least level logged: debug, info (one line per statement), warn or error")
 	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the server to this file until it stops")
 	addConfigFlags(cmd)
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"github.com/spf13/cobra"
@@ -7,7 +7,8 @@ import (
 	"countwall/proxy"
 )
 
-func init() {
+// newQueryCmd is `countwall query`: one statement answered in process.
+func newQueryCmd() *cobra.Command {
 	var configPath, analyst string
 	cmd := &cobra.Command{
 		Use:   "query --config FILE [--analyst NAME] SQL",
@@ -26,5 +27,5 @@ func init() {
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
 	cmd.Flags().StringVar(&analyst, "analyst", "local", "analyst the query is charged to")
 	addConfigFlags(cmd)
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 
 	"countwall/proxy/admin"
 )
-
-func init() { rootCmd.AddCommand(newBudgetCmd()) }
 
 // budgetState is where the budget subcommands find the state database:
 // --state, or the state of the config given with --config.
@@ -19,6 +17,7 @@ func (s *budgetState) with(cmd *cobra.Command, use func(*admin.Budgets) error) e
 	return admin.UseBudgets(cmd.Context(), s.statePath, s.configPath, use)
 }
 
+// newBudgetCmd is `countwall budget`: list, grant and reset.
 func newBudgetCmd() *cobra.Command {
 	s := &budgetState{}
 	budget := &cobra.Command{

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"github.com/spf13/cobra"
@@ -7,7 +7,8 @@ import (
 	"countwall/proxy/pgwire"
 )
 
-func init() {
+// newPasswdCmd is `countwall passwd`: a SCRAM verifier for the config.
+func newPasswdCmd() *cobra.Command {
 	var iterations int
 	cmd := &cobra.Command{
 		Use:   "passwd",
@@ -23,5 +24,5 @@ echoed as it is typed. The password itself is never stored.`,
 		},
 	}
 	cmd.Flags().IntVar(&iterations, "iterations", 4096, "PBKDF2 iterations (at least 4096)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
