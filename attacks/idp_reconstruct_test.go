@@ -37,7 +37,7 @@ func peopleSim(t testing.TB, mechanism string, params map[string]any) *standIn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return openStandIn(t, proxy.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}, mechanism, params, 23)
+	return openStandIn(t, ir.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}, mechanism, params, 23)
 }
 
 func allPeople() attacks.Options {
@@ -124,15 +124,15 @@ func TestIDPReconstructRecoversTheTable(t *testing.T) {
 // rows[a][b] people hold (a, b).
 func smallFirewall(t *testing.T, rows [4][10]int64, mechanism string, params map[string]any) *standIn {
 	t.Helper()
-	var groups []proxy.Group
+	var groups []ir.Group
 	for a := range rows {
 		for b, c := range rows[a] {
 			if c > 0 {
-				groups = append(groups, proxy.Group{Values: []any{int64(a), int64(b)}, Count: c})
+				groups = append(groups, ir.Group{Values: []any{int64(a), int64(b)}, Count: c})
 			}
 		}
 	}
-	return openStandIn(t, proxy.GroupedTable{Name: "t", Columns: []proxy.GroupedColumn{{Name: "a", Type: ir.TypeInt}, {Name: "b", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, 5)
+	return openStandIn(t, ir.GroupedTable{Name: "t", Columns: []ir.GroupedColumn{{Name: "a", Type: ir.TypeInt}, {Name: "b", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, 5)
 }
 
 // The window near the table size: one value of a holds all the rows but

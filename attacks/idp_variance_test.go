@@ -7,7 +7,6 @@ import (
 
 	"countwall/attacks"
 	"countwall/ir"
-	"countwall/proxy"
 )
 
 // Against laplace the variance test fails: the answers are plain 0s and 1s,
@@ -72,6 +71,6 @@ func TestIDPVarianceThroughEngine(t *testing.T) {
 // v = 1 (a count of 1) and 0 on v = 0 (a count of 0).
 func varianceFirewall(t testing.TB, mechanism string, params map[string]any, seed int64) *standIn {
 	t.Helper()
-	groups := []proxy.Group{{Values: []any{int64(1)}, Count: 1}, {Values: []any{int64(2)}, Count: 100}}
-	return openStandIn(t, proxy.GroupedTable{Name: "t", Columns: []proxy.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, seed)
+	groups := []ir.Group{{Values: []any{int64(1)}, Count: 1}, {Values: []any{int64(2)}, Count: 100}}
+	return openStandIn(t, ir.GroupedTable{Name: "t", Columns: []ir.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, seed)
 }

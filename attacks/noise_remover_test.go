@@ -77,7 +77,7 @@ func TestGroupedStandInAnswersAsTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := openStandInWith(t, proxy.GroupedTable{Name: "synthetic", Unit: "id", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), proxy.Options{Secret: secret})
+	sim := openStandInWith(t, ir.GroupedTable{Name: "synthetic", Unit: "id", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), proxy.Options{Secret: secret})
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 300; i++ {
 		var where string
@@ -155,17 +155,17 @@ func TestNoiseRemoverThroughTheEngine(t *testing.T) {
 // rows, counts by value 1..51, zero for 52..107) as grouped counts with
 // random per-value key sums: with additive keys this is what the Engine
 // computes for a one-column query, whatever the ids.
-func paperSynthetic(rng *rand.Rand) ([]proxy.GroupedColumn, []proxy.Group) {
+func paperSynthetic(rng *rand.Rand) ([]ir.GroupedColumn, []ir.Group) {
 	counts := dataset.SyntheticPaperCounts()
-	groups := make([]proxy.Group, 0, 107)
+	groups := make([]ir.Group, 0, 107)
 	for v := int64(1); v <= 107; v++ {
 		var c int64
 		if int(v) <= len(counts) {
 			c = counts[v-1]
 		}
-		groups = append(groups, proxy.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
+		groups = append(groups, ir.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
 	}
-	return []proxy.GroupedColumn{{Name: "value", Type: ir.TypeInt}}, groups
+	return []ir.GroupedColumn{{Name: "value", Type: ir.TypeInt}}, groups
 }
 
 // The paper's Table 2 at k = 200: all 107 values of the 600,000-row column
@@ -187,7 +187,7 @@ func TestNoiseRemoverRecoversThePaperSyntheticColumn(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		rng := rand.New(rand.NewPCG(uint64(run), 99))
 		cols, groups := paperSynthetic(rng)
-		sim := openStandIn(t, proxy.GroupedTable{Name: "synthetic", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), 0)
+		sim := openStandIn(t, ir.GroupedTable{Name: "synthetic", Columns: cols, Groups: groups}, "cellkey", cellkeyParams(2), 0)
 		o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value", Values: attacks.IntRange(1, 107), K: 200, Seed: uint64(run)}
 		res, err := attacks.NoiseRemover.Run(ctx, sim, o)
 		if err != nil {
@@ -313,7 +313,7 @@ func TestRunSuiteScoresEachAttackAgainstItsMechanism(t *testing.T) {
 		// 50 two-partitions per value at D = 2: about 92% of totals right.
 		{"noise-remover", "cellkey", map[string]any{"ptable": "uniform", "D": 2, "suppress_at": 4}, 0.8},
 	} {
-		sim := openStandIn(t, proxy.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}, tc.mechanism, tc.params, 11)
+		sim := openStandIn(t, ir.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}, tc.mechanism, tc.params, 11)
 		res, err := attacks.RunSuite(ctx, sim, tc.attack, path)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.attack, err)

@@ -9,6 +9,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/config"
+	"countwall/ir"
 	"countwall/proxy"
 )
 
@@ -34,14 +35,14 @@ func (s *standIn) Queries() int { return s.n }
 // params. The budget is wide (an epsilon share of 1e-10 by default, caps of
 // 1e6) so that statistical tests of millions of queries never exhaust it;
 // tests of the caps use the SQLite fixtures.
-func openStandIn(t testing.TB, tbl proxy.GroupedTable, mechanism string, params map[string]any, seed int64) *standIn {
+func openStandIn(t testing.TB, tbl ir.GroupedTable, mechanism string, params map[string]any, seed int64) *standIn {
 	t.Helper()
 	return openStandInWith(t, tbl, mechanism, params, proxy.Options{NoiseSeed: seed})
 }
 
 // openStandInWith is openStandIn with the Engine's options (a fixed
 // secret, say); opts.Grouped is tbl.
-func openStandInWith(t testing.TB, tbl proxy.GroupedTable, mechanism string, params map[string]any, opts proxy.Options) *standIn {
+func openStandInWith(t testing.TB, tbl ir.GroupedTable, mechanism string, params map[string]any, opts proxy.Options) *standIn {
 	t.Helper()
 	dir := t.TempDir()
 	unit := tbl.Unit

@@ -8,7 +8,6 @@ import (
 
 	"countwall/attacks"
 	"countwall/ir"
-	"countwall/proxy"
 )
 
 // valueFirewall is the grouped stand-in behind an Engine over one integer
@@ -16,11 +15,11 @@ import (
 // named mechanism (seeded).
 func valueFirewall(t *testing.T, counts []int64, mechanism string, params map[string]any) *standIn {
 	t.Helper()
-	groups := make([]proxy.Group, len(counts))
+	groups := make([]ir.Group, len(counts))
 	for x, c := range counts {
-		groups[x] = proxy.Group{Values: []any{int64(x)}, Count: c}
+		groups[x] = ir.Group{Values: []any{int64(x)}, Count: c}
 	}
-	return openStandIn(t, proxy.GroupedTable{Name: "t", Columns: []proxy.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, 7)
+	return openStandIn(t, ir.GroupedTable{Name: "t", Columns: []ir.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, 7)
 }
 
 // The oracle finds the table size and every range count exactly, under idp

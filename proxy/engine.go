@@ -91,9 +91,9 @@ type Options struct {
 	Secret []byte
 	// Grouped, when set, is the protected data in place of the database
 	// the config names: the stand-in of the papers' experiments, a table
-	// held as groups (see GroupedTable). Parsing, SET and SHOW, the budget,
+	// held as groups (ir.GroupedTable). Parsing, SET and SHOW, the budget,
 	// the audit and the mechanism are the Engine's as ever.
-	Grouped *GroupedTable
+	Grouped *ir.GroupedTable
 }
 
 // Open builds an Engine from a validated config: it opens the protected

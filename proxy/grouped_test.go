@@ -7,11 +7,12 @@ import (
 	"reflect"
 	"testing"
 
+	"countwall/ir"
 	"countwall/pgerror"
 )
 
 // The grouped stand-in behind the Engine answers exactly as the SQLite
-// backend under the Additive key model (keys summed from the same secret),
+// backend under the additive key model (keys summed from the same secret),
 // with the Engine's own parser, SET, SHOW and mechanism: cellkey's sticky
 // noise is the same number for every statement of a mixed list, and what
 // the stand-in does not model is refused with 0A000.
@@ -31,7 +32,7 @@ func TestGroupedStandInAnswersAsSQLite(t *testing.T) {
 	}
 	cfg := f.config(t, "cellkey", params)
 	cfg.State = filepath.Join(f.dir, "grouped-state.db")
-	stand, err := Open(ctx, cfg, Options{Secret: secret[:], Grouped: &GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}})
+	stand, err := Open(ctx, cfg, Options{Secret: secret[:], Grouped: &ir.GroupedTable{Name: "people", Unit: "id", Columns: cols, Groups: groups}})
 	if err != nil {
 		t.Fatal(err)
 	}

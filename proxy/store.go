@@ -88,29 +88,10 @@ func openProtected(cfg *config.Config, opts Options, onSnapshot func(plan.Snapsh
 	return OpenStore(cfg.Database, plan.StoreOptions{QueryTimeout: cfg.Server.QueryTimeout, OnSnapshot: onSnapshot})
 }
 
-// The grouped stand-in's description, for callers that may not import the
-// planner (the attacks and their experiments): a table held as the groups
-// of a few columns with their counts and record-key sums (planner/grouped).
-type (
-	GroupedTable  = grouped.Table
-	GroupedColumn = grouped.Column
-	Group         = grouped.Group
-	KeyModel      = grouped.KeyModel
-)
-
-// The key models of the grouped stand-in.
-const (
-	// Additive sums the selected groups' keys mod 2^32, as every backend does.
-	Additive = grouped.Additive
-	// Independent draws a key per distinct contributor set: the model of
-	// Asghar and Kaafar's Algorithm 1.
-	Independent = grouped.Independent
-)
-
 // GroupsFromSQLite reads a protected SQLite table's groups over columns,
 // summing record keys under secret as every backend does, so that the
-// Additive model answers exactly as the SQLite backend would.
-func GroupsFromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]GroupedColumn, []Group, error) {
+// AdditiveKeys model answers exactly as the SQLite backend would.
+func GroupsFromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]ir.GroupedColumn, []ir.Group, error) {
 	return grouped.FromSQLite(ctx, path, table, unit, columns, secret)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/config"
+	"countwall/ir"
 	"countwall/proxy"
 )
 
@@ -117,7 +118,7 @@ func (dep deployment) openSimulated(ctx context.Context, d int, name string, sec
 		return nil, err
 	}
 	e, err := proxy.Open(ctx, cfg, proxy.Options{Secret: secret,
-		Grouped: &proxy.GroupedTable{Name: dep.table, Unit: dep.unit, Columns: cols, Groups: groups}})
+		Grouped: &ir.GroupedTable{Name: dep.table, Unit: dep.unit, Columns: cols, Groups: groups}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the stand-in firewall for %s: %w", name, err)
 	}

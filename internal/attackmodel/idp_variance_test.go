@@ -10,7 +10,6 @@ import (
 
 	"countwall/attacks"
 	"countwall/ir"
-	"countwall/planner/grouped"
 )
 
 // Table 1 of Protivash et al.: the variance test's accuracy at m = 10, 100,
@@ -107,8 +106,8 @@ func TestPsiMSampleMeanReadingReproducesTable1(t *testing.T) {
 // v = 0 (a count of 0).
 func varianceFirewall(t testing.TB, mechanism string, params map[string]any, seed int64) *model {
 	t.Helper()
-	groups := []grouped.Group{{Values: []any{int64(1)}, Count: 1}, {Values: []any{int64(2)}, Count: 100}}
-	return newModel(t, grouped.Table{Name: "t", Columns: []grouped.Column{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, seed)
+	groups := []ir.Group{{Values: []any{int64(1)}, Count: 1}, {Values: []any{int64(2)}, Count: 100}}
+	return newModel(t, ir.GroupedTable{Name: "t", Columns: []ir.GroupedColumn{{Name: "v", Type: ir.TypeInt}}, Groups: groups}, mechanism, params, seed)
 }
 
 // Table 1 through the attack: 2,000 runs of idp-variance at each m, half on

@@ -36,7 +36,7 @@ var modelSecret = []byte("countwall attack model secret")
 
 // newModel answers over tbl through the named mechanism, its fresh noise
 // seeded by seed (0: from the operating system).
-func newModel(t testing.TB, tbl grouped.Table, mechanism string, params map[string]any, seed int64) *model {
+func newModel(t testing.TB, tbl ir.GroupedTable, mechanism string, params map[string]any, seed int64) *model {
 	t.Helper()
 	store, err := grouped.New(tbl)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"countwall/attacks"
 	"countwall/dataset"
 	"countwall/ir"
-	"countwall/planner/grouped"
 )
 
 // eq5 is the paper's Eq. 5: P(|sum of 2k noise terms uniform on -D..D| < k/2).
@@ -57,13 +56,13 @@ func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
 	const runs = 600
 	for _, tc := range []struct{ d, k int }{{2, 50}, {2, 100}, {2, 200}, {3, 100}, {5, 100}, {5, 250}} {
 		want := eq5(tc.d, tc.k)
-		rates := map[grouped.KeyModel]float64{}
-		for _, model := range []grouped.KeyModel{grouped.Independent, grouped.Additive} {
+		rates := map[ir.KeyModel]float64{}
+		for _, model := range []ir.KeyModel{ir.IndependentKeys, ir.AdditiveKeys} {
 			hits := 0
 			for run := 0; run < runs; run++ {
 				rng := rand.New(rand.NewPCG(uint64(run), uint64(tc.d*1000+tc.k)))
 				cols, groups := paperSynthetic(rng)
-				sim := newModel(t, grouped.Table{Name: "synthetic", Columns: cols, Groups: groups, Model: model, Seed: rng.Uint64()}, "cellkey", map[string]any{"ptable": "uniform", "D": tc.d, "suppress_at": 4}, 0)
+				sim := newModel(t, ir.GroupedTable{Name: "synthetic", Columns: cols, Groups: groups, Model: model, Seed: rng.Uint64()}, "cellkey", map[string]any{"ptable": "uniform", "D": tc.d, "suppress_at": 4}, 0)
 				// Values 8..19 all have counts well above suppression.
 				base := attacks.IntRange(8, 19)
 				var trueTotal int64
@@ -81,8 +80,8 @@ func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
 			rates[model] = float64(hits) / runs
 		}
 		tol := 4*math.Sqrt(want*(1-want)/runs) + 1.0/runs
-		got := rates[grouped.Independent]
-		t.Logf("D=%d k=%d: success %.3f independent keys, %.3f additive keys; Eq. 5 says %.3f (±%.3f)", tc.d, tc.k, got, rates[grouped.Additive], want, tol)
+		got := rates[ir.IndependentKeys]
+		t.Logf("D=%d k=%d: success %.3f independent keys, %.3f additive keys; Eq. 5 says %.3f (±%.3f)", tc.d, tc.k, got, rates[ir.AdditiveKeys], want, tol)
 		if math.Abs(got-want) > tol {
 			t.Errorf("D=%d k=%d: success %.3f, Eq. 5 says %.3f ± %.3f", tc.d, tc.k, got, want, tol)
 		}
@@ -92,15 +91,15 @@ func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
 // paperSynthetic is the paper's own synthetic column (its Table 4: 600,000
 // rows, counts by value 1..51, zero for 52..107) as grouped counts with
 // random per-value key sums, as attacks' Table 2 test draws it.
-func paperSynthetic(rng *rand.Rand) ([]grouped.Column, []grouped.Group) {
+func paperSynthetic(rng *rand.Rand) ([]ir.GroupedColumn, []ir.Group) {
 	counts := dataset.SyntheticPaperCounts()
-	groups := make([]grouped.Group, 0, 107)
+	groups := make([]ir.Group, 0, 107)
 	for v := int64(1); v <= 107; v++ {
 		var c int64
 		if int(v) <= len(counts) {
 			c = counts[v-1]
 		}
-		groups = append(groups, grouped.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
+		groups = append(groups, ir.Group{Values: []any{v}, Count: c, Key: rng.Uint32()})
 	}
-	return []grouped.Column{{Name: "value", Type: ir.TypeInt}}, groups
+	return []ir.GroupedColumn{{Name: "value", Type: ir.TypeInt}}, groups
 }

@@ -6,12 +6,13 @@
 // parser, SET, SHOW, the budget, the audit and the mechanisms are the
 // Engine's own; only the reading of the data is this package's.
 //
-// With the Additive key model and the groups' keys summed from
-// plan.RecordKey under the firewall's secret (FromSQLite), every answer is
-// the one the SQLite backend would give. The Independent key model instead
-// gives every distinct contributor set its own random key: the model of
-// Asghar and Kaafar's Algorithm 1, in which different contributor sets draw
-// independent noise.
+// Under the additive key model (ir.AdditiveKeys), with the groups' keys
+// summed from plan.RecordKey under the firewall's secret (FromSQLite), every
+// answer is the one the SQLite backend would give. The independent one
+// (ir.IndependentKeys) gives every distinct contributor set its own random
+// key: the model of Asghar and Kaafar's Algorithm 1, in which different
+// contributor sets draw independent noise. The table it serves is described
+// by ir.GroupedTable, which proxy.Options.Grouped takes.
 //
 // # What the Engine hands it
 //
@@ -38,6 +39,6 @@
 // # How it is tested
 //
 // Its own tests hold the key models and its refusals; the Engine's tests
-// (proxy, TestGroupedStandInAnswersAsSQLite) hold its Additive answers to
+// (proxy, TestGroupedStandInAnswersAsSQLite) hold its additive answers to
 // the SQLite backend's, statement by statement under cellkey.
 package grouped

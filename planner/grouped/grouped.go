@@ -18,61 +18,20 @@ import (
 	"countwall/planner/plan"
 )
 
-// KeyModel says how the contributor key of a query's cell is formed.
-type KeyModel int
-
-const (
-	// Additive sums the selected groups' keys mod 2^32, as the planner does.
-	Additive KeyModel = iota
-	// Independent draws a key per distinct contributor set from a keyed hash
-	// of the set: the paper's model of independent noise per set.
-	Independent
-)
-
-func (m KeyModel) String() string {
-	if m == Independent {
-		return "independent"
-	}
-	return "additive"
-}
-
-// Column is one grouped column.
-type Column struct {
-	Name string
-	Type ir.ColumnType // TypeInt or TypeText
-}
-
-// Group is the rows sharing one combination of the grouped columns' values.
-type Group struct {
-	Values []any  // int64 for TypeInt columns, string for TypeText, in column order
-	Count  int64  // rows (privacy units) in the group
-	Key    uint32 // sum of the group's record keys mod 2^32
-}
-
-// Table is a protected table held as groups.
-type Table struct {
-	Name    string
-	Unit    string   // the privacy-unit column's name (each row is its own unit)
-	Columns []Column // the grouped columns, in the order of Group.Values
-	Groups  []Group
-	Model   KeyModel
-	Seed    uint64 // keys the Independent model's hash (ignored by Additive)
-}
-
 // Store answers COUNT queries without GROUP BY over one grouped table. It is
 // safe for concurrent use: it never changes after New.
 type Store struct {
 	table   string
 	unit    string
-	columns []Column
-	groups  []Group
-	model   KeyModel
+	columns []ir.GroupedColumn
+	groups  []ir.Group
+	model   ir.KeyModel
 	seed    uint64
 	total   int64 // the table size: every group's count
 }
 
 // New checks the groups against their columns.
-func New(t Table) (*Store, error) {
+func New(t ir.GroupedTable) (*Store, error) {
 	unit := strings.ToLower(t.Unit)
 	if unit == "" {
 		unit = "_unit"
@@ -97,9 +56,9 @@ func New(t Table) (*Store, error) {
 			}
 		}
 	}
-	cols := make([]Column, len(t.Columns))
+	cols := make([]ir.GroupedColumn, len(t.Columns))
 	for i, c := range t.Columns {
-		cols[i] = Column{Name: strings.ToLower(c.Name), Type: c.Type}
+		cols[i] = ir.GroupedColumn{Name: strings.ToLower(c.Name), Type: c.Type}
 	}
 	var total int64
 	for _, g := range t.Groups {
@@ -153,7 +112,7 @@ func (s *Store) Run(_ context.Context, t *ir.Table, q *ir.Query, needs ir.Needs,
 
 // cell is the planner's cell for the groups a predicate selects: their total
 // count and their contributor key under the key model.
-func (s *Store) cell(match func(Group) bool) ir.Cell {
+func (s *Store) cell(match func(ir.Group) bool) ir.Cell {
 	c := ir.Cell{InDomain: true}
 	h := fnv.New64a()
 	var buf [8]byte
@@ -167,17 +126,17 @@ func (s *Store) cell(match func(Group) bool) ir.Cell {
 		binary.LittleEndian.PutUint64(buf[:], uint64(i))
 		h.Write(buf[:])
 	}
-	if s.model == Independent && c.Count > 0 {
+	if s.model == ir.IndependentKeys && c.Count > 0 {
 		c.Key = uint32(splitmix64(h.Sum64() ^ s.seed))
 	}
 	return c
 }
 
 // compile turns a predicate into a test of one group, resolving columns once.
-func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
+func (s *Store) compile(p ir.Pred) (func(ir.Group) bool, error) {
 	switch p := p.(type) {
 	case nil:
-		return func(Group) bool { return true }, nil
+		return func(ir.Group) bool { return true }, nil
 	case *ir.And, *ir.Or:
 		var l, r ir.Pred
 		if a, ok := p.(*ir.And); ok {
@@ -195,15 +154,15 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 			return nil, err
 		}
 		if _, and := p.(*ir.And); and {
-			return func(g Group) bool { return lf(g) && rf(g) }, nil
+			return func(g ir.Group) bool { return lf(g) && rf(g) }, nil
 		}
-		return func(g Group) bool { return lf(g) || rf(g) }, nil
+		return func(g ir.Group) bool { return lf(g) || rf(g) }, nil
 	case *ir.Not:
 		inner, err := s.compile(p.Inner)
 		if err != nil {
 			return nil, err
 		}
-		return func(g Group) bool { return !inner(g) }, nil
+		return func(g ir.Group) bool { return !inner(g) }, nil
 	case *ir.Compare:
 		cmp, err := s.comparer(p.Column, p.Value)
 		if err != nil {
@@ -213,7 +172,7 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown comparison %q", p.Op)
 		}
-		return func(g Group) bool { return test(cmp(g)) }, nil
+		return func(g ir.Group) bool { return test(cmp(g)) }, nil
 	case *ir.Between:
 		lo, err := s.comparer(p.Column, p.Lo)
 		if err != nil {
@@ -223,9 +182,9 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(g Group) bool { return (lo(g) >= 0 && hi(g) <= 0) != p.Negate }, nil
+		return func(g ir.Group) bool { return (lo(g) >= 0 && hi(g) <= 0) != p.Negate }, nil
 	case *ir.In:
-		cmps := make([]func(Group) int, len(p.Values))
+		cmps := make([]func(ir.Group) int, len(p.Values))
 		for j, lit := range p.Values {
 			c, err := s.comparer(p.Column, lit)
 			if err != nil {
@@ -233,7 +192,7 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 			}
 			cmps[j] = c
 		}
-		return func(g Group) bool {
+		return func(g ir.Group) bool {
 			for _, c := range cmps {
 				if c(g) == 0 {
 					return !p.Negate
@@ -248,7 +207,7 @@ func (s *Store) compile(p ir.Pred) (func(Group) bool, error) {
 		if _, err := s.index(p.Column); err != nil {
 			return nil, err
 		}
-		return func(Group) bool { return p.Negate }, nil
+		return func(ir.Group) bool { return p.Negate }, nil
 	}
 	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the grouped stand-in does not evaluate %T", p)
 }
@@ -264,7 +223,7 @@ var compareOps = map[string]func(int) bool{
 }
 
 func (s *Store) index(column string) (int, error) {
-	i := slices.IndexFunc(s.columns, func(c Column) bool { return strings.EqualFold(c.Name, column) })
+	i := slices.IndexFunc(s.columns, func(c ir.GroupedColumn) bool { return strings.EqualFold(c.Name, column) })
 	if i < 0 {
 		return 0, pgerror.Errorf(pgerror.FeatureNotSupported, "column %q is not one the grouped stand-in grouped by", column)
 	}
@@ -272,18 +231,18 @@ func (s *Store) index(column string) (int, error) {
 }
 
 // comparer orders a group's value of column against a literal.
-func (s *Store) comparer(column string, lit ir.Literal) (func(Group) int, error) {
+func (s *Store) comparer(column string, lit ir.Literal) (func(ir.Group) int, error) {
 	i, err := s.index(column)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitInt:
-		return func(g Group) int { return cmp.Compare(g.Values[i].(int64), lit.Int) }, nil
+		return func(g ir.Group) int { return cmp.Compare(g.Values[i].(int64), lit.Int) }, nil
 	case s.columns[i].Type == ir.TypeInt && lit.Kind == ir.LitFloat:
-		return func(g Group) int { return cmp.Compare(float64(g.Values[i].(int64)), lit.Float) }, nil
+		return func(g ir.Group) int { return cmp.Compare(float64(g.Values[i].(int64)), lit.Float) }, nil
 	case s.columns[i].Type == ir.TypeText && lit.Kind == ir.LitText:
-		return func(g Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
+		return func(g ir.Group) int { return strings.Compare(g.Values[i].(string), lit.Text) }, nil
 	}
 	return nil, fmt.Errorf("cannot compare column %q with that literal", column)
 }
@@ -299,9 +258,9 @@ func splitmix64(x uint64) uint64 {
 // FromSQLite groups a protected table's rows by columns, reading the file
 // read-only, and sums each group's record keys under secret exactly as the
 // planner does for a table with one row per privacy unit: with the
-// firewall's secret, the Additive model then answers
+// firewall's secret, the additive model then answers
 // as the Engine would.
-func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]Column, []Group, error) {
+func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]ir.GroupedColumn, []ir.Group, error) {
 	for _, name := range append([]string{table, unit}, columns...) {
 		if !plainIdentifier(name) {
 			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
@@ -317,13 +276,13 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 		return nil, nil, fmt.Errorf("reading %s: %w", table, err)
 	}
 	defer rows.Close()
-	cols := make([]Column, len(columns))
+	cols := make([]ir.GroupedColumn, len(columns))
 	for i, c := range columns {
-		cols[i] = Column{Name: strings.ToLower(c), Type: ir.TypeInt}
+		cols[i] = ir.GroupedColumn{Name: strings.ToLower(c), Type: ir.TypeInt}
 	}
 	typed := false
 	byKey := map[string]int{}
-	var groups []Group
+	var groups []ir.Group
 	scan := make([]any, len(columns)+1)
 	for rows.Next() {
 		vals := make([]any, len(columns)+1)
@@ -366,7 +325,7 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 		if !ok {
 			gi = len(groups)
 			byKey[k] = gi
-			groups = append(groups, Group{Values: gv})
+			groups = append(groups, ir.Group{Values: gv})
 		}
 		groups[gi].Count++
 		groups[gi].Key += plan.RecordKey(secret, vals[0])

@@ -10,16 +10,16 @@ import (
 	"countwall/pgerror"
 )
 
-func testStore(t testing.TB, model KeyModel) (*Store, *ir.Table) {
+func testStore(t testing.TB, model ir.KeyModel) (*Store, *ir.Table) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
-	var groups []Group
+	var groups []ir.Group
 	for v := int64(1); v <= 40; v++ {
 		for _, sex := range []string{"F", "M"} {
-			groups = append(groups, Group{Values: []any{v, sex}, Count: int64(rng.IntN(60)), Key: rng.Uint32()})
+			groups = append(groups, ir.Group{Values: []any{v, sex}, Count: int64(rng.IntN(60)), Key: rng.Uint32()})
 		}
 	}
-	s, err := New(Table{Name: "people", Unit: "id", Columns: []Column{{Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}},
+	s, err := New(ir.GroupedTable{Name: "people", Unit: "id", Columns: []ir.GroupedColumn{{Name: "age", Type: ir.TypeInt}, {Name: "sex", Type: ir.TypeText}},
 		Groups: groups, Model: model, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func cellOf(t *testing.T, s *Store, tbl *ir.Table, where ir.Pred) ir.Cell {
 // both key models; the additive key of a union is the sum of its parts'
 // keys, the independent key is not.
 func TestKeysFollowTheContributors(t *testing.T) {
-	for _, model := range []KeyModel{Additive, Independent} {
+	for _, model := range []ir.KeyModel{ir.AdditiveKeys, ir.IndependentKeys} {
 		s, tbl := testStore(t, model)
 		a := cellOf(t, s, tbl, &ir.In{Column: "age", Values: []ir.Literal{ageLit(3), ageLit(4)}})
 		b := cellOf(t, s, tbl, &ir.Between{Column: "age", Lo: ageLit(3), Hi: ageLit(4)})
@@ -60,14 +60,14 @@ func TestKeysFollowTheContributors(t *testing.T) {
 		if a.Count != p3.Count+p4.Count || a.Units != a.Count {
 			t.Errorf("%v: count %d (units %d), parts %d + %d", model, a.Count, a.Units, p3.Count, p4.Count)
 		}
-		if additive := a.Key == p3.Key+p4.Key; additive != (model == Additive) {
+		if additive := a.Key == p3.Key+p4.Key; additive != (model == ir.AdditiveKeys) {
 			t.Errorf("%v: union key %d, parts %d + %d", model, a.Key, p3.Key, p4.Key)
 		}
 	}
 }
 
 func TestRunRefusesWhatItDoesNotModel(t *testing.T) {
-	s, tbl := testStore(t, Additive)
+	s, tbl := testStore(t, ir.AdditiveKeys)
 	for _, q := range []*ir.Query{
 		{Table: "people", GroupBy: []string{"sex"}},
 		{Table: "people", Agg: ir.CountDistinct},
@@ -79,7 +79,7 @@ func TestRunRefusesWhatItDoesNotModel(t *testing.T) {
 }
 
 func TestNewRefusesMistypedGroups(t *testing.T) {
-	_, err := New(Table{Name: "t", Columns: []Column{{Name: "age", Type: ir.TypeInt}}, Groups: []Group{{Values: []any{"x"}, Count: 1}}})
+	_, err := New(ir.GroupedTable{Name: "t", Columns: []ir.GroupedColumn{{Name: "age", Type: ir.TypeInt}}, Groups: []ir.Group{{Values: []any{"x"}, Count: 1}}})
 	if err == nil {
 		t.Error("a text value in an integer column was accepted")
 	}
