@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/bench"
-	"countwall/bounding"
+	"countwall/attacks/bounding"
 	"countwall/dataset/progress"
 	"countwall/internal/workdir"
 )

@@ -2,19 +2,23 @@ package bounding
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
 
 // TestErrorVsG: on 200 people x 10 snps, G = 10 (every cell) drops nothing,
 // G = 1 drops most of each person's cells, and the noise scale is G/epsilon.
+// At G = 1 the firewall's answers are the bounded counts with noise of
+// scale 1, so their error is the bias give or take the mean |noise| (about
+// 1): the bound is in force, not only stated.
 // With 20 runs of 10 cells at scale 10 the mean absolute error of G = 10 is
 // the mean of 200 exponential |noise| values of mean 10 and sd 10 (no true
 // count here is near 0, so clamping plays no part): its sd is 0.71, and
 // [6, 14] is 5.6 sd either side, which a Chernoff bound puts at a
 // false-failure rate below 1e-6.
 func TestErrorVsG(t *testing.T) {
-	rows, err := ErrorVsG(context.Background(), t.TempDir(), Options{People: 200, Attributes: 10, Epsilon: 1, Runs: 20, Gs: []int64{1, 10, 50}, Seed: 7})
+	rows, err := ErrorVsG(context.Background(), t.TempDir(), Options{People: 200, Attributes: 10, Epsilon: 1, Runs: 20, Gs: []int64{1, 10, 50}, Seed: 7, noiseSeed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,8 +26,8 @@ func TestErrorVsG(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	one, all, over := rows[0], rows[1], rows[2]
-	if one.G != 1 || one.NoiseScale != 1 || one.Bias < 40 {
-		t.Errorf("G = 1: %+v; want scale 1 and a large bias", one)
+	if one.G != 1 || one.NoiseScale != 1 || one.Bias < 40 || math.Abs(one.MeanAbsError-one.Bias) > 2 {
+		t.Errorf("G = 1: %+v; want scale 1, a large bias and an error within 2 of it", one)
 	}
 	if all.G != 10 || all.NoiseScale != 10 || all.Bias != 0 || all.MeanAbsError < 6 || all.MeanAbsError > 14 {
 		t.Errorf("G = 10: %+v; want scale 10, no bias, error about 10", all)
@@ -31,6 +35,20 @@ func TestErrorVsG(t *testing.T) {
 	// G beyond the number of cells is lowered to it.
 	if over.G != 10 || over.NoiseScale != 10 {
 		t.Errorf("G = 50: %+v; want it lowered to 10", over)
+	}
+}
+
+// TestBias: a person in k cells loses max(k-G, 0) of them; the bias is
+// the rows lost over the cells.
+func TestBias(t *testing.T) {
+	tr := truth{counts: make([]int64, 10), perPerson: []int64{1, 3, 10}}
+	for _, tc := range []struct {
+		g    int64
+		want float64
+	}{{1, 1.1}, {3, 0.7}, {9, 0.1}, {10, 0}, {50, 0}} {
+		if got := tr.bias(tc.g); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("bias(%d) = %g, want %g", tc.g, got, tc.want)
+		}
 	}
 }
 
