@@ -117,6 +117,18 @@ func TestImportFacts(t *testing.T) {
 	}
 }
 
+// TestStateKeepsNoNoise: the state database keeps the ledger's arithmetic
+// (the accounting kinds and the zCDP conversion, in ir) without the noise:
+// neither the mechanisms nor the DP library is among proxy/state's
+// dependencies.
+func TestStateKeepsNoNoise(t *testing.T) {
+	for _, d := range listPackages(t, "-deps", "countwall/proxy/state") {
+		if under(d.ImportPath, "github.com/google/differential-privacy") || under(d.ImportPath, "countwall/mechanisms") {
+			t.Errorf("countwall/proxy/state depends on %s; the ledger's arithmetic is in countwall/ir", d.ImportPath)
+		}
+	}
+}
+
 // TestRootHoldsMainOnly: the module's root shows the house, so its one
 // non-test file is main.go and the commands live in internal/cli.
 func TestRootHoldsMainOnly(t *testing.T) {

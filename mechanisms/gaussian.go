@@ -20,7 +20,7 @@ func init() {
 // Accounting. The per-query (epsilon, delta) only sets sigma. Each answer is
 // charged its zero-concentrated DP cost rho = Delta2^2/(2 sigma^2) (Bun and
 // Steinke 2016) to the analyst's dp budget, where rho is summed and the sum
-// converted to epsilon at the delta cap (ZCDPEpsilon): k answers cost about
+// converted to epsilon at the delta cap (ir.ZCDPEpsilon): k answers cost about
 // sqrt(k) times one, not k times. A GROUP BY over undeclared columns sets
 // sigma from the counts' part of the share and adds the partition
 // selection's (epsilon, delta) as a pure charge beside rho (partition.go).

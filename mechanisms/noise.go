@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/google/differential-privacy/go/v3/noise"
+
+	"countwall/ir"
 )
 
 // NoiseSource draws the noise of the differential-privacy mechanisms
@@ -47,8 +49,6 @@ const (
 	// adding it ourselves with saturation is the same mechanism without the
 	// overflow. (Above it the library rounds the count to a coarser grid.)
 	maxNoiseScale = 0x1p40
-	// MaxDelta is the largest per-query delta the Gaussian source accepts.
-	MaxDelta = 0.5
 )
 
 // checkEpsilon refuses an epsilon the noise sources cannot use.
@@ -61,8 +61,8 @@ func checkEpsilon(epsilon float64) error {
 
 // checkDelta refuses a delta the Gaussian source cannot use.
 func checkDelta(delta float64) error {
-	if math.IsNaN(delta) || delta <= 0 || delta > MaxDelta {
-		return fmt.Errorf("delta %g is outside the supported range (0, %g]", delta, float64(MaxDelta))
+	if math.IsNaN(delta) || delta <= 0 || delta > ir.MaxDelta {
+		return fmt.Errorf("delta %g is outside the supported range (0, %g]", delta, float64(ir.MaxDelta))
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"countwall/config"
 	"countwall/ir"
-	"countwall/mechanisms"
 	"countwall/pgerror"
 )
 
@@ -224,7 +223,7 @@ func TestShowBudgetConvertsRhoAtTheDeltaCap(t *testing.T) {
 			continue
 		}
 		rho, eps, delta := row[5].Float, row[1].Float, row[3].Float
-		if want := mechanisms.ZCDPEpsilon(rho, 1e-5); rho <= 0 || math.Abs(eps-want) > 1e-12 || delta != 1e-5 {
+		if want := ir.ZCDPEpsilon(rho, 1e-5); rho <= 0 || math.Abs(eps-want) > 1e-12 || delta != 1e-5 {
 			t.Fatalf("dp row: epsilon %g delta %g for rho %g; want epsilon %g at delta 1e-5", eps, delta, rho, want)
 		}
 		return

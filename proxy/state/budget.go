@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // CapsSource is where an analyst's caps come from: the config, which gives
@@ -50,7 +50,7 @@ type sourceBox struct{ CapsSource }
 
 type heldKey struct {
 	analyst string
-	kind    mechanisms.Accounting
+	kind    ir.Accounting
 }
 
 // NewBudget holds l's analysts to the caps src sets. Close closes l.
@@ -62,13 +62,13 @@ func NewBudget(l *Ledger, src CapsSource) *Budget {
 
 // caps are the analyst's caps in force for kind: the source's, unless the
 // ledger holds lower ones.
-func (b *Budget) caps(ctx context.Context, analyst string, kind mechanisms.Accounting) (Caps, error) {
+func (b *Budget) caps(ctx context.Context, analyst string, kind ir.Accounting) (Caps, error) {
 	return b.hold(ctx, analyst, kind, CapsOf(b.src.Load(), analyst))
 }
 
 // hold offers caps to the ledger unless the cached held caps are already
 // as low, and returns the held caps.
-func (b *Budget) hold(ctx context.Context, analyst string, kind mechanisms.Accounting, offered Caps) (Caps, error) {
+func (b *Budget) hold(ctx context.Context, analyst string, kind ir.Accounting, offered Caps) (Caps, error) {
 	key := heldKey{analyst, kind}
 	b.heldMu.Lock()
 	defer b.heldMu.Unlock()
@@ -142,7 +142,7 @@ func (b *Budget) Close() error { return b.ledger.Close(context.Background()) }
 
 // Notice tells the analyst what an answer cost (c) and what remains (b, the
 // balance after the charge).
-func (b Balance) Notice(c mechanisms.Charge) string {
+func (b Balance) Notice(c ir.Charge) string {
 	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %.6g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
 	if c.Rho > 0 {
 		// The delta cap is all given to the zCDP conversion: no delta line.
@@ -160,7 +160,7 @@ func (b Balance) Notice(c mechanisms.Charge) string {
 }
 
 // EntryOf is the ledger entry for an answer of mechanism that cost c.
-func EntryOf(analyst, mechanism, fingerprint string, c mechanisms.Charge) Entry {
+func EntryOf(analyst, mechanism, fingerprint string, c ir.Charge) Entry {
 	return Entry{Analyst: analyst, Mechanism: mechanism, Kind: c.Kind,
 		Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho, Fingerprint: fingerprint}
 }

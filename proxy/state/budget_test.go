@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // capsTable is a CapsSource as a config would be: listed analysts' own
@@ -71,7 +71,7 @@ func TestBudgetHoldsCapsAcrossConfigure(t *testing.T) {
 	}
 	// A charge is held to the caps in force: alice's 0.5, not the 5 offered.
 	charge := func(eps float64) error {
-		_, err := b.Charge(ctx, EntryOf("alice", "laplace", "fp", mechanisms.Charge{Kind: dp, Epsilon: eps}))
+		_, err := b.Charge(ctx, EntryOf("alice", "laplace", "fp", ir.Charge{Kind: dp, Epsilon: eps}))
 		return err
 	}
 	if err := charge(0.5); err != nil {
@@ -84,7 +84,7 @@ func TestBudgetHoldsCapsAcrossConfigure(t *testing.T) {
 	if err := l.Grant(ctx, "alice", dp, 0.25, 0); err != nil {
 		t.Fatal(err)
 	}
-	bal, err := b.Charge(ctx, EntryOf("alice", "laplace", "fp", mechanisms.Charge{Kind: dp, Epsilon: 0.1}))
+	bal, err := b.Charge(ctx, EntryOf("alice", "laplace", "fp", ir.Charge{Kind: dp, Epsilon: 0.1}))
 	if err != nil {
 		t.Fatalf("charge within the grant: %v", err)
 	}
@@ -98,24 +98,24 @@ func TestNotice(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		bal  Balance
-		c    mechanisms.Charge
+		c    ir.Charge
 		want string
 	}{
 		// A zCDP charge says rho, the converted spending and what remains,
 		// without a delta line (the delta cap goes to the conversion).
 		{"rho", Balance{Kind: dp, EpsilonSpent: 0.25, EpsilonCap: 3, DeltaSpent: 1e-5, DeltaCap: 1e-5, RhoSpent: 0.001},
-			mechanisms.Charge{Kind: dp, Rho: 0.0005},
+			ir.Charge{Kind: dp, Rho: 0.0005},
 			"charged rho 0.0005 (dp, zCDP: rho spent 0.001 is epsilon 0.25 at delta 1e-05); remaining epsilon 2.75 of 3"},
 		{"pure epsilon", Balance{Kind: dp, EpsilonSpent: 0.25, EpsilonCap: 1, DeltaCap: 1e-5},
-			mechanisms.Charge{Kind: dp, Epsilon: 0.25},
+			ir.Charge{Kind: dp, Epsilon: 0.25},
 			"charged epsilon 0.25 (dp); remaining epsilon 0.75 of 1"},
 		{"with delta", Balance{Kind: dp, EpsilonSpent: 0.5, EpsilonCap: 1, DeltaSpent: 1e-5, DeltaCap: 1e-5},
-			mechanisms.Charge{Kind: dp, Epsilon: 0.5, Delta: 1e-6},
+			ir.Charge{Kind: dp, Epsilon: 0.5, Delta: 1e-6},
 			"charged epsilon 0.5 (dp); remaining epsilon 0.5 of 1; charged delta 1e-06, remaining delta 0 of 1e-05"},
 		// Fourteen charges of 0.1 sum to 1.4000000000000004 in float64:
 		// what remains reads 0.6, not 0.5999999999999996.
 		{"summed shares", Balance{Kind: dp, EpsilonSpent: 1.4000000000000004, EpsilonCap: 2, DeltaSpent: 3.0000000000000004e-06, DeltaCap: 1e-5},
-			mechanisms.Charge{Kind: dp, Epsilon: 0.1, Delta: 1e-6},
+			ir.Charge{Kind: dp, Epsilon: 0.1, Delta: 1e-6},
 			"charged epsilon 0.1 (dp); remaining epsilon 0.6 of 2; charged delta 1e-06, remaining delta 7e-06 of 1e-05"},
 	} {
 		if got := tc.bal.Notice(tc.c); got != tc.want {

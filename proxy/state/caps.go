@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // Held caps. A config reload (or a restart with an edited config) must
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS ledger_caps (
 // Hold records offered as a cap of analyst's kind if it is lower than the
 // one held (field by field), and returns the held caps: the lowest offered
 // since the analyst was first seen.
-func (l *Ledger) Hold(ctx context.Context, analyst string, kind mechanisms.Accounting, offered Caps) (Caps, error) {
+func (l *Ledger) Hold(ctx context.Context, analyst string, kind ir.Accounting, offered Caps) (Caps, error) {
 	switch {
 	case analyst == "":
 		return Caps{}, errors.New("ledger: holding caps without an analyst")
@@ -87,7 +87,7 @@ func (l *Ledger) capsTable(ctx context.Context) error {
 // heldCaps returns the caps held for analyst's kind without offering any,
 // and false when none are held (or the caps table does not exist yet): a
 // reader such as `countwall budget list` must not write the ledger.
-func (l *Ledger) heldCaps(ctx context.Context, analyst string, kind mechanisms.Accounting) (Caps, bool, error) {
+func (l *Ledger) heldCaps(ctx context.Context, analyst string, kind ir.Accounting) (Caps, bool, error) {
 	exists, err := tableExists(ctx, l.db, "ledger_caps")
 	if err != nil {
 		return Caps{}, false, fmt.Errorf("ledger: reading held caps: %w", err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // TestHoldNeverRaisesACap: the held cap is the lowest offered so far, field
@@ -13,10 +13,10 @@ func TestHoldNeverRaisesACap(t *testing.T) {
 	ctx := context.Background()
 	path := newStatePath(t)
 	l := openLedger(t, path, 1)
-	idp := mechanisms.AccountingIDP
+	idp := ir.AccountingIDP
 	steps := []struct {
 		analyst string
-		kind    mechanisms.Accounting
+		kind    ir.Accounting
 		offered Caps
 		want    Caps
 	}{
@@ -46,7 +46,7 @@ func TestHoldNeverRaisesACap(t *testing.T) {
 	}
 	for _, bad := range []struct {
 		analyst string
-		kind    mechanisms.Accounting
+		kind    ir.Accounting
 		caps    Caps
 	}{{"", dp, Unlimited()}, {"alice", "nope", Unlimited()}, {"alice", dp, Caps{Epsilon: -1}}} {
 		if _, err := l.Hold(ctx, bad.analyst, bad.kind, bad.caps); err == nil {

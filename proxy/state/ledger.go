@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 	"countwall/pgerror"
 )
 
@@ -37,7 +37,7 @@ import (
 type Entry struct {
 	Analyst   string
 	Mechanism string
-	Kind      mechanisms.Accounting
+	Kind      ir.Accounting
 	Epsilon   float64
 	Delta     float64
 	// Fingerprint identifies the SQL text, never the text itself. The
@@ -66,7 +66,7 @@ func Unlimited() Caps { return Caps{Epsilon: NoCap, Delta: NoCap} }
 // Balance is an analyst's standing in one accounting kind.
 type Balance struct {
 	Analyst string
-	Kind    mechanisms.Accounting
+	Kind    ir.Accounting
 	// EpsilonSpent and DeltaSpent are what answered queries cost, plus any
 	// reservation another process holds or a crash left unused (those count
 	// as spent).
@@ -98,7 +98,7 @@ func (b Balance) EpsilonRemaining() float64 { return math.Max(0, b.EpsilonCap-b.
 func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.DeltaSpent) }
 
 // Kinds are the accounting kinds the ledger keeps, in display order.
-var Kinds = []mechanisms.Accounting{mechanisms.AccountingDP, mechanisms.AccountingIDP, mechanisms.AccountingBDP}
+var Kinds = []ir.Accounting{ir.AccountingDP, ir.AccountingIDP, ir.AccountingBDP}
 
 // LedgerOptions configure a Ledger.
 type LedgerOptions struct {
@@ -133,7 +133,7 @@ type Ledger struct {
 // its open reservations (one per kind).
 type analystState struct {
 	mu     sync.Mutex
-	chunks map[mechanisms.Accounting]*chunk
+	chunks map[ir.Accounting]*chunk
 }
 
 // chunk is an open reservation: written to the database (and counted as
@@ -223,13 +223,13 @@ func (l *Ledger) analyst(name string) *analystState {
 	defer l.mu.Unlock()
 	st, ok := l.analysts[name]
 	if !ok {
-		st = &analystState{chunks: map[mechanisms.Accounting]*chunk{}}
+		st = &analystState{chunks: map[ir.Accounting]*chunk{}}
 		l.analysts[name] = st
 	}
 	return st
 }
 
-func validKind(k mechanisms.Accounting) bool {
+func validKind(k ir.Accounting) bool {
 	for _, known := range Kinds {
 		if k == known {
 			return true
@@ -244,11 +244,11 @@ func (e Entry) validate() error {
 	switch {
 	case e.Analyst == "":
 		return errors.New("ledger: charge without an analyst")
-	case e.Kind != mechanisms.AccountingNone && !validKind(e.Kind):
+	case e.Kind != ir.AccountingNone && !validKind(e.Kind):
 		return fmt.Errorf("ledger: unknown accounting kind %q", e.Kind)
 	case !validAmount(e.Epsilon) || !validAmount(e.Delta) || !validAmount(e.Rho):
 		return fmt.Errorf("ledger: charge of epsilon %g, delta %g, rho %g is not a finite non-negative amount", e.Epsilon, e.Delta, e.Rho)
-	case e.Rho > 0 && e.Kind == mechanisms.AccountingNone:
+	case e.Rho > 0 && e.Kind == ir.AccountingNone:
 		return errors.New("ledger: a rho charge needs an accounting kind")
 	}
 	return nil
@@ -276,7 +276,7 @@ func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error
 	if e.Rho > 0 {
 		return l.chargeRho(ctx, st, e, caps)
 	}
-	if e.Kind == mechanisms.AccountingNone || l.reserve <= 1 {
+	if e.Kind == ir.AccountingNone || l.reserve <= 1 {
 		return l.chargeDirect(ctx, e, caps)
 	}
 	if c := st.chunks[e.Kind]; c != nil && c.answered < l.reserve &&
@@ -292,7 +292,7 @@ func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error
 }
 
 // chunkBalance is the balance implied by an open reservation.
-func (l *Ledger) chunkBalance(analyst string, kind mechanisms.Accounting, c *chunk, caps Caps) Balance {
+func (l *Ledger) chunkBalance(analyst string, kind ir.Accounting, c *chunk, caps Caps) Balance {
 	return Balance{
 		Analyst: analyst, Kind: kind,
 		EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta,
@@ -319,7 +319,7 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 		if err != nil {
 			return err
 		}
-		if e.Kind != mechanisms.AccountingNone {
+		if e.Kind != ir.AccountingNone {
 			if !fits(b.EpsilonSpent, e.Epsilon, b.EpsilonCap) {
 				return exhausted(e, "epsilon", b.EpsilonSpent, b.EpsilonCap, e.Epsilon)
 			}
@@ -330,7 +330,7 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 		if err := writeHistory(ctx, tx, e.Analyst, e.Kind, appendCharge(nil, l.now(), e)); err != nil {
 			return err
 		}
-		if e.Kind != mechanisms.AccountingNone {
+		if e.Kind != ir.AccountingNone {
 			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
 				return err
 			}
@@ -413,7 +413,7 @@ func reservation(cost float64, reserve int, available float64) float64 {
 // back its unused part. If the reservation is gone (an analyst reset by another process),
 // the entries are charged afresh instead: counting them twice is the safe
 // side.
-func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, c *chunk) error {
+func settle(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, c *chunk) error {
 	if c == nil { // no reservation open
 		return nil
 	}
@@ -433,7 +433,7 @@ func settle(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.A
 	return addSpent(ctx, tx, analyst, kind, usedEps, usedDelta)
 }
 
-func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, eps, delta float64) error {
+func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, eps, delta float64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_spent (analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?)
 ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon + excluded.epsilon), delta = max(0, ledger_spent.delta + excluded.delta)`,
 		analyst, string(kind), eps, delta)
@@ -445,7 +445,7 @@ ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon 
 
 // read returns the durable balance of one analyst and kind, zCDP spending
 // folded in.
-func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
 	b, err := l.readRaw(ctx, q, analyst, kind, caps)
 	if err != nil {
 		return Balance{}, err
@@ -455,7 +455,7 @@ func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind mecha
 
 // readRaw returns the durable balance with the pure and zCDP spending apart
 // (RhoSpent not folded into EpsilonSpent and DeltaSpent).
-func (l *Ledger) readRaw(ctx context.Context, q querier, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+func (l *Ledger) readRaw(ctx context.Context, q querier, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
 	b := Balance{Analyst: analyst, Kind: kind}
 	err := q.QueryRowContext(ctx, `SELECT
 	coalesce((SELECT epsilon FROM ledger_spent WHERE analyst = ?1 AND kind = ?2), 0),

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // The ledger's accounts as the owner and SHOW budget see them: balances,
@@ -33,14 +33,14 @@ func (l *Ledger) Balances(ctx context.Context, analyst string, caps Caps) ([]Bal
 
 // BalanceOf returns the analyst's balance in one kind against its caps
 // plus grants: a zCDP balance is converted to epsilon at these caps' delta.
-func (l *Ledger) BalanceOf(ctx context.Context, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+func (l *Ledger) BalanceOf(ctx context.Context, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
 	st := l.analyst(analyst)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return l.balanceLocked(ctx, st, analyst, kind, caps)
 }
 
-func (l *Ledger) balanceLocked(ctx context.Context, st *analystState, analyst string, kind mechanisms.Accounting, caps Caps) (Balance, error) {
+func (l *Ledger) balanceLocked(ctx context.Context, st *analystState, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
 	b, err := l.read(ctx, l.db, analyst, kind, caps)
 	if err != nil {
 		return Balance{}, err
@@ -79,7 +79,7 @@ UNION SELECT analyst, kind FROM ledger_grants ORDER BY 1, 2`)
 	}
 	out := make([]Balance, 0, len(keys))
 	for _, k := range keys {
-		kind := mechanisms.Accounting(k.kind)
+		kind := ir.Accounting(k.kind)
 		caps := Caps{Epsilon: math.NaN(), Delta: math.NaN()}
 		if capsFor != nil {
 			caps = capsFor(k.analyst)
@@ -106,7 +106,7 @@ UNION SELECT analyst, kind FROM ledger_grants ORDER BY 1, 2`)
 }
 
 // Grant gives an analyst extra budget of one kind, on top of the caps.
-func (l *Ledger) Grant(ctx context.Context, analyst string, kind mechanisms.Accounting, epsilon, delta float64) error {
+func (l *Ledger) Grant(ctx context.Context, analyst string, kind ir.Accounting, epsilon, delta float64) error {
 	switch {
 	case analyst == "":
 		return errors.New("grant: no analyst named")

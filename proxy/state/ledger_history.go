@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // The ledger's history: what was charged, kept apart from the running
@@ -77,7 +77,7 @@ func used(runs []chargeRun) (eps, delta float64) {
 }
 
 // writeHistory records runs of the analyst's charges of kind, one row each.
-func writeHistory(ctx context.Context, tx *sql.Conn, analyst string, kind mechanisms.Accounting, runs []chargeRun) error {
+func writeHistory(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, runs []chargeRun) error {
 	for _, r := range runs {
 		var fp any
 		if r.charges == 1 && r.fingerprint != "" {
@@ -142,7 +142,7 @@ func (l *Ledger) migrateHistory(ctx context.Context) error {
 type oldRun struct {
 	chargeRun
 	analyst         string
-	kind            mechanisms.Accounting
+	kind            ir.Accounting
 	firstID, lastID int64
 }
 
@@ -165,7 +165,7 @@ FROM ledger_before_runs GROUP BY analyst, mechanism, kind, id / ? ORDER BY min(i
 			rows.Close()
 			return nil, err
 		}
-		r.kind, r.fingerprint = mechanisms.Accounting(kind), fp.String
+		r.kind, r.fingerprint = ir.Accounting(kind), fp.String
 		runs = append(runs, r)
 	}
 	rows.Close()

@@ -24,7 +24,7 @@ import (
 	"countwall/pgerror"
 )
 
-const dp = mechanisms.AccountingDP
+const dp = ir.AccountingDP
 
 // openStateDB opens a state database the way proxy/statedb does.
 func openStateDB(t testing.TB, path string) *sql.DB {
@@ -60,7 +60,7 @@ func isExhausted(err error) bool {
 }
 
 // durableSpent reads the spent total as a fresh process would see it.
-func durableSpent(t testing.TB, path, analyst string, kind mechanisms.Accounting) (eps, delta float64) {
+func durableSpent(t testing.TB, path, analyst string, kind ir.Accounting) (eps, delta float64) {
 	t.Helper()
 	l := openLedger(t, path, 1)
 	bs, err := l.Balances(context.Background(), analyst, Unlimited())
@@ -93,7 +93,7 @@ func TestLedgerCapsKindsGrantsReset(t *testing.T) {
 			path := newStatePath(t)
 			l := openLedger(t, path, reserve)
 			caps := Caps{Epsilon: 1, Delta: 1e-5}
-			charge := func(kind mechanisms.Accounting, eps, delta float64) (Balance, error) {
+			charge := func(kind ir.Accounting, eps, delta float64) (Balance, error) {
 				return l.Charge(ctx, Entry{Analyst: "bob", Mechanism: "laplace", Kind: kind, Epsilon: eps, Delta: delta, Fingerprint: "f1"}, caps)
 			}
 			// Ten charges of 0.1 meet the cap of 1 exactly (float rounding
@@ -112,12 +112,12 @@ func TestLedgerCapsKindsGrantsReset(t *testing.T) {
 				t.Errorf("message %q, want %q", err.Error(), want)
 			}
 			// Kinds are apart: idp has its own total.
-			b, err := charge(mechanisms.AccountingIDP, 0.5, 0)
-			if err != nil || b.EpsilonSpent != 0.5 || b.Kind != mechanisms.AccountingIDP {
+			b, err := charge(ir.AccountingIDP, 0.5, 0)
+			if err != nil || b.EpsilonSpent != 0.5 || b.Kind != ir.AccountingIDP {
 				t.Fatalf("idp charge: %+v, %v", b, err)
 			}
 			// Delta has its own cap.
-			if _, err := charge(mechanisms.AccountingBDP, 0.1, 2e-5); !isExhausted(err) {
+			if _, err := charge(ir.AccountingBDP, 0.1, 2e-5); !isExhausted(err) {
 				t.Errorf("delta over cap: %v", err)
 			}
 			// A grant raises the cap of its kind only.
@@ -195,7 +195,7 @@ func TestLedgerRefusesBadInput(t *testing.T) {
 		t.Errorf("no accounting: %v", err)
 	}
 	for _, g := range []struct {
-		kind       mechanisms.Accounting
+		kind       ir.Accounting
 		eps, delta float64
 	}{{"", 1, 0}, {dp, 0, 0}, {dp, -1, 0}, {dp, math.Inf(1), 0}} {
 		if err := l.Grant(ctx, "a", g.kind, g.eps, g.delta); err == nil {

@@ -3,7 +3,7 @@ package state
 import (
 	"math"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // Preview is the balance b (as Balances shows it) would show once charge c
@@ -11,9 +11,9 @@ import (
 // charging nothing. It applies Charge's own rules: a pure charge is held to
 // the caps as the balance stands; a zCDP charge adds its rho, converted at
 // the delta the pure charges leave (foldRho), and its pure part to them.
-func Preview(analyst string, b Balance, c mechanisms.Charge) (Balance, error) {
+func Preview(analyst string, b Balance, c ir.Charge) (Balance, error) {
 	e := Entry{Analyst: analyst, Kind: c.Kind, Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho}
-	if c.Kind == mechanisms.AccountingNone {
+	if c.Kind == ir.AccountingNone {
 		return b, nil
 	}
 	if c.Rho <= 0 {
@@ -29,7 +29,7 @@ func Preview(analyst string, b Balance, c mechanisms.Charge) (Balance, error) {
 	}
 	raw := b
 	if b.RhoSpent > 0 && !math.IsNaN(b.DeltaCap) {
-		raw.EpsilonSpent -= mechanisms.ZCDPEpsilon(b.RhoSpent, b.RhoDelta)
+		raw.EpsilonSpent -= ir.ZCDPEpsilon(b.RhoSpent, b.RhoDelta)
 		raw.DeltaSpent -= b.RhoDelta
 		raw.RhoDelta = 0
 	}

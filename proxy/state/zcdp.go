@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // foldRho turns a raw balance (pure and zCDP spending apart) into one held
@@ -21,11 +21,11 @@ func foldRho(b Balance) Balance {
 		return b
 	}
 	d := b.DeltaCap - b.DeltaSpent
-	if d > mechanisms.MaxDelta { // an unlimited delta cap: convert at the largest delta any query may use
-		d = mechanisms.MaxDelta
+	if d > ir.MaxDelta { // an unlimited delta cap: convert at the largest delta any query may use
+		d = ir.MaxDelta
 	}
 	b.RhoDelta = d
-	b.EpsilonSpent += mechanisms.ZCDPEpsilon(b.RhoSpent, d)
+	b.EpsilonSpent += ir.ZCDPEpsilon(b.RhoSpent, d)
 	b.DeltaSpent += d
 	return b
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"countwall/mechanisms"
+	"countwall/ir"
 )
 
 // TestLedgerComposesRhoUnderZCDP: rho charges are summed and the sum is
@@ -32,7 +32,7 @@ func TestLedgerComposesRhoUnderZCDP(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reserve %d, rho charge %d: %v", reserve, i, err)
 			}
-			want := pure + mechanisms.ZCDPEpsilon(rho*float64(i+1), 1e-5)
+			want := pure + ir.ZCDPEpsilon(rho*float64(i+1), 1e-5)
 			if math.Abs(bal.EpsilonSpent-want) > 1e-9 || math.Abs(bal.RhoSpent-rho*float64(i+1)) > 1e-12 || bal.DeltaSpent != 1e-5 {
 				t.Fatalf("reserve %d, after %d rho charges: spent epsilon %g, rho %g, delta %g; want %g, %g, 1e-5",
 					reserve, i+1, bal.EpsilonSpent, bal.RhoSpent, bal.DeltaSpent, want, rho*float64(i+1))
@@ -105,7 +105,7 @@ func TestLedgerAddsTheRhoColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 0.5 + mechanisms.ZCDPEpsilon(0.02, 1e-6); math.Abs(bal.EpsilonSpent-want) > 1e-12 {
+	if want := 0.5 + ir.ZCDPEpsilon(0.02, 1e-6); math.Abs(bal.EpsilonSpent-want) > 1e-12 {
 		t.Errorf("spent %g, want %g", bal.EpsilonSpent, want)
 	}
 }
