@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // BDPExistence finds which combinations of values of some columns occur in
@@ -86,7 +88,7 @@ func combination(o Options, i int) []int64 {
 func combinationWhere(o Options, idx []int64) string {
 	parts := make([]string, len(idx))
 	for j, i := range idx {
-		parts[j] = QuoteIdent(o.Domains[j].Column) + " = " + o.Domains[j].Literal(i)
+		parts[j] = pglex.QuoteIdent(o.Domains[j].Column) + " = " + o.Domains[j].Literal(i)
 	}
 	return strings.Join(parts, " AND ")
 }

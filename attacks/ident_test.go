@@ -12,41 +12,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
-	"countwall/pglex"
 )
-
-func TestQuoteIdent(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"sex", "sex"},
-		{"default", `"default"`},
-		{"order", `"order"`},
-		{"Age", `"Age"`},
-		{"two words", `"two words"`},
-		{`a"b`, `"a""b"`},
-		{"status", "status"},
-		{"x1_y", "x1_y"},
-		{"1x", `"1x"`},
-	}
-	for _, tc := range tests {
-		if got := attacks.QuoteIdent(tc.name); got != tc.want {
-			t.Errorf("QuoteIdent(%q) = %s, want %s", tc.name, got, tc.want)
-		}
-	}
-}
-
-// The attacks quote names as the firewall's lexer reads them: for every
-// reserved word (upper and lower case) and a few others, the two agree.
-func TestQuoteIdentAgreesWithTheFirewall(t *testing.T) {
-	names := []string{"sex", "Sex", "a b", `a"b`, "_x", "x$1", "1x", "status", "interval", "div"}
-	for _, w := range pglex.ReservedWords() {
-		names = append(names, w, strings.ToUpper(w))
-	}
-	for _, n := range names {
-		if a, f := attacks.QuoteIdent(n), pglex.QuoteIdent(n); a != f {
-			t.Errorf("%q: attacks write %s, the firewall %s", n, a, f)
-		}
-	}
-}
 
 func TestParseColumnName(t *testing.T) {
 	tests := []struct{ in, want, err string }{

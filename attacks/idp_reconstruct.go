@@ -13,6 +13,7 @@ import (
 
 	"countwall/dataset"
 	"countwall/pgerror"
+	"countwall/pglex"
 )
 
 // IDPReconstruct rebuilds a table, as a multiset of rows, from threshold
@@ -151,7 +152,7 @@ func (r *reconstruction) where(g recGroup) string {
 			parts = append(parts, d.Range(v, v+1))
 			continue
 		}
-		parts = append(parts, QuoteIdent(d.Column)+" = "+d.Literal(v))
+		parts = append(parts, pglex.QuoteIdent(d.Column)+" = "+d.Literal(v))
 	}
 	return strings.Join(parts, " AND ")
 }

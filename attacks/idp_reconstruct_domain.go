@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // OutsideDomain is what the domain check found at one end of a column's
@@ -46,7 +48,7 @@ func (r *reconstruction) checkDomain(ctx context.Context, d Domain, ci int, grou
 		if end.rows == 0 {
 			continue
 		}
-		where := reconAnd(r.where(recGroup{}), QuoteIdent(d.Column)+end.op+d.Literal(end.index))
+		where := reconAnd(r.where(recGroup{}), pglex.QuoteIdent(d.Column)+end.op+d.Literal(end.index))
 		before := r.q.sent()
 		n, err := r.countAtMost(ctx, where, end.rows)
 		r.checkQueries += r.q.sent() - before

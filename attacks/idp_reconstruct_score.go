@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // ReconstructedRows is the multiset of rows a reconstruction recovered (over
@@ -95,7 +97,7 @@ func TrueRows(ctx context.Context, path string, t Target, columns []string) (map
 		if c == "" {
 			return nil, fmt.Errorf("a column name is empty")
 		}
-		sel[i] = "CAST(" + QuoteIdent(c) + " AS TEXT)"
+		sel[i] = "CAST(" + pglex.QuoteIdentAlways(c) + " AS TEXT)"
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {

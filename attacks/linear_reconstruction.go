@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/optimize/convex/lp"
 
 	"countwall/pgerror"
+	"countwall/pglex"
 )
 
 // LinearReconstruction is the Dinur-Nissim reconstruction attack
@@ -93,7 +94,7 @@ type LinearParams struct {
 // other text is a condition, taken as written ("y = 'yes'").
 func (p *LinearParams) secretCondition() string {
 	if name, err := ParseColumnName(p.Secret); err == nil {
-		return QuoteIdent(name) + " = 1"
+		return pglex.QuoteIdent(name) + " = 1"
 	}
 	return "(" + strings.TrimSpace(p.Secret) + ")"
 }
@@ -143,11 +144,11 @@ func readGroup(ctx context.Context, path string, o Options, key string) (*linear
 		return nil, fmt.Errorf("opening the prior information: %w", err)
 	}
 	defer db.Close()
-	q := "SELECT " + QuoteIdent(key) + ", COUNT(*) FROM " + o.Target.Table
+	q := "SELECT " + pglex.QuoteIdentAlways(key) + ", COUNT(*) FROM " + o.Target.Table
 	if o.Target.Where != "" {
 		q += " WHERE " + o.Target.Where
 	}
-	rows, err := db.QueryContext(ctx, q+" GROUP BY "+QuoteIdent(key)+" ORDER BY "+QuoteIdent(key))
+	rows, err := db.QueryContext(ctx, q+" GROUP BY "+pglex.QuoteIdentAlways(key)+" ORDER BY "+pglex.QuoteIdentAlways(key))
 	if err != nil {
 		return nil, fmt.Errorf("reading the group's %s from the prior information: %w", key, err)
 	}
@@ -216,7 +217,7 @@ func subsetSQL(o Options, p *LinearParams, g *linearGroup, s []bool) string {
 	var lists []string
 	for len(in) > 0 {
 		k := min(p.MaxIn, len(in))
-		lists = append(lists, QuoteIdent(p.Key)+" IN ("+strings.Join(in[:k], ", ")+")")
+		lists = append(lists, pglex.QuoteIdent(p.Key)+" IN ("+strings.Join(in[:k], ", ")+")")
 		in = in[k:]
 	}
 	cond := lists[0]
@@ -465,11 +466,11 @@ func scoreLinearReconstruction(ctx context.Context, truthPath string, o Options,
 		return fmt.Errorf("opening the truth database: %w", err)
 	}
 	defer db.Close()
-	q := "SELECT " + QuoteIdent(p.Key) + ", SUM(CASE WHEN " + p.secretCondition() + " THEN 1 ELSE 0 END), COUNT(*) FROM " + o.Target.Table
+	q := "SELECT " + pglex.QuoteIdentAlways(p.Key) + ", SUM(CASE WHEN " + p.secretCondition() + " THEN 1 ELSE 0 END), COUNT(*) FROM " + o.Target.Table
 	if o.Target.Where != "" {
 		q += " WHERE " + o.Target.Where
 	}
-	rows, err := db.QueryContext(ctx, q+" GROUP BY "+QuoteIdent(p.Key))
+	rows, err := db.QueryContext(ctx, q+" GROUP BY "+pglex.QuoteIdentAlways(p.Key))
 	if err != nil {
 		return fmt.Errorf("reading the secret bits from the truth database: %w", err)
 	}

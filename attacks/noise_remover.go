@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"countwall/pglex"
 )
 
 // NoiseRemover recovers the exact histogram of a column behind sticky
@@ -86,9 +88,9 @@ const (
 // inQuery renders COUNT(*) over the rows of the target whose column is one of
 // values.
 func inQuery(o Options, values []string) string {
-	in := QuoteIdent(o.Column) + " IN (" + strings.Join(values, ", ") + ")"
+	in := pglex.QuoteIdent(o.Column) + " IN (" + strings.Join(values, ", ") + ")"
 	if len(values) == 1 {
-		in = QuoteIdent(o.Column) + " = " + values[0]
+		in = pglex.QuoteIdent(o.Column) + " = " + values[0]
 	}
 	where := in
 	if o.Target.Where != "" {

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"countwall/pglex"
 )
 
 // PriorRelease is Kifer and Machanavajjhala's leak of differential privacy
@@ -146,7 +148,7 @@ func priorReleaseScript(o Options) []string {
 	if err != nil {
 		return []string{"-- prior-release: " + err.Error()}
 	}
-	return noisySQL(o, p, QuoteIdent(d.Column), values)
+	return noisySQL(o, p, pglex.QuoteIdent(d.Column), values)
 }
 
 // pairCounts is step 1.
@@ -240,7 +242,7 @@ func runPriorRelease(ctx context.Context, q Querier, o Options) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	pairs, err := pairCounts(ctx, o, p, QuoteIdent(d.Column), values)
+	pairs, err := pairCounts(ctx, o, p, pglex.QuoteIdent(d.Column), values)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +255,7 @@ func runPriorRelease(ctx context.Context, q Querier, o Options) (*Result, error)
 	noisy := make([]float64, len(values))
 	answered := make([]bool, len(values))
 	var note string
-	for j, s := range noisySQL(o, p, QuoteIdent(d.Column), values) {
+	for j, s := range noisySQL(o, p, pglex.QuoteIdent(d.Column), values) {
 		rows, err := q.Query(ctx, s)
 		if err != nil {
 			if j == 0 || !Stopped(err) {

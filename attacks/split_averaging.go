@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/spf13/pflag"
+
+	"countwall/pglex"
 )
 
 // SplitAveraging is the classic attack on sticky noise (REFERENCES.md: the
@@ -87,7 +89,7 @@ func splitPlan(o Options) (*SplitParams, []string, error) {
 
 // splitPair is step 2's two queries for form c and split i.
 func splitPair(o Options, p *SplitParams, c string, i int) [2]string {
-	x := fmt.Sprintf("%s < %d", QuoteIdent(p.SplitColumn), p.SplitLo+int64(i)*p.SplitStep)
+	x := fmt.Sprintf("%s < %d", pglex.QuoteIdent(p.SplitColumn), p.SplitLo+int64(i)*p.SplitStep)
 	base := "SELECT COUNT(*) FROM " + o.Target.Table + " WHERE (" + c + ") AND "
 	return [2]string{base + x, base + "NOT (" + x + ")"}
 }

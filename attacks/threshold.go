@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // Threshold queries, `SELECT COUNT(*) > b FROM t WHERE pred`, are the
@@ -365,13 +367,13 @@ func (d Domain) Literal(i int64) string {
 func (d Domain) Range(i, j int64) string {
 	var parts []string
 	if i > 0 {
-		parts = append(parts, QuoteIdent(d.Column)+" >= "+d.Literal(i))
+		parts = append(parts, pglex.QuoteIdent(d.Column)+" >= "+d.Literal(i))
 	}
 	if j < d.Size() {
-		parts = append(parts, QuoteIdent(d.Column)+" < "+d.Literal(j))
+		parts = append(parts, pglex.QuoteIdent(d.Column)+" < "+d.Literal(j))
 	}
 	if len(parts) == 0 {
-		return QuoteIdent(d.Column) + " IS NOT NULL"
+		return pglex.QuoteIdent(d.Column) + " IS NOT NULL"
 	}
 	return strings.Join(parts, " AND ")
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"countwall/pglex"
 )
 
 // openReadOnly opens a database file for checking, read-only.
@@ -32,7 +34,7 @@ func openReadOnly(t *testing.T, path string) *sql.DB {
 func dumpHash(t *testing.T, path, table string) (hash string, rows int64) {
 	t.Helper()
 	db := openReadOnly(t, path)
-	res, err := db.Query("SELECT * FROM " + quoteIdent(table) + " ORDER BY rowid")
+	res, err := db.Query("SELECT * FROM " + pglex.QuoteIdentAlways(table) + " ORDER BY rowid")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +112,10 @@ func checkDomains(t *testing.T, db *sql.DB, table Table, rows int64) {
 			if !c.HasDomain() {
 				t.Fatalf("column %s declares no domain", c.Name)
 			}
-			q := quoteIdent(c.Name)
+			q := pglex.QuoteIdentAlways(c.Name)
 			var nulls, typed int64
 			wantType := map[string]string{TypeInteger: "integer", TypeText: "text"}[c.Type]
-			if err := db.QueryRow(fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS NULL), count(*) FILTER (WHERE typeof(%s) = ?) FROM "+quoteIdent(table.Name), q, q), wantType).Scan(&nulls, &typed); err != nil {
+			if err := db.QueryRow(fmt.Sprintf("SELECT count(*) FILTER (WHERE %s IS NULL), count(*) FILTER (WHERE typeof(%s) = ?) FROM "+pglex.QuoteIdentAlways(table.Name), q, q), wantType).Scan(&nulls, &typed); err != nil {
 				t.Fatal(err)
 			}
 			if nulls != 0 || typed != rows {
@@ -121,7 +123,7 @@ func checkDomains(t *testing.T, db *sql.DB, table Table, rows int64) {
 			}
 			if c.HasRange {
 				var lo, hi int64
-				if err := db.QueryRow(fmt.Sprintf("SELECT min(%s), max(%s) FROM "+quoteIdent(table.Name), q, q)).Scan(&lo, &hi); err != nil {
+				if err := db.QueryRow(fmt.Sprintf("SELECT min(%s), max(%s) FROM "+pglex.QuoteIdentAlways(table.Name), q, q)).Scan(&lo, &hi); err != nil {
 					t.Fatal(err)
 				}
 				if lo < c.Min || hi > c.Max {
@@ -133,7 +135,7 @@ func checkDomains(t *testing.T, db *sql.DB, table Table, rows int64) {
 			for _, cat := range c.Categories {
 				allowed[cat] = true
 			}
-			res, err := db.Query(fmt.Sprintf("SELECT DISTINCT %s FROM "+quoteIdent(table.Name), q))
+			res, err := db.Query(fmt.Sprintf("SELECT DISTINCT %s FROM "+pglex.QuoteIdentAlways(table.Name), q))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // LoadOptions say what LoadCSV imports and where.
@@ -115,7 +117,7 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	defs := make([]string, len(scan.names))
 	for i, name := range scan.names {
 		t.Columns[i] = Column{Name: name, Type: scan.kinds[i].columnType()}
-		defs[i] = quoteIdent(name) + " " + strings.ToUpper(t.Columns[i].Type)
+		defs[i] = pglex.QuoteIdentAlways(name) + " " + strings.ToUpper(t.Columns[i].Type)
 		if name == scan.unit {
 			defs[i] += " NOT NULL"
 		}
@@ -129,7 +131,7 @@ func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	fill := func(ctx context.Context, tx *sql.Tx) error {
 		return insertCSV(ctx, tx, o.CSVPath, t, scan.rows, o.Progress, scan.addedID, o.Delimiter)
 	}
-	create := "CREATE TABLE " + quoteIdent(t.Name) + " (" + strings.Join(defs, ", ") + ")"
+	create := "CREATE TABLE " + pglex.QuoteIdentAlways(t.Name) + " (" + strings.Join(defs, ", ") + ")"
 
 	_, statErr := os.Stat(o.DBPath)
 	if errors.Is(statErr, fs.ErrNotExist) {
@@ -177,7 +179,7 @@ func loadIntoExisting(ctx context.Context, o LoadOptions, table, create string, 
 		case !o.Replace:
 			return fmt.Errorf("%s already has a table named %s: %w", o.DBPath, table, ErrTableExists)
 		default:
-			if _, err := tx.ExecContext(ctx, "DROP TABLE "+quoteIdent(table)); err != nil {
+			if _, err := tx.ExecContext(ctx, "DROP TABLE "+pglex.QuoteIdentAlways(table)); err != nil {
 				return fmt.Errorf("dropping the old table %s: %w", table, err)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // The Added neighbours put the audited unit at an edge of the firewall: a
@@ -19,7 +21,7 @@ import (
 // spec.Set's columns replaced. The table holds the other rows alone, at
 // rowids 1..n, when it is called.
 func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bool) error {
-	t := "main." + quoteIdent(spec.Table)
+	t := "main." + pglex.QuoteIdentAlways(spec.Table)
 	var rows int64
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t).Scan(&rows); err != nil {
 		return err
@@ -33,7 +35,7 @@ func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bo
 		if h.Rows < 0 || h.Rows > rows {
 			return fmt.Errorf("%d rows cannot hold a value in a table of %d other rows", h.Rows, rows)
 		}
-		c := quoteIdent(h.Column)
+		c := pglex.QuoteIdentAlways(h.Column)
 		sets, args := []string{c + " = ?"}, []any{h.Value}
 		also := make([]string, 0, len(h.Also))
 		for col := range h.Also {
@@ -41,7 +43,7 @@ func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bo
 		}
 		sort.Strings(also)
 		for _, col := range also {
-			sets, args = append(sets, quoteIdent(col)+" = ?"), append(args, h.Also[col])
+			sets, args = append(sets, pglex.QuoteIdentAlways(col)+" = ?"), append(args, h.Also[col])
 		}
 		if _, err := conn.ExecContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE rowid <= ?", append(args, h.Rows)...); err != nil {
 			return err
@@ -57,7 +59,7 @@ func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bo
 	if !with {
 		return nil
 	}
-	res, err := conn.ExecContext(ctx, "INSERT INTO "+t+" SELECT * FROM src."+quoteIdent(spec.Table)+" WHERE "+quoteIdent(spec.Unit)+" IS ? LIMIT 1", spec.Value)
+	res, err := conn.ExecContext(ctx, "INSERT INTO "+t+" SELECT * FROM src."+pglex.QuoteIdentAlways(spec.Table)+" WHERE "+pglex.QuoteIdentAlways(spec.Unit)+" IS ? LIMIT 1", spec.Value)
 	if err != nil {
 		return err
 	}
@@ -78,7 +80,7 @@ func writeAdded(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, with bo
 	sort.Strings(cols)
 	sets := make([]string, len(cols))
 	for i, c := range cols {
-		sets[i] = quoteIdent(c) + " = " + spec.Set[c]
+		sets[i] = pglex.QuoteIdentAlways(c) + " = " + spec.Set[c]
 	}
 	_, err = conn.ExecContext(ctx, "UPDATE "+t+" SET "+strings.Join(sets, ", ")+" WHERE rowid = ?", id)
 	return err
@@ -94,7 +96,7 @@ func writeDistinct(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, d Di
 	if rows == 0 {
 		return errors.New("no other row to give distinct values")
 	}
-	t, c := "main."+quoteIdent(spec.Table), quoteIdent(d.Column)
+	t, c := "main."+pglex.QuoteIdentAlways(spec.Table), pglex.QuoteIdentAlways(d.Column)
 	integer, err := integerAffinity(ctx, conn, spec.Table, d.Column)
 	if err != nil {
 		return err
@@ -116,18 +118,18 @@ func writeDistinct(ctx context.Context, conn *sql.Conn, spec NeighbourSpec, d Di
 		return err
 	}
 	var maxUnit int64
-	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX("+quoteIdent(spec.Unit)+"), 0) FROM "+t+" WHERE typeof("+quoteIdent(spec.Unit)+") = 'integer'").Scan(&maxUnit); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX("+pglex.QuoteIdentAlways(spec.Unit)+"), 0) FROM "+t+" WHERE typeof("+pglex.QuoteIdentAlways(spec.Unit)+") = 'integer'").Scan(&maxUnit); err != nil {
 		return err
 	}
 	exprs := make([]string, len(names))
 	for i, n := range names {
 		switch {
 		case strings.EqualFold(n, spec.Unit):
-			exprs[i] = fmt.Sprintf("CASE WHEN typeof(f.%[1]s) = 'integer' THEN %[2]d + k.i ELSE f.%[1]s || '~' || k.i END", quoteIdent(n), maxUnit)
+			exprs[i] = fmt.Sprintf("CASE WHEN typeof(f.%[1]s) = 'integer' THEN %[2]d + k.i ELSE f.%[1]s || '~' || k.i END", pglex.QuoteIdentAlways(n), maxUnit)
 		case strings.EqualFold(n, d.Column):
 			exprs[i] = value("k.i")
 		default:
-			exprs[i] = "f." + quoteIdent(n)
+			exprs[i] = "f." + pglex.QuoteIdentAlways(n)
 		}
 	}
 	_, err = conn.ExecContext(ctx, "WITH RECURSIVE k(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM k WHERE i < ?) "+
@@ -207,7 +209,7 @@ func ColumnsOf(ctx context.Context, src, table, unit string, value any) ([]Colum
 	if len(names) == 0 {
 		return nil, 0, fmt.Errorf("no table %q in %s", table, src)
 	}
-	t, others := quoteIdent(table), " WHERE "+quoteIdent(unit)+" IS NOT ?"
+	t, others := pglex.QuoteIdentAlways(table), " WHERE "+pglex.QuoteIdentAlways(unit)+" IS NOT ?"
 	var rows int64
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t+others, value).Scan(&rows); err != nil {
 		return nil, 0, err
@@ -215,7 +217,7 @@ func ColumnsOf(ctx context.Context, src, table, unit string, value any) ([]Colum
 	facts := make([]ColumnFacts, len(names))
 	for i, n := range names {
 		f := ColumnFacts{Name: strings.ToLower(n)}
-		c := quoteIdent(n)
+		c := pglex.QuoteIdentAlways(n)
 		if f.Integer, err = integerAffinity(ctx, conn, table, n); err != nil {
 			return nil, 0, err
 		}

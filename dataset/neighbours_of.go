@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"countwall/pglex"
 )
 
 // Neighbours of a real table, for `countwall audit --config`: the protected
@@ -91,8 +93,8 @@ func WriteNeighbourOf(ctx context.Context, src, dst string, kind NeighbourKind, 
 		if _, err := conn.ExecContext(ctx, ddl); err != nil {
 			return fmt.Errorf("creating table %q: %w", spec.Table, err)
 		}
-		t, u := "main."+quoteIdent(spec.Table), quoteIdent(spec.Unit)
-		from := "src." + quoteIdent(spec.Table)
+		t, u := "main."+pglex.QuoteIdentAlways(spec.Table), pglex.QuoteIdentAlways(spec.Unit)
+		from := "src." + pglex.QuoteIdentAlways(spec.Table)
 		var stmts []string
 		var args [][]any
 		keepAll := kind == OtherStorage || (kind == RemovedUnit && with)
@@ -108,7 +110,7 @@ func WriteNeighbourOf(ctx context.Context, src, dst string, kind NeighbourKind, 
 				args = append(args, []any{spec.Value})
 			}
 		case kind == OtherStorage && with:
-			c := quoteIdent(spec.Column)
+			c := pglex.QuoteIdentAlways(spec.Column)
 			stmts = append(stmts, "UPDATE "+t+" SET "+c+" = CAST("+c+" AS BLOB) WHERE "+u+" IS ?")
 			args = append(args, []any{spec.Value})
 		}
@@ -141,7 +143,7 @@ func PersonOf(ctx context.Context, src, table, unit string, n int64) (value any,
 		return nil, nil, err
 	}
 	defer db.Close()
-	t, u := quoteIdent(table), quoteIdent(unit)
+	t, u := pglex.QuoteIdentAlways(table), pglex.QuoteIdentAlways(unit)
 	var units int64
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT "+u+") FROM "+t).Scan(&units); err != nil {
 		return nil, nil, fmt.Errorf("counting the units of %q: %w", table, err)
@@ -194,7 +196,7 @@ func columnsDDL(ctx context.Context, conn *sql.Conn, table string) (string, erro
 		if err := rows.Scan(&name, &typ); err != nil {
 			return "", err
 		}
-		defs = append(defs, strings.TrimSpace(quoteIdent(name)+" "+typ))
+		defs = append(defs, strings.TrimSpace(pglex.QuoteIdentAlways(name)+" "+typ))
 	}
 	if err := rows.Err(); err != nil {
 		return "", err
@@ -202,7 +204,7 @@ func columnsDDL(ctx context.Context, conn *sql.Conn, table string) (string, erro
 	if len(defs) == 0 {
 		return "", fmt.Errorf("no such table")
 	}
-	return "CREATE TABLE " + quoteIdent(table) + " (" + strings.Join(defs, ", ") + ")", nil
+	return "CREATE TABLE " + pglex.QuoteIdentAlways(table) + " (" + strings.Join(defs, ", ") + ")", nil
 }
 
 // CountMatching counts the rows of a table holding the given values (a
@@ -217,11 +219,11 @@ func CountMatching(ctx context.Context, src, table string, values map[string]any
 		return 0, err
 	}
 	defer db.Close()
-	q := "SELECT COUNT(*) FROM " + quoteIdent(table)
+	q := "SELECT COUNT(*) FROM " + pglex.QuoteIdentAlways(table)
 	var conds []string
 	var args []any
 	for c, v := range values {
-		conds, args = append(conds, quoteIdent(c)+" IS ?"), append(args, v)
+		conds, args = append(conds, pglex.QuoteIdentAlways(c)+" IS ?"), append(args, v)
 	}
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")

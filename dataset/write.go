@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"countwall/pglex"
 )
 
 // Progress is told how many rows are done out of how many. It is called from
@@ -190,11 +192,6 @@ func syncDir(dir string) {
 	}
 }
 
-// quoteIdent quotes an SQL identifier for SQLite.
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
 // maxBatchParams keeps a multi-row INSERT under SQLite's default limit of
 // 32766 bound parameters.
 const (
@@ -214,10 +211,10 @@ func insertRows(ctx context.Context, tx *sql.Tx, table string, columns []string,
 	prepare := func(rows int64) (*sql.Stmt, error) {
 		quoted := make([]string, len(columns))
 		for i, c := range columns {
-			quoted[i] = quoteIdent(c)
+			quoted[i] = pglex.QuoteIdentAlways(c)
 		}
 		tuple := "(" + strings.TrimSuffix(strings.Repeat("?,", len(columns)), ",") + ")"
-		query := "INSERT INTO " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ") VALUES " +
+		query := "INSERT INTO " + pglex.QuoteIdentAlways(table) + " (" + strings.Join(quoted, ", ") + ") VALUES " +
 			strings.TrimSuffix(strings.Repeat(tuple+",", int(rows)), ",")
 		stmt, err := tx.PrepareContext(ctx, query)
 		if err != nil {
@@ -272,7 +269,7 @@ func createAndFill(ctx context.Context, db *sql.DB, t Table, columnDefs []string
 		return fmt.Errorf("starting the transaction: %w", err)
 	}
 	defer tx.Rollback()
-	create := "CREATE TABLE " + quoteIdent(t.Name) + " (" + strings.Join(columnDefs, ", ") + ")"
+	create := "CREATE TABLE " + pglex.QuoteIdentAlways(t.Name) + " (" + strings.Join(columnDefs, ", ") + ")"
 	if _, err := tx.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("creating table %s: %w", t.Name, err)
 	}

@@ -1,9 +1,6 @@
 package pglex
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // reserved are PostgreSQL's keywords that cannot name a column unquoted:
 // the "reserved" and "reserved (can be function or type)" rows of Appendix C
@@ -52,40 +49,3 @@ func setOf(words ...string) map[string]bool {
 // IsReserved reports whether name, as written unquoted, is one of
 // PostgreSQL's reserved keywords and so cannot name a column without quotes.
 func IsReserved(name string) bool { return reserved[strings.ToLower(name)] }
-
-// NeedsQuoting reports whether name must be double-quoted to be read as
-// itself: it is a reserved word, holds upper case (which an unquoted name
-// loses), or is not a plain identifier.
-func NeedsQuoting(name string) bool {
-	if name == "" || reserved[name] {
-		return true
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		plain := c == '_' || (c >= 'a' && c <= 'z') || c >= 0x80 || (i > 0 && (isDigit(c) || c == '$'))
-		if !plain {
-			return true
-		}
-	}
-	return false
-}
-
-// QuoteIdent writes name so that PostgreSQL's rules read it back unchanged:
-// as is when it can stand unquoted, else in double quotes with each " doubled.
-func QuoteIdent(name string) string {
-	if !NeedsQuoting(name) {
-		return name
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-// ReservedWords lists the reserved keywords, for callers that must agree
-// with this package on which names need quotes.
-func ReservedWords() []string {
-	out := make([]string, 0, len(reserved))
-	for w := range reserved {
-		out = append(out, w)
-	}
-	sort.Strings(out)
-	return out
-}

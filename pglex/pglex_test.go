@@ -126,30 +126,3 @@ func TestLexRefusals(t *testing.T) {
 		})
 	}
 }
-
-func TestQuoteIdent(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"sex", "sex"},
-		{"default", `"default"`},
-		{"Sex", `"Sex"`},
-		{"two words", `"two words"`},
-		{`a"b`, `"a""b"`},
-		{"_x1", "_x1"},
-		{"1x", `"1x"`},
-		{"status", "status"}, // a MySQL keyword, not a PostgreSQL reserved one
-		{"", `""`},
-	}
-	for _, tc := range tests {
-		if got := QuoteIdent(tc.name); got != tc.want {
-			t.Errorf("QuoteIdent(%q) = %s, want %s", tc.name, got, tc.want)
-		}
-		if tc.name == "" {
-			continue
-		}
-		// What QuoteIdent writes reads back as the name.
-		toks, err := Lex(QuoteIdent(tc.name))
-		if err != nil || len(toks) != 1 || toks[0].Text != tc.name || (toks[0].Kind == Word && IsReserved(toks[0].Text)) {
-			t.Errorf("Lex(QuoteIdent(%q)) = %+v, %v", tc.name, toks, err)
-		}
-	}
-}

@@ -16,6 +16,7 @@ import (
 	"countwall/config"
 	"countwall/dataset"
 	"countwall/pgerror"
+	"countwall/pglex"
 	"countwall/proxy"
 	"countwall/proxy/state"
 )
@@ -250,7 +251,7 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 	var conds []string
 	storage := ""
 	for _, c := range cols {
-		conds = append(conds, quoteIdent(c)+" = "+literal(person[c]))
+		conds = append(conds, pglex.QuoteIdentAlways(c)+" = "+literal(person[c]))
 		if _, isText := person[c].(string); isText && storage == "" {
 			storage = c
 		}
@@ -259,7 +260,7 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
-	from := " FROM " + quoteIdent(table)
+	from := " FROM " + pglex.QuoteIdentAlways(table)
 	countSQL := "SELECT COUNT(*)" + from + where
 	tests := []Distinguisher{
 		answerScore("count", "one count of the person's cell: "+countSQL, countSQL),
@@ -271,11 +272,11 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 		refusalScore("threshold-refused", "that threshold's SQLSTATE", thresholdSQL))
 	if len(cols) > 0 {
 		g := cols[0]
-		groupSQL := "SELECT " + quoteIdent(g) + ", COUNT(*)" + from
+		groupSQL := "SELECT " + pglex.QuoteIdentAlways(g) + ", COUNT(*)" + from
 		if len(conds) > 1 {
 			groupSQL += " WHERE " + strings.Join(conds[1:], " AND ")
 		}
-		groupSQL += " GROUP BY " + quoteIdent(g)
+		groupSQL += " GROUP BY " + pglex.QuoteIdentAlways(g)
 		tests = append(tests,
 			groupScore("group", "the person's row of "+groupSQL+" (0 when absent)", groupSQL, groupText(person[g])),
 			keysScore("group-keys", "how many rows that GROUP BY returns", groupSQL),
@@ -404,8 +405,6 @@ func literal(v any) string {
 		return "'" + strings.ReplaceAll(fmt.Sprint(v), "'", "''") + "'"
 	}
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // configDeployer deploys the config's firewall on one world: the same
 // mechanism, parameters, shares, delta cap and table settings, with the

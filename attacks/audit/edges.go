@@ -9,6 +9,7 @@ import (
 
 	"countwall/config"
 	"countwall/dataset"
+	"countwall/pglex"
 )
 
 // The deployed audit's neighbours sit at the edges the firewall itself
@@ -90,7 +91,7 @@ func deployedEdges(in edgeInputs) ([]edge, []string) {
 		notes = append(notes, "invalid-utf8, blob: skipped: the audited person holds no text in a queryable column")
 	} else {
 		tests := in.textTests(t)
-		c := quoteIdent(t)
+		c := pglex.QuoteIdentAlways(t)
 		out = append(out,
 			added("invalid-utf8", map[string]string{t: "CAST(CAST(" + c + " AS BLOB) || X'FF' AS TEXT)"}, tests),
 			added("blob", map[string]string{t: "CAST(" + c + " AS BLOB)"}, tests))
@@ -102,7 +103,7 @@ func deployedEdges(in edgeInputs) ([]edge, []string) {
 	} else {
 		tests := in.integerTests(ic)
 		out = append(out,
-			added("real-in-integer", map[string]string{ic: quoteIdent(ic) + " + 0.5"}, tests),
+			added("real-in-integer", map[string]string{ic: pglex.QuoteIdentAlways(ic) + " + 0.5"}, tests),
 			// 'NaN' stays text in an INTEGER column, and Go reads it as a
 			// number.
 			added("text-in-integer", map[string]string{ic: "'NaN'"}, tests))
@@ -110,7 +111,7 @@ func deployedEdges(in edgeInputs) ([]edge, []string) {
 	// The unit stored as a real: whether each unit's rows are one group.
 	if u := in.tc.PrivacyUnit; in.fact(u).Integer {
 		if _, isInt := in.unit.(int64); isInt {
-			out = append(out, added("real-unit", map[string]string{u: quoteIdent(u) + " + 0.5"}, cellTests))
+			out = append(out, added("real-unit", map[string]string{u: pglex.QuoteIdentAlways(u) + " + 0.5"}, cellTests))
 		}
 	}
 	if ic != "" {
@@ -185,19 +186,19 @@ func (in edgeInputs) cellConds(except string) []string {
 	var conds []string
 	for _, c := range in.cols {
 		if c != except {
-			conds = append(conds, quoteIdent(c)+" = "+literal(in.person[c]))
+			conds = append(conds, pglex.QuoteIdentAlways(c)+" = "+literal(in.person[c]))
 		}
 	}
 	return conds
 }
 
 func (in edgeInputs) count(conds ...string) string {
-	return "SELECT COUNT(*) FROM " + quoteIdent(in.table) + " WHERE " + strings.Join(conds, " AND ")
+	return "SELECT COUNT(*) FROM " + pglex.QuoteIdentAlways(in.table) + " WHERE " + strings.Join(conds, " AND ")
 }
 
 func (in edgeInputs) groupBy(column string) string {
-	c := quoteIdent(column)
-	return "SELECT " + c + ", COUNT(*) FROM " + quoteIdent(in.table) + " GROUP BY " + c
+	c := pglex.QuoteIdentAlways(column)
+	return "SELECT " + c + ", COUNT(*) FROM " + pglex.QuoteIdentAlways(in.table) + " GROUP BY " + c
 }
 
 // statementTests score one statement by its answer, its SQLSTATE and its
@@ -225,13 +226,13 @@ func groupTests(name, about, sql string) []Distinguisher {
 // allows LIKE), and a GROUP BY on t.
 func (in edgeInputs) textTests(t string) []Distinguisher {
 	v := in.person[t].(string)
-	tests := statementTests("text-eq", "a count of the person's text with the cell", in.count(append([]string{quoteIdent(t) + " = " + literal(v)}, in.cellConds(t)...)...))
+	tests := statementTests("text-eq", "a count of the person's text with the cell", in.count(append([]string{pglex.QuoteIdentAlways(t) + " = " + literal(v)}, in.cellConds(t)...)...))
 	if in.tc.Policy.AllowLike {
 		prefix := v
 		if _, size := utf8.DecodeLastRuneInString(v); size > 0 && size < len(v) {
 			prefix = v[:len(v)-size]
 		}
-		tests = append(tests, statementTests("like", "a LIKE on the person's text", in.count(quoteIdent(t)+" LIKE "+literal(prefix+"%")))...)
+		tests = append(tests, statementTests("like", "a LIKE on the person's text", in.count(pglex.QuoteIdentAlways(t)+" LIKE "+literal(prefix+"%")))...)
 	}
 	return append(tests, groupTests("text-group", "the GROUP BY of the person's text column", in.groupBy(t))...)
 }
@@ -239,7 +240,7 @@ func (in edgeInputs) textTests(t string) []Distinguisher {
 // integerTests aim at the person's integer in column c: an equality with
 // the cell's other columns, and a GROUP BY on c.
 func (in edgeInputs) integerTests(c string) []Distinguisher {
-	tests := statementTests("int-eq", "a count of the person's integer with the cell", in.count(append([]string{quoteIdent(c) + " = " + literal(in.person[c])}, in.cellConds(c)...)...))
+	tests := statementTests("int-eq", "a count of the person's integer with the cell", in.count(append([]string{pglex.QuoteIdentAlways(c) + " = " + literal(in.person[c])}, in.cellConds(c)...)...))
 	return append(tests, groupTests("int-group", "the GROUP BY of the person's integer column", in.groupBy(c))...)
 }
 
@@ -335,11 +336,11 @@ func (in edgeInputs) switchEdges(c string, base dataset.NeighbourSpec) ([]edge, 
 	}
 	ws = ws[:max(1, min(len(ws), limit))]
 	v := in.fact(c).MaxInt + 1
-	conds := []string{quoteIdent(c) + " = " + literal(v)}
+	conds := []string{pglex.QuoteIdentAlways(c) + " = " + literal(v)}
 	set := map[string]string{c: literal(v)}
 	also := map[string]any{}
 	for i, w := range ws {
-		conds = append(conds, quoteIdent(w.Name)+" = "+literal(w.Common))
+		conds = append(conds, pglex.QuoteIdentAlways(w.Name)+" = "+literal(w.Common))
 		also[w.Name] = w.Common
 		held := w.Common
 		if i == len(ws)-1 {
@@ -387,7 +388,7 @@ func (in edgeInputs) mathEdge(c string, base dataset.NeighbourSpec) edge {
 	a := in.fact(c).MaxInt + 1
 	spec := base
 	spec.Set = map[string]string{c: literal(a)}
-	cond := fmt.Sprintf("abs(%s - %d + -9223372036854775808) > 0", quoteIdent(c), a)
+	cond := fmt.Sprintf("abs(%s - %d + -9223372036854775808) > 0", pglex.QuoteIdentAlways(c), a)
 	sql := in.count(append(in.cellConds(c), cond)...)
 	return edge{name: "math", kind: dataset.Added, spec: spec,
 		tests: statementTests("math", fmt.Sprintf("the overflow oracle, the person alone holding %s = %d", c, a), sql)}

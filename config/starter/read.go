@@ -77,7 +77,7 @@ func ReadTable(ctx context.Context, path, table, unit string) (dataset.Table, er
 		return dataset.Table{}, fmt.Errorf("table %s has no column %q for the privacy unit (its columns: %s)", table, unit, strings.Join(t.ColumnNames(), ", "))
 	}
 	var n, distinct, null int64
-	q := "SELECT COUNT(*), COUNT(DISTINCT " + pglex.QuoteIdent(t.PrivacyUnit) + "), COUNT(*) - COUNT(" + pglex.QuoteIdent(t.PrivacyUnit) + ") FROM " + pglex.QuoteIdent(t.Name)
+	q := "SELECT COUNT(*), COUNT(DISTINCT " + pglex.QuoteIdentAlways(t.PrivacyUnit) + "), COUNT(*) - COUNT(" + pglex.QuoteIdentAlways(t.PrivacyUnit) + ") FROM " + pglex.QuoteIdentAlways(t.Name)
 	if err := db.QueryRowContext(ctx, q).Scan(&n, &distinct, &null); err != nil {
 		return dataset.Table{}, fmt.Errorf("counting the units of %s: %w", table, err)
 	}
@@ -118,7 +118,7 @@ func ObserveDomains(ctx context.Context, path string, t dataset.Table) (dataset.
 		if c.Name == t.PrivacyUnit || c.HasDomain() {
 			continue
 		}
-		col, from := pglex.QuoteIdent(c.Name), " FROM "+pglex.QuoteIdent(t.Name)
+		col, from := pglex.QuoteIdentAlways(c.Name), " FROM "+pglex.QuoteIdentAlways(t.Name)
 		switch c.Type {
 		case dataset.TypeInteger:
 			var lo, hi sql.NullInt64

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite" // FromSQLite reads the protected table read-only
 
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/pglex"
 	"countwall/planner/plan"
 )
 
@@ -261,17 +261,12 @@ func splitmix64(x uint64) uint64 {
 // firewall's secret, the additive model then answers
 // as the Engine would.
 func FromSQLite(ctx context.Context, path, table, unit string, columns []string, secret []byte) ([]ir.GroupedColumn, []ir.Group, error) {
-	for _, name := range append([]string{table, unit}, columns...) {
-		if !plainIdentifier(name) {
-			return nil, nil, fmt.Errorf("%q is not a plain SQL identifier", name)
-		}
-	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening %s read-only: %w", path, err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT %q, %s FROM %q`, unit, quoteAll(columns), table))
+	rows, err := db.QueryContext(ctx, "SELECT "+pglex.QuoteIdentAlways(unit)+", "+quoteAll(columns)+" FROM "+pglex.QuoteIdentAlways(table))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", table, err)
 	}
@@ -336,25 +331,11 @@ func FromSQLite(ctx context.Context, path, table, unit string, columns []string,
 	return cols, groups, nil
 }
 
+// quoteAll quotes each of names and joins them with commas.
 func quoteAll(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = strconv.Quote(n)
+		q[i] = pglex.QuoteIdentAlways(n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// plainIdentifier reports whether name is a plain SQL identifier (letters,
-// digits, _): the only names FromSQLite puts into its SQL text.
-func plainIdentifier(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"countwall/planner/sqlgen"
+	"countwall/pglex"
 )
 
 // snapshotBuilder reads a table into dictionary-encoded columns.
@@ -37,7 +37,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 		return nil, err
 	}
 
-	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM "+sqlgen.QuoteIdent(table))
+	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(names, ", ")+" FROM "+pglex.QuoteIdentAlways(table))
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,8 @@ func permuted[C uint8 | uint16 | uint32](codes []C, order []uint32) []C {
 // readRealTexts reads, in the snapshot's transaction, the text SQLite turns
 // each real value of a column into, by the value's bits.
 func readRealTexts(ctx context.Context, tx *sql.Tx, table, column string) (map[uint64]string, error) {
-	col := "+" + sqlgen.QuoteIdent(column)
-	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT "+col+", CAST("+col+" AS TEXT) FROM "+sqlgen.QuoteIdent(table)+
+	col := "+" + pglex.QuoteIdentAlways(column)
+	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT "+col+", CAST("+col+" AS TEXT) FROM "+pglex.QuoteIdentAlways(table)+
 		" WHERE typeof("+col+") = 'real'")
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (b *snapshotBuilder) readColumns(ctx context.Context, tx *sql.Tx, table str
 		// Unary + keeps every value as stored but drops the declared type,
 		// so the driver hands back the stored text of a DATE column rather
 		// than its own time.Time reading of it.
-		names = append(names, "+"+sqlgen.QuoteIdent(name))
+		names = append(names, "+"+pglex.QuoteIdentAlways(name))
 		b.cols = append(b.cols, &snapColumn{name: name, affinity: affinityOf(decl),
 			driverTime: driverTimeTypes[strings.ToUpper(decl)]})
 		b.dicts = append(b.dicts, map[dictValue]uint32{})

@@ -7,6 +7,7 @@ package sqlgen
 import (
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/pglex"
 	"countwall/planner/plan"
 	"fmt"
 	"strings"
@@ -70,7 +71,7 @@ func Compile(t *ir.Table, q *ir.Query, needs ir.Needs) (sql string, args []any) 
 // SQLite is Compile with the secret bound and the reason for a refusal kept.
 func SQLite(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (string, []any, error) {
 	c := &compiler{t: t}
-	table := QuoteIdent(t.Name)
+	table := pglex.QuoteIdentAlways(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		groups[i] = c.group(g)
@@ -190,12 +191,7 @@ func writeGroupOrder(sb *strings.Builder, groups []string) {
 }
 
 // TableSize is the SQL that counts a table's rows, in either dialect.
-func TableSize(t *ir.Table) string { return "SELECT COUNT(*) FROM " + QuoteIdent(t.Name) }
-
-// QuoteIdent double-quotes an identifier, doubling any embedded quote.
-func QuoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
+func TableSize(t *ir.Table) string { return "SELECT COUNT(*) FROM " + pglex.QuoteIdentAlways(t.Name) }
 
 // compiler renders predicates and expressions, collecting bound arguments in
 // the order their ? marks appear. The first problem found is kept in err.
@@ -237,12 +233,12 @@ func (c *compiler) column(name string) string {
 	col, ok := c.t.Columns[strings.ToLower(name)]
 	if !ok {
 		c.fail("column %q is not in the catalog of table %q", name, c.t.Name)
-		return QuoteIdent(name)
+		return pglex.QuoteIdentAlways(name)
 	}
 	if c.dialect != nil {
 		return c.dialect.column(col)
 	}
-	return QuoteIdent(col.Name)
+	return pglex.QuoteIdentAlways(col.Name)
 }
 
 func (c *compiler) bind(l ir.Literal) {
@@ -531,7 +527,7 @@ func (c *compiler) refuse(err error) {
 // the rows breaking a table's unit_keyed declaration: rows without a unit,
 // and units with more than one row.
 func UnitKeyedCheck(t *ir.Table) string {
-	unit, table := QuoteIdent(t.PrivacyUnit), QuoteIdent(t.Name)
+	unit, table := pglex.QuoteIdentAlways(t.PrivacyUnit), pglex.QuoteIdentAlways(t.Name)
 	return "SELECT COUNT(*) FROM (SELECT 1 FROM " + table + " WHERE " + unit + " IS NULL " +
 		"UNION ALL SELECT 1 FROM (SELECT 1 FROM " + table + " GROUP BY " + unit + " HAVING COUNT(*) > 1) AS dup) AS broken"
 }

@@ -3,6 +3,7 @@ package sqlgen
 import (
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/pglex"
 	"countwall/planner/plan"
 	"fmt"
 	"strconv"
@@ -35,7 +36,7 @@ func SQLiteBounded(t *ir.Table, q *ir.Query, needs ir.Needs, b ir.Bounds, rank b
 		return "", nil, pgerror.Errorf(pgerror.InternalError, "planner: contribution bounds must be >= 1, got %d rows and %d groups per unit", b.MaxRowsPerUnit, b.MaxGroupsPerUnit)
 	}
 	c := &compiler{t: t}
-	table := QuoteIdent(t.Name)
+	table := pglex.QuoteIdentAlways(t.Name)
 	groups := make([]string, len(q.GroupBy))
 	for i, g := range q.GroupBy {
 		groups[i] = c.group(g)

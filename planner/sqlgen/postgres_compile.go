@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"countwall/ir"
+	"countwall/pglex"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func Postgres(t *ir.Table, q *ir.Query, needs ir.Needs, perUnit bool, d Postgres
 			sb.WriteString(", COUNT(DISTINCT " + unit + ")")
 		}
 	}
-	sb.WriteString(" FROM " + QuoteIdent(t.Name))
+	sb.WriteString(" FROM " + pglex.QuoteIdentAlways(t.Name))
 	if len(conds) > 0 {
 		sb.WriteString(" WHERE " + strings.Join(conds, " AND "))
 	}
@@ -104,7 +105,7 @@ func PostgresKeys(t *ir.Table, q *ir.Query, d PostgresDialect, secret []byte) (s
 	}
 	sb.WriteString(unit + " AS " + unitAlias + ", COUNT(*) AS " + rowsAlias +
 		", ('x' || encode(substr(hmac(convert_to((" + unit + ")::text, 'UTF8'), $1::bytea, 'sha256'), 1, 4), 'hex'))::bit(32)::int8 AS " + keyAlias)
-	sb.WriteString(" FROM " + QuoteIdent(t.Name) + where + " GROUP BY ")
+	sb.WriteString(" FROM " + pglex.QuoteIdentAlways(t.Name) + where + " GROUP BY ")
 	for _, g := range groups {
 		sb.WriteString(g + ", ")
 	}

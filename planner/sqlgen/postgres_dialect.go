@@ -3,6 +3,7 @@ package sqlgen
 import (
 	"countwall/ir"
 	"countwall/pgerror"
+	"countwall/pglex"
 	"strconv"
 	"strings"
 )
@@ -45,7 +46,7 @@ type PostgresDialect struct {
 }
 
 func (d PostgresDialect) column(col *ir.Column) string {
-	name := QuoteIdent(col.Name)
+	name := pglex.QuoteIdentAlways(col.Name)
 	switch d.Kinds[col.Name] {
 	case pgNumeric:
 		return "(" + name + ")::float8"
@@ -62,9 +63,9 @@ func (d PostgresDialect) column(col *ir.Column) string {
 // double precision (numeric and real alike).
 func (PostgresDialect) number(col *ir.Column) string {
 	if col.Type == ir.TypeInt {
-		return "(" + QuoteIdent(col.Name) + ")::int8"
+		return "(" + pglex.QuoteIdentAlways(col.Name) + ")::int8"
 	}
-	return "(" + QuoteIdent(col.Name) + ")::float8"
+	return "(" + pglex.QuoteIdentAlways(col.Name) + ")::float8"
 }
 
 func (PostgresDialect) placeholder(n int, l ir.Literal) string {

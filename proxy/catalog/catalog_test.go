@@ -119,6 +119,9 @@ func TestAnswers(t *testing.T) {
 		{`SELECT relname, obj_description(oid), col_description(oid, 1) FROM pg_class`, "people|NULL|privacy unit"},
 		{`SELECT 'people'::regclass::text, 20::regtype::text, oid::regtype::text FROM pg_type WHERE oid = to_regtype('double precision')`, "people|bigint|double precision"},
 		{`SELECT typname FROM pg_type WHERE oid = ANY (SELECT atttypid FROM pg_attribute) ORDER BY 1`, "float8\nint8\ntext"},
+		// quote_ident as PostgreSQL's: bare unless reserved, cased or not plain.
+		{`SELECT quote_ident('sex'), quote_ident('default'), quote_ident('Sex'), quote_ident('a"b'), quote_ident(' and ')`, `sex|"default"|"Sex"|"a""b"|" and "`},
+		{`SELECT relname AS "a "" and b" FROM pg_class`, "people"},
 	}
 	for _, tc := range tests {
 		v := "bigint"

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"modernc.org/sqlite"
+
+	"countwall/pglex"
 )
 
 // renderer renders a call from its rendered arguments.
@@ -266,8 +268,5 @@ func sqlQuoteIdent(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value
 	if !ok {
 		return args[0], nil
 	}
-	if regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`).MatchString(s) {
-		return s, nil
-	}
-	return quoteIdent(s), nil
+	return pglex.QuoteIdent(s), nil
 }

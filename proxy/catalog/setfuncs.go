@@ -96,9 +96,9 @@ func (t *translator) endTableFunc() {
 	if column == "" {
 		column = tf.name
 	}
-	out := "(SELECT value AS " + quoteIdent(column) + " FROM json_each(" + tf.rows + "))"
+	out := "(SELECT value AS " + pglex.QuoteIdentAlways(column) + " FROM json_each(" + tf.rows + "))"
 	if tf.alias != "" {
-		out += " AS " + quoteIdent(tf.alias)
+		out += " AS " + pglex.QuoteIdentAlways(tf.alias)
 	}
 	t.emit(out)
 }

@@ -116,7 +116,7 @@ func (t *translator) token(tok pglex.Token) error {
 		if err := checkName(tok.Text); err != nil {
 			return err
 		}
-		t.emit(quoteIdent(tok.Text))
+		t.emit(pglex.QuoteIdentAlways(tok.Text))
 	case pglex.String:
 		t.emit(quoteString(tok.Text))
 	case pglex.Number:
@@ -150,7 +150,7 @@ func (t *translator) word(tok pglex.Token) error {
 		return nil
 	}
 	if n := len(f.pieces); n > 0 && f.pieces[n-1] == "as" && !t.nextIs(1, pglex.Op, "(") {
-		t.emit(quoteIdent(w)) // an alias, which may be a word SQLite reserves (default)
+		t.emit(pglex.QuoteIdentAlways(w)) // an alias, which may be a word SQLite reserves (default)
 		return nil
 	}
 	switch {
@@ -521,5 +521,4 @@ func checkName(name string) error {
 	return nil
 }
 
-func quoteIdent(s string) string  { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
