@@ -36,6 +36,15 @@ var negatedOps = map[string]string{
 	"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">",
 }
 
+// NegatedOp is the comparison that holds exactly where NOT (x op v) holds,
+// NULL included (SQL's three-valued logic makes NOT (age < 30) and
+// age >= 30 one condition); false for an operator without one. != reads
+// as <>.
+func NegatedOp(op string) (string, bool) {
+	inv, ok := negatedOps[canonicalOp(op)]
+	return inv, ok
+}
+
 func canonicalOp(op string) string {
 	if op == "!=" {
 		return "<>"
@@ -158,14 +167,23 @@ func quoteText(s string) string {
 
 func canonicalColumn(name string) string { return strings.ToLower(name) }
 
-func canonicalExpr(e ir.Expr, top bool) string {
+func canonicalExpr(e ir.Expr, top bool) string { return exprText(e, top, canonicalColumn) }
+
+// ExprText is the planner's one rendering of a validated arithmetic
+// expression: each column as name renders it, numbers as canonicalLiteral
+// writes them (30, 30.0 and 3e1 are all 30), function names in lower case,
+// and every operation below the top in parentheses, so that the text reads
+// back as the tree it came from.
+func ExprText(e ir.Expr, name func(column string) string) string { return exprText(e, true, name) }
+
+func exprText(e ir.Expr, top bool, name func(string) string) string {
 	switch e := e.(type) {
 	case *ir.ColumnRef:
-		return canonicalColumn(e.Column)
+		return name(e.Column)
 	case *ir.NumberLit:
 		return canonicalLiteral(e.Value)
 	case *ir.BinaryExpr:
-		s := canonicalExpr(e.Left, false) + " " + e.Op + " " + canonicalExpr(e.Right, false)
+		s := exprText(e.Left, false, name) + " " + e.Op + " " + exprText(e.Right, false, name)
 		if top {
 			return s
 		}
@@ -173,7 +191,7 @@ func canonicalExpr(e ir.Expr, top bool) string {
 	case *ir.FuncCall:
 		args := make([]string, len(e.Args))
 		for i, a := range e.Args {
-			args[i] = canonicalExpr(a, true)
+			args[i] = exprText(a, true, name)
 		}
 		return strings.ToLower(e.Name) + "(" + strings.Join(args, ", ") + ")"
 	default:

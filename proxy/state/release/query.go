@@ -133,9 +133,14 @@ func Or(alternatives []Conjunct) Conjunct {
 	return Conjunct{Op: OpOr, Inner: alternatives, Text: joinTexts(alternatives, " or ", OpAnd)}
 }
 
-// Not is `not (inner...)`, the negation of a conjunction.
+// Not is `not (inner...)`, the negation of a conjunction; a lone OR needs
+// no parentheses of its own inside the NOT's.
 func Not(inner []Conjunct) Conjunct {
-	return Conjunct{Op: OpNot, Inner: inner, Text: "not (" + joinTexts(inner, " and ", OpOr) + ")"}
+	wrap := OpOr
+	if len(inner) == 1 {
+		wrap = ""
+	}
+	return Conjunct{Op: OpNot, Inner: inner, Text: "not (" + joinTexts(inner, " and ", wrap) + ")"}
 }
 
 // Expr is `expr compare value` for an arithmetic expression over column,

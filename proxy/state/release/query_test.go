@@ -24,6 +24,7 @@ func TestConjunctText(t *testing.T) {
 			"a = 1 or (b = 2 and c < 3)"},
 		{Not([]Conjunct{Compare("a", OpEq, num("1")), Or([]Conjunct{Compare("b", OpEq, num("2")), IsNull("b", false)})}),
 			"not (a = 1 and (b = 2 or b is null))"},
+		{Not([]Conjunct{Or([]Conjunct{Compare("a", OpEq, num("1")), IsNull("a", false)})}), "not (a = 1 or a is null)"},
 		{Expr("age", "abs(age - 40)", OpLt, num("5")), "abs(age - 40) < 5"},
 	}
 	for _, tc := range cases {
