@@ -23,7 +23,7 @@ func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) sta
 // answers than clients received.
 func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, rel released, err error) error {
 	entry := answeredEntry(analyst, fp, kind, mech, charge)
-	entry.Shape, entry.Constants, entry.Cells = rel.shape, rel.constants, rel.cells
+	entry.Shape, entry.Constants, entry.Query, entry.Cells = rel.shape, rel.constants, rel.query, rel.cells
 	if err != nil {
 		entry.ChargeKind, entry.Epsilon, entry.Delta, entry.Rho = "", 0, 0, 0
 		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -20,7 +21,9 @@ func releaseCatalog() *ir.Catalog {
 		cols[name] = &ir.Column{Name: name, Type: typ}
 	}
 	cols["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 120} // arithmetic on it is then total
-	t := func(name string) *ir.Table { return &ir.Table{Name: name, PrivacyUnit: "pid", Columns: cols, Policy: pol} }
+	t := func(name string) *ir.Table {
+		return &ir.Table{Name: name, PrivacyUnit: "pid", Columns: cols, Policy: pol}
+	}
 	return &ir.Catalog{Tables: map[string]*ir.Table{"people": t("people"), "my where t": t("my where t")}}
 }
 
@@ -114,4 +117,39 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAnswerAuditsItsQuery: an answered statement's audit row keeps its
+// structured record, with the bounds of a mechanism that bounds
+// contributions and none for one that does not; a refusal keeps none.
+func TestAnswerAuditsItsQuery(t *testing.T) {
+	f := newFixture(t, 20)
+	for _, tc := range []struct {
+		mechanism string
+		bounds    *release.Bounds
+	}{{"exact", nil}, {"laplace", &release.Bounds{MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1}}} {
+		e := f.open(t, tc.mechanism, nil)
+		ctx := context.Background()
+		s := e.NewSession("alice")
+		v := "40"
+		if _, err := s.Exec(ctx, "SELECT count(*) FROM people WHERE NOT (age < $1) AND sex = 'F'", []*string{&v}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Exec(ctx, "SELECT count(*) FROM nowhere", nil); err == nil {
+			t.Fatal("a query of an unknown table was answered")
+		}
+		s.Close()
+		e.state.Flush()
+		log, err := e.state.AuditLog(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := log[0].Query
+		if q == nil || q.Table != "people" || mustJSON(t, conjunctTexts(q)) != `["age \u003e= 40","sex = 'F'"]` || mustJSON(t, q.Bounds) != mustJSON(t, tc.bounds) {
+			t.Errorf("%s: the answer was audited with %+v", tc.mechanism, q)
+		}
+		if log[1].Query != nil {
+			t.Errorf("%s: the refusal was audited with %+v", tc.mechanism, log[1].Query)
+		}
+	}
 }

@@ -125,20 +125,21 @@ func releasedCells(res *Result) []release.Cell {
 }
 
 // released is what the audit row of an answered query keeps beyond its
-// outcome: the statement and the cells sent.
+// outcome: the statement, its structured record and the cells sent.
 type released struct {
 	shape     string
 	constants []release.Constant
+	query     *release.Query
 	cells     []release.Cell
 }
 
 // releasedBy is the record of an answered query's statement and answer.
-func releasedBy(st *Statement, args []*string, res *Result) released {
+func releasedBy(st *Statement, args []*string, res *Result, query *release.Query) released {
 	shape, consts := st.shape.text, st.shape.constants
 	if !st.shape.known {
 		shape, consts = statementShape(st.SQL, args)
 	}
-	return released{shape: shape, constants: consts, cells: releasedCells(res)}
+	return released{shape: shape, constants: consts, query: query, cells: releasedCells(res)}
 }
 
 // preparedShape is a statement's shape for the audit, made from the tokens

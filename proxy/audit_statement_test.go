@@ -147,7 +147,7 @@ func TestPreparedShapeIsTheStatementShape(t *testing.T) {
 	}
 	v := "5"
 	st := s.Prepare("SELECT COUNT(*) FROM people WHERE age > $1")
-	if got := releasedBy(st, []*string{&v}, nil); got.shape != "select count(*) from people where age > $1" || len(got.constants) != 1 || got.constants[0].Text != "5" {
+	if got := releasedBy(st, []*string{&v}, nil, nil); got.shape != "select count(*) from people where age > $1" || len(got.constants) != 1 || got.constants[0].Text != "5" {
 		t.Errorf("a bound statement released %+v", got)
 	}
 }

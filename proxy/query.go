@@ -9,6 +9,7 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/proxy/state"
+	"countwall/proxy/state/release"
 )
 
 // query answers a COUNT query. Everything that can refuse it runs before the
@@ -18,34 +19,37 @@ import (
 // that fails after the charge (a cancel, a timeout, an internal error) keeps
 // its charge, which errs on the safe side. So no refusal, no charge and no
 // refusal's timing depends on the rows.
-func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) (res *Result, charge mechanisms.Charge, err error) {
+//
+// The answer comes with its record for the audit (releaseQuery): the query
+// as validated, under the bounds it was computed with.
+func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) (res *Result, charge mechanisms.Charge, record *release.Query, err error) {
 	none := mechanisms.Charge{}
 	p, err := s.price(rt, q)
 	if err != nil {
-		return nil, none, err
+		return nil, none, nil, err
 	}
 	table, needs, req := p.req.Table, p.needs, p.req
 	charge = p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
 		if notice, err = s.charge(ctx, rt, fp, charge); err != nil {
-			return nil, none, err
+			return nil, none, nil, err
 		}
 	}
 	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
-		return nil, charge, err
+		return nil, charge, nil, err
 	}
 	req.Result = cells
 	answers, answered, err := rt.mech.Answer(ctx, req)
 	if err != nil {
-		return nil, charge, err
+		return nil, charge, nil, err
 	}
 	if answered != charge {
-		return nil, charge, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+		return nil, charge, nil, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, charge, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return nil, charge, nil, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
 	}
 	res = s.rows(rt, q, cells, answers, notice)
 	s.addIntervals(rt, req, answers, res)
@@ -54,7 +58,11 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 		maxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
-	return res, charge, nil
+	var bounds *ir.Bounds
+	if needs.Bound {
+		bounds = &req.Bounds
+	}
+	return res, charge, releaseQuery(q, bounds), nil
 }
 
 // charge records a priced statement's charge durably, before the data is

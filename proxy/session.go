@@ -10,6 +10,7 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
+	"countwall/proxy/state/release"
 )
 
 // ServerVersion is what `SELECT version()` and the server_version setting report.
@@ -91,6 +92,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	kind := "invalid"
 	var res *Result
 	var charge mechanisms.Charge
+	var record *release.Query
 	if err == nil && st.schema {
 		kind = "catalog"
 		res, err = s.catalogQuery(ctx, st.SQL, args)
@@ -103,7 +105,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 				res, err = s.explain(ctx, rt, st)
 				break
 			}
-			res, charge, err = s.query(ctx, rt, st, fp)
+			res, charge, record, err = s.query(ctx, rt, st, fp)
 		case *ir.Set:
 			kind = "set"
 			res, err = s.set(rt, st)
@@ -120,7 +122,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	err = publicError(err)
 	var rel released
 	if err == nil && kind == "query" {
-		rel = releasedBy(st, args, res)
+		rel = releasedBy(st, args, res, record)
 	}
 	// Every statement's outcome is written here, once: an answer's row is
 	// durable before the answer leaves.

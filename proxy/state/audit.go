@@ -31,10 +31,12 @@ type AuditEntry struct {
 	Epsilon    float64
 	Delta      float64
 	Rho        float64
-	// Shape, Constants and Cells are an answered query's statement and
-	// released cells (release.Release has their meaning).
+	// Shape, Constants, Query and Cells are an answered query's statement,
+	// its structured record and the released cells (release.Release has
+	// their meaning).
 	Shape     string
 	Constants []release.Constant
+	Query     *release.Query
 	Cells     []release.Cell
 
 	done chan error // closed-over result of the commit, for a caller who waits

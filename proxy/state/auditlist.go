@@ -149,9 +149,9 @@ func (s *DB) EachAudit(ctx context.Context, f AuditFilter, fn func(AuditEntry) e
 		return fmt.Errorf("reading audit log: %w", err)
 	}
 	defer rows.Close()
-	resolve := s.textResolver(ctx)
+	queries := &queryReader{resolve: s.textResolver(ctx)}
 	for rows.Next() {
-		e, err := scanEntry(rows, resolve)
+		e, err := scanEntry(rows, queries)
 		if err != nil {
 			return fmt.Errorf("reading audit log: %w", err)
 		}
@@ -171,7 +171,7 @@ func (e AuditEntry) Release() release.Release {
 	return release.Release{ID: e.ID, At: e.At, Analyst: e.Analyst, Kind: e.Kind, Mechanism: e.Mechanism,
 		Outcome: e.Outcome, SQLState: e.SQLState, Reason: e.Reason, Fingerprint: e.Fingerprint,
 		ChargeKind: e.ChargeKind, Epsilon: e.Epsilon, Delta: e.Delta, Rho: e.Rho,
-		Shape: e.Shape, Constants: e.Constants, Cells: e.Cells}
+		Shape: e.Shape, Constants: e.Constants, Query: e.Query, Cells: e.Cells}
 }
 
 // ExportAudit writes the entries the filter selects as JSON lines

@@ -16,8 +16,9 @@ import (
 // for an answered query, its shape, its constants and its released cells.
 // audit_context interns what repeats from row to row (analyst, kind,
 // mechanism, outcome, SQLSTATE, reason, charge), audit_shape the statement
-// shapes, audit_text the longer string constants; each is written once and
-// referenced by id. Both are keyed by a
+// shapes, audit_text the longer string constants and the templates of the
+// answered queries' structured records (auditquery.go); each is written
+// once and referenced by id. Both are keyed by a
 // hash of their content so that the unique index stays small however long
 // a shape is (PostgreSQL refuses long index rows).
 const auditSchema = `
@@ -53,11 +54,12 @@ CREATE TABLE IF NOT EXISTS audit_log (
 	fp_text     TEXT,
 	shape       BIGINT,
 	constants   BLOB,
-	cells       BLOB
+	cells       BLOB,
+	query       BLOB
 );`
 
 const (
-	insertAuditRow     = `INSERT INTO audit_log (at, context, fingerprint, fp_text, shape, constants, cells) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insertAuditRow     = `INSERT INTO audit_log (at, context, fingerprint, fp_text, shape, constants, cells, query) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	insertAuditContext = `INSERT OR IGNORE INTO audit_context (hash, analyst, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectAuditContext = `SELECT id FROM audit_context WHERE hash = ?`
 	insertAuditShape   = `INSERT OR IGNORE INTO audit_shape (hash, shape) VALUES (?, ?)`
@@ -130,6 +132,11 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 	if err := addRhoColumn(ctx, s.sql, "audit_context"); err != nil {
 		return err
 	}
+	// audit_log kept no structured record of a query before the risk
+	// solvers read one; those rows read back without it.
+	if err := addQueryColumn(ctx, s.sql); err != nil {
+		return err
+	}
 	old, err := tableExists(ctx, s.sql, "audit")
 	if err != nil || !old {
 		return err
@@ -158,6 +165,21 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 		return fmt.Errorf("moving the old audit log: %w", err)
 	}
 	w.kept()
+	return nil
+}
+
+// addQueryColumn adds audit_log's query column to a log from before it.
+func addQueryColumn(ctx context.Context, db *sql.DB) error {
+	has, err := columnExists(ctx, db, "audit_log", "query")
+	if err != nil {
+		return fmt.Errorf("reading the columns of audit_log: %w", err)
+	}
+	if has {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `ALTER TABLE audit_log ADD COLUMN query BLOB`); err != nil {
+		return fmt.Errorf("adding the query column to audit_log: %w", err)
+	}
 	return nil
 }
 
@@ -224,23 +246,26 @@ func (s *DB) moveOldAudit(ctx context.Context, conn *sql.Conn, w *auditTx, cols 
 
 // auditColumns is what a read of the log selects, in scanRelease's order.
 const auditColumns = `l.id, l.at, c.analyst, c.kind, c.mechanism, c.outcome, c.sqlstate, c.reason, c.charge_kind, c.epsilon, c.delta, c.rho,
-	l.fingerprint, l.fp_text, coalesce(s.shape, ''), l.constants, l.cells
+	l.fingerprint, l.fp_text, coalesce(s.shape, ''), l.constants, l.cells, l.query
 FROM audit_log l JOIN audit_context c ON c.id = l.context LEFT JOIN audit_shape s ON s.id = l.shape`
 
-func scanEntry(rows *sql.Rows, resolve textOf) (AuditEntry, error) {
+func scanEntry(rows *sql.Rows, queries *queryReader) (AuditEntry, error) {
 	var e AuditEntry
 	var at int64
 	var fp sql.NullInt64
 	var fpText sql.NullString
-	var constants, cells []byte
+	var constants, cells, query []byte
 	if err := rows.Scan(&e.ID, &at, &e.Analyst, &e.Kind, &e.Mechanism, &e.Outcome, &e.SQLState, &e.Reason,
-		&e.ChargeKind, &e.Epsilon, &e.Delta, &e.Rho, &fp, &fpText, &e.Shape, &constants, &cells); err != nil {
+		&e.ChargeKind, &e.Epsilon, &e.Delta, &e.Rho, &fp, &fpText, &e.Shape, &constants, &cells, &query); err != nil {
 		return e, err
 	}
 	e.At = time.UnixMicro(at).UTC()
 	e.Fingerprint = unpackFingerprint(fp, fpText)
 	var err error
-	if e.Constants, err = decodeConstants(constants, resolve); err != nil {
+	if e.Constants, err = decodeConstants(constants, queries.resolve); err != nil {
+		return e, err
+	}
+	if e.Query, err = queries.decode(query, e.Constants); err != nil {
 		return e, err
 	}
 	e.Cells, err = decodeCells(cells)

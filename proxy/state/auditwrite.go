@@ -201,9 +201,13 @@ func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
 	if err != nil {
 		return err
 	}
+	query, err := encodeQuery(e.Query, e.Constants, w.textRef)
+	if err != nil {
+		return err
+	}
 	fp, fpText := rowFingerprint(e)
 	_, err = w.st.row.ExecContext(ctx, e.At.UnixMicro(), ctxID, fp, fpText, shape,
-		nullBlob(constants), nullBlob(encodeCells(e.Cells)))
+		nullBlob(constants), nullBlob(encodeCells(e.Cells)), nullBlob(query))
 	return err
 }
 

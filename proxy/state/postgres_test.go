@@ -33,6 +33,8 @@ func TestPostgresState(t *testing.T) {
 	t.Run("interned ids found again", TestAuditRowsAfterTheCacheStartsAfresh)
 	t.Run("fingerprint only without a statement", TestAuditRowStoresFingerprintOnlyWithoutStatement)
 	t.Run("list and export without a fingerprint", TestAuditWithoutFingerprintListsAndExports)
+	t.Run("audit row keeps its query", TestAuditRowKeepsQuery)
+	t.Run("audit gains the query column", TestAuditGainsTheQueryColumn)
 	t.Run("audit.sync normal", func(t *testing.T) {
 		// The audit transaction sets synchronous_commit off for itself; its
 		// rows are there after the instance closes.

@@ -71,8 +71,10 @@ type Conjunct struct {
 	Op     Op         `json:"op"`
 	Values []Constant `json:"values,omitempty"`
 	Inner  []Conjunct `json:"inner,omitempty"`
-	// Compare is OpExpr's comparison (one of = <> < <= > >=).
-	Compare Op `json:"compare,omitempty"`
+	// Compare is OpExpr's comparison (one of = <> < <= > >=), and Expr
+	// its arithmetic as the planner rendered it from the validated tree.
+	Compare Op     `json:"compare,omitempty"`
+	Expr    string `json:"expr,omitempty"`
 	// Text is the condition as SQL, the way the owner reads it: keywords
 	// in lower case, names quoted where PostgreSQL needs it, constants
 	// as literals. Equal conditions have equal text, so it keys a cell.
@@ -146,7 +148,7 @@ func Not(inner []Conjunct) Conjunct {
 // Expr is `expr compare value` for an arithmetic expression over column,
 // exprText as the planner rendered it.
 func Expr(column, exprText string, compare Op, v Constant) Conjunct {
-	return Conjunct{Column: column, Op: OpExpr, Compare: compare, Values: []Constant{v},
+	return Conjunct{Column: column, Op: OpExpr, Compare: compare, Expr: exprText, Values: []Constant{v},
 		Text: exprText + " " + string(compare) + " " + v.SQL()}
 }
 
