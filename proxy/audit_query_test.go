@@ -153,3 +153,28 @@ func TestAnswerAuditsItsQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestRereaderFillsOldRows: a row written before the audit kept the
+// structured record is read again from its text with the config's
+// catalog; one that no longer validates says so; others are left alone.
+func TestRereaderFillsOldRows(t *testing.T) {
+	f := newFixture(t, 5)
+	r, err := OpenRereader(context.Background(), f.config(t, "exact", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	old := release.Release{Kind: "query", Outcome: "answered", Shape: `select count(*) from people where "sex" = $1 and not age < $2`,
+		Constants: []release.Constant{{Text: "F", String: true}, {Text: "30.0"}}}
+	if !r.Fill(&old) || old.Query == nil || mustJSON(t, conjunctTexts(old.Query)) != `["sex = 'F'","age \u003e= 30"]` {
+		t.Errorf("an old row was filled with %+v", old.Query)
+	}
+	stale := release.Release{Kind: "query", Outcome: "answered", Shape: "select count(*) from people where gone = 1"}
+	if r.Fill(&stale) || stale.Query != nil {
+		t.Errorf("a row that no longer validates was filled with %+v", stale.Query)
+	}
+	set := release.Release{Kind: "set", Outcome: "answered", Fingerprint: "00"}
+	if !r.Fill(&set) || set.Query != nil {
+		t.Errorf("a SET row was filled with %+v", set.Query)
+	}
+}

@@ -26,6 +26,10 @@ type RiskRequest struct {
 	Truth, JSON  string
 	// MemProfile names a file for the heap profile at the end.
 	MemProfile string
+	// Reread, when set, gives an answered release written before the
+	// audit kept its structured record one, read again from its text, and
+	// says whether it could (proxy.Rereader.Fill).
+	Reread func(*release.Release) bool
 }
 
 // Risk reads the selected audit one statement at a time into a
@@ -36,14 +40,20 @@ func Risk(ctx context.Context, out, log io.Writer, req RiskRequest) error {
 	start := time.Now()
 	o := req.Options
 	h := risk.NewHistory(req.Selection.Analyst)
-	n := 0
+	n, stale := 0, 0
 	cfg, err := admin.EachRelease(ctx, req.Selection, req.From, func(r release.Release) error {
 		n++
+		if req.Reread != nil && !req.Reread(&r) {
+			stale++
+		}
 		h.Add(r)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if stale > 0 {
+		fmt.Fprintf(log, "audit risk: %d answered statements from before the audit kept their structure no longer validate against the config's catalog\n", stale)
 	}
 	if cfg != nil {
 		if !req.PlusOneGiven {

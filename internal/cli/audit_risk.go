@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"countwall/attacks/audit"
+	"countwall/config"
+	"countwall/proxy"
 )
 
 // newAuditRiskCmd is `countwall audit risk`: the shipped attacks' solvers
@@ -42,10 +46,31 @@ the data owner only.`,
 			}
 			defer stop()
 			req.PlusOneGiven = cmd.Flags().Changed("idp-plus-one")
+			reread, err := openRereader(cmd.Context(), req.Selection.ConfigPath)
+			if err != nil {
+				return err
+			}
+			if reread != nil {
+				defer reread.Close()
+				req.Reread = reread.Fill
+			}
 			return audit.Risk(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), req)
 		},
 	}
 	req.AddFlags(cmd.Flags())
 	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the check to this file")
 	return cmd
+}
+
+// openRereader reads, with the config's catalog, the answered rows written
+// before the audit kept their structured record; nil without a config.
+func openRereader(ctx context.Context, configPath string) (*proxy.Rereader, error) {
+	if configPath == "" {
+		return nil, nil
+	}
+	cfg, err := config.Load(configPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.OpenRereader(ctx, cfg)
 }
