@@ -177,23 +177,31 @@ func (pr *Prepared) Declare(types []pgtypes.OID) {
 // (nil elements are SQL NULL); each becomes a typed literal in the IR, never
 // text pasted into SQL.
 func (pr *Prepared) Bind(args []*string) (ir.Statement, error) {
+	st, _, err := pr.BindTypes(args)
+	return st, err
+}
+
+// BindTypes is Bind, also saying the type each parameter $1..$n was read
+// as (declared, or given by its use): nil for a statement without any.
+func (pr *Prepared) BindTypes(args []*string) (ir.Statement, []pgtypes.OID, error) {
 	return pr.bindWith(&parser{cat: pr.cat, args: args, bind: true, declared: pr.declared})
 }
 
-// bindWith is Bind with p, a parser holding the arguments.
-func (pr *Prepared) bindWith(p *parser) (ir.Statement, error) {
+// bindWith is BindTypes with p, a parser holding the arguments.
+func (pr *Prepared) bindWith(p *parser) (ir.Statement, []pgtypes.OID, error) {
 	st, err := pr.read(p)
+	var types []pgtypes.OID
 	if err == nil && len(pr.params) > 0 {
-		_, err = p.paramTypesFor(pr.paramCount())
+		types, err = p.paramTypesFor(pr.paramCount())
 	}
 	if err != nil && len(pr.params) > 0 {
 		// PostgreSQL refuses at Parse what the text and the declared types
 		// refuse, before Bind reads any argument: that error comes first.
 		if _, _, perr := pr.Describe(); perr != nil {
-			return nil, perr
+			return nil, nil, perr
 		}
 	}
-	return st, err
+	return st, types, err
 }
 
 // paramCount is how many parameters the statement takes: as many as the

@@ -53,7 +53,8 @@ func (p *parser) statement(sql string) (ir.Statement, error) {
 		return pr.read(p)
 	}
 	pr.Declare(p.declared)
-	return pr.bindWith(p)
+	st, _, err := pr.bindWith(p)
+	return st, err
 }
 
 // fromTokens decides what a statement's tokens alone decide: an empty

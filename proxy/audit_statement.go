@@ -1,29 +1,29 @@
 package proxy
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"countwall/pglex"
+	"countwall/pgtypes"
 	"countwall/proxy/state/release"
 )
 
-// statementShape is how the audit keeps an answered statement: its tokens
-// as PostgreSQL reads them (keywords and names folded, comments and spacing
-// dropped), one space apart, with each string and number constant, and each
-// parameter the extended protocol bound, replaced by $1, $2, ... in order
-// and returned as the constants. Statements that differ only in their
-// constants share one shape, which the audit stores once.
-func statementShape(sql string, args []*string) (string, []release.Constant) {
-	toks, err := pglex.Lex(sql)
-	if err != nil {
-		return "", nil // not answered: the parser read the same text
-	}
-	return shapeOfTokens(toks, args)
-}
+// A statement's shape is how the audit keeps an answered statement: its
+// tokens as PostgreSQL reads them (keywords and names folded, comments and
+// spacing dropped), one space apart, with each string and number constant,
+// and each parameter the extended protocol bound, replaced by $1, $2, ...
+// in order and kept as the constants. Statements that differ only in their
+// constants share one shape, which the audit stores once. It is made from
+// the tokens the planner lexed when the statement was prepared (shapeOf);
+// a statement with $n parameters keeps its tokens, which each execution's
+// arguments complete, each placed as a number or a string by the type the
+// planner read its parameter as, never by reading the argument as SQL.
 
-// shapeOfTokens is statementShape of the statement's tokens.
-func shapeOfTokens(toks []pglex.Token, args []*string) (string, []release.Constant) {
+// shapeText is the shape of toks with args bound to their parameters, each
+// read as types says (nil elements of args are NULL, written as such).
+func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string, []release.Constant) {
 	var b strings.Builder
 	b.Grow(len(toks) * 4)
 	var consts []release.Constant
@@ -42,7 +42,7 @@ func shapeOfTokens(toks []pglex.Token, args []*string) (string, []release.Consta
 			consts = append(consts, release.Constant{Text: t.Text, String: t.Kind == pglex.String})
 			text = placeholder(len(consts))
 		case pglex.Param:
-			c, ok := boundConstant(args, t.N)
+			c, ok := boundConstant(args, types, t.N)
 			if !ok {
 				text = "NULL"
 				break
@@ -63,18 +63,61 @@ func shapeOfTokens(toks []pglex.Token, args []*string) (string, []release.Consta
 
 func placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
-// boundConstant is the value bound to $n: a number when it reads as one,
+// boundConstant is the value bound to $n: a number when the planner read
+// the parameter as one and the value is written as a plain decimal (NaN
+// and Infinity are strings, as PostgreSQL spells them in a statement),
 // else a string; false for NULL or a missing argument.
-func boundConstant(args []*string, n int) (release.Constant, bool) {
+func boundConstant(args []*string, types []pgtypes.OID, n int) (release.Constant, bool) {
 	if n < 1 || n > len(args) || args[n-1] == nil {
 		return release.Constant{}, false
 	}
 	v := *args[n-1]
-	toks, err := pglex.Lex(v)
-	if err == nil && len(toks) == 1 && toks[0].Kind == pglex.Number && toks[0].Raw == v {
-		return release.Constant{Text: v}, true
+	if n <= len(types) && isNumberType(types[n-1]) {
+		if t := strings.TrimSpace(v); plainDecimal(t) {
+			return release.Constant{Text: t}, true
+		}
 	}
 	return release.Constant{Text: v, String: true}, true
+}
+
+// isNumberType reports whether a parameter of type t holds a number.
+func isNumberType(t pgtypes.OID) bool {
+	switch t {
+	case pgtypes.Int2, pgtypes.Int4, pgtypes.Int8, pgtypes.Float4, pgtypes.Float8, pgtypes.Numeric:
+		return true
+	}
+	return false
+}
+
+// plainDecimal reports whether s is a number's value written as a
+// statement writes a number: an optional sign, digits with at most one
+// point, and an optional exponent.
+func plainDecimal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	digits, points := 0, 0
+	for _, c := range mant {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			points++
+		default:
+			return false
+		}
+	}
+	if digits == 0 || points > 1 {
+		return false
+	}
+	if !hasExp {
+		return true
+	}
+	if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+		exp = exp[1:]
+	}
+	return exp != "" && strings.Trim(exp, "0123456789") == ""
 }
 
 // spaced says whether a space goes between two tokens: none inside
@@ -133,32 +176,31 @@ type released struct {
 	cells     []release.Cell
 }
 
-// releasedBy is the record of an answered query's statement and answer.
-func releasedBy(st *Statement, args []*string, res *Result, query *release.Query) released {
+// releasedBy is the record of an answered query's statement and answer,
+// args bound to its parameters read as types.
+func releasedBy(st *Statement, args []*string, types []pgtypes.OID, res *Result, query *release.Query) released {
 	shape, consts := st.shape.text, st.shape.constants
-	if !st.shape.known {
-		shape, consts = statementShape(st.SQL, args)
+	if st.shape.tokens != nil {
+		shape, consts = shapeText(st.shape.tokens, args, types)
 	}
 	return released{shape: shape, constants: consts, query: query, cells: releasedCells(res)}
 }
 
-// preparedShape is a statement's shape for the audit, made from the tokens
-// the planner lexed when it was prepared (known), so that an answer does
-// not lex its text again; not known for a statement with $n parameters,
-// whose shape depends on each execution's arguments.
+// preparedShape is a statement's shape for the audit: its text and
+// constants, or for a statement with $n parameters the tokens each
+// execution's arguments complete.
 type preparedShape struct {
 	text      string
 	constants []release.Constant
-	known     bool
+	tokens    []pglex.Token
 }
 
-// shapeOf is the prepared shape of a statement's tokens.
+// shapeOf is the prepared shape of a statement's tokens; it keeps a copy
+// of them for a statement with parameters (the planner reuses the slice).
 func shapeOf(toks []pglex.Token) preparedShape {
-	for _, t := range toks {
-		if t.Kind == pglex.Param {
-			return preparedShape{}
-		}
+	if slices.ContainsFunc(toks, func(t pglex.Token) bool { return t.Kind == pglex.Param }) {
+		return preparedShape{tokens: slices.Clone(toks)}
 	}
-	text, consts := shapeOfTokens(toks, nil)
-	return preparedShape{text: text, constants: consts, known: true}
+	text, consts := shapeText(toks, nil, nil)
+	return preparedShape{text: text, constants: consts}
 }

@@ -10,6 +10,7 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
+	"countwall/pgtypes"
 	"countwall/proxy/state/release"
 )
 
@@ -80,13 +81,14 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	s.engine.current(st, rt)
 	fp := st.fingerprint
 	var stmt ir.Statement
+	var types []pgtypes.OID
 	var err error = errTerminated
 	explain := false
 	select {
 	case <-s.ended:
 	default:
 		if err = s.engine.suspension(s.analyst); err == nil && !st.schema {
-			stmt, explain, err = st.bind(args)
+			stmt, types, explain, err = st.bind(args)
 		}
 	}
 	kind := "invalid"
@@ -122,7 +124,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	err = publicError(err)
 	var rel released
 	if err == nil && kind == "query" {
-		rel = releasedBy(st, args, res, record)
+		rel = releasedBy(st, args, types, res, record)
 	}
 	// Every statement's outcome is written here, once: an answer's row is
 	// durable before the answer leaves.

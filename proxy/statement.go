@@ -54,16 +54,17 @@ func (st *Statement) DeclareParams(types []pgtypes.OID) {
 	}
 }
 
-// bind fills the statement's parameters and says whether it is explained.
-func (st *Statement) bind(args []*string) (ir.Statement, bool, error) {
+// bind fills the statement's parameters, says the type each was read as,
+// and whether the statement is explained.
+func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, bool, error) {
 	if st.explainErr != nil {
-		return nil, true, st.explainErr
+		return nil, nil, true, st.explainErr
 	}
-	stmt, err := st.prepared.Bind(args)
+	stmt, types, err := st.prepared.BindTypes(args)
 	if err == nil && st.explain {
 		err = explainable(stmt)
 	}
-	return stmt, st.explain, err
+	return stmt, types, st.explain, err
 }
 
 // read prepares sql against cat, an EXPLAIN's statement without the EXPLAIN.
