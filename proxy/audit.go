@@ -6,14 +6,33 @@ import (
 	"countwall/mechanisms"
 	"countwall/pgerror"
 	"countwall/proxy/state"
+	"countwall/proxy/state/release"
 )
 
-// answeredEntry is the audit entry of an answer and its charge.
-func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) state.AuditEntry {
-	e := state.AuditEntry{Analyst: analyst, Fingerprint: fp, Kind: kind, Mechanism: mech, Outcome: state.OutcomeAnswered}
-	if charge.Kind != mechanisms.AccountingNone {
-		e.ChargeKind, e.Epsilon, e.Delta, e.Rho = string(charge.Kind), charge.Epsilon, charge.Delta, charge.Rho
+// auditRecord is one statement's outcome as the audit keeps it.
+type auditRecord struct {
+	analyst     string
+	fingerprint string
+	kind        release.Kind
+	mechanism   string
+	charge      mechanisms.Charge // what an answer cost
+	released    released          // what an answered query sent
+	err         error             // the refusal the analyst was sent; nil when answered
+}
+
+// entry is the record as the audit log writes it.
+func (r auditRecord) entry() state.AuditEntry {
+	e := state.AuditEntry{Analyst: r.analyst, Fingerprint: r.fingerprint, Kind: r.kind, Mechanism: r.mechanism}
+	if r.err != nil {
+		e.Outcome, e.SQLState, e.Reason = state.OutcomeRefused, outcome(r.err), r.err.Error()
+		return e
 	}
+	e.Outcome = state.OutcomeAnswered
+	if c := r.charge; c.Kind != mechanisms.AccountingNone {
+		e.ChargeKind, e.Epsilon, e.Delta, e.Rho = string(c.Kind), c.Epsilon, c.Delta, c.Rho
+	}
+	rel := r.released
+	e.Shape, e.Constants, e.Query, e.Cells = rel.shape, rel.constants, rel.query, rel.cells
 	return e
 }
 
@@ -21,14 +40,11 @@ func answeredEntry(analyst, fp, kind, mech string, charge mechanisms.Charge) sta
 // entry is committed before audit returns (group commit with the answers of
 // other sessions), so that a crash never leaves the audit showing fewer
 // answers than clients received.
-func (e *Engine) audit(ctx context.Context, analyst, fp, kind, mech string, charge mechanisms.Charge, rel released, err error) error {
-	entry := answeredEntry(analyst, fp, kind, mech, charge)
-	entry.Shape, entry.Constants, entry.Query, entry.Cells = rel.shape, rel.constants, rel.query, rel.cells
-	if err != nil {
-		entry.ChargeKind, entry.Epsilon, entry.Delta, entry.Rho = "", 0, 0, 0
-		entry.Outcome, entry.SQLState, entry.Reason = state.OutcomeRefused, outcome(err), err.Error()
-		if pe := pgerror.Public(err); pe.IsInternal() {
-			e.logger.Error("internal error", "analyst", analyst, "fingerprint", fp, "err", pe.Unwrap())
+func (e *Engine) audit(ctx context.Context, r auditRecord) error {
+	entry := r.entry()
+	if r.err != nil {
+		if pe := pgerror.Public(r.err); pe.IsInternal() {
+			e.logger.Error("internal error", "analyst", r.analyst, "fingerprint", r.fingerprint, "err", pe.Unwrap())
 		}
 		e.state.Audit(entry)
 		return nil

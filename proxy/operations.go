@@ -5,15 +5,17 @@ import (
 	"sync"
 	"time"
 
+	"countwall/pgerror"
 	"countwall/planner/plan"
 	"countwall/proxy/metrics"
+	"countwall/proxy/state/release"
 )
 
 // StatementObserver is told of every statement's kind, SQLSTATE ("" when it
 // was answered) and duration: what operations metrics count. It never sees
 // a statement's text or its answer.
 type StatementObserver interface {
-	Statement(kind, sqlstate string, took time.Duration)
+	Statement(kind release.Kind, code pgerror.Code, took time.Duration)
 }
 
 // operations is what the engine keeps for monitoring.
@@ -27,13 +29,13 @@ type operations struct {
 func (e *Engine) SetStatementObserver(o StatementObserver) { e.ops.observer = o }
 
 // observe reports a finished statement to the observer, if any.
-func (e *Engine) observe(kind string, err error, took time.Duration) {
+func (e *Engine) observe(kind release.Kind, err error, took time.Duration) {
 	if e.ops.observer == nil {
 		return
 	}
-	code := ""
+	var code pgerror.Code
 	if err != nil {
-		code = outcome(err)
+		code = pgerror.Public(err).Code
 	}
 	e.ops.observer.Statement(kind, code, took)
 }

@@ -21,37 +21,39 @@ import (
 // refusal's timing depends on the rows.
 //
 // The answer comes with its record for the audit (releaseQuery): the query
-// as validated, under the bounds it was computed with.
-func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) (res *Result, charge mechanisms.Charge, record *release.Query, err error) {
-	none := mechanisms.Charge{}
+// as validated, under the bounds it was computed with. A failure after the
+// charge keeps the charge in the answer, for the audit.
+func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string) answer {
+	refused := func(charge mechanisms.Charge, err error) answer {
+		return answer{kind: release.KindQuery, charge: charge, err: err}
+	}
 	p, err := s.price(rt, q)
 	if err != nil {
-		return nil, none, nil, err
+		return refused(mechanisms.Charge{}, err)
 	}
-	table, needs, req := p.req.Table, p.needs, p.req
-	charge = p.charge
+	table, needs, req, charge := p.req.Table, p.needs, p.req, p.charge
 	var notice string
 	if charge.Kind != mechanisms.AccountingNone {
 		if notice, err = s.charge(ctx, rt, fp, charge); err != nil {
-			return nil, none, nil, err
+			return refused(mechanisms.Charge{}, err)
 		}
 	}
 	cells, err := s.engine.backend.Run(ctx, table, q, needs, s.engine.secret)
 	if err != nil {
-		return nil, charge, nil, err
+		return refused(charge, err)
 	}
 	req.Result = cells
 	answers, answered, err := rt.mech.Answer(ctx, req)
 	if err != nil {
-		return nil, charge, nil, err
+		return refused(charge, err)
 	}
 	if answered != charge {
-		return nil, charge, nil, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge)
+		return refused(charge, fmt.Errorf("mechanism %s charged %+v for an answer priced at %+v", rt.mech.Name(), answered, charge))
 	}
 	if len(answers) != len(cells.Cells) {
-		return nil, charge, nil, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells))
+		return refused(charge, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells)))
 	}
-	res = s.rows(rt, q, cells, answers, notice)
+	res := s.rows(rt, q, cells, answers, notice)
 	s.addIntervals(rt, req, answers, res)
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
@@ -62,7 +64,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 	if needs.Bound {
 		bounds = &req.Bounds
 	}
-	return res, charge, releaseQuery(q, bounds), nil
+	return answer{kind: release.KindQuery, res: res, charge: charge, query: releaseQuery(q, bounds)}
 }
 
 // charge records a priced statement's charge durably, before the data is

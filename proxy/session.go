@@ -79,69 +79,79 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 	start := time.Now()
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
-	fp := st.fingerprint
-	var stmt ir.Statement
-	var types []pgtypes.OID
-	var err error = errTerminated
-	explain := false
-	select {
-	case <-s.ended:
-	default:
-		if err = s.engine.suspension(s.analyst); err == nil && !st.schema {
-			stmt, types, explain, err = st.bind(args)
-		}
-	}
-	kind := "invalid"
-	var res *Result
-	var charge mechanisms.Charge
-	var record *release.Query
-	if err == nil && st.schema {
-		kind = "catalog"
-		res, err = s.catalogQuery(ctx, st.SQL, args)
-	} else if err == nil {
-		switch st := stmt.(type) {
-		case *ir.Query:
-			kind = "query"
-			if explain {
-				kind = "explain"
-				res, err = s.explain(ctx, rt, st)
-				break
-			}
-			res, charge, record, err = s.query(ctx, rt, st, fp)
-		case *ir.Set:
-			kind = "set"
-			res, err = s.set(rt, st)
-		case *ir.Show:
-			kind = "show"
-			res, err = s.show(ctx, rt, st)
-		case *ir.Chatter:
-			kind = "chatter"
-			res, err = s.chatter(st)
-		default:
-			err = pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")
-		}
-	}
-	err = publicError(err)
-	var rel released
-	if err == nil && kind == "query" {
-		rel = releasedBy(st, args, types, res, record)
+	a := s.answer(ctx, rt, st, args)
+	res, err := a.res, publicError(a.err)
+	rec := auditRecord{analyst: s.analyst, fingerprint: st.fingerprint, kind: a.kind, mechanism: rt.mech.Name(), charge: a.charge, err: err}
+	if err == nil && a.kind == release.KindQuery {
+		rec.released = releasedBy(st, args, a.types, res, a.query)
 	}
 	// Every statement's outcome is written here, once: an answer's row is
 	// durable before the answer leaves.
-	if aerr := s.engine.audit(ctx, s.analyst, fp, kind, rt.mech.Name(), charge, rel, err); aerr != nil {
+	if aerr := s.engine.audit(ctx, rec); aerr != nil {
 		// An answer whose audit row is not durable does not leave; its
 		// charge (if any) stands, which errs on the safe side.
 		res, err = nil, publicError(aerr)
-		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", fp, "err", aerr)
+		s.engine.logger.Error("audit log write failed; answer withheld", "analyst", s.analyst, "fingerprint", st.fingerprint, "err", aerr)
 	}
 	// Checked first: the line's arguments would be boxed even for a logger
 	// that drops them, on every attack statement.
 	if s.engine.logger.Enabled(ctx, slog.LevelInfo) {
-		s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", kind,
+		s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", st.fingerprint, "kind", a.kind.String(),
 			"outcome", outcome(err), "latency", time.Since(start))
 	}
-	s.engine.observe(kind, err, time.Since(start))
+	s.engine.observe(a.kind, err, time.Since(start))
 	return res, err
+}
+
+// answer is what Execute sends and audits of one statement.
+type answer struct {
+	kind   release.Kind
+	res    *Result
+	charge mechanisms.Charge // what an answered query cost
+	query  *release.Query    // an answered query's structured record
+	types  []pgtypes.OID     // the type each parameter was read as
+	err    error
+}
+
+// answer runs a statement: what it is, and its result or refusal. A
+// statement refused before it is read as anything is invalid.
+func (s *Session) answer(ctx context.Context, rt *runtime, st *Statement, args []*string) answer {
+	select {
+	case <-s.ended:
+		return answer{kind: release.KindInvalid, err: errTerminated}
+	default:
+	}
+	if err := s.engine.suspension(s.analyst); err != nil {
+		return answer{kind: release.KindInvalid, err: err}
+	}
+	if st.schema {
+		res, err := s.catalogQuery(ctx, st.SQL, args)
+		return answer{kind: release.KindCatalog, res: res, err: err}
+	}
+	stmt, types, explain, err := st.bind(args)
+	if err != nil {
+		return answer{kind: release.KindInvalid, err: err}
+	}
+	switch read := stmt.(type) {
+	case *ir.Query:
+		if explain {
+			res, err := s.explain(ctx, rt, read)
+			return answer{kind: release.KindExplain, res: res, err: err}
+		}
+		a := s.query(ctx, rt, read, st.fingerprint)
+		a.types = types
+		return a
+	case *ir.Set:
+		res, err := s.set(rt, read)
+		return answer{kind: release.KindSet, res: res, err: err}
+	case *ir.Show:
+		res, err := s.show(ctx, rt, read)
+		return answer{kind: release.KindShow, res: res, err: err}
+	case *ir.Chatter:
+		res, err := s.chatter(read)
+		return answer{kind: release.KindChatter, res: res, err: err}
+	}
+	return answer{kind: release.KindInvalid, err: pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")}
 }
 
 // Refused records a statement that a front end refused before it reached
@@ -159,9 +169,10 @@ func (s *Session) Refused(st *Statement, err error) {
 	if fp == "" {
 		fp = s.engine.Fingerprint(st.SQL) // a statement the Engine did not prepare
 	}
-	s.engine.audit(context.Background(), s.analyst, fp, "invalid", rt.mech.Name(), mechanisms.Charge{}, released{}, err) //nolint:errcheck // a refusal is queued, never waited for
-	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", "invalid", "outcome", outcome(err))
-	s.engine.observe("invalid", err, 0)
+	rec := auditRecord{analyst: s.analyst, fingerprint: fp, kind: release.KindInvalid, mechanism: rt.mech.Name(), err: err}
+	s.engine.audit(context.Background(), rec) //nolint:errcheck // a refusal is queued, never waited for
+	s.engine.logger.Info("statement", "analyst", s.analyst, "fingerprint", fp, "kind", rec.kind.String(), "outcome", outcome(err))
+	s.engine.observe(rec.kind, err, 0)
 }
 
 // publicError makes sure what reaches the analyst is a *pgerror.Error: the

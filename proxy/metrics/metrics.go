@@ -17,6 +17,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"countwall/pgerror"
+	"countwall/proxy/state/release"
 )
 
 // Spent is one analyst's spending of one accounting kind.
@@ -106,15 +109,13 @@ func New(engine Engine, logins Logins) *Metrics {
 
 // Statement records one statement: its kind, its SQLSTATE ("" when it was
 // answered) and how long it took.
-func (m *Metrics) Statement(kind, sqlstate string, took time.Duration) {
-	outcome := "answered"
-	if sqlstate != "" {
-		outcome = "refused"
-	} else {
-		sqlstate = "00000"
-		m.latency.WithLabelValues(kind).Observe(took.Seconds())
+func (m *Metrics) Statement(kind release.Kind, code pgerror.Code, took time.Duration) {
+	outcome := release.OutcomeRefused
+	if code == "" {
+		outcome, code = release.OutcomeAnswered, pgerror.SuccessfulCompletion
+		m.latency.WithLabelValues(kind.String()).Observe(took.Seconds())
 	}
-	m.statements.WithLabelValues(kind, outcome, sqlstate).Inc()
+	m.statements.WithLabelValues(kind.String(), outcome.String(), code.String()).Inc()
 }
 
 // Risk records the risk monitor's decision about one analyst.

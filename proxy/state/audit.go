@@ -20,9 +20,9 @@ type AuditEntry struct {
 	At          time.Time
 	Analyst     string
 	Fingerprint string
-	Kind        string // query, set, show, chatter, invalid
+	Kind        release.Kind
 	Mechanism   string
-	Outcome     string // answered, refused
+	Outcome     release.Outcome
 	SQLState    string // "" when answered
 	Reason      string
 	// ChargeKind, Epsilon, Delta and Rho are what an answer cost ("" and 0
@@ -42,10 +42,11 @@ type AuditEntry struct {
 	done chan error // closed-over result of the commit, for a caller who waits
 }
 
-// Outcomes of an audited statement.
+// Outcomes of an audited statement, as the entries of this package spell
+// them.
 const (
-	OutcomeAnswered = "answered"
-	OutcomeRefused  = "refused"
+	OutcomeAnswered = release.OutcomeAnswered
+	OutcomeRefused  = release.OutcomeRefused
 )
 
 // Audit queues an entry for the audit log without waiting for it to be

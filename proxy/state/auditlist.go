@@ -91,7 +91,7 @@ func auditOutcome(e AuditEntry) string {
 	if e.Outcome == OutcomeRefused && e.SQLState != "" {
 		return "refused " + e.SQLState
 	}
-	return e.Outcome
+	return e.Outcome.String()
 }
 
 func auditCharge(e AuditEntry) string {

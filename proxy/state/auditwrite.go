@@ -73,7 +73,7 @@ type contextKey struct {
 }
 
 func (e AuditEntry) contextKey() contextKey {
-	return contextKey{e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind,
+	return contextKey{e.Analyst, string(e.Kind), e.Mechanism, string(e.Outcome), e.SQLState, e.Reason, e.ChargeKind,
 		math.Float64bits(e.Epsilon), math.Float64bits(e.Delta), math.Float64bits(e.Rho)}
 }
 
@@ -89,7 +89,7 @@ func contentHash(parts ...string) int64 {
 }
 
 func (e AuditEntry) contextParts() []string {
-	parts := []string{e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind,
+	parts := []string{e.Analyst, string(e.Kind), e.Mechanism, string(e.Outcome), e.SQLState, e.Reason, e.ChargeKind,
 		fmt.Sprint(e.Epsilon), fmt.Sprint(e.Delta)}
 	if e.Rho != 0 { // contexts without rho keep the hash they had before it was kept
 		parts = append(parts, fmt.Sprint(e.Rho))
@@ -162,7 +162,7 @@ func (w *auditTx) contextID(ctx context.Context, e AuditEntry) (int64, error) {
 		return id, nil
 	}
 	return insertInterned(ctx, &w.ctxLearnt, k, contentHash(e.contextParts()...), w.st.ctxInsert, w.st.ctxSelect,
-		e.Analyst, e.Kind, e.Mechanism, e.Outcome, e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta, e.Rho)
+		e.Analyst, string(e.Kind), e.Mechanism, string(e.Outcome), e.SQLState, e.Reason, e.ChargeKind, e.Epsilon, e.Delta, e.Rho)
 }
 
 func (w *auditTx) shapeID(ctx context.Context, shape string) (int64, error) {

@@ -61,9 +61,9 @@ func TestAuditLogIsWrittenInOrderAndFlushedOnClose(t *testing.T) {
 	}
 	const n = 1000 // several batches
 	for i := 0; i < n; i++ {
-		outcome := "answered"
+		outcome := OutcomeAnswered
 		if i%2 == 1 {
-			outcome = "refused"
+			outcome = OutcomeRefused
 		}
 		db.Audit(AuditEntry{Analyst: "alice", Fingerprint: "f", Kind: "query", Mechanism: "exact", Outcome: outcome})
 	}

@@ -22,9 +22,9 @@ type Release struct {
 	ID          int64     `json:"id"`
 	At          time.Time `json:"at"`
 	Analyst     string    `json:"analyst"`
-	Kind        string    `json:"kind"` // query, set, show, chatter, invalid
+	Kind        Kind      `json:"kind"`
 	Mechanism   string    `json:"mechanism"`
-	Outcome     string    `json:"outcome"` // answered, refused
+	Outcome     Outcome   `json:"outcome"`
 	SQLState    string    `json:"sqlstate,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
 	Fingerprint string    `json:"fingerprint"` // "" where Shape records the statement
@@ -41,6 +41,36 @@ type Release struct {
 	Query *Query `json:"query,omitempty"`
 	Cells []Cell `json:"cells,omitempty"`
 }
+
+// Kind is what a statement is, as the audit, the logs and the metrics
+// name it.
+type Kind string
+
+// The kinds of statement.
+const (
+	KindQuery   Kind = "query"   // a COUNT query
+	KindExplain Kind = "explain" // EXPLAIN of one
+	KindCatalog Kind = "catalog" // schema discovery, answered from the config's metadata
+	KindSet     Kind = "set"
+	KindShow    Kind = "show"
+	KindChatter Kind = "chatter" // what drivers send on connect, transaction control
+	KindInvalid Kind = "invalid" // refused before it could be read as any of the above
+)
+
+// String is the kind as the audit writes it.
+func (k Kind) String() string { return string(k) }
+
+// Outcome is whether a statement was answered.
+type Outcome string
+
+// The outcomes of a statement.
+const (
+	OutcomeAnswered Outcome = "answered"
+	OutcomeRefused  Outcome = "refused"
+)
+
+// String is the outcome as the audit writes it.
+func (o Outcome) String() string { return string(o) }
 
 // Constant is one literal of a statement: a number (its text as written)
 // or a string.
@@ -110,7 +140,7 @@ func nameByte(c byte) bool {
 }
 
 // Answered reports whether the statement was answered.
-func (r Release) Answered() bool { return r.Outcome == "answered" }
+func (r Release) Answered() bool { return r.Outcome == OutcomeAnswered }
 
 // Write writes releases as JSON lines.
 func Write(w io.Writer, rs []Release) error {
