@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,6 +32,7 @@ type Prepared struct {
 	declared []pgtypes.OID // the types the client declared for $1..$n (Declare)
 
 	early   error        // the text's size or encoding
+	explain bool         // EXPLAIN of the statement read
 	tokErr  error        // met reading the tokens
 	stmt    ir.Statement // decided from the tokens alone: SET, SHOW, BEGIN, ...
 	params  []int        // the N of each $n token, in the text's order
@@ -58,13 +60,20 @@ func Prepare(sql string, cat *ir.Catalog) *Prepared {
 
 // PrepareLexed is Prepare calling lexed with the statement's tokens, as
 // pglex.Lex reads them, when they lex without error: a caller that needs
-// the tokens too (the audit's statement shape) then lexes nothing itself.
-// lexed must not keep the slice, which the next statement reuses.
-func PrepareLexed(sql string, cat *ir.Catalog, lexed func([]pglex.Token)) *Prepared {
+// the tokens too (the Engine's classification of a statement, the audit's
+// statement shape) then lexes nothing itself. When lexed returns false the
+// statement is its caller's to answer (schema discovery) and is not read
+// further: its Bind and Describe refuse it. lexed must not keep the slice,
+// which the next statement reuses.
+func PrepareLexed(sql string, cat *ir.Catalog, lexed func([]pglex.Token) bool) *Prepared {
 	return prepare(sql, cat, false, lexed)
 }
 
-func prepare(sql string, cat *ir.Catalog, ownText bool, lexed func([]pglex.Token)) *Prepared {
+// errAnsweredElsewhere is the Bind of a statement its caller took
+// (PrepareLexed): a bug in the caller, never the analyst's doing.
+var errAnsweredElsewhere = pgerror.Internal(errors.New("planner: a statement its caller answers was bound"))
+
+func prepare(sql string, cat *ir.Catalog, ownText bool, lexed func([]pglex.Token) bool) *Prepared {
 	pr := &Prepared{cat: cat, ownText: ownText}
 	if limit := (&parser{cat: cat}).maxBytes(); len(sql) > limit {
 		pr.early = pgerror.Errorf(pgerror.ProgramLimitExceeded, "statement is %d bytes, over the limit of %d", len(sql), limit)
@@ -110,7 +119,7 @@ func putTokens(buf *[]pglex.Token) {
 // readTokens lexes sql into *buf (kept there for the next statement) and
 // decides what the tokens alone decide; the statement's tokens are returned
 // when it needs the parser.
-func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pglex.Token)) (toks []pglex.Token) {
+func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pglex.Token) bool) (toks []pglex.Token) {
 	defer func() {
 		if r := recover(); r != nil {
 			toks, pr.stmt, pr.tokErr = nil, nil, errUnparsable
@@ -123,8 +132,12 @@ func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pgle
 	if toks != nil {
 		*buf = toks
 	}
-	if err == nil && lexed != nil {
-		lexed(toks)
+	if err == nil && lexed != nil && !lexed(toks) {
+		pr.tokErr = errAnsweredElsewhere
+		return nil
+	}
+	if err == nil {
+		pr.explain, toks, err = explained(toks)
 	}
 	if err == nil {
 		toks, err = splitStatements(toks)
@@ -268,7 +281,7 @@ func (pr *Prepared) read(p *parser) (st ir.Statement, err error) {
 		return nil, pr.tokErr
 	}
 	if pr.stmt != nil {
-		return pr.stmt, nil
+		return pr.explainable(pr.stmt)
 	}
 	if p.bind {
 		for _, n := range pr.params {
@@ -285,7 +298,10 @@ func (pr *Prepared) read(p *parser) (st ir.Statement, err error) {
 			st, err = nil, errUnparsable
 		}
 	}()
-	return pr.tree.read(p)
+	if st, err = pr.tree.read(p); err != nil {
+		return nil, err
+	}
+	return pr.explainable(st)
 }
 
 // read reads the tree into a statement with p.
@@ -298,9 +314,9 @@ func (t tree) read(p *parser) (ir.Statement, error) {
 
 // Control is the transaction control the statement is (ChatterBegin,
 // ChatterCommit or ChatterRollback), known without binding it; "" for any
-// other statement, and for one that is refused.
+// other statement, for one that is refused, and for an EXPLAIN.
 func (pr *Prepared) Control() ir.ChatterKind {
-	if pr.early != nil || pr.tokErr != nil {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
 		return ""
 	}
 	if c, ok := pr.stmt.(*ir.Chatter); ok {

@@ -155,7 +155,7 @@ func TestPreparedShape(t *testing.T) {
 		{"SELECT COUNT(*) FROM people WHERE suburb = 'unterminated", nil, "", nil},
 	} {
 		st := s.Prepare(tc.sql)
-		_, types, _, err := st.bind(tc.args)
+		_, types, err := st.bind(tc.args)
 		got := releasedBy(st, tc.args, types, nil, nil)
 		if tc.shape == "" {
 			if err == nil && got.shape != "" {

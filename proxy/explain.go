@@ -7,8 +7,6 @@ import (
 
 	"countwall/ir"
 	"countwall/mechanisms"
-	"countwall/pgerror"
-	"countwall/pglex"
 	"countwall/planner/plan"
 	"countwall/proxy/state"
 )
@@ -23,48 +21,6 @@ import (
 
 // planColumn is EXPLAIN's one output column.
 var planColumn = Column{Name: "QUERY PLAN", Type: ColumnText}
-
-// explainedStatement splits a leading EXPLAIN off sql. A statement the
-// lexer refuses is returned whole, for the parser to refuse as it would.
-func explainedStatement(sql string) (body string, explain bool, err error) {
-	if !pglex.ContainsFold(sql, "explain") {
-		return sql, false, nil // not lexed for a first word it cannot have
-	}
-	toks, lexErr := pglex.Lex(sql)
-	if lexErr != nil || len(toks) == 0 || toks[0].Kind != pglex.Word || toks[0].Text != "explain" {
-		return sql, false, nil
-	}
-	if len(toks) == 1 || (toks[1].Kind == pglex.Op && toks[1].Text == ";") {
-		return "", true, pgerror.Errorf(pgerror.SyntaxError, "syntax error at end of input").WithHint("EXPLAIN SELECT COUNT(*) FROM ... says what the query would cost")
-	}
-	next := toks[1]
-	if (next.Kind == pglex.Word && (next.Text == "analyze" || next.Text == "analyse" || next.Text == "verbose")) ||
-		(next.Kind == pglex.Op && next.Text == "(") {
-		return "", true, pgerror.Errorf(pgerror.FeatureNotSupported, "EXPLAIN options are not supported").
-			WithHint("EXPLAIN SELECT ... shows the cost and the expected error without reading the data; ANALYZE would run the query")
-	}
-	return sql[next.Pos:], true, nil
-}
-
-// explainable refuses EXPLAIN of anything but a query.
-func explainable(stmt ir.Statement) error {
-	if _, ok := stmt.(*ir.Query); ok {
-		return nil
-	}
-	return pgerror.Errorf(pgerror.FeatureNotSupported, "EXPLAIN is supported for SELECT COUNT queries only")
-}
-
-// describedColumns are a described statement's columns: EXPLAIN's plan
-// column in place of the query's.
-func describedColumns(explain bool, stmt ir.Statement, cols []Column) ([]Column, error) {
-	if !explain {
-		return cols, nil
-	}
-	if err := explainable(stmt); err != nil {
-		return nil, err
-	}
-	return []Column{planColumn}, nil
-}
 
 // priced is a query checked and priced before its read.
 type priced struct {

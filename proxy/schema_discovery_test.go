@@ -24,7 +24,7 @@ func TestSchemaDiscoveryIsTheSameOnNeighbours(t *testing.T) {
 	}
 	var stmts []string
 	for _, s := range strings.Split(string(b), "\n-- next\n") {
-		if catalog.Handles(s) {
+		if catalog.HandlesText(s) {
 			stmts = append(stmts, s)
 		}
 	}

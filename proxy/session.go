@@ -124,17 +124,17 @@ func (s *Session) answer(ctx context.Context, rt *runtime, st *Statement, args [
 	if err := s.engine.suspension(s.analyst); err != nil {
 		return answer{kind: release.KindInvalid, err: err}
 	}
-	if st.schema {
+	if st.reading == readCatalog {
 		res, err := s.catalogQuery(ctx, st.SQL, args)
 		return answer{kind: release.KindCatalog, res: res, err: err}
 	}
-	stmt, types, explain, err := st.bind(args)
+	stmt, types, err := st.bind(args)
 	if err != nil {
 		return answer{kind: release.KindInvalid, err: err}
 	}
 	switch read := stmt.(type) {
 	case *ir.Query:
-		if explain {
+		if st.reading == readExplain {
 			res, err := s.explain(ctx, rt, read)
 			return answer{kind: release.KindExplain, res: res, err: err}
 		}

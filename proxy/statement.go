@@ -26,15 +26,8 @@ type Statement struct {
 	fingerprint string
 	prepared    *planner.Prepared
 	catalog     *ir.Catalog // the catalog prepared was read against
-	// explain marks EXPLAIN SELECT ...: prepared holds the SELECT, which is
-	// priced and described but never run. explainErr refuses an EXPLAIN
-	// countwall does not answer (options, ANALYZE, no statement).
-	explain    bool
-	explainErr error
-	// schema marks a schema-discovery statement (pg_catalog,
-	// information_schema), answered from the config's public metadata by
-	// proxy/catalog and never by the planner.
-	schema bool
+	// reading is what the statement is, decided once when it was read.
+	reading reading
 	// shape is what the audit keeps of the statement when it is answered.
 	shape preparedShape
 	// declared are the parameter types the client declared (DeclareParams).
@@ -54,36 +47,55 @@ func (st *Statement) DeclareParams(types []pgtypes.OID) {
 	}
 }
 
-// bind fills the statement's parameters, says the type each was read as,
-// and whether the statement is explained.
-func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, bool, error) {
-	if st.explainErr != nil {
-		return nil, nil, true, st.explainErr
-	}
-	stmt, types, err := st.prepared.BindTypes(args)
-	if err == nil && st.explain {
-		err = explainable(stmt)
-	}
-	return stmt, types, st.explain, err
+// reading is what a statement is, as Prepare decides it once from the
+// tokens it lexes once: who answers it, and how.
+type reading int
+
+const (
+	// readStatement is a statement the planner reads: a COUNT query, SET,
+	// SHOW, transaction control or other client chatter, or one it refuses.
+	readStatement reading = iota
+	// readExplain is EXPLAIN of one: priced and described, never run.
+	readExplain
+	// readCatalog is schema discovery (pg_catalog, information_schema),
+	// answered from the config's public metadata by proxy/catalog and
+	// never by the planner.
+	readCatalog
+)
+
+// bind fills the statement's parameters and says the type each was read
+// as.
+func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, error) {
+	return st.prepared.BindTypes(args)
 }
 
-// read prepares sql against cat, an EXPLAIN's statement without the EXPLAIN.
+// read reads the statement against cat: its text is lexed once, and its
+// tokens decide what it is (schema discovery, else the planner's; EXPLAIN
+// or transaction control among those) and give the audit its shape.
 func (st *Statement) read(cat *ir.Catalog) {
-	st.schema = catalog.Handles(st.SQL)
-	body, explain, err := explainedStatement(st.SQL)
-	st.explain, st.explainErr = explain, err
-	st.shape = preparedShape{}
-	keepShape := func(toks []pglex.Token) {
-		if !explain { // an EXPLAIN is never released; body is not its text
-			st.shape = shapeOf(toks)
+	st.reading, st.shape = readStatement, preparedShape{}
+	lexed := false
+	classify := func(toks []pglex.Token) bool {
+		lexed = true
+		if catalog.Handles(toks) {
+			st.reading = readCatalog
+			return false
 		}
+		st.shape = shapeOf(toks)
+		return true
 	}
-	st.prepared, st.catalog = planner.PrepareLexed(body, cat, keepShape), cat
+	st.prepared, st.catalog = planner.PrepareLexed(st.SQL, cat, classify), cat
+	if !lexed && catalog.HandlesText(st.SQL) {
+		// The planner did not lex it (over its size limit), or its lexer
+		// refused it (an escape string E'...', which psql's \l sends): the
+		// catalog reads a discovery statement by its own rules.
+		st.reading = readCatalog
+	}
+	if st.prepared.Explained() {
+		st.reading, st.shape = readExplain, preparedShape{} // an EXPLAIN is never released
+	}
 	st.prepared.Declare(st.declared)
-	st.Transaction = TxNone
-	if !explain {
-		st.Transaction = txOp(st.prepared)
-	}
+	st.Transaction = txOp(st.prepared)
 }
 
 // Fingerprint is the statement's keyed fingerprint, computed once when it
@@ -144,14 +156,6 @@ func (e *Engine) current(st *Statement, rt *runtime) {
 	st.read(rt.catalog)
 }
 
-// EndsTransaction reports whether sql is COMMIT or ROLLBACK (or their
-// spellings END and ABORT): the statements a front door still runs in a
-// failed transaction block, as PostgreSQL does. It runs nothing and records
-// nothing.
-func (s *Session) EndsTransaction(sql string) bool {
-	return txOp(planner.Prepare(sql, s.engine.live.Load().catalog)).Ends()
-}
-
 // Description is what a statement will return, known before it runs: the
 // PostgreSQL type of each bound parameter $1..$n (as the client declared
 // it, or as its use gives it) and the output columns (nil for statements
@@ -171,11 +175,8 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	}
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
-	if st.schema {
+	if st.reading == readCatalog {
 		return s.describeCatalog(ctx, st.SQL)
-	}
-	if st.explainErr != nil {
-		return nil, publicError(st.explainErr)
 	}
 	params, shape, err := st.prepared.Describe()
 	if err != nil {
@@ -192,8 +193,8 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 			d.Columns = []Column{{Name: string(sh.Kind), Type: ColumnText}}
 		}
 	}
-	if d.Columns, err = describedColumns(st.explain, shape, d.Columns); err != nil {
-		return nil, publicError(err)
+	if st.reading == readExplain {
+		d.Columns = []Column{planColumn}
 	}
 	return d, nil
 }

@@ -2,7 +2,9 @@ package proxy
 
 import "testing"
 
-func TestEndsTransaction(t *testing.T) {
+// TestTransactionIsKnownAtPrepare: what a statement does to a transaction
+// block is decided when it is prepared, for the wire to read.
+func TestTransactionIsKnownAtPrepare(t *testing.T) {
 	e := newFixture(t, 10).open(t, "exact", nil)
 	s := e.NewSession("alice")
 	tests := []struct {
@@ -24,10 +26,12 @@ func TestEndsTransaction(t *testing.T) {
 		{"COMMITT", false},
 		{"", false},
 		{"DELETE FROM people", false},
+		{"EXPLAIN COMMIT", false},
+		{"SELECT 1", false},
 	}
 	for _, tc := range tests {
-		if got := s.EndsTransaction(tc.sql); got != tc.want {
-			t.Errorf("EndsTransaction(%q) = %v, want %v", tc.sql, got, tc.want)
+		if got := s.Prepare(tc.sql).Transaction.Ends(); got != tc.want {
+			t.Errorf("Prepare(%q).Transaction.Ends() = %v, want %v", tc.sql, got, tc.want)
 		}
 	}
 }

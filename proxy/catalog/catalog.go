@@ -94,23 +94,20 @@ func (c *Catalog) Close() error {
 	return errors.Join(c.conn.Close(), c.db.Close())
 }
 
-// Handles reports whether sql is a catalog statement: a SELECT that names
-// pg_catalog, information_schema or a pg_ relation or function; a SELECT
-// without FROM that calls a catalog function (current_schema(),
-// current_database()) or casts to a reg type (pgx's $1::regtype); a
-// connection check (SELECT 1); or SHOW TRANSACTION ISOLATION LEVEL.
-// Everything else, the COUNT language and the chatter whose answers depend
-// on the session's settings (version(), current_setting()), is the
-// planner's.
-func Handles(sql string) bool {
-	if !mayBeCatalog(sql) {
-		return false // the COUNT statements of attack streams are not lexed twice
-	}
-	toks, err := lex(sql)
-	if err != nil || len(toks) == 0 {
+// Handles reports whether a statement, by its tokens (pglex), is a catalog
+// statement: a SELECT that names pg_catalog, information_schema or a pg_
+// relation or function; a SELECT without FROM that calls a catalog
+// function (current_schema(), current_database()) or casts to a reg type
+// (pgx's $1::regtype); a connection check (SELECT 1); or SHOW TRANSACTION
+// ISOLATION LEVEL. Everything else, the COUNT language and the chatter
+// whose answers depend on the session's settings (version(),
+// current_setting()), is the planner's. The Engine asks it once, of the
+// tokens it lexes once, when it prepares a statement.
+func Handles(toks []pglex.Token) bool {
+	if len(toks) == 0 {
 		return false
 	}
-	if _, ok := showChatter(sql); ok {
+	if isShowIsolation(toks) {
 		return true
 	}
 	first := toks[0]
@@ -125,28 +122,23 @@ func Handles(sql string) bool {
 		if t.NamesCatalog() {
 			return true
 		}
-		if t.Kind != pglex.Word && t.Kind != pglex.QuotedIdent {
-			continue
+		switch t.Kind {
+		case pglex.Word: // folded to lower case by the lexer
+			hasFrom = hasFrom || t.Text == "from"
+			callsCatalog = callsCatalog || catalogWords[t.Text]
+		case pglex.QuotedIdent:
+			callsCatalog = callsCatalog || catalogWords[strings.ToLower(t.Text)]
 		}
-		name := strings.ToLower(t.Text)
-		hasFrom = hasFrom || (t.Kind == pglex.Word && name == "from")
-		callsCatalog = callsCatalog || catalogWords[name]
 	}
 	return !hasFrom && callsCatalog
 }
 
-// catalogHints are substrings one of which every catalog statement holds
-// (in any case): a cheap test before lexing.
-var catalogHints = []string{"pg_", "information_schema", "current_", "session_user", "format_type",
-	"_description", "has_", "regtype", "regclass", "regnamespace", "transaction"}
-
-// mayBeCatalog reports whether sql could be a catalog statement: it holds a
-// hint, or is short enough to be SELECT 1.
-func mayBeCatalog(sql string) bool {
-	if len(sql) <= 24 {
-		return true
-	}
-	return pglex.ContainsAnyFold(sql, catalogHints)
+// HandlesText is Handles for a statement the analysts' lexer refuses (an
+// escape string E'...', which psql's \l sends) or the planner does not
+// lex (one over its size limit): the catalog reads it by its own rules.
+func HandlesText(sql string) bool {
+	toks, err := lex(sql)
+	return err == nil && Handles(toks)
 }
 
 // catalogWords mark a SELECT without FROM as a catalog statement.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countwall/pgerror"
+	"countwall/pglex"
 )
 
 func testModel() *Model {
@@ -39,7 +40,7 @@ func capturedStatements(t *testing.T) []string {
 	}
 	var out []string
 	for _, s := range strings.Split(string(b), "\n-- next\n") {
-		if Handles(s) {
+		if HandlesText(s) {
 			out = append(out, s)
 		}
 	}
@@ -187,10 +188,20 @@ func TestHandles(t *testing.T) {
 		{"SELECT COUNT(*) FROM people WHERE age > 30 AND sex = 'F'", false},
 		{"SELECT   Current_Schema()   ", true},
 		{"SELECT x FROM PG_CATALOG.PG_CLASS", true},
+		{`SELECT "current_user"`, true},
+		{"SELECT /* a connection check padded with a comment */ 1", true},
+		{`SELECT count(*) FROM "my where t" WHERE "a and b" = 'current_user'`, false},
+		{"SELECT d.datname FROM pg_catalog.pg_database d WHERE d.datname ~ E'^(x)$'", true}, // psql's \l: read by the catalog's lexer only
 	}
 	for _, tc := range tests {
-		if got := Handles(tc.sql); got != tc.want {
-			t.Errorf("Handles(%q) = %v, want %v", tc.sql, got, tc.want)
+		got := HandlesText(tc.sql)
+		if toks, err := pglex.Lex(tc.sql); err == nil {
+			if byTokens := Handles(toks); byTokens != got {
+				t.Errorf("%q: Handles of its tokens %v, HandlesText %v", tc.sql, byTokens, got)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("HandlesText(%q) = %v, want %v", tc.sql, got, tc.want)
 		}
 	}
 }

@@ -88,19 +88,27 @@ func paramContext(toks []pglex.Token, i int) (WireType, bool) {
 // default.
 func showChatter(sql string) (*Result, bool) {
 	toks, err := lex(sql)
-	if err != nil {
-		return nil, false
-	}
-	if len(toks) > 0 && toks[len(toks)-1].Text == ";" {
-		toks = toks[:len(toks)-1]
-	}
-	var words []string
-	for _, t := range toks {
-		words = append(words, t.Text)
-	}
-	if strings.Join(words, " ") != "show transaction isolation level" {
+	if err != nil || !isShowIsolation(toks) {
 		return nil, false
 	}
 	return &Result{Columns: []OutputColumn{{Name: "transaction_isolation", Type: WireText}},
 		Rows: [][]Value{{{Text: "read committed"}}}}, true
+}
+
+// isShowIsolation reports whether toks are SHOW TRANSACTION ISOLATION
+// LEVEL.
+func isShowIsolation(toks []pglex.Token) bool {
+	if len(toks) > 0 && toks[len(toks)-1].Text == ";" {
+		toks = toks[:len(toks)-1]
+	}
+	words := []string{"show", "transaction", "isolation", "level"}
+	if len(toks) != len(words) {
+		return false
+	}
+	for i, t := range toks {
+		if t.Text != words[i] {
+			return false
+		}
+	}
+	return true
 }
