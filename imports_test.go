@@ -3,10 +3,16 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,6 +20,10 @@ import (
 // listedPackage is what `go list -json` says of one package's imports.
 type listedPackage struct {
 	ImportPath   string
+	Dir          string
+	GoFiles      []string
+	TestGoFiles  []string
+	XTestGoFiles []string
 	Imports      []string
 	TestImports  []string // of its _test.go files in the package
 	XTestImports []string // of its package_test files
@@ -142,4 +152,78 @@ func TestRootHoldsMainOnly(t *testing.T) {
 			t.Errorf("%s is at the root; the root holds main.go and tests, the commands live in internal/cli", name)
 		}
 	}
+}
+
+// sqlReaders are the packages that read SQL text, each with why: SQL is
+// read once, by the parser, and everything after it reads the ir.Query
+// (DESIGN.md section 1). A package that only writes SQL may quote names
+// with pglex (pglexWriters); no other reads a statement's text.
+var sqlReaders = map[string]string{
+	"countwall/pglex":         "the lexer itself, by PostgreSQL's rules",
+	"countwall/planner":       "the parser: a statement's tokens to the validated ir.Query (and the only user of xwb1989/sqlparser)",
+	"countwall/proxy":         "the Engine's Prepare: it decides what a statement is from the tokens the planner lexed once, and keeps its audit shape from them",
+	"countwall/proxy/catalog": "the catalog's translation of schema-discovery statements, which the COUNT language does not cover",
+}
+
+// pglexWriters are what pglex offers a package that writes SQL: quoting a
+// name as PostgreSQL reads it back (release's conjunct texts, sqlgen's
+// SQLite statements, the datasets' and attacks' SQL, the config starter).
+var pglexWriters = []string{"QuoteIdent", "QuoteIdentAlways", "NeedsQuoting", "IsReserved", "ReservedWords"}
+
+// TestNothingElseReadsSQL: outside sqlReaders no file, tests included,
+// imports xwb1989/sqlparser or uses pglex but to quote a name. The
+// parser's own reading lives in planner alone; sqlparser in planner only.
+func TestNothingElseReadsSQL(t *testing.T) {
+	const lexer, parserPkg = "countwall/pglex", "github.com/xwb1989/sqlparser"
+	for _, p := range listPackages(t, "./...") {
+		_, reader := sqlReaders[p.ImportPath]
+		files := slices.Concat(p.GoFiles, p.TestGoFiles, p.XTestGoFiles)
+		for _, f := range files {
+			for imp, uses := range pglexUses(t, filepath.Join(p.Dir, f)) {
+				switch {
+				case under(imp, parserPkg) && p.ImportPath != "countwall/planner":
+					t.Errorf("%s (%s) imports %s; only the planner parses SQL", p.ImportPath, f, imp)
+				case imp == lexer && !reader:
+					for _, u := range uses {
+						if !slices.Contains(pglexWriters, u) {
+							t.Errorf("%s (%s) uses pglex.%s; outside %v a package may only quote names with pglex", p.ImportPath, f, u, slices.Sorted(maps.Keys(sqlReaders)))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// pglexUses is what a Go file uses of the SQL readers it imports: for
+// each of countwall/pglex and xwb1989/sqlparser (and its packages) it
+// imports, the names it selects from it.
+func pglexUses(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	names := map[string]string{} // local name -> import path
+	out := map[string][]string{}
+	for _, spec := range f.Imports {
+		imp, _ := strconv.Unquote(spec.Path.Value)
+		if imp != "countwall/pglex" && !under(imp, "github.com/xwb1989/sqlparser") {
+			continue
+		}
+		local := imp[strings.LastIndex(imp, "/")+1:]
+		if spec.Name != nil {
+			local = spec.Name.Name
+		}
+		names[local], out[imp] = imp, nil
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && names[id.Name] != "" {
+				out[names[id.Name]] = append(out[names[id.Name]], sel.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out
 }
