@@ -17,8 +17,8 @@ import (
 	"countwall/attacks"
 	"countwall/attacks/demo"
 	"countwall/attacks/report"
-	"countwall/attacks/risk"
 	"countwall/internal/pgtest"
+	"countwall/proxy/risk"
 )
 
 var binary string

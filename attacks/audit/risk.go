@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"countwall/attacks/risk"
 	"countwall/internal/profile"
 	"countwall/proxy/admin"
+	"countwall/proxy/risk"
 	"countwall/proxy/state/release"
 
 	"github.com/spf13/pflag"

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"countwall/attacks/report"
-	"countwall/attacks/risk"
+	"countwall/proxy/risk"
 	"countwall/proxy/state"
 	"countwall/proxy/state/release"
 )

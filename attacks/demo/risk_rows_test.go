@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"countwall/attacks"
-	"countwall/attacks/risk"
+	"countwall/proxy/risk"
 )
 
 // TestAuditRiskFindsTheRowsRebuilt runs idp-reconstruct over the wire

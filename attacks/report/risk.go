@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"countwall/attacks/risk"
+	"countwall/proxy/risk"
 )
 
 // RiskFile is the name of the audit risk results a demo run writes beside

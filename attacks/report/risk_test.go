@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"countwall/attacks/risk"
+	"countwall/proxy/risk"
 )
 
 func TestRiskSection(t *testing.T) {

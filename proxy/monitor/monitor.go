@@ -21,7 +21,7 @@ import (
 	"sort"
 	"time"
 
-	"countwall/attacks/risk"
+	"countwall/proxy/risk"
 	"countwall/proxy/state"
 	"countwall/proxy/state/release"
 )

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"countwall/attacks/risk"
 	"countwall/dataset"
+	"countwall/proxy/risk"
 	"countwall/proxy/state/release"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 
-	"countwall/attacks/risk"
 	"countwall/config"
 	"countwall/proxy"
 	"countwall/proxy/monitor"
+	"countwall/proxy/risk"
 )
 
 // startMonitor runs the risk monitor in the background when the config
