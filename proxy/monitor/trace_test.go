@@ -27,7 +27,8 @@ func TestMonitorNeverTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := release.Release{ID: 1, Analyst: "tracer", Kind: "query", Mechanism: "cellkey", Outcome: "answered",
-		Shape: "select snp, count(*) from genomes where allele = $1 group by snp order by snp", Constants: []release.Constant{{Text: "1"}}}
+		Shape: "select snp, count(*) from genomes where allele = $1 group by snp order by snp", Constants: []release.Constant{{Text: "1"}},
+		Query: &release.Query{Table: "genomes", GroupBy: []string{"snp"}, Where: []release.Conjunct{release.Compare("allele", release.OpEq, release.Constant{Text: "1"})}}}
 	for j := range snps {
 		c := 0.0
 		for _, g := range pop.Members {

@@ -16,8 +16,10 @@ type answer struct {
 	mechanism string
 	epsilon   float64
 	table     string
-	shape     string   // the statement's shape, for telling a search from a one-off
-	conj      []string // the WHERE clause's conjuncts, constants filled in
+	shape     string // the statement's shape, for telling a search from a one-off
+	// conj are the cell's conditions: the WHERE clause's conjuncts and,
+	// for a GROUP BY row, the group's values as equalities.
+	conj []*release.Conjunct
 	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
 	threshold *threshold
 	value     float64
@@ -32,15 +34,28 @@ type threshold struct {
 	atLeast int64 // the answer 1 means count >= atLeast
 }
 
-// key is the cell an answer counts: its table and its conjuncts, sorted.
-// It is made when asked, not kept: a long history's keys, one per answer,
-// would outweigh the rest of it.
-func (a answer) key() string { return cellKey(a.table, a.conj) }
+// key is the cell an answer counts: its table and its conditions' texts,
+// sorted. It is made when asked, not kept: a long history's keys, one per
+// answer, would outweigh the rest of it.
+func (a answer) key() string { return keyOf(a.table, a.conj) }
+
+// keyOf is the key of the cell of table's rows that satisfy every one of
+// conj.
+func keyOf(table string, conj []*release.Conjunct) string { return cellKey(table, texts(conj)) }
 
 func cellKey(table string, conj []string) string {
 	c := append([]string(nil), conj...)
 	sort.Strings(c)
 	return table + " where " + strings.Join(c, " and ")
+}
+
+// texts are the conditions as SQL, the way a finding's cell shows them.
+func texts(conj []*release.Conjunct) []string {
+	out := make([]string, len(conj))
+	for i, c := range conj {
+		out[i] = c.Text
+	}
+	return out
 }
 
 // cellText is a cell's predicate as the owner reads it.
@@ -51,198 +66,6 @@ func cellText(table string, conj []string) string {
 	c := append([]string(nil), conj...)
 	sort.Strings(c)
 	return table + ": " + strings.Join(c, " and ")
-}
-
-// parsed is a statement split into the parts the solvers use.
-type parsed struct {
-	table     string
-	conj      []string
-	groupBy   []string
-	threshold *threshold
-}
-
-// shapeParts is a statement shape split once into what parse fills in:
-// the conjuncts keep their $n until each statement's constants fill them.
-type shapeParts struct {
-	ok           bool
-	table        string
-	groupBy      []string
-	conj         []string
-	thresholdRef string // the $n of COUNT(*) > $n, when a threshold
-	inclusive    bool   // >= rather than >
-}
-
-// parse reads an answered COUNT statement from its shape and constants.
-// It returns false for anything else (SET, SHOW, a shape it does not know).
-func parse(r release.Release) (parsed, bool) { return parseWith(nil, r) }
-
-// parseWith is parse with the shapes already split (attack streams repeat
-// a few shapes hundreds of thousands of times); cache may be nil.
-func parseWith(cache map[string]shapeParts, r release.Release) (parsed, bool) {
-	sp, seen := cache[r.Shape]
-	if !seen {
-		sp = parseShape(r.Shape)
-		if cache != nil {
-			cache[r.Shape] = sp
-		}
-	}
-	if !sp.ok {
-		return parsed{}, false
-	}
-	p := parsed{table: sp.table, groupBy: sp.groupBy}
-	if sp.thresholdRef != "" {
-		b, ok := constantInt(sp.thresholdRef, r.Constants)
-		if !ok {
-			return parsed{}, false
-		}
-		if !sp.inclusive {
-			b++
-		}
-		p.threshold = &threshold{atLeast: b}
-	}
-	for _, c := range sp.conj {
-		p.conj = append(p.conj, fill(c, r.Constants))
-	}
-	return p, true
-}
-
-func parseShape(s string) shapeParts {
-	var sp shapeParts
-	if !strings.HasPrefix(s, "select ") {
-		return sp
-	}
-	from := topLevel(s, " from ")
-	if from < 0 {
-		return sp
-	}
-	selectList, rest := s[len("select "):from], s[from+len(" from "):]
-	if i := topLevel(rest, " order by "); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := topLevel(rest, " group by "); i >= 0 {
-		for _, g := range strings.Split(rest[i+len(" group by "):], ",") {
-			sp.groupBy = append(sp.groupBy, strings.TrimSpace(g))
-		}
-		rest = rest[:i]
-	}
-	where := ""
-	if i := topLevel(rest, " where "); i >= 0 {
-		where, rest = rest[i+len(" where "):], rest[:i]
-	}
-	sp.table = strings.TrimSpace(rest)
-	items := strings.Split(selectList, ", ")
-	agg := items[len(items)-1]
-	if len(items)-1 != len(sp.groupBy) {
-		return shapeParts{}
-	}
-	switch {
-	case agg == "count(*)" || agg == "count(1)" || strings.HasPrefix(agg, "count(distinct "):
-	case strings.HasPrefix(agg, "count(*) > $") || strings.HasPrefix(agg, "count(*) >= $"):
-		f := strings.Fields(agg)
-		sp.thresholdRef, sp.inclusive = f[2], f[1] == ">="
-	default:
-		return shapeParts{}
-	}
-	sp.conj = conjuncts(where)
-	sp.ok = true
-	return sp
-}
-
-// topLevel is the index of sep in s outside parentheses, or -1.
-func topLevel(s, sep string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		}
-		if depth == 0 && strings.HasPrefix(s[i:], sep) {
-			return i
-		}
-	}
-	return -1
-}
-
-// conjuncts splits a WHERE shape at its top-level ANDs (not a BETWEEN's),
-// flattening parenthesised conjunctions.
-func conjuncts(where string) []string {
-	where = strings.TrimSpace(where)
-	if where == "" {
-		return nil
-	}
-	var out []string
-	depth, start, between := 0, 0, false
-	for i := 0; i < len(where); i++ {
-		switch where[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		}
-		if depth != 0 {
-			continue
-		}
-		if strings.HasPrefix(where[i:], " between ") {
-			between = true
-		}
-		if strings.HasPrefix(where[i:], " and ") {
-			if between {
-				between = false
-				continue
-			}
-			out = append(out, flatten(where[start:i])...)
-			start = i + len(" and ")
-		}
-	}
-	return append(out, flatten(where[start:])...)
-}
-
-// flatten opens a parenthesised conjunction; anything else is one conjunct.
-func flatten(c string) []string {
-	c = strings.TrimSpace(c)
-	if inner, ok := enclosed(c); ok {
-		if parts := conjuncts(inner); len(parts) > 1 {
-			return parts
-		}
-		return []string{strings.TrimSpace(inner)}
-	}
-	return []string{c}
-}
-
-// enclosed strips one pair of parentheses that encloses all of s.
-func enclosed(s string) (string, bool) {
-	if !strings.HasPrefix(s, "(") || !strings.HasSuffix(s, ")") {
-		return "", false
-	}
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 && i != len(s)-1 {
-				return "", false
-			}
-		}
-	}
-	return s[1 : len(s)-1], true
-}
-
-// fill puts a shape's constants back.
-func fill(shape string, consts []release.Constant) string {
-	return release.Release{Shape: shape, Constants: consts}.Statement()
-}
-
-func constantInt(ref string, consts []release.Constant) (int64, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(ref, "$"))
-	if err != nil || n < 1 || n > len(consts) || consts[n-1].String {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(consts[n-1].Text, 10, 64)
-	return v, err == nil
 }
 
 // answers turns releases into one answer per released cell: a GROUP BY
@@ -258,43 +81,67 @@ func answers(rs []release.Release) []answer {
 
 // reader turns releases into answers. A long history repeats a few
 // shapes, analysts and mechanisms and, within a search, the same
-// conjuncts hundreds of thousands of times: each such string is kept once
-// (interned), and each shape is split once.
+// conditions hundreds of thousands of times: each such string and each
+// condition is kept once (interned).
 type reader struct {
-	shapes map[string]shapeParts
-	in     interner
+	in    interner
+	conds map[string]*release.Conjunct // by Text
 }
 
-func newReader() *reader { return &reader{shapes: map[string]shapeParts{}, in: interner{}} }
+func newReader() *reader { return &reader{in: interner{}, conds: map[string]*release.Conjunct{}} }
 
-// appendAnswers appends r's answers to out.
+// appendAnswers appends r's answers to out. A statement without its
+// structured record (a refusal, a row written before the audit kept it)
+// gives none.
 func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
-	if !r.Answered() || r.Kind != "query" {
+	q := r.Query
+	if !r.Answered() || q == nil {
 		return out
 	}
-	p, ok := parseWith(rd.shapes, *r)
-	if !ok {
-		return out
+	var th *threshold
+	if q.AtLeast != nil {
+		th = &threshold{atLeast: *q.AtLeast}
 	}
+	conj := rd.conditions(nil, q.Where)
 	in := rd.in
-	for i, c := range p.conj {
-		p.conj[i] = in.of(c)
-	}
 	for _, c := range r.Cells {
-		a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(p.table),
-			shape: in.of(r.Shape), conj: p.conj, threshold: p.threshold, value: c.Value, exact: isExact(r.Mechanism, p.threshold != nil, c)}
-		if len(p.groupBy) > 0 {
-			if len(c.Group) != len(p.groupBy) {
+		a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(q.Table),
+			shape: in.of(r.Shape), conj: conj, threshold: th, value: c.Value, exact: isExact(r.Mechanism, th != nil, c)}
+		if len(q.GroupBy) > 0 {
+			if len(c.Group) != len(q.GroupBy) {
 				continue
 			}
-			a.conj = append(append(make([]string, 0, len(p.conj)+len(p.groupBy)), p.conj...), groupConjuncts(p.groupBy, c.Group)...)
-			for i := len(p.conj); i < len(a.conj); i++ {
-				a.conj[i] = in.of(a.conj[i])
+			a.conj = append(make([]*release.Conjunct, 0, len(conj)+len(q.GroupBy)), conj...)
+			for i, col := range q.GroupBy {
+				a.conj = append(a.conj, rd.intern(groupCondition(col, c.Group[i])))
 			}
 		}
 		out = append(out, a)
 	}
 	return out
+}
+
+// conditions appends the conjuncts of cs to out, interned, opening a
+// conjunction nested in them: (a and b) and c is a, b and c.
+func (rd *reader) conditions(out []*release.Conjunct, cs []release.Conjunct) []*release.Conjunct {
+	for _, c := range cs {
+		if c.Op == release.OpAnd {
+			out = rd.conditions(out, c.Inner)
+			continue
+		}
+		out = append(out, rd.intern(c))
+	}
+	return out
+}
+
+// intern is the one copy of a condition of c's text.
+func (rd *reader) intern(c release.Conjunct) *release.Conjunct {
+	if p, ok := rd.conds[c.Text]; ok {
+		return p
+	}
+	p := &c
+	rd.conds[c.Text] = p
+	return p
 }
 
 // interner keeps one copy of each string it is given.
@@ -308,19 +155,18 @@ func (in interner) of(s string) string {
 	return s
 }
 
-func groupConjuncts(cols []string, vals []release.Datum) []string {
-	out := make([]string, len(cols))
-	for i, col := range cols {
-		switch {
-		case vals[i].Null:
-			out[i] = col + " is null"
-		case isNumber(vals[i].Text):
-			out[i] = col + " = " + vals[i].Text
-		default:
-			out[i] = col + " = " + release.Constant{Text: vals[i].Text, String: true}.SQL()
-		}
+// groupCondition is a GROUP BY row's value of col as a condition.
+func groupCondition(col string, v release.Datum) release.Conjunct {
+	if v.Null {
+		return release.IsNull(col, false)
 	}
-	return out
+	return release.Compare(col, release.OpEq, ConstantOf(v.Text))
+}
+
+// ConstantOf is a released value as a constant: a number when it reads as
+// one, else a string.
+func ConstantOf(text string) release.Constant {
+	return release.Constant{Text: text, String: !isNumber(text)}
 }
 
 func isNumber(s string) bool {

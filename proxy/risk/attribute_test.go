@@ -2,7 +2,6 @@ package risk
 
 import (
 	"reflect"
-	"strconv"
 	"testing"
 
 	"countwall/proxy/state/release"
@@ -15,7 +14,7 @@ import (
 // half at COUNT(*) > 1 until one value is left. A count of 1 or 2 in the
 // half answers noisy (a large float), any other count the exact 0 or 1.
 func attributeSearch(incomes ...int64) []release.Release {
-	const target = "(suburb = $2 and age = $3)"
+	target := []release.Conjunct{eq("suburb", str("s1")), eq("age", num("65"))}
 	id := int64(0)
 	answer := func(c, b int64) float64 {
 		switch {
@@ -27,9 +26,10 @@ func attributeSearch(incomes ...int64) []release.Release {
 		return 0
 	}
 	var rs []release.Release
-	ask := func(shape string, c, b int64, consts ...string) {
+	probe := func(c, b int64, where ...release.Conjunct) {
 		id++
-		rs = append(rs, rel(id, "ann", "idp", shape, answer(c, b), append([]string{strconv.FormatInt(b, 10), "'s1", "65"}, consts...)...))
+		q := above(b, count("people", append(append([]release.Conjunct(nil), target...), where...)...))
+		rs = append(rs, ask(id, "ann", "idp", q, answer(c, b)))
 	}
 	count := func(lo, hi int64) (n int64) {
 		for _, v := range incomes {
@@ -40,17 +40,16 @@ func attributeSearch(incomes ...int64) []release.Release {
 		return n
 	}
 	n := int64(len(incomes))
-	ask("select count(*) > $1 from people where "+target[1:len(target)-1], n, 1)
-	ask("select count(*) > $1 from people where "+target[1:len(target)-1], n, 2)
+	probe(n, 1)
+	probe(n, 2)
 	lo, hi := int64(0), int64(16)
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		c := count(lo, mid)
 		if lo == 0 {
-			ask("select count(*) > $1 from people where "+target+" and income < $4", c, 1, strconv.FormatInt(mid, 10))
+			probe(c, 1, lt("income", numf(mid)))
 		} else {
-			ask("select count(*) > $1 from people where "+target+" and income >= $4 and income < $5", c, 1,
-				strconv.FormatInt(lo, 10), strconv.FormatInt(mid, 10))
+			probe(c, 1, ge("income", numf(lo)), lt("income", numf(mid)))
 		}
 		if c == 0 {
 			lo = mid

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+
+	"countwall/proxy/state/release"
 )
 
 // averaged finds statements answered many times under fresh noise: the
@@ -63,8 +65,9 @@ func averaged(as []answer, o Options) []Finding {
 
 // estimate is a finding of a count within ±errBound, rounded when that
 // pins it.
-func estimate(pattern, table string, conj []string, mean, errBound float64, ids []int64) Finding {
-	f := Finding{Pattern: pattern, Table: table, Cell: conj, Value: mean, Error: errBound, Evidence: ids}
+func estimate(pattern, table string, conj []*release.Conjunct, mean, errBound float64, ids []int64) Finding {
+	f := finding(pattern, table, conj, mean, ids)
+	f.Error = errBound
 	if errBound < 0.5 {
 		f.Value, f.Error = math.Round(mean), errBound
 	}
@@ -89,7 +92,8 @@ func varianceTest(a answer, sd float64, ids []int64, plusOne bool) (Finding, boo
 		return Finding{}, false
 	}
 	b := a.threshold.atLeast - 1
-	return Finding{Pattern: "idp variance test", Table: a.table, Cell: a.conj,
-		Parameter: fmt.Sprintf("local sensitivity at COUNT(*) > %d (1: the count is %d or %d)", b, b, b+1),
-		Value:     sens, Threshold: b, Evidence: ids, Individual: sens == 1 && b <= 1}, true
+	f := finding("idp variance test", a.table, a.conj, sens, ids)
+	f.Parameter = fmt.Sprintf("local sensitivity at COUNT(*) > %d (1: the count is %d or %d)", b, b, b+1)
+	f.Threshold, f.Individual = b, sens == 1 && b <= 1
+	return f, true
 }

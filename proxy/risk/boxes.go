@@ -46,7 +46,7 @@ type constraint struct {
 
 // readConstraint reads `col op constant`, `col between a and b`, `col in
 // (...)`, `col = a or col = b` and `col is not null`.
-func readConstraint(c string) (constraint, bool) {
+func readConstraint(c *release.Conjunct) (constraint, bool) {
 	if col, set, ok := valueSet(c); ok {
 		out := constraint{col: col}
 		for i, v := range set {
@@ -60,38 +60,35 @@ func readConstraint(c string) (constraint, bool) {
 		}
 		return out, true
 	}
-	col, rest, ok := strings.Cut(c, " ")
-	if !ok || !plainColumn(col) {
+	col := c.Column
+	switch {
+	case col == "":
 		return constraint{}, false
-	}
-	if rest == "is not null" {
+	case c.Op == release.OpIsNotNull:
 		return constraint{col: col, ranges: [][2]*edge{{nil, nil}}}, true
-	}
-	if lo, hi, ok := strings.Cut(strings.TrimPrefix(rest, "between "), " and "); ok && strings.HasPrefix(rest, "between ") {
-		a, ta, ok1 := readEdge(lo)
-		b, tb, ok2 := readEdge(hi)
+	case c.Op == release.OpBetween && len(c.Values) == 2:
+		a, ta, ok1 := readEdge(c.Values[0])
+		b, tb, ok2 := readEdge(c.Values[1])
 		if !ok1 || !ok2 || ta != tb {
 			return constraint{}, false
 		}
 		return constraint{col: col, text: ta, ranges: [][2]*edge{{a, after(b, tb)}}, consts: []edge{*a, *b}}, true
-	}
-	op, lit, ok := strings.Cut(rest, " ")
-	if !ok {
+	case len(c.Values) != 1:
 		return constraint{}, false
 	}
-	e, text, ok := readEdge(lit)
+	e, text, ok := readEdge(c.Values[0])
 	if !ok {
 		return constraint{}, false
 	}
 	out := constraint{col: col, text: text, consts: []edge{*e}}
-	switch op {
-	case "<":
+	switch c.Op {
+	case release.OpLt:
 		out.ranges = [][2]*edge{{nil, e}}
-	case "<=":
+	case release.OpLe:
 		out.ranges = [][2]*edge{{nil, after(e, text)}}
-	case ">":
+	case release.OpGt:
 		out.ranges = [][2]*edge{{after(e, text), nil}}
-	case ">=":
+	case release.OpGe:
 		out.ranges = [][2]*edge{{e, nil}}
 	default:
 		return constraint{}, false
@@ -99,27 +96,12 @@ func readConstraint(c string) (constraint, bool) {
 	return out, true
 }
 
-// plainColumn accepts a column name as the normalised text writes it.
-func plainColumn(s string) bool {
-	if strings.HasPrefix(s, `"`) {
-		return len(s) > 1 && strings.HasSuffix(s, `"`) && !strings.ContainsAny(s[1:len(s)-1], `" `)
-	}
-	return s != "" && !strings.ContainsAny(s, " ()'=<>,")
-}
-
 // readEdge reads an integer or a text constant.
-func readEdge(lit string) (*edge, bool, bool) {
-	if strings.HasPrefix(lit, "'") {
-		if len(lit) < 2 || !strings.HasSuffix(lit, "'") {
-			return nil, false, false
-		}
-		inner := lit[1 : len(lit)-1]
-		if strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
-			return nil, false, false
-		}
-		return &edge{text: strings.ReplaceAll(inner, "''", "'")}, true, true
+func readEdge(v release.Constant) (*edge, bool, bool) {
+	if v.String {
+		return &edge{text: v.Text}, true, true
 	}
-	n, err := strconv.ParseInt(lit, 10, 64)
+	n, err := strconv.ParseInt(v.Text, 10, 64)
 	if err != nil || n == math.MaxInt64 {
 		return nil, false, false
 	}
@@ -176,7 +158,7 @@ func (x *axis) point(i int32) (edge, bool) {
 // space is an analyst's columns, per table, cut at the constants of every
 // statement read.
 type space struct {
-	axes map[string]*axis // table.column
+	axes map[column]*axis
 	// order is the columns of each table in the order first constrained.
 	order map[string][]string
 	// read is each conjunct read once: a search repeats its conjuncts
@@ -184,41 +166,48 @@ type space struct {
 	read map[string]readConjunct
 }
 
+// column is a table's column.
+type column struct{ table, name string }
+
+// axis is the cuts of a table's column, nil when it has none.
+func (s *space) axis(table, col string) *axis { return s.axes[column{table, col}] }
+
 type readConjunct struct {
 	k  constraint
 	ok bool
 }
 
-// constraint is readConstraint(c), read once per distinct conjunct.
-func (s *space) constraint(c string) (constraint, bool) {
-	if r, seen := s.read[c]; seen {
+// constraint is readConstraint(c), read once per distinct conjunct (by
+// its text, which equal conditions share).
+func (s *space) constraint(c *release.Conjunct) (constraint, bool) {
+	if r, seen := s.read[c.Text]; seen {
 		return r.k, r.ok
 	}
 	k, ok := readConstraint(c)
-	s.read[c] = readConjunct{k, ok}
+	s.read[c.Text] = readConjunct{k, ok}
 	return k, ok
 }
 
 // newSpace cuts every column at the constants of the answers' conjuncts;
 // a column compared with both integers and text is left opaque.
 func newSpace(as []answer) *space {
-	s := &space{axes: map[string]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
-	edges := map[string][]edge{}
-	mixed := map[string]bool{}
+	s := &space{axes: map[column]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
+	edges := map[column][]edge{}
+	mixed := map[column]bool{}
 	// Each distinct conjunct once: its edges and names are sets.
 	type tableConjunct struct{ table, conj string }
 	done := map[tableConjunct]bool{}
 	for _, a := range as {
 		for _, c := range a.conj {
-			if done[tableConjunct{a.table, c}] {
+			if done[tableConjunct{a.table, c.Text}] {
 				continue
 			}
-			done[tableConjunct{a.table, c}] = true
+			done[tableConjunct{a.table, c.Text}] = true
 			k, ok := s.constraint(c)
 			if !ok || len(k.consts) == 0 {
 				continue // IS NOT NULL reads on a column cut elsewhere
 			}
-			name := a.table + "." + k.col
+			name := column{a.table, k.col}
 			x, seen := s.axes[name]
 			if !seen {
 				x = &axis{text: k.text, named: map[string]bool{}}
@@ -364,14 +353,14 @@ type colSet struct {
 
 // boxOf reads a cell's conjuncts as a box: its family (the table and the
 // conditions left as written) and its column sets, by column name.
-func (s *space) boxOf(table string, conj []string) (family string, cols []colSet) {
+func (s *space) boxOf(table string, conj []*release.Conjunct) (family string, cols []colSet) {
 	var opaque []string
 	cols = make([]colSet, 0, len(conj))
 	for _, c := range conj {
 		k, ok := s.constraint(c)
-		x := s.axes[table+"."+k.col]
+		x := s.axis(table, k.col)
 		if !ok || x == nil {
-			opaque = append(opaque, c)
+			opaque = append(opaque, c.Text)
 			continue
 		}
 		var set atomSet
@@ -403,36 +392,36 @@ func colsKey(family string, cols []colSet) string {
 
 // render writes a column set as conditions: a point as `col = v`, a range
 // of atoms as `col >= u and col < v`, several as ORed ranges.
-func (s *space) render(table string, c colSet) []string {
-	x := s.axes[table+"."+c.col]
-	lit := func(e edge) string {
+func (s *space) render(table string, c colSet) []*release.Conjunct {
+	x := s.axis(table, c.col)
+	lit := func(e edge) release.Constant {
 		if x.text {
-			return release.Constant{Text: e.text, String: true}.SQL()
+			return release.Constant{Text: e.text, String: true}
 		}
-		return strconv.FormatInt(e.num, 10)
+		return release.Constant{Text: strconv.FormatInt(e.num, 10)}
 	}
 	// A text cut just after a constant v reads as > v from below, <= v
 	// from above.
-	from := func(e edge) string {
+	from := func(e edge) release.Conjunct {
 		if v, isAfter := strings.CutSuffix(e.text, "\x00"); x.text && isAfter {
-			return c.col + " > " + lit(edge{text: v})
+			return release.Compare(c.col, release.OpGt, lit(edge{text: v}))
 		}
-		return c.col + " >= " + lit(e)
+		return release.Compare(c.col, release.OpGe, lit(e))
 	}
-	below := func(e edge) string {
+	below := func(e edge) release.Conjunct {
 		if v, isAfter := strings.CutSuffix(e.text, "\x00"); x.text && isAfter {
-			return c.col + " <= " + lit(edge{text: v})
+			return release.Compare(c.col, release.OpLe, lit(edge{text: v}))
 		}
-		return c.col + " < " + lit(e)
+		return release.Compare(c.col, release.OpLt, lit(e))
 	}
-	var parts []string
+	var parts [][]release.Conjunct
 	for i := 0; i < len(c.set); i += 2 {
 		a, b := c.set[i], c.set[i+1]
 		if v, ok := x.point(a); ok && b == a+1 {
-			parts = append(parts, c.col+" = "+lit(v))
+			parts = append(parts, []release.Conjunct{release.Compare(c.col, release.OpEq, lit(v))})
 			continue
 		}
-		var p []string
+		var p []release.Conjunct
 		if a > 0 {
 			p = append(p, from(x.cuts[a-1]))
 		}
@@ -440,21 +429,33 @@ func (s *space) render(table string, c colSet) []string {
 			p = append(p, below(x.cuts[b-1]))
 		}
 		if len(p) == 0 {
-			p = append(p, c.col+" is not null")
+			p = append(p, release.IsNull(c.col, true))
 		}
-		parts = append(parts, strings.Join(p, " and "))
+		parts = append(parts, p)
 	}
 	if len(parts) == 1 {
-		return strings.Split(parts[0], " and ")
+		out := make([]*release.Conjunct, len(parts[0]))
+		for i := range parts[0] {
+			out[i] = &parts[0][i]
+		}
+		return out
 	}
-	return []string{"(" + strings.Join(parts, ") or (") + ")"}
+	alternatives := make([]release.Conjunct, len(parts))
+	for i, p := range parts {
+		alternatives[i] = p[0]
+		if len(p) > 1 {
+			alternatives[i] = release.And(p)
+		}
+	}
+	or := release.Or(alternatives)
+	return []*release.Conjunct{&or}
 }
 
 // columns is how many columns of a table the analyst's constants cut.
 func (s *space) columns(table string) int {
 	n := 0
 	for _, col := range s.order[table] {
-		if s.axes[table+"."+col] != nil {
+		if s.axis(table, col) != nil {
 			n++
 		}
 	}
@@ -463,14 +464,14 @@ func (s *space) columns(table string) int {
 
 // renderRow writes a box's column sets in the order the analyst first
 // constrained the columns.
-func (s *space) renderRow(table string, cols []colSet) []string {
+func (s *space) renderRow(table string, cols []colSet) []*release.Conjunct {
 	rank := map[string]int{}
 	for i, col := range s.order[table] {
 		rank[col] = i
 	}
 	sorted := append([]colSet(nil), cols...)
 	sort.SliceStable(sorted, func(i, j int) bool { return rank[sorted[i].col] < rank[sorted[j].col] })
-	var out []string
+	var out []*release.Conjunct
 	for _, c := range sorted {
 		out = append(out, s.render(table, c)...)
 	}

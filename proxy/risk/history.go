@@ -14,6 +14,7 @@ type History struct {
 type analystHistory struct {
 	answers  []answer
 	answered int // answered statements read (Report.Answered)
+	unread   int // of which without their structured record (Report.Unread)
 }
 
 // NewHistory is an empty history that keeps the statements of analyst
@@ -45,8 +46,22 @@ func (h *History) add(r *release.Release) {
 	}
 	if r.Answered() && r.Kind == "query" {
 		a.answered++
+		if r.Query == nil {
+			a.unread++
+		}
 	}
 	a.answers = h.rd.appendAnswers(a.answers, r)
+}
+
+// Unread is how many answered statements, of every analyst kept, came
+// without their structured record (release.Query): the solvers read
+// nothing of them.
+func (h *History) Unread() int {
+	n := 0
+	for _, a := range h.of {
+		n += a.unread
+	}
+	return n
 }
 
 // answersOf is an analyst's answers, in the order read.

@@ -13,13 +13,15 @@ import (
 // answered counts Assess gives on the releases, per analyst, with the
 // analyst filter applied while reading.
 func TestHistoryReadOneAtATimeAssessesAsTheReleases(t *testing.T) {
-	shape := "select count(*) > $1 from people where suburb = $2 and age = $3"
+	q := func(b int64) *release.Query {
+		return above(b, count("people", eq("suburb", str("s1")), eq("age", num("40"))))
+	}
 	rs := []release.Release{
-		rel(1, "eve", "idp", shape, 1, "0", "'s1", "40"),
-		rel(2, "mallory", "suppress", "select count(*) from people", 3000),
-		rel(3, "eve", "idp", shape, 4.1e9, "1", "'s1", "40"),
-		rel(4, "mallory", "suppress", "select count(*) from people where not (suburb = $1 and age > $2)", 2997, "'suburb_0015", "60"),
-		rel(5, "eve", "idp", shape, 0, "3", "'s1", "40"),
+		ask(1, "eve", "idp", q(0), 1),
+		ask(2, "mallory", "suppress", count("people"), 3000),
+		ask(3, "eve", "idp", q(1), 4.1e9),
+		ask(4, "mallory", "suppress", count("people", nots(eq("suburb", str("suburb_0015")), gt("age", num("60")))), 2997),
+		ask(5, "eve", "idp", q(3), 0),
 		{ID: 6, Analyst: "eve", Kind: "set", Outcome: "answered"},
 	}
 	for _, analyst := range []string{"", "eve", "mallory", "nobody"} {

@@ -4,19 +4,19 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"countwall/attacks"
+	"countwall/proxy/state/release"
 )
 
 // system is the answered sums over sets of one column's values, under one
 // base condition: the unknowns are the counts of base AND col = v.
 type system struct {
 	table, col string
-	base       []string
-	sets       [][]string
+	base       []*release.Conjunct
+	sets       [][]release.Constant
 	values     []float64
 	ids        []int64
 	exacts     []bool // which answers are exact
@@ -31,11 +31,11 @@ type system struct {
 // secret bit. A count is reported when two standard errors (from the
 // residuals) are within MaxError.
 func linear(as []answer, o Options) []Finding {
-	systems := map[string]*system{}
-	var order []string
-	add := func(a answer, i int, col string, set []string) {
+	systems := map[parentColumn]*system{}
+	var order []parentColumn
+	add := func(a answer, i int, col string, set []release.Constant) {
 		base := without(a.conj, i)
-		k := cellKey(a.table, base) + "|" + col
+		k := parentColumn{keyOf(a.table, base), col}
 		s, ok := systems[k]
 		if !ok {
 			s = &system{table: a.table, col: col, base: base}
@@ -54,7 +54,7 @@ func linear(as []answer, o Options) []Finding {
 		if a.threshold != nil {
 			continue
 		}
-		widest, col, set := -1, "", []string(nil)
+		widest, col, set := -1, "", []release.Constant(nil)
 		for i, c := range a.conj {
 			if cc, ss, ok := valueSet(c); ok && len(ss) > 1 && len(ss) > len(set) {
 				widest, col, set = i, cc, ss
@@ -72,7 +72,7 @@ func linear(as []answer, o Options) []Finding {
 			if !ok {
 				continue
 			}
-			if _, known := systems[cellKey(a.table, without(a.conj, i))+"|"+col]; known {
+			if _, known := systems[parentColumn{keyOf(a.table, without(a.conj, i)), col}]; known {
 				add(a, i, col, set)
 				break
 			}
@@ -104,8 +104,8 @@ func (s *system) solve(o Options) []Finding {
 	for j, set := range s.sets {
 		subs[j] = make([]bool, n)
 		for _, v := range set {
-			subs[j][index[v]] = true
-			A.Set(j, index[v], 1)
+			subs[j][index[v.SQL()]] = true
+			A.Set(j, index[v.SQL()], 1)
 		}
 		maxAnswer = math.Max(maxAnswer, s.values[j])
 	}
@@ -147,51 +147,47 @@ func (s *system) solve(o Options) []Finding {
 		if errBound > o.MaxError {
 			continue
 		}
-		cell := append(append([]string(nil), s.base...), s.col+" = "+v)
-		f := estimate("linear system", s.table, cell, x[i], errBound, s.ids)
+		f := estimate("linear system", s.table, s.cellOf(v), x[i], errBound, s.ids)
 		f.Individual = f.Error < 0.5 && (f.Value == 1 || unitLike)
 		out = append(out, f)
 	}
 	return out
 }
 
-// valueSet reads a condition that selects a set of one column's values:
-// col = v, col IN (v, ...), or an OR of those on one column.
-func valueSet(c string) (col string, set []string, ok bool) {
-	if inner, isEnclosed := enclosed(c); isEnclosed {
-		c = inner
-	}
-	var parts []string
-	for rest := c; ; {
-		i := topLevel(rest, " or ")
-		if i < 0 {
-			parts = append(parts, rest)
-			break
-		}
-		parts, rest = append(parts, rest[:i]), rest[i+len(" or "):]
-	}
-	for _, p := range parts {
-		pc, vals, ok := oneSet(strings.TrimSpace(p))
-		if !ok || (col != "" && pc != col) {
-			return "", nil, false
-		}
-		col, set = pc, append(set, vals...)
-	}
-	sort.Strings(set)
-	return col, set, len(set) > 0
+// cellOf is the cell of one unknown: base AND col = v.
+func (s *system) cellOf(v release.Constant) []*release.Conjunct {
+	eq := release.Compare(s.col, release.OpEq, v)
+	return append(append([]*release.Conjunct(nil), s.base...), &eq)
 }
 
-func oneSet(p string) (string, []string, bool) {
-	if col, ok := equalityColumn(p); ok {
-		return col, []string{strings.TrimSpace(p[len(col)+len(" = "):])}, true
-	}
-	i := strings.Index(p, " in (")
-	if i <= 0 || strings.ContainsAny(p[:i], " ()") || !strings.HasSuffix(p, ")") {
+// valueSet reads a condition that selects a set of one column's values:
+// col = v, col IN (v, ...), or an OR of those on one column. The set is
+// sorted by the values as SQL spells them.
+func valueSet(c *release.Conjunct) (col string, set []release.Constant, ok bool) {
+	if !addValues(c, &col, &set) || len(set) == 0 {
 		return "", nil, false
 	}
-	var vals []string
-	for _, v := range strings.Split(p[i+len(" in ("):len(p)-1], ", ") {
-		vals = append(vals, strings.TrimSpace(v))
+	sort.Slice(set, func(i, j int) bool { return set[i].SQL() < set[j].SQL() })
+	return col, set, true
+}
+
+// addValues adds the values c selects of *col to *set, false when c is
+// not such a condition or names another column.
+func addValues(c *release.Conjunct, col *string, set *[]release.Constant) bool {
+	switch c.Op {
+	case release.OpOr:
+		for i := range c.Inner {
+			if !addValues(&c.Inner[i], col, set) {
+				return false
+			}
+		}
+		return true
+	case release.OpEq, release.OpIn:
+		if c.Column == "" || (*col != "" && c.Column != *col) || (c.Op == release.OpEq && len(c.Values) != 1) {
+			return false
+		}
+		*col, *set = c.Column, append(*set, c.Values...)
+		return true
 	}
-	return p[:i], vals, true
+	return false
 }

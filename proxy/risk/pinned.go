@@ -2,7 +2,8 @@ package risk
 
 import (
 	"math"
-	"strings"
+
+	"countwall/proxy/state/release"
 )
 
 // cellBounds is what exact answers and threshold answers say of one cell.
@@ -11,7 +12,7 @@ type cellBounds struct {
 	mechanism string
 	threshold bool // a threshold answer took part
 	table     string
-	conj      []string
+	conj      []*release.Conjunct
 	lo, hi    float64
 	evidence  []int64
 }
@@ -23,6 +24,13 @@ func (c *cellBounds) pinned() bool { return c.lo == c.hi }
 // searches: count >= b answered 1 and count >= b+1 answered 0), and the
 // difference of two pinned counts whose conditions differ by a negation
 // (differencing: the total and the count of NOT (T) pin T).
+//
+// The planner folds a NOT around one comparison into its opposite (NOT
+// (age > 60) is age <= 60), which the audit cannot tell from the
+// comparison written as it is; such a pair is read as a difference only
+// where exact counts pinned both cells, not a threshold search, whose
+// halves the rows solver relates (a search's every half would otherwise
+// difference its parent).
 func pinned(as []answer, o Options) []Finding {
 	cells := map[string]*cellBounds{}
 	var order []string
@@ -58,14 +66,17 @@ func pinned(as []answer, o Options) []Finding {
 		if c.lo > o.MaxCell || c.lo < 0 || (c.lo == 0 && pattern != "differencing" && !searched(c)) {
 			return
 		}
-		out = append(out, Finding{Pattern: pattern, Table: c.table, Cell: c.conj, Value: c.lo,
-			Individual: c.lo == 1, Evidence: c.evidence})
+		f := finding(pattern, c.table, c.conj, c.lo, c.evidence)
+		f.Individual = c.lo == 1
+		out = append(out, f)
 	}
 	for _, k := range order {
 		c := cells[k]
 		if !c.pinned() {
 			if c.mechanism == "bdp" && !c.threshold && c.lo >= 1 && math.IsInf(c.hi, 1) && searched(c) {
-				out = append(out, Finding{Pattern: "bdp existence", Table: c.table, Cell: c.conj, Value: 1, AtLeast: true, Evidence: c.evidence})
+				f := finding("bdp existence", c.table, c.conj, 1, c.evidence)
+				f.AtLeast = true
+				out = append(out, f)
 			}
 			continue
 		}
@@ -77,17 +88,17 @@ func pinned(as []answer, o Options) []Finding {
 		// Differencing: this cell is P AND NOT (X); with P pinned too,
 		// P AND X is pinned.
 		for i, cj := range c.conj {
-			x, ok := negated(cj)
+			x, folded, ok := complement(cj)
 			if !ok {
 				continue
 			}
 			parentConj := without(c.conj, i)
-			parent, ok := cells[cellKey(c.table, parentConj)]
-			if !ok || !parent.pinned() {
+			parent, ok := cells[keyOf(c.table, parentConj)]
+			if !ok || !parent.pinned() || folded && (c.threshold || parent.threshold) {
 				continue
 			}
-			targetConj := append(append([]string(nil), parentConj...), conjuncts(x)...)
-			if t, ok := cells[cellKey(c.table, targetConj)]; ok && t.pinned() {
+			targetConj := append(append([]*release.Conjunct(nil), parentConj...), x...)
+			if t, ok := cells[keyOf(c.table, targetConj)]; ok && t.pinned() {
 				continue // asked directly
 			}
 			d := &cellBounds{table: c.table, conj: targetConj, lo: parent.lo - c.lo, hi: parent.lo - c.lo,
@@ -136,13 +147,58 @@ func boundsOf(a answer, o Options) (lo, hi float64, ok bool) {
 	return 0, 0, false
 }
 
-// negated reads "not (X)" as X.
-func negated(c string) (string, bool) {
-	if !strings.HasPrefix(c, "not ") {
-		return "", false
+// complement is what c negates, as conditions: the conjuncts of a NOT
+// (...) kept as written, or (folded) the comparison whose opposite c is.
+func complement(c *release.Conjunct) (x []*release.Conjunct, folded bool, ok bool) {
+	if c.Op == release.OpNot {
+		return flatAnd(nil, c.Inner), false, len(c.Inner) > 0
 	}
-	inner, ok := enclosed(strings.TrimSpace(c[len("not "):]))
-	return inner, ok
+	o, ok := opposite(*c)
+	if !ok {
+		return nil, false, false
+	}
+	return []*release.Conjunct{&o}, true, true
+}
+
+// flatAnd appends the conjuncts of cs to out, opening nested conjunctions.
+func flatAnd(out []*release.Conjunct, cs []release.Conjunct) []*release.Conjunct {
+	for i := range cs {
+		if cs[i].Op == release.OpAnd {
+			out = flatAnd(out, cs[i].Inner)
+			continue
+		}
+		out = append(out, &cs[i])
+	}
+	return out
+}
+
+// opposites are the comparisons true exactly where the other is false
+// (NULL in both where either is).
+var opposites = map[release.Op]release.Op{
+	release.OpEq: release.OpNe, release.OpNe: release.OpEq,
+	release.OpLt: release.OpGe, release.OpGe: release.OpLt,
+	release.OpGt: release.OpLe, release.OpLe: release.OpGt,
+	release.OpLike: release.OpNotLike, release.OpNotLike: release.OpLike,
+}
+
+// opposite is the condition true exactly where c is false: the negation
+// the planner folds a NOT around c into. An expression's comparison has
+// none here (its text is the planner's to render).
+func opposite(c release.Conjunct) (release.Conjunct, bool) {
+	if c.Column == "" {
+		return release.Conjunct{}, false
+	}
+	switch op := c.Op; {
+	case opposites[op] != "" && len(c.Values) == 1:
+		return release.Compare(c.Column, opposites[op], c.Values[0]), true
+	case (op == release.OpBetween || op == release.OpNotBetween) && len(c.Values) == 2:
+		return release.Between(c.Column, op == release.OpBetween, c.Values[0], c.Values[1]), true
+	case (op == release.OpIn || op == release.OpNotIn) && len(c.Values) > 0:
+		return release.In(c.Column, op == release.OpIn, c.Values), true
+	case op == release.OpIsNull || op == release.OpIsNotNull:
+		return release.IsNull(c.Column, op == release.OpIsNull), true
+	}
+	return release.Conjunct{}, false
 }
 
 // without is a copy of s without its i-th element.

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // the protected table is read with the sqlite driver to score
+
+	"countwall/pglex"
 )
 
 // shown is how many findings per analyst Print lists in full.
@@ -29,6 +31,9 @@ func Print(w io.Writer, reports []Report) error {
 			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), PatternCounts(r.Findings))
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "  %s\n", r.Skipped)
+		}
+		if r.Unread > 0 {
+			fmt.Fprintf(w, "  %d answered statements have no structured record and were not assessed\n", r.Unread)
 		}
 		if scored, correct := Scored(r); scored > 0 {
 			fmt.Fprintf(w, "  scored against the protected table: %d of %d findings hold\n", correct, scored)
@@ -149,7 +154,7 @@ func Score(ctx context.Context, truthPath string, reports []Report) error {
 			if f.Table == "" || (f.Parameter != "" && f.Pattern != "idp variance test") || f.Pattern == "tracing" {
 				continue
 			}
-			q := "SELECT COUNT(*) FROM " + f.Table
+			q := "SELECT COUNT(*) FROM " + pglex.QuoteIdent(f.Table)
 			if len(f.Cell) > 0 {
 				q += " WHERE " + strings.Join(f.Cell, " AND ")
 			}

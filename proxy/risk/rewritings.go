@@ -4,13 +4,15 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+
+	"countwall/proxy/state/release"
 )
 
 // form is one way the analyst wrote the parent P of splits P AND X /
 // P AND NOT (X): the sums of each split's two answers, by X.
 type form struct {
 	table, mechanism string
-	conj             []string
+	conj             []*release.Conjunct
 	sums             []float64
 	byX              map[string]float64
 	ids              []int64
@@ -75,7 +77,7 @@ func averageCell(fs []*form, o Options) (Finding, bool) {
 			statVar += w * w * stat.Variance(rep.sums, nil) / float64(n)
 		}
 		for _, cond := range rep.conj {
-			layer[cond] += w
+			layer[cond.Text] += w
 		}
 	}
 	errBound := 2 * math.Sqrt(statVar)

@@ -9,8 +9,8 @@
 // IDP variance test), sums over sets of a column's
 // values are solved as a linear system (the noise remover's two-partitions,
 // linear reconstruction), and a cell asked beside its parts bounds the
-// noise (the perturbation finder). It reads releases (the audit's JSON
-// lines or the state database's rows), never the protected data, so what it
+// noise (the perturbation finder). It reads releases' structured record
+// (release.Query), never SQL text and never the protected data, so what it
 // finds depends only on what left the firewall; the protected table is
 // read only to score the findings when the owner gives it.
 package risk
@@ -57,7 +57,20 @@ type Finding struct {
 	// Note says more of how the finding was drawn (the tracing test's
 	// score and threshold), or why a flag went no further.
 	Note string `json:"note,omitempty"`
+	// conj are Cell's conditions while the solvers run (distinct reads
+	// them as a box); a report leaves without them.
+	conj []*release.Conjunct
 }
+
+// finding is a finding of a cell: conj are its conditions, Cell their
+// texts.
+func finding(pattern, table string, conj []*release.Conjunct, value float64, evidence []int64) Finding {
+	return Finding{Pattern: pattern, Table: table, Cell: texts(conj), conj: conj, Value: value, Evidence: evidence}
+}
+
+// TracingFlag says whether f is the flag of released marginals that the
+// owner's tracing test takes up (Marginals.FlagIn).
+func (f Finding) TracingFlag() bool { return f.Pattern == "tracing" && !f.Individual }
 
 // Exact reports whether the finding determines its count exactly.
 func (f Finding) Exact() bool { return f.Error < 0.5 && !f.AtLeast && f.Parameter == "" }
@@ -96,6 +109,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// Skipped names the solvers not run on these answers, and why.
 	Skipped string `json:"skipped,omitempty"`
+	// Unread is how many of the answered statements came without their
+	// structured record and were not assessed.
+	Unread int `json:"unread,omitempty"`
 }
 
 // Individuals counts the findings about one person.
@@ -127,12 +143,12 @@ type Options struct {
 	// IDPPlusOne says the idp mechanism adds one to the sensitivity (its
 	// plus_one parameter), which the variance test must know.
 	IDPPlusOne bool
-	// Trace is how Trace tests the protected table's people (owner only).
-	Trace TraceOptions
 	// Published are releases made public before (another firewall's
 	// answers, read from its audit): every analyst is taken to know them,
 	// and the solvers combine them with her own (sources.go).
 	Published []release.Release
+	// Trace is how Trace tests the protected table's people (owner only).
+	Trace TraceOptions
 	// MaxRowsAnswers is the most answers of one analyst the rows solver
 	// takes: it holds about 10 KB an answer of a long threshold search,
 	// and beyond this the analyst is assessed without it (Report.Skipped
@@ -185,7 +201,7 @@ func AssessHistory(h *History, o Options) []Report {
 		as := append(make([]answer, 0, len(mine.answers)+len(pub)), mine.answers...)
 		mine.answers = as[:len(mine.answers):len(mine.answers)]
 		as = append(as, pub...)
-		rep := Report{Analyst: name, Answered: mine.answered}
+		rep := Report{Analyst: name, Answered: mine.answered, Unread: mine.unread}
 		withRows := len(as) <= o.MaxRowsAnswers
 		sp := spaceOnce(as)
 		for _, solve := range solvers {
@@ -204,6 +220,7 @@ func AssessHistory(h *History, o Options) []Report {
 		for i := range rep.Findings {
 			rep.Findings[i].Analyst = name
 			rep.Findings[i].Statements = len(rep.Findings[i].Evidence)
+			rep.Findings[i].conj = nil
 		}
 		sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Pattern < rep.Findings[j].Pattern })
 		out = append(out, rep)

@@ -10,50 +10,57 @@ import (
 	"countwall/proxy/state/release"
 )
 
-// rel is one answered statement: its shape, its constants as text (a
-// leading ' marks a string) and the value sent.
-func rel(id int64, analyst, mech, shape string, value float64, consts ...string) release.Release {
-	r := release.Release{ID: id, Analyst: analyst, Kind: "query", Mechanism: mech, Outcome: "answered", Shape: shape,
-		Cells: []release.Cell{{Value: value, IsFloat: mech == "idp" || mech == "bdp"}}}
-	if mech == "idp" || mech == "bdp" {
-		r.Epsilon = 1e-10
+// TestAnswersReadTheStructure: each released cell is an answer whose
+// conditions are the query's conjuncts, nested conjunctions opened, and a
+// GROUP BY row's values as equalities; a name holding " and " or
+// " where " is one name. A statement without its structured record gives
+// no answer and is counted unread.
+func TestAnswersReadTheStructure(t *testing.T) {
+	type read struct {
+		table   string
+		conj    []string
+		atLeast int64 // 0: no threshold
 	}
-	for _, c := range consts {
-		if c[0] == '\'' {
-			r.Constants = append(r.Constants, release.Constant{Text: c[1:], String: true})
-		} else {
-			r.Constants = append(r.Constants, release.Constant{Text: c})
-		}
-	}
-	return r
-}
-
-func TestParse(t *testing.T) {
 	for _, tc := range []struct {
-		shape  string
-		consts []string
-		want   parsed
+		q     *release.Query
+		cells []release.Cell
+		want  []read
 	}{
-		{"select count(*) from people", nil, parsed{table: "people"}},
-		{"select count(*) > $1 from people where (zip <= $2) and age between $3 and $4", []string{"3", "2009", "30", "39"},
-			parsed{table: "people", conj: []string{"zip <= 2009", "age between 30 and 39"}, threshold: &threshold{atLeast: 4}}},
-		{"select count(*) >= $1 from t where not (a = $2 and b > $3)", []string{"2", "'x y", "1"},
-			parsed{table: "t", conj: []string{"not (a = 'x y' and b > 1)"}, threshold: &threshold{atLeast: 2}}},
-		{"select sex, count(*) from people where age >= $1 group by sex order by sex", []string{"18"},
-			parsed{table: "people", conj: []string{"age >= 18"}, groupBy: []string{"sex"}}},
-		{"select count(*) from people where ((a = $1 and b = $2)) and (c in ($3, $4) or c in ($5))", []string{"1", "2", "3", "4", "5"},
-			parsed{table: "people", conj: []string{"a = 1", "b = 2", "c in (3, 4) or c in (5)"}}},
+		{count("people"), nil, []read{{table: "people", conj: []string{}}}},
+		{above(3, count("people", le("zip", num("2009")), between("age", num("30"), num("39")))), nil,
+			[]read{{"people", []string{"zip <= 2009", "age between 30 and 39"}, 4}}},
+		{above(1, count("t", nots(eq("a", str("x y")), gt("b", num("1"))))), nil,
+			[]read{{"t", []string{"not (a = 'x y' and b > 1)"}, 2}}},
+		{grouped(count("people", ge("age", num("18"))), "sex"),
+			[]release.Cell{{Group: []release.Datum{{Text: "F"}}, Value: 9}, {Group: []release.Datum{{Null: true}}, Value: 2}},
+			[]read{{table: "people", conj: []string{"age >= 18", "sex = 'F'"}}, {table: "people", conj: []string{"age >= 18", "sex is null"}}}},
+		{count("people", release.And([]release.Conjunct{eq("a", num("1")), eq("b", num("2"))}), or(in("c", num("3"), num("4")), in("c", num("5")))), nil,
+			[]read{{table: "people", conj: []string{"a = 1", "b = 2", "c in (3, 4) or c in (5)"}}}},
+		{count("my where t", eq("a and b", num("1")), gt("age", num("2"))), nil,
+			[]read{{table: "my where t", conj: []string{`"a and b" = 1`, "age > 2"}}}},
 	} {
-		r := rel(1, "a", "exact", tc.shape, 0, tc.consts...)
-		got, ok := parse(r)
-		if !ok || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parse(%q) = %+v, %v; want %+v", tc.shape, got, ok, tc.want)
+		r := ask(1, "a", "exact", tc.q, 0)
+		if tc.cells != nil {
+			r.Cells = tc.cells
+		}
+		var got []read
+		for _, a := range answers([]release.Release{r}) {
+			rd := read{table: a.table, conj: texts(a.conj)}
+			if a.threshold != nil {
+				rd.atLeast = a.threshold.atLeast
+			}
+			got = append(got, rd)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: read %+v, want %+v", shapeOf(tc.q), got, tc.want)
 		}
 	}
-	for _, shape := range []string{"show budget", "select sum(age) from people", "select a, b, count(*) from people group by a"} {
-		if _, ok := parse(rel(1, "a", "exact", shape, 0)); ok {
-			t.Errorf("parse(%q) accepted a statement the solvers do not read", shape)
-		}
+	old := ask(2, "a", "exact", count("people"), 3)
+	old.Query = nil
+	refused := release.Release{ID: 3, Analyst: "a", Kind: "query", Outcome: "refused"}
+	h := HistoryOf([]release.Release{old, refused, ask(4, "a", "exact", count("people"), 3)}, "")
+	if as := h.answersOf("a"); len(as) != 1 || as[0].id != 4 || h.Unread() != 1 {
+		t.Errorf("answers %+v, %d unread; want the structured one only and one unread", as, h.Unread())
 	}
 }
 
@@ -72,8 +79,8 @@ func findings(t *testing.T, rs []release.Release, o Options) []Finding {
 
 func TestDifferencingPinsTheTarget(t *testing.T) {
 	rs := []release.Release{
-		rel(1, "mallory", "suppress", "select count(*) from people", 3000),
-		rel(2, "mallory", "suppress", "select count(*) from people where not (suburb = $1 and age > $2)", 2997, "'suburb_0015", "60"),
+		ask(1, "mallory", "suppress", count("people"), 3000),
+		ask(2, "mallory", "suppress", count("people", nots(eq("suburb", str("suburb_0015")), gt("age", num("60")))), 2997),
 	}
 	fs := findings(t, rs, Options{})
 	var diff *Finding
@@ -94,14 +101,16 @@ func TestDifferencingPinsTheTarget(t *testing.T) {
 // count > 0 and count > 1 both noisy: one person (the membership test).
 // A single noisy answer pins nothing.
 func TestThresholdSearchUnderIDP(t *testing.T) {
-	shape := "select count(*) > $1 from people where suburb = $2 and age = $3"
+	q := func(b int64, suburb, age string) *release.Query {
+		return above(b, count("people", eq("suburb", str(suburb)), eq("age", num(age))))
+	}
 	rs := []release.Release{
-		rel(1, "eve", "idp", shape, 1, "0", "'s1", "40"),
-		rel(2, "eve", "idp", shape, 4.1e9, "1", "'s1", "40"),
-		rel(3, "eve", "idp", shape, 0, "3", "'s1", "40"),
-		rel(4, "eve", "idp", shape, 3.3e9, "0", "'s2", "41"),
-		rel(5, "eve", "idp", shape, -1.5e9, "1", "'s2", "41"),
-		rel(6, "eve", "idp", shape, -2.2e9, "3", "'s3", "42"), // alone: 3 or 4, not pinned
+		ask(1, "eve", "idp", q(0, "s1", "40"), 1),
+		ask(2, "eve", "idp", q(1, "s1", "40"), 4.1e9),
+		ask(3, "eve", "idp", q(3, "s1", "40"), 0),
+		ask(4, "eve", "idp", q(0, "s2", "41"), 3.3e9),
+		ask(5, "eve", "idp", q(1, "s2", "41"), -1.5e9),
+		ask(6, "eve", "idp", q(3, "s3", "42"), -2.2e9), // alone: 3 or 4, not pinned
 	}
 	fs := findings(t, rs, Options{})
 	want := map[string]float64{"people where age = 40 and suburb = 's1'": 2, "people where age = 41 and suburb = 's2'": 1}
@@ -123,8 +132,8 @@ func TestAveragingFreshNoise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var rs []release.Release
 	for i := range 200 {
-		rs = append(rs, rel(int64(i+1), "bob", "bounded", "select count(*) from people where sex = $1 and age between $2 and $3",
-			float64(7+rng.IntN(5)-2), "'F", "40", "44"))
+		rs = append(rs, ask(int64(i+1), "bob", "bounded", count("people", eq("sex", str("F")), between("age", num("40"), num("44"))),
+			float64(7+rng.IntN(5)-2)))
 	}
 	fs := findings(t, rs, Options{})
 	if len(fs) != 1 || fs[0].Pattern != "averaging" || fs[0].Value != 7 || fs[0].Error >= 0.5 || len(fs[0].Evidence) != 200 {
@@ -142,14 +151,15 @@ func TestSplitAveragingStickyNoise(t *testing.T) {
 	id := int64(0)
 	next := func() int64 { id++; return id }
 	for range 20 {
-		rs = append(rs, rel(next(), "carol", "cellkey", "select count(*) from people where sex = $1", 1510, "'F"))
+		rs = append(rs, ask(next(), "carol", "cellkey", count("people", eq("sex", str("F"))), 1510))
 	}
 	for i := range 150 {
-		x := 10000 + 1000*i
+		x := numf(int64(10000 + 1000*i))
 		in := float64(rng.IntN(12))
+		target := []release.Conjunct{eq("sex", str("F")), between("age", num("30"), num("39"))}
 		rs = append(rs,
-			rel(next(), "carol", "cellkey", "select count(*) from people where (sex = $1 and age between $2 and $3) and income < $4", in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)),
-			rel(next(), "carol", "cellkey", "select count(*) from people where (sex = $1 and age between $2 and $3) and not (income < $4)", 12-in+float64(rng.IntN(5)-2), "'F", "30", "39", strconv.Itoa(x)))
+			ask(next(), "carol", "cellkey", count("people", append(target, lt("income", x))...), in+float64(rng.IntN(5)-2)),
+			ask(next(), "carol", "cellkey", count("people", append(target, ge("income", x))...), 12-in+float64(rng.IntN(5)-2)))
 	}
 	fs := findings(t, rs, Options{})
 	if len(fs) != 1 || fs[0].Pattern != "split-averaging" || fs[0].Value != 12 ||
@@ -175,25 +185,19 @@ func TestLinearSystemOfTwoPartitions(t *testing.T) {
 	truth := []float64{3, 0, 12, 5, 1, 9, 4, 7}
 	var rs []release.Release
 	for i := range 400 {
-		var consts []string
+		var ages []release.Constant
 		sum := 0.0
-		shape := "select count(*) from people where (sex = $1) and age in ("
-		consts = append(consts, "'F")
 		for v := range truth {
 			if rng.IntN(2) == 0 {
 				continue
 			}
-			if len(consts) > 1 {
-				shape += ", "
-			}
-			consts = append(consts, strconv.Itoa(20+v))
-			shape += "$" + strconv.Itoa(len(consts))
+			ages = append(ages, numf(int64(20+v)))
 			sum += truth[v]
 		}
-		if len(consts) < 3 {
+		if len(ages) < 2 {
 			continue
 		}
-		rs = append(rs, rel(int64(i+1), "dan", "cellkey", shape+")", sum+float64(rng.IntN(5)-2), consts...))
+		rs = append(rs, ask(int64(i+1), "dan", "cellkey", count("people", eq("sex", str("F")), in("age", ages...)), sum+float64(rng.IntN(5)-2)))
 	}
 	fs := findings(t, rs, Options{})
 	got := map[string]float64{}
@@ -221,7 +225,7 @@ func TestVarianceTestUnderPlusOne(t *testing.T) {
 			scale := (sens + 1) / 1e-10
 			u := rng.Float64() - 0.5
 			noise := -scale * math.Copysign(math.Log(1-2*math.Abs(u)), u)
-			rs = append(rs, rel(int64(i+1), "vic", "idp", "select count(*) > $1 from people where suburb = $2", 1+noise, "1", "'s9"))
+			rs = append(rs, ask(int64(i+1), "vic", "idp", above(1, count("people", eq("suburb", str("s9")))), 1+noise))
 		}
 		fs := findings(t, rs, Options{IDPPlusOne: true})
 		if len(fs) != 1 || fs[0].Pattern != "idp variance test" || fs[0].Value != sens || fs[0].Threshold != 1 {
@@ -234,19 +238,19 @@ func TestVarianceTestUnderPlusOne(t *testing.T) {
 // different counts and groupings, each once, under noise, is not reported.
 func TestOrdinaryQueriesDetermineNothing(t *testing.T) {
 	var rs []release.Release
+	target := []release.Conjunct{eq("suburb", str("suburb_0015")), gt("age", num("60"))}
 	for i, q := range []struct {
-		shape  string
-		consts []string
-		v      float64
+		q *release.Query
+		v float64
 	}{
-		{"select count(*) from people", nil, 20003},
-		{"select count(*) from people where age > $1", []string{"60"}, 4120},
-		{"select count(*) from people where suburb = $1 and age > $2", []string{"'suburb_0015", "60"}, 3},
-		{"select count(*) from people where not (suburb = $1 and age > $2)", []string{"'suburb_0015", "60"}, 19998},
-		{"select sex, count(*) from people group by sex", nil, 0},
+		{count("people"), 20003},
+		{count("people", gt("age", num("60"))), 4120},
+		{count("people", target...), 3},
+		{count("people", nots(target...)), 19998},
+		{grouped(count("people"), "sex"), 0},
 	} {
-		r := rel(int64(i+1), "demo", "cellkey", q.shape, q.v, q.consts...)
-		if q.shape == "select sex, count(*) from people group by sex" {
+		r := ask(int64(i+1), "demo", "cellkey", q.q, q.v)
+		if len(q.q.GroupBy) > 0 {
 			r.Cells = []release.Cell{{Group: []release.Datum{{Text: "F"}}, Value: 10012}, {Group: []release.Datum{{Text: "M"}}, Value: 9990}}
 		}
 		rs = append(rs, r)
@@ -270,7 +274,7 @@ func TestOrdinaryQueriesDetermineNothing(t *testing.T) {
 		if i%3 == 0 {
 			v = 0
 		}
-		search = append(search, rel(int64(i+1), "demo", "bdp", "select count(*) from people where education = $1 and occupation = $2", v, "'e"+strconv.Itoa(i), "'o"))
+		search = append(search, ask(int64(i+1), "demo", "bdp", count("people", eq("education", str("e"+strconv.Itoa(i))), eq("occupation", str("o"))), v))
 	}
 	fs := findings(t, search, Options{})
 	if got := PatternCounts(fs); got != "bdp existence 8, exact answer 4" {

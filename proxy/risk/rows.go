@@ -214,7 +214,7 @@ func (s *splitter) splitAll(g *splitGroup) {
 	}
 	var full atomSet
 	if len(g.members) > 0 {
-		full = atomSet{0, s.sp.axes[g.members[0].table+"."+g.col].atoms()}
+		full = atomSet{0, s.sp.axis(g.members[0].table, g.col).atoms()}
 	}
 	for j := 0; j < len(g.members); j++ {
 		inner := g.members[j]
@@ -387,8 +387,9 @@ func rows(as []answer, sp func() *space, o Options) []Finding {
 		if r.values == 1 {
 			pattern = "attribute inference"
 		}
-		out = append(out, Finding{Pattern: pattern, Table: r.b.table, Cell: s.sp.renderRow(r.b.table, r.cols),
-			Value: r.b.lo, Individual: r.b.lo == 1, Evidence: evidenceOf(append(r.ends, r.b)...)})
+		f := finding(pattern, r.b.table, s.sp.renderRow(r.b.table, r.cols), r.b.lo, evidenceOf(append(r.ends, r.b)...))
+		f.Individual = r.b.lo == 1
+		out = append(out, f)
 	}
 	return out
 }
@@ -409,7 +410,7 @@ func (s *splitter) emptyEnds() map[string][]*box {
 			continue
 		}
 		for _, c := range b.cols {
-			top := s.sp.axes[b.table+"."+c.col].atoms() - 1
+			top := s.sp.axis(b.table, c.col).atoms() - 1
 			for _, end := range []int32{0, top} {
 				if len(c.set) == 2 && c.set[0] == end && c.set[1] == end+1 {
 					k := endKey(b.family, c.col, end)
@@ -455,7 +456,7 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 			continue
 		}
 		values++
-		x := s.sp.axes[b.table+"."+c.col]
+		x := s.sp.axis(b.table, c.col)
 		inner := c.set.minus(atomSet{0, 1, x.atoms() - 1, x.atoms()})
 		if len(inner) != 2 || inner[1] != inner[0]+1 {
 			return nil, nil, 0
@@ -523,7 +524,7 @@ func apart(a, b atomSet) bool {
 func distinct(fs []Finding, sp *space) []Finding {
 	at := map[string]int{}
 	key := func(f Finding) string {
-		family, cols := sp.boxOf(f.Table, f.Cell)
+		family, cols := sp.boxOf(f.Table, f.conj)
 		return fmt.Sprintf("%s|%g|%g|%t", colsKey(family, cols), f.Value, f.Error, f.AtLeast)
 	}
 	var out []Finding

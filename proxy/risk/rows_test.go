@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 
 	"countwall/proxy/state/release"
@@ -14,12 +12,16 @@ import (
 // TestBoxesReadRewritesAlike: the ways of writing one set of values are one
 // box; a text range between two named constants is the first constant.
 func TestBoxesReadRewritesAlike(t *testing.T) {
-	cells := [][]string{
-		{"sex = 'F'", "age between 30 and 39"},
-		{"age >= 30", "age <= 39", "sex = 'F'"},
-		{"sex = 'F'", "age in (30, 31, 32, 33, 34, 35, 36, 37, 38, 39)"},
-		{"sex >= 'F'", "sex < 'M'", "age > 29", "age < 40"},
-		{"sex < 'M'", "age < 40", "age >= 30", "age is not null"},
+	var ages []release.Constant
+	for a := range 10 {
+		ages = append(ages, numf(int64(30+a)))
+	}
+	cells := [][]*release.Conjunct{
+		conds(eq("sex", str("F")), between("age", num("30"), num("39"))),
+		conds(ge("age", num("30")), le("age", num("39")), eq("sex", str("F"))),
+		conds(eq("sex", str("F")), in("age", ages...)),
+		conds(ge("sex", str("F")), lt("sex", str("M")), gt("age", num("29")), lt("age", num("40"))),
+		conds(lt("sex", str("M")), lt("age", num("40")), ge("age", num("30")), release.IsNull("age", true)),
 	}
 	var as []answer
 	for _, c := range cells {
@@ -40,8 +42,8 @@ func TestBoxesReadRewritesAlike(t *testing.T) {
 	if keys[4] == keys[0] {
 		t.Errorf("%v read as %v", cells[4], cells[0])
 	}
-	family, cols := sp.boxOf("people", []string{"sex >= 'F'", "sex < 'M'", "age >= 30", "age < 31", "zip <> 3"})
-	if got := sp.renderRow("people", cols); !reflect.DeepEqual(got, []string{"sex = 'F'", "age = 30"}) || family != "people where zip <> 3" {
+	family, cols := sp.boxOf("people", conds(ge("sex", str("F")), lt("sex", str("M")), ge("age", num("30")), lt("age", num("31")), ne("zip", num("3"))))
+	if got := texts(sp.renderRow("people", cols)); !reflect.DeepEqual(got, []string{"sex = 'F'", "age = 30"}) || family != "people where zip <> 3" {
 		t.Errorf("rendered %v in family %q", got, family)
 	}
 }
@@ -51,23 +53,27 @@ func TestBoxesReadRewritesAlike(t *testing.T) {
 // analyst asks the halves of each split and the ends of sex's values
 // (its domain check); the other halves, and so the rows, follow.
 func TestRowsRebuiltFromSplits(t *testing.T) {
-	answers := []struct {
-		where string
-		v     float64
-	}{
-		{"zip = 1", 3},
-		{"(zip = 1) and sex < 'M'", 1},
-		{"(zip = 1) and sex < 'F'", 0},
-		{"(zip = 1) and sex > 'M'", 0},
-		{"(zip = 1) and sex < 'M' and age < 30", 0},
-		{"(zip = 1) and sex < 'M' and age < 31", 1},
-		{"(zip = 1) and sex >= 'M' and age < 41", 0},
-		{"(zip = 1) and sex >= 'M' and age < 42", 2},
+	search := func(target release.Conjunct) []release.Release {
+		answers := []struct {
+			where []release.Conjunct
+			v     float64
+		}{
+			{nil, 3},
+			{[]release.Conjunct{lt("sex", str("M"))}, 1},
+			{[]release.Conjunct{lt("sex", str("F"))}, 0},
+			{[]release.Conjunct{gt("sex", str("M"))}, 0},
+			{[]release.Conjunct{lt("sex", str("M")), lt("age", num("30"))}, 0},
+			{[]release.Conjunct{lt("sex", str("M")), lt("age", num("31"))}, 1},
+			{[]release.Conjunct{ge("sex", str("M")), lt("age", num("41"))}, 0},
+			{[]release.Conjunct{ge("sex", str("M")), lt("age", num("42"))}, 2},
+		}
+		var rs []release.Release
+		for i, a := range answers {
+			rs = append(rs, ask(int64(i+1), "rob", "exact", count("people", append([]release.Conjunct{target}, a.where...)...), a.v))
+		}
+		return rs
 	}
-	var rs []release.Release
-	for i, a := range answers {
-		rs = append(rs, rel(int64(i+1), "rob", "exact", "select count(*) from people where "+a.where, a.v))
-	}
+	rs := search(eq("zip", num("1")))
 	var got []Finding
 	for _, f := range findings(t, rs, Options{}) {
 		if f.Pattern == "row reconstruction" {
@@ -97,11 +103,7 @@ func TestRowsRebuiltFromSplits(t *testing.T) {
 		t.Errorf("at the rows limit: %+v, want the rows run", reps)
 	}
 	// A target of a range keeps its condition as it is.
-	ranged := make([]release.Release, len(rs))
-	for i, r := range rs {
-		ranged[i] = r
-		ranged[i].Shape = strings.ReplaceAll(r.Shape, "zip = 1", "zip <= 2")
-	}
+	ranged := search(le("zip", num("2")))
 	var cells [][]string
 	for _, f := range findings(t, ranged, Options{}) {
 		if f.Pattern == "row reconstruction" {
@@ -130,28 +132,32 @@ func TestRowsRebuiltFromSplits(t *testing.T) {
 // repeat the first's is the same query to the firewall and adds nothing.
 func TestSplitAveragingOverRewritings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	forms := [][]string{
-		{"sex = $1 and age between $2 and $3", "'F", "30", "39"},
-		{"sex = $1 and age >= $2 and age <= $3", "'F", "30", "39"},
-		{"sex = $1 and age in ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", "'F", "30", "31", "32", "33", "34", "35", "36", "37", "38", "39"},
-		{"(sex = $1) and (age > $2) and (age < $3)", "'F", "29", "40"},
+	var ages []release.Constant
+	for a := range 10 {
+		ages = append(ages, numf(int64(30+a)))
+	}
+	sex := eq("sex", str("F"))
+	forms := [][]release.Conjunct{
+		{sex, between("age", num("30"), num("39"))},
+		{sex, ge("age", num("30")), le("age", num("39"))},
+		{sex, in("age", ages...)},
+		{sex, gt("age", num("29")), lt("age", num("40"))},
 	}
 	sexLayer := rng.NormFloat64()
 	var rs []release.Release
 	id := int64(0)
-	ask := func(f []string, half string, x int, v float64) {
+	split := func(f []release.Conjunct, half release.Conjunct, v float64) {
 		id++
-		consts := append(append([]string(nil), f[1:]...), strconv.Itoa(x))
-		n := strconv.Itoa(len(consts))
-		rs = append(rs, rel(id, "sam", "layered", "select count(*) from people where ("+f[0]+") and "+half+"income < $"+n+closing(half), v, consts...))
+		rs = append(rs, ask(id, "sam", "layered", count("people", append(append([]release.Conjunct(nil), f...), half)...), v))
 	}
 	for _, f := range forms {
 		ageLayer := rng.NormFloat64()
 		for i := range 50 {
 			in := float64(rng.IntN(40))
 			shared := sexLayer + ageLayer
-			ask(f, "", 10000+1000*i, math.Round(in+shared+rng.NormFloat64()))
-			ask(f, "not (", 10000+1000*i, math.Round(40-in+shared+rng.NormFloat64()))
+			x := numf(int64(10000 + 1000*i))
+			split(f, lt("income", x), math.Round(in+shared+rng.NormFloat64()))
+			split(f, ge("income", x), math.Round(40-in+shared+rng.NormFloat64())) // NOT (income < x), folded
 		}
 	}
 	fs := findings(t, rs, Options{})
@@ -170,24 +176,18 @@ func TestSplitAveragingOverRewritings(t *testing.T) {
 	}
 }
 
-func closing(half string) string {
-	if half == "" {
-		return ""
-	}
-	return ")"
-}
-
 // TestDistinctKeepsTheRow: a cell a row also determines, written another
 // way, to the same value, gives way to the row; other findings stay, two
 // of one cell from other solvers included.
 func TestDistinctKeepsTheRow(t *testing.T) {
-	search := Finding{Pattern: "threshold search", Table: "people", Cell: []string{"age >= 30", "age < 31", "sex = 'F'"}, Value: 1}
-	other := Finding{Pattern: "threshold search", Table: "people", Cell: []string{"age = 31", "sex = 'F'"}, Value: 1}
-	flagged := Finding{Pattern: "tracing", Table: "people", Cell: []string{"sex = 'F'"}, Value: 3}
-	row := Finding{Pattern: "row reconstruction", Table: "people", Cell: []string{"sex = 'F'", "age = 30"}, Value: 1}
+	sex := eq("sex", str("F"))
+	search := finding("threshold search", "people", conds(ge("age", num("30")), lt("age", num("31")), sex), 1, nil)
+	other := finding("threshold search", "people", conds(eq("age", num("31")), sex), 1, nil)
+	flagged := finding("tracing", "people", conds(sex), 3, nil)
+	row := finding("row reconstruction", "people", conds(sex, eq("age", num("30"))), 1, nil)
 	var as []answer
 	for _, f := range []Finding{search, other, row} {
-		as = append(as, answer{table: "people", conj: f.Cell})
+		as = append(as, answer{table: "people", conj: f.conj})
 	}
 	got := distinct([]Finding{search, other, flagged, flagged, row}, newSpace(as))
 	if want := []Finding{row, other, flagged, flagged}; !reflect.DeepEqual(got, want) {

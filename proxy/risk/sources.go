@@ -74,7 +74,7 @@ func (s *system) solveConstrained(o Options) []Finding {
 		a, b := mat.NewDense(len(js), n, nil), mat.NewVecDense(len(js), nil)
 		for r, j := range js {
 			for _, v := range s.sets[j] {
-				a.Set(r, index[v], 1)
+				a.Set(r, index[v.SQL()], 1)
 			}
 			b.SetVec(r, s.values[j])
 		}
@@ -118,8 +118,7 @@ func (s *system) solveConstrained(o Options) []Finding {
 		if errBound > o.MaxError {
 			continue
 		}
-		cell := append(append([]string(nil), s.base...), s.col+" = "+v)
-		out = append(out, estimate("linear system", s.table, cell, x.AtVec(i), errBound, s.ids))
+		out = append(out, estimate("linear system", s.table, s.cellOf(v), x.AtVec(i), errBound, s.ids))
 	}
 	return out
 }
@@ -175,14 +174,14 @@ func distinctIDs(ids []int64) []int64 {
 }
 
 // unknowns are the values the system's sets name, in order first named,
-// and each one's index.
-func (s *system) unknowns() (map[string]int, []string) {
+// and each one's index, by the value as SQL spells it.
+func (s *system) unknowns() (map[string]int, []release.Constant) {
 	index := map[string]int{}
-	var unknowns []string
+	var unknowns []release.Constant
 	for _, set := range s.sets {
 		for _, v := range set {
-			if _, ok := index[v]; !ok {
-				index[v] = len(unknowns)
+			if _, ok := index[v.SQL()]; !ok {
+				index[v.SQL()] = len(unknowns)
 				unknowns = append(unknowns, v)
 			}
 		}

@@ -24,16 +24,17 @@ func TestPublishedReleaseCombines(t *testing.T) {
 	}
 	var published []release.Release
 	for i := 0; i+1 < k; i++ {
-		published = append(published, rel(int64(i+1), "publisher", "exact", "select count(*) from people where age = $1 or age = $2",
-			truth[i]+truth[i+1], strconv.Itoa(i), strconv.Itoa(i+1)))
+		published = append(published, ask(int64(i+1), "publisher", "exact", count("people", or(eq("age", numf(int64(i))), eq("age", numf(int64(i+1))))),
+			truth[i]+truth[i+1]))
 	}
-	hist := rel(5, "mallory", "laplace", "select age, count(*) from people group by age order by age", 0)
+	hist := ask(5, "mallory", "laplace", grouped(count("people"), "age"), 0)
+	hist.Cells = nil
 	noisy := make([]float64, k)
 	for i := range noisy {
 		noisy[i] = truth[i] + 2*(rng.ExpFloat64()-rng.ExpFloat64())
 		hist.Cells = append(hist.Cells, release.Cell{Group: []release.Datum{{Text: strconv.Itoa(i)}}, Value: noisy[i], IsFloat: true})
 	}
-	ordinary := rel(6, "bob", "laplace", "select count(*) from people where age = $1", 41.3, "30")
+	ordinary := ask(6, "bob", "laplace", count("people", eq("age", num("30"))), 41.3)
 	rs := []release.Release{hist, ordinary}
 
 	if got := Assess(rs, Options{}); len(got) != 0 {

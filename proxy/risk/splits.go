@@ -2,9 +2,9 @@ package risk
 
 import (
 	"math"
-	"strings"
 
 	"countwall/attacks"
+	"countwall/proxy/state/release"
 )
 
 // splits averages the splits of a condition (split-averaging: the sum of
@@ -14,6 +14,7 @@ import (
 // noisy answers differs from 0 by at most 3D).
 func splits(as []answer, sp func() *space, o Options) []Finding {
 	first := map[string]answer{} // one answer per cell: sticky noise repeats itself
+	at := map[string]int{}       // the cell's place in order
 	var order []string
 	for _, a := range as {
 		if a.exact || a.threshold != nil {
@@ -21,14 +22,14 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 		}
 		k := a.key()
 		if _, ok := first[k]; !ok {
-			first[k] = a
+			first[k], at[k] = a, len(order)
 			order = append(order, k)
 		}
 	}
 	forms := map[string]*form{}
 	var formOrder []*form
-	add := func(a answer, conj []string, x string, sum float64, ids ...int64) {
-		parent := cellKey(a.table, conj)
+	add := func(a answer, conj []*release.Conjunct, x string, sum float64, ids ...int64) {
+		parent := keyOf(a.table, conj)
 		f, ok := forms[parent]
 		if !ok {
 			f = &form{table: a.table, conj: conj, mechanism: a.mechanism, byX: map[string]float64{}}
@@ -37,20 +38,26 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 		}
 		f.sums, f.byX[x], f.ids = append(f.sums, sum), sum, append(f.ids, ids...)
 	}
-	equalities := map[string][]answer{} // parent|column -> parts
-	for _, k := range order {
+	equalities := map[parentColumn][]answer{} // the parts of each parent, by column
+	var parents []parentColumn                // in the order first seen
+	for n, k := range order {
 		a := first[k]
 		for i, c := range a.conj {
 			rest := without(a.conj, i)
-			if x, ok := negated(c); ok {
-				other, ok := first[cellKey(a.table, append(append([]string(nil), rest...), conjuncts(x)...))]
-				if ok {
-					add(a, rest, x, a.value+other.value, other.id, a.id)
+			x, folded, ok := complement(c)
+			if ok {
+				// A split is taken at its NOT side or, where the NOT was
+				// folded into a comparison, at its later half, once.
+				k := keyOf(a.table, append(append([]*release.Conjunct(nil), rest...), x...))
+				if other, asked := first[k]; asked && (!folded || at[k] < n) {
+					add(a, rest, splitName(c, x, folded), a.value+other.value, other.id, a.id)
 				}
-				continue
 			}
-			if col, ok := equalityColumn(c); ok {
-				g := cellKey(a.table, rest) + "|" + col
+			if c.Op == release.OpEq && c.Column != "" {
+				g := parentColumn{keyOf(a.table, rest), c.Column}
+				if _, seen := equalities[g]; !seen {
+					parents = append(parents, g)
+				}
 				equalities[g] = append(equalities[g], a)
 			}
 		}
@@ -59,10 +66,23 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 	if len(formOrder) > 0 {
 		out = averageForms(formOrder, sp(), o)
 	}
-	if f, ok := noiseBound(first, equalities, o); ok {
+	if f, ok := noiseBound(first, parents, equalities, o); ok {
 		out = append(out, f)
 	}
 	return out
+}
+
+// parentColumn names the parts P AND col = v of a parent cell P.
+type parentColumn struct{ parent, col string }
+
+// splitName names the split X of a pair P AND X / P AND NOT X the same
+// whichever half is read: a NOT's own text, or the lesser of a folded
+// comparison and its opposite.
+func splitName(c *release.Conjunct, x []*release.Conjunct, folded bool) string {
+	if !folded {
+		return c.Text
+	}
+	return min(c.Text, x[0].Text)
 }
 
 // noiseBound is the perturbation finder's estimate of the noise's range
@@ -70,16 +90,17 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 // part answered 0 was suppressed and is left out), z = the parts' sum -
 // the parent's answer is the sum of three noise terms, and
 // attacks.NoiseBound reads D from their range.
-func noiseBound(first map[string]answer, equalities map[string][]answer, o Options) (Finding, bool) {
+func noiseBound(first map[string]answer, parents []parentColumn, equalities map[parentColumn][]answer, o Options) (Finding, bool) {
 	zMin, zMax, absMin, absMax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	triples := 0
 	var ids []int64
 	var mech string
-	for g, parts := range equalities {
+	for _, g := range parents {
+		parts := equalities[g]
 		if len(parts) != 2 || parts[0].value == 0 || parts[1].value == 0 {
 			continue
 		}
-		parent, ok := first[g[:strings.LastIndex(g, "|")]]
+		parent, ok := first[g.parent]
 		if !ok {
 			continue
 		}
@@ -95,13 +116,4 @@ func noiseBound(first map[string]answer, equalities map[string][]answer, o Optio
 	}
 	d, _ := attacks.NoiseBound(zMin, zMax, absMin, absMax, triples)
 	return Finding{Pattern: "perturbation finder", Parameter: "noise bound D of " + mech, Value: d, Evidence: ids}, true
-}
-
-// equalityColumn reads "col = constant" as col.
-func equalityColumn(c string) (string, bool) {
-	i := strings.Index(c, " = ")
-	if i <= 0 || strings.ContainsAny(c[:i], " ()") {
-		return "", false
-	}
-	return c[:i], true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 
 	"countwall/attacks"
 	"countwall/dataset"
+	"countwall/pglex"
 	"countwall/proxy/state/release"
 )
 
@@ -70,13 +72,7 @@ func TraceHistory(ctx context.Context, truthPath string, h *History, reports []R
 	var popNote string
 	for ri := range reports {
 		r := &reports[ri]
-		flags := map[string]int{}
-		for fi, f := range r.Findings {
-			if f.Pattern == "tracing" && !f.Individual {
-				flags[cellKey(f.Table, f.Cell)+"|"+f.Parameter] = fi
-			}
-		}
-		if len(flags) == 0 {
+		if !slices.ContainsFunc(r.Findings, Finding.TracingFlag) {
 			continue
 		}
 		if db == nil {
@@ -87,9 +83,9 @@ func TraceHistory(ctx context.Context, truthPath string, h *History, reports []R
 			pop, popNote = readPopulation(t.Population, truthPath)
 		}
 		var traced []Finding
-		for _, g := range marginalGroups(h.answersOf(r.Analyst)) {
-			fi, ok := flags[cellKey(g.table, g.base)+"|"+marginalsParameter(g.col)]
-			if !ok {
+		for _, g := range h.Marginals(r.Analyst) {
+			fi := g.FlagIn(r.Findings)
+			if fi < 0 {
 				continue
 			}
 			note := popNote
@@ -129,13 +125,13 @@ func readPopulation(path, truthPath string) (*dataset.Population, string) {
 // of the column's values 1..D (the population file's attributes; a value
 // not released counts N/2, saying nothing), each person of the table as a
 // candidate. It returns a finding per person traced and the flag's note.
-func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.Population, t TraceOptions) ([]Finding, string, error) {
-	unit := t.Units[g.table]
-	if unit == "" && g.table == dataset.GenomesTableName {
+func traceGroup(ctx context.Context, db *sql.DB, g Marginals, pop *dataset.Population, t TraceOptions) ([]Finding, string, error) {
+	unit := t.Units[g.Table]
+	if unit == "" && g.Table == dataset.GenomesTableName {
 		unit = dataset.GenomesTable(pop.SNPs).PrivacyUnit
 	}
 	if unit == "" {
-		return nil, "the privacy-unit column of " + g.table + " is not known (--unit): its people were not tested", nil
+		return nil, "the privacy-unit column of " + g.Table + " is not known (--unit): its people were not tested", nil
 	}
 	if len(pop.References) < t.References+2 {
 		return nil, fmt.Sprintf("the population sample has %d reference samples, fewer than %d: its people were not tested", len(pop.References), t.References+2), nil
@@ -149,7 +145,7 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 	}
 	counts := make([]float64, pop.SNPs)
 	for j := range counts {
-		c, ok := g.counts[strconv.Itoa(j+1)]
+		c, ok := g.Counts[strconv.Itoa(j+1)]
 		if !ok {
 			c = float64(len(people)) / 2
 		}
@@ -165,8 +161,8 @@ func traceGroup(ctx context.Context, db *sql.DB, g *marginalGroup, pop *dataset.
 			continue
 		}
 		// "The person has a row": at least one row of the unit.
-		f := Finding{Pattern: "tracing", Table: g.table, Cell: []string{unit + " = " + release.Constant{Text: p, String: !isNumber(p)}.SQL()},
-			Value: 1, AtLeast: true, Individual: true, Evidence: g.ids, Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)}
+		f := Finding{Pattern: "tracing", Table: g.Table, Cell: []string{release.Compare(unit, release.OpEq, ConstantOf(p)).Text},
+			Value: 1, AtLeast: true, Individual: true, Evidence: g.Evidence, Note: fmt.Sprintf("tracing score %.3g >= T = %.3g", s, T)}
 		rows := rowsOf[i]
 		ok := rows >= 1
 		f.Truth, f.Correct = &rows, &ok
@@ -214,10 +210,11 @@ func BeyondChance(k, n int, rate float64) bool {
 // column: 1 at value j when the person has a row with col = j under the
 // group's base condition. The conditions are the answered statements'
 // own, which the firewall validated before answering.
-func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, snps int) (people []string, rowsOf []float64, genomes []string, err error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+unit+", COUNT(*) FROM "+g.table+" GROUP BY "+unit+" ORDER BY "+unit)
+func candidates(ctx context.Context, db *sql.DB, g Marginals, unit string, snps int) (people []string, rowsOf []float64, genomes []string, err error) {
+	table, unitCol := pglex.QuoteIdent(g.Table), pglex.QuoteIdent(unit)
+	rows, err := db.QueryContext(ctx, "SELECT "+unitCol+", COUNT(*) FROM "+table+" GROUP BY "+unitCol+" ORDER BY "+unitCol)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+		return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.Table, err)
 	}
 	index := map[string]int{}
 	for rows.Next() {
@@ -225,7 +222,7 @@ func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, 
 		var n float64
 		if err := rows.Scan(&p, &n); err != nil {
 			rows.Close()
-			return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.table, err)
+			return nil, nil, nil, fmt.Errorf("reading the people of %s to trace: %w", g.Table, err)
 		}
 		index[p] = len(people)
 		people, rowsOf = append(people, p), append(rowsOf, n)
@@ -238,13 +235,17 @@ func candidates(ctx context.Context, db *sql.DB, g *marginalGroup, unit string, 
 	for i := range bits {
 		bits[i] = []byte(strings.Repeat("0", snps))
 	}
-	q := "SELECT " + unit + ", " + g.col + " FROM " + g.table
-	if len(g.base) > 0 {
-		q += " WHERE " + strings.Join(g.base, " AND ")
+	q := "SELECT " + unitCol + ", " + pglex.QuoteIdent(g.Column) + " FROM " + table
+	if len(g.Base) > 0 {
+		where := make([]string, len(g.Base))
+		for i, c := range g.Base {
+			where[i] = c.Text
+		}
+		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	rows, err = db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reading the rows of %s to trace: %w", g.table, err)
+		return nil, nil, nil, fmt.Errorf("reading the rows of %s to trace: %w", g.Table, err)
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -16,7 +16,7 @@ import (
 // marginalsRelease is one GROUP BY snp answer of allele = 1 counts: the
 // tracing attack's query, as the audit records it.
 func marginalsRelease(id int64, analyst string, counts []float64) release.Release {
-	r := rel(id, analyst, "cellkey", "select snp, count(*) from genomes where allele = $1 group by snp order by snp", 0, "1")
+	r := ask(id, analyst, "cellkey", grouped(count("genomes", eq("allele", num("1"))), "snp"), 0)
 	r.Cells = nil
 	for j, c := range counts {
 		r.Cells = append(r.Cells, release.Cell{Group: []release.Datum{{Text: strconv.Itoa(j + 1)}}, Value: c})
@@ -56,7 +56,7 @@ func TestTraceNamesThePeopleTheMarginalsTrace(t *testing.T) {
 	for j, p := range pop.Marginals {
 		blind[j] = math.Round(p * people)
 	}
-	rs := []release.Release{marginalsRelease(1, "tracer", counts), rel(2, "plain", "cellkey", "select count(*) from genomes", 40000),
+	rs := []release.Release{marginalsRelease(1, "tracer", counts), ask(2, "plain", "cellkey", count("genomes"), 40000),
 		marginalsRelease(3, "blind", blind)}
 	reports := Assess(rs, Options{})
 	if err := Trace(ctx, db, rs, reports, Options{}); err != nil {
