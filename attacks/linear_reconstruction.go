@@ -16,6 +16,7 @@ import (
 
 	"countwall/pgerror"
 	"countwall/pglex"
+	"countwall/proxy/risk"
 )
 
 // LinearReconstruction is the Dinur-Nissim reconstruction attack
@@ -312,7 +313,7 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 	case "lp":
 		est, err = solveMaxErrorLP(asked, answers, g.mult)
 	case "lsq":
-		est, err = solveLeastSquares(asked, answers, g.mult)
+		est, err = risk.SolveSubsetSums(asked, answers, g.mult)
 	case "exp":
 		est = exponentialAttack(asked, answers, len(g.values))
 	}
@@ -390,34 +391,6 @@ func solveMaxErrorLP(subs [][]bool, answers []float64, caps []int) ([]float64, e
 		return nil, fmt.Errorf("solving the linear program: %w", err)
 	}
 	return x[:n], nil
-}
-
-// solveLeastSquares minimises ||A x - a||_2 (the minimum-norm solution when
-// there are fewer answers than unknowns), then clamps x to [0, c].
-func solveLeastSquares(subs [][]bool, answers []float64, caps []int) ([]float64, error) {
-	m, n := len(subs), len(caps)
-	A := mat.NewDense(m, n, nil)
-	for j, s := range subs {
-		for i, in := range s {
-			if in {
-				A.Set(j, i, 1)
-			}
-		}
-	}
-	var x mat.VecDense
-	if err := x.SolveVec(A, mat.NewVecDense(m, append([]float64(nil), answers...))); err != nil {
-		var cond mat.Condition
-		if !errors.As(err, &cond) {
-			return nil, fmt.Errorf("solving least squares: %w", err)
-		}
-		// Ill-conditioned (few answers): the solution is still the best
-		// the answers allow.
-	}
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.Max(0, math.Min(float64(caps[i]), x.AtVec(i)))
-	}
-	return out, nil
 }
 
 // exponentialAttack is the inefficient Dinur-Nissim attack: of all 2^n bit

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"countwall/proxy/risk"
 )
 
 // noisyAnswers are the subset sums of bits with uniform integer noise on
@@ -63,7 +65,7 @@ func TestLinearSolvers(t *testing.T) {
 		var err error
 		switch tc.solver {
 		case "lsq":
-			est, err = solveLeastSquares(subs, answers, caps)
+			est, err = risk.SolveSubsetSums(subs, answers, caps)
 		case "lp":
 			est, err = solveMaxErrorLP(subs, answers, caps)
 		case "exp":

@@ -3,9 +3,12 @@ package attacks
 import (
 	"context"
 	"fmt"
-	"github.com/spf13/pflag"
 	"math"
 	"strings"
+
+	"github.com/spf13/pflag"
+
+	"countwall/proxy/risk"
 )
 
 // PerturbationFinder finds the hidden noise bound D of a sticky bounded-noise
@@ -57,7 +60,7 @@ var PerturbationFinder = &Attack{
 			}
 			return nil, fmt.Errorf("every cell was suppressed; choose larger cells")
 		}
-		guess, note := NoiseBound(zMin, zMax, absMin, absMax, len(script)/3)
+		guess, note := risk.NoiseBound(zMin, zMax, absMin, absMax, len(script)/3)
 		if stopped != nil {
 			note = stopped.Error() + "; " + note
 		}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/pflag"
 
 	"countwall/dataset"
+	"countwall/proxy/risk"
 )
 
 // Tracing is the robust tracing attack of Dwork, Smith, Steinke and Ullman's
@@ -118,15 +118,6 @@ func tracingScript(o Options) []string {
 	return marginalsSQL(o, p, pop.SNPs)
 }
 
-// pm1 is a genome in the +-1 encoding.
-func pm1(g string) []float64 {
-	out := make([]float64, len(g))
-	for j := range g {
-		out[j] = float64(2*int(g[j]-'0') - 1)
-	}
-	return out
-}
-
 func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 	p, pop, err := tracingPlan(o)
 	if err != nil {
@@ -143,7 +134,7 @@ func runTracing(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, err
 	}
 	// Steps 3 and 4.
-	score, T := TracingTest(pop, p.References, p.FPR, p.Threshold, counts)
+	score, T := risk.TracingTest(pop.References, pop.People, p.References, p.FPR, p.Threshold, counts)
 	in := make([]float64, len(pop.Members))
 	out := make([]float64, len(pop.NonMembers))
 	tp, fp := 0, 0
@@ -202,58 +193,6 @@ func askMarginals(ctx context.Context, q Querier, o Options, p *TracingParams, p
 		}
 	}
 	return counts, note, nil
-}
-
-// TracingTest is steps 3 and 4 on released marginals (counts[j] the count
-// of allele 1 at SNP j+1): the score of a genome, relative to the reference
-// z_0 and the centre of the next `references` samples, and the threshold T
-// (given, or calibrated at fpr on the references left). `countwall audit
-// risk` runs the same test on the marginals an analyst was answered.
-func TracingTest(pop *dataset.Population, references int, fpr, threshold float64, counts []float64) (score func(string) float64, T float64) {
-	score = tracingScore(references, pop, counts)
-	return score, tracingThreshold(references, fpr, threshold, pop, score)
-}
-
-// tracingScore is step 3: the score of a genome against the released
-// marginals, relative to the reference z_0 and the references' centre.
-func tracingScore(references int, pop *dataset.Population, counts []float64) func(string) float64 {
-	d := pop.SNPs
-	qhat := make([]float64, d)
-	for j, c := range counts {
-		qhat[j] = 2*c/float64(pop.People) - 1
-	}
-	z0 := pm1(pop.References[0])
-	centre := make([]float64, d)
-	if references > 0 {
-		for _, z := range pop.References[1 : 1+references] {
-			for j, a := range pm1(z) {
-				centre[j] += a / float64(references)
-			}
-		}
-	}
-	return func(g string) float64 {
-		var s float64
-		for j, a := range pm1(g) {
-			s += (a - z0[j]) * (qhat[j] - centre[j])
-		}
-		return s
-	}
-}
-
-// tracingThreshold is step 4: the given threshold, or else (NaN) the score
-// just above the share 1 - fpr of the calibration references.
-func tracingThreshold(references int, fpr, threshold float64, pop *dataset.Population, score func(string) float64) float64 {
-	var calib []float64
-	for _, z := range pop.References[1+references:] {
-		calib = append(calib, score(z))
-	}
-	T := threshold
-	if math.IsNaN(T) {
-		slices.Sort(calib)
-		T = calib[min(len(calib)-1, int(math.Ceil((1-fpr)*float64(len(calib))))-1)]
-		T = math.Nextafter(T, math.Inf(1)) // strictly above that share of the references
-	}
-	return T
 }
 
 // ROCArea is the area under the ROC curve of scores for positives against

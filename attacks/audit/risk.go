@@ -20,6 +20,8 @@ type RiskRequest struct {
 	From      []string // audit exports read instead of a state database
 	Published []string // exports of releases made public before
 	Options   risk.Options
+	// Trace is how the tracing test runs with --truth.
+	Trace TraceOptions
 	// PlusOneGiven says --idp-plus-one was given, so the config's idp
 	// plus_one does not replace it.
 	PlusOneGiven bool
@@ -59,9 +61,9 @@ func Risk(ctx context.Context, out, log io.Writer, req RiskRequest) error {
 		if !req.PlusOneGiven {
 			o.IDPPlusOne = cfg.IDPPlusOne()
 		}
-		o.Trace.Units = map[string]string{}
+		req.Trace.Units = map[string]string{}
 		for name, t := range cfg.Tables {
-			o.Trace.Units[name] = t.PrivacyUnit
+			req.Trace.Units[name] = t.PrivacyUnit
 		}
 	}
 	o.Analyst = req.Selection.Analyst
@@ -69,7 +71,10 @@ func Risk(ctx context.Context, out, log io.Writer, req RiskRequest) error {
 		return err
 	}
 	fmt.Fprintf(log, "audit risk: %d statements read in %s\n", n, time.Since(start).Round(time.Millisecond))
-	if err := risk.Run(ctx, out, h, o, req.Truth, req.JSON); err != nil {
+	if u := h.Unread(); u > 0 {
+		fmt.Fprintf(log, "audit risk: %d answered statements have no structured record and were not assessed\n", u)
+	}
+	if err := runRisk(ctx, out, h, req, o); err != nil {
 		return err
 	}
 	return profile.WriteHeap(req.MemProfile)
@@ -84,7 +89,7 @@ func (req *RiskRequest) AddFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&req.Published, "published", nil, "releases made public before (an 'audit export' of another firewall): every analyst is taken to know them, and they are combined with her answers (repeatable)")
 	f.StringVar(&req.Truth, "truth", "", "the protected SQLite database, to score each finding")
 	f.StringVar(&req.JSON, "json", "", "write every finding as JSON to this file")
-	f.StringVar(&o.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
+	f.StringVar(&req.Trace.Population, "population", "", "samples of the population the table was drawn from, for the tracing test with --truth (default: the file `gen genomes` writes beside it)")
 	f.IntVar(&o.MinRepeats, "min-repeats", 10, "answers (or splits) averaged before a finding is drawn")
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"countwall/attacks/audit"
 	"countwall/attacks/report"
 	"countwall/proxy/risk"
 	"countwall/proxy/state"
@@ -68,7 +69,7 @@ func assessState(ctx context.Context, label, statePath, truthPath string, plusOn
 	if pub != nil {
 		o.Published, run.Published = pub.releases, pub.source
 	}
-	run.Reports, err = risk.Evaluate(ctx, risk.HistoryOf(rs, ""), o, truthPath)
+	run.Reports, err = audit.EvaluateRisk(ctx, risk.HistoryOf(rs, ""), o, audit.TraceOptions{}, truthPath)
 	return run, err
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"countwall/attacks"
 	"countwall/proxy/state/release"
 )
 
@@ -113,7 +112,7 @@ func (s *system) solve(o Options) []Finding {
 	for i := range caps {
 		caps[i] = int(maxAnswer) + 1
 	}
-	x, err := attacks.SolveSubsetSums(subs, s.values, caps)
+	x, err := SolveSubsetSums(subs, s.values, caps)
 	if err != nil {
 		return nil
 	}

@@ -1,18 +1,9 @@
 package risk
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"strings"
-
-	_ "modernc.org/sqlite" // the protected table is read with the sqlite driver to score
-
-	"countwall/pglex"
 )
 
 // shown is how many findings per analyst Print lists in full.
@@ -136,76 +127,4 @@ func Scored(r Report) (scored, correct int) {
 		}
 	}
 	return scored, correct
-}
-
-// Score reads each finding's true count from the protected SQLite
-// database (opened read-only) and says whether the finding holds it. The
-// conditions are the answered statements' own, which the firewall parsed
-// and validated before answering them.
-func Score(ctx context.Context, truthPath string, reports []Report) error {
-	db, err := sql.Open("sqlite", "file:"+truthPath+"?mode=ro&_pragma=query_only(1)")
-	if err != nil {
-		return fmt.Errorf("opening the protected database to score: %w", err)
-	}
-	defer db.Close()
-	for ri := range reports {
-		for fi := range reports[ri].Findings {
-			f := &reports[ri].Findings[fi]
-			if f.Table == "" || (f.Parameter != "" && f.Pattern != "idp variance test") || f.Pattern == "tracing" {
-				continue
-			}
-			q := "SELECT COUNT(*) FROM " + pglex.QuoteIdent(f.Table)
-			if len(f.Cell) > 0 {
-				q += " WHERE " + strings.Join(f.Cell, " AND ")
-			}
-			var n float64
-			if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
-				continue // a condition SQLite spells otherwise: left unscored
-			}
-			ok := math.Abs(n-f.Value) <= math.Max(f.Error, 0.5)
-			if f.AtLeast {
-				ok = n >= f.Value
-			}
-			if f.Pattern == "idp variance test" {
-				b := float64(f.Threshold)
-				ok = (f.Value == 1) == (n == b || n == b+1)
-			}
-			f.Truth, f.Correct = &n, &ok
-		}
-	}
-	return nil
-}
-
-// Evaluate assesses the statements read into h and, when truthPath names
-// the protected SQLite table, scores the findings against it and runs the
-// tracing test on its people.
-func Evaluate(ctx context.Context, h *History, o Options, truthPath string) ([]Report, error) {
-	reports := AssessHistory(h, o)
-	if truthPath == "" {
-		return reports, nil
-	}
-	if err := Score(ctx, truthPath, reports); err != nil {
-		return nil, err
-	}
-	return reports, TraceHistory(ctx, truthPath, h, reports, o)
-}
-
-// Run assesses the statements read into h, scores the findings against the protected SQLite table at
-// truthPath when one is named, writes them as JSON to jsonOut when one is
-// named, and prints them to w: `countwall audit risk`.
-func Run(ctx context.Context, w io.Writer, h *History, o Options, truthPath, jsonOut string) error {
-	reports, err := Evaluate(ctx, h, o, truthPath)
-	if err != nil {
-		return err
-	}
-	if jsonOut != "" {
-		b, err := json.MarshalIndent(reports, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonOut, b, 0o600); err != nil {
-			return fmt.Errorf("writing %s: %w", jsonOut, err)
-		}
-	}
-	return Print(w, reports)
 }

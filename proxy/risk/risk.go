@@ -1,18 +1,25 @@
-// Package risk is `countwall audit risk`: the attacks countwall ships, run
-// offline on what the audit says an analyst was answered. The solvers take
-// answers instead of asking: exact answers and threshold searches pin
-// counts (differencing, the IDP and BDP searches), a search's halves add
-// up, column after column, to the rows it rebuilt (reconstruction) or
-// to one person's value (attribute inference),
+// Package risk is the risk solvers: the attacks countwall ships, run
+// offline on what the audit says an analyst was answered, for `countwall
+// audit risk`, serve's monitor, the demo and the attacks themselves (the
+// mathematics they share: SolveSubsetSums, NoiseBound, TracingTest). The
+// solvers take answers instead of asking: exact answers and threshold
+// searches pin counts (differencing, the IDP and BDP searches), a search's
+// halves add up, column after column, to the rows it rebuilt
+// (reconstruction) or to one person's value (attribute inference),
 // repeated answers under fresh noise and a condition's splits, however
 // the condition is written, are averaged (averaging, split-averaging, the
-// IDP variance test), sums over sets of a column's
-// values are solved as a linear system (the noise remover's two-partitions,
-// linear reconstruction), and a cell asked beside its parts bounds the
-// noise (the perturbation finder). It reads releases' structured record
-// (release.Query), never SQL text and never the protected data, so what it
-// finds depends only on what left the firewall; the protected table is
-// read only to score the findings when the owner gives it.
+// IDP variance test), sums over sets of a column's values are solved as a
+// linear system (the noise remover's two-partitions, linear
+// reconstruction), and a cell asked beside its parts bounds the noise
+// (the perturbation finder).
+//
+// It is a library below the Engine: it imports the audit's release form
+// and gonum, nothing of the firewall or the attack tools, and no database.
+// It reads each release's structured record (release.Query: the table,
+// the conditions as the planner validated them), never SQL text, and never
+// the protected data, so what it finds depends only on what left the
+// firewall; the owner's `audit risk` scores the findings against the
+// protected table (attacks/audit).
 package risk
 
 import (
@@ -147,8 +154,6 @@ type Options struct {
 	// answers, read from its audit): every analyst is taken to know them,
 	// and the solvers combine them with her own (sources.go).
 	Published []release.Release
-	// Trace is how Trace tests the protected table's people (owner only).
-	Trace TraceOptions
 	// MaxRowsAnswers is the most answers of one analyst the rows solver
 	// takes: it holds about 10 KB an answer of a long threshold search,
 	// and beyond this the analyst is assessed without it (Report.Skipped

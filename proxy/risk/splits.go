@@ -3,7 +3,6 @@ package risk
 import (
 	"math"
 
-	"countwall/attacks"
 	"countwall/proxy/state/release"
 )
 
@@ -88,8 +87,8 @@ func splitName(c *release.Conjunct, x []*release.Conjunct, folded bool) string {
 // noiseBound is the perturbation finder's estimate of the noise's range
 // D: over every parent answered beside its two parts P AND col = v (a
 // part answered 0 was suppressed and is left out), z = the parts' sum -
-// the parent's answer is the sum of three noise terms, and
-// attacks.NoiseBound reads D from their range.
+// the parent's answer is the sum of three noise terms, and NoiseBound
+// reads D from their range.
 func noiseBound(first map[string]answer, parents []parentColumn, equalities map[parentColumn][]answer, o Options) (Finding, bool) {
 	zMin, zMax, absMin, absMax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	triples := 0
@@ -114,6 +113,6 @@ func noiseBound(first map[string]answer, parents []parentColumn, equalities map[
 	if triples < o.MinRepeats || zMax == 0 && zMin == 0 {
 		return Finding{}, false
 	}
-	d, _ := attacks.NoiseBound(zMin, zMax, absMin, absMax, triples)
+	d, _ := NoiseBound(zMin, zMax, absMin, absMax, triples)
 	return Finding{Pattern: "perturbation finder", Parameter: "noise bound D of " + mech, Value: d, Evidence: ids}, true
 }

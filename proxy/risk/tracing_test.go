@@ -1,124 +1,39 @@
 package risk
 
 import (
-	"context"
 	"math"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-
-	"countwall/attacks"
-	"countwall/dataset"
-	"countwall/proxy/state/release"
 )
 
-// marginalsRelease is one GROUP BY snp answer of allele = 1 counts: the
-// tracing attack's query, as the audit records it.
-func marginalsRelease(id int64, analyst string, counts []float64) release.Release {
-	r := ask(id, analyst, "cellkey", grouped(count("genomes", eq("allele", num("1"))), "snp"), 0)
-	r.Cells = nil
-	for j, c := range counts {
-		r.Cells = append(r.Cells, release.Cell{Group: []release.Datum{{Text: strconv.Itoa(j + 1)}}, Value: c})
-	}
-	return r
-}
-
-// Trace runs the attack's own test on every person of the protected table:
-// with the table's true marginals plus a fixed offset of noise, the people it
-// traces are exactly those whose genome scores at or above the attack's
-// threshold (attacks.TracingTest on the same counts, the side file's
-// members being people 1..N), and the flag says how many and the
-// false-positive rate on the held-out non-members. Deterministic: the
-// table is generated from seed 3.
-func TestTraceNamesThePeopleTheMarginalsTrace(t *testing.T) {
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "genomes.db")
-	const people, snps = 60, 1000
-	if err := dataset.GenerateGenomes(ctx, db, dataset.GenomesOptions{People: people, SNPs: snps, Seed: 3}, dataset.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pop, err := dataset.ReadPopulation(dataset.PopulationPath(db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := make([]float64, snps)
-	for _, g := range pop.Members {
-		for j := range g {
-			counts[j] += float64(g[j] - '0')
+// TracingTest on two attributes: the marginals of 4 people with allele 1
+// at the first attribute and none at the second, scored against the
+// reference 00; T is the given threshold or, calibrated on the genomes
+// after the reference (and the centre), the score just above the
+// share 1 - fpr of them.
+func TestTracingTest(t *testing.T) {
+	above := func(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+	for _, tc := range []struct {
+		genomes   []string
+		centre    int
+		threshold float64
+		scores    map[string]float64
+		T         float64
+	}{
+		// q^ = (1, -1): 10 scores 2 * 1, 01 scores 2 * -1.
+		{[]string{"00", "00", "01", "11"}, 0, math.NaN(), map[string]float64{"10": 2, "01": -2, "11": 0, "00": 0}, above(0)},
+		{[]string{"00", "00", "01", "11"}, 0, 1.5, map[string]float64{"10": 2}, 1.5},
+		// Centred on 11: q^ - p^ = (0, -2).
+		{[]string{"00", "11", "01", "10"}, 1, math.NaN(), map[string]float64{"10": 0, "01": -4, "11": -4}, above(-4)},
+	} {
+		score, T := TracingTest(tc.genomes, 4, tc.centre, 0.5, tc.threshold, []float64{4, 0})
+		if T != tc.T {
+			t.Errorf("%v centred on %d: T = %g, want %g", tc.genomes, tc.centre, T, tc.T)
 		}
-	}
-	for j := range counts {
-		counts[j] += float64(j%5 - 2) // noise in -2..2, as cellkey's uniform D = 2
-	}
-	// The population's own marginals say nothing of the table's people.
-	blind := make([]float64, snps)
-	for j, p := range pop.Marginals {
-		blind[j] = math.Round(p * people)
-	}
-	rs := []release.Release{marginalsRelease(1, "tracer", counts), ask(2, "plain", "cellkey", count("genomes"), 40000),
-		marginalsRelease(3, "blind", blind)}
-	reports := Assess(rs, Options{})
-	if err := Trace(ctx, db, rs, reports, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if len(reports) != 2 || reports[0].Analyst != "blind" || reports[1].Analyst != "tracer" {
-		t.Fatalf("reports %+v, want the blind one's flag and the tracer's", reports)
-	}
-	if b := reports[0]; len(b.Findings) != 1 || !strings.Contains(b.Findings[0].Note, "the release traces no one") {
-		t.Errorf("the population's marginals: %+v", b.Findings)
-	}
-	reports = reports[1:]
-	score, T := attacks.TracingTest(pop, 100, 0.05, math.NaN(), counts)
-	want := map[string]bool{}
-	for i, g := range pop.Members {
-		if score(g) >= T {
-			want["person = "+strconv.Itoa(i+1)] = true
-		}
-	}
-	got := map[string]bool{}
-	var flag *Finding
-	for i, f := range reports[0].Findings {
-		switch {
-		case f.Individual:
-			got[f.Cell[0]] = true
-			if f.Correct == nil || !*f.Correct || f.Statements != 1 {
-				t.Errorf("traced %v: scored %v, %d statements", f.Cell, f.Correct, f.Statements)
+		for g, want := range tc.scores {
+			if got := score(g); got != want {
+				t.Errorf("%v centred on %d: score(%s) = %g, want %g", tc.genomes, tc.centre, g, got, want)
 			}
-		case f.Pattern == "tracing":
-			flag = &reports[0].Findings[i]
 		}
-	}
-	if len(want) < people*8/10 || len(got) != len(want) {
-		t.Errorf("traced %d people, the attack's test traces %d of %d", len(got), len(want), people)
-	}
-	for c := range want {
-		if !got[c] {
-			t.Errorf("%s scores above T but was not traced", c)
-		}
-	}
-	if flag == nil || !strings.HasPrefix(flag.Note, strconv.Itoa(len(want))+" of the table's 60 people traced") || !strings.Contains(flag.Note, "held-out non-members above T") {
-		t.Errorf("the flag: %+v", flag)
-	}
-}
-
-// Without a sample of the population Trace names no one and says why; the
-// release stays flagged.
-func TestTraceWithoutPopulation(t *testing.T) {
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "genomes.db")
-	if err := dataset.GenerateGenomes(ctx, db, dataset.GenomesOptions{People: 10, SNPs: 1000, Seed: 1}, dataset.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	rs := []release.Release{marginalsRelease(1, "tracer", make([]float64, 1000))}
-	reports := Assess(rs, Options{})
-	o := Options{Trace: TraceOptions{Population: filepath.Join(t.TempDir(), "none.json")}}
-	if err := Trace(ctx, db, rs, reports, o); err != nil {
-		t.Fatal(err)
-	}
-	if len(reports) != 1 || len(reports[0].Findings) != 1 || reports[0].Individuals() != 0 ||
-		!strings.Contains(reports[0].Findings[0].Note, "not tested") {
-		t.Errorf("reports %+v", reports)
 	}
 }
 
