@@ -226,3 +226,57 @@ func pglexUses(t *testing.T, path string) map[string][]string {
 	})
 	return out
 }
+
+// firewall are the firewall's packages and the leaves it stands on. dataset
+// is among them: it is the owner's tool that writes the protected tables,
+// imported by config/starter (`countwall init`) and by the firewall's
+// tests, so an arrow from it to the attacks would be one from the firewall.
+var firewall = []string{
+	"countwall/proxy", "countwall/planner", "countwall/mechanisms", "countwall/config", "countwall/ir",
+	"countwall/pglex", "countwall/pgerror", "countwall/pgtypes", "countwall/dataset",
+}
+
+// TestImportFactsFirewallNeverImportsAttacks: no firewall package, tests
+// included, imports anything under attacks, directly or through what it
+// imports (DESIGN.md section 1: the risk solvers are a library below the
+// Engine; the firewall never imports the attack tools).
+func TestImportFactsFirewallNeverImportsAttacks(t *testing.T) {
+	pkgs := listPackages(t, "./...")
+	deps := map[string][]string{}
+	for _, p := range pkgs {
+		deps[p.ImportPath] = p.Deps
+	}
+	for _, p := range pkgs {
+		if !slices.ContainsFunc(firewall, func(root string) bool { return under(p.ImportPath, root) }) {
+			continue
+		}
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			if under(imp, "countwall/attacks") {
+				t.Errorf("%s imports %s; the firewall never imports the attacks", p.ImportPath, imp)
+				continue
+			}
+			for _, d := range deps[imp] {
+				if under(d, "countwall/attacks") {
+					t.Errorf("%s imports %s through %s; the firewall never imports the attacks", p.ImportPath, d, imp)
+				}
+			}
+		}
+	}
+}
+
+// TestImportFactsRiskIsALibrary: the risk solvers stand on the audit's
+// release form alone (and what it stands on, the lexer and its error
+// codes), never on a database driver: what they find depends only on what
+// the audit says left the firewall.
+func TestImportFactsRiskIsALibrary(t *testing.T) {
+	allowed := []string{"countwall/proxy/risk", "countwall/proxy/state/release", "countwall/pglex", "countwall/pgerror"}
+	for _, d := range listPackages(t, "-deps", "-test", "countwall/proxy/risk") {
+		path, _, _ := strings.Cut(d.ImportPath, " ") // a test variant: "countwall/proxy/risk [countwall/proxy/risk.test]"
+		switch {
+		case under(path, "countwall") && !slices.Contains(allowed, path) && path != "countwall/proxy/risk.test":
+			t.Errorf("proxy/risk depends on %s; it may use the release form (and pglex under it) only", path)
+		case path == "database/sql", under(path, "modernc.org/sqlite"), under(path, "github.com/jackc/pgx/v5"), under(path, "github.com/xwb1989/sqlparser"):
+			t.Errorf("proxy/risk depends on %s; it opens no database and parses no SQL", path)
+		}
+	}
+}
