@@ -95,6 +95,41 @@ func TestDifferencingPinsTheTarget(t *testing.T) {
 	}
 }
 
+// TestDifferencingReadsAFoldedNot: the planner folds NOT (age > 60) into
+// age <= 60. Two exact counts, the total and that one, difference to the
+// count of age > 60; two threshold searches pinning the same counts do
+// not (a search's halves are the rows solver's).
+func TestDifferencingReadsAFoldedNot(t *testing.T) {
+	folded := count("people", le("age", num("60")))
+	for _, tc := range []struct {
+		name string
+		rs   []release.Release
+		want []string // the patterns found
+	}{
+		{"exact counts", []release.Release{
+			ask(1, "m", "suppress", count("people"), 3000),
+			ask(2, "m", "suppress", folded, 2997),
+		}, []string{"differencing"}},
+		{"threshold searches", []release.Release{
+			ask(1, "m", "exact", above(2, count("people")), 1),
+			ask(2, "m", "exact", above(3, count("people")), 0),
+			ask(3, "m", "exact", above(0, count("people", le("age", num("60")))), 1),
+			ask(4, "m", "exact", above(1, count("people", le("age", num("60")))), 0),
+		}, []string{"threshold search", "threshold search"}},
+	} {
+		var got []string
+		for _, f := range findings(t, tc.rs, Options{}) {
+			got = append(got, f.Pattern)
+			if f.Pattern == "differencing" && (f.Value != 3 || !reflect.DeepEqual(f.Cell, []string{"age > 60"}) || !reflect.DeepEqual(f.Evidence, []int64{1, 2})) {
+				t.Errorf("%s: %+v", tc.name, f)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: patterns %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestThresholdSearchUnderIDP: under idp with k = 1, COUNT(*) > b is
 // noisy exactly when b is c-1 or c, and exact otherwise. count > 0
 // exactly 1 (c >= 2) and count > 1 noisy (c is 1 or 2): the count is 2.

@@ -48,32 +48,37 @@ func TestBoxesReadRewritesAlike(t *testing.T) {
 	}
 }
 
-// TestRowsRebuiltFromSplits: the threshold search's own arithmetic, on
-// exact answers. Three rows (F, 30), (M, 41), (M, 41) in zip 1; the
-// analyst asks the halves of each split and the ends of sex's values
-// (its domain check); the other halves, and so the rows, follow.
-func TestRowsRebuiltFromSplits(t *testing.T) {
-	search := func(target release.Conjunct) []release.Release {
-		answers := []struct {
-			where []release.Conjunct
-			v     float64
-		}{
-			{nil, 3},
-			{[]release.Conjunct{lt("sex", str("M"))}, 1},
-			{[]release.Conjunct{lt("sex", str("F"))}, 0},
-			{[]release.Conjunct{gt("sex", str("M"))}, 0},
-			{[]release.Conjunct{lt("sex", str("M")), lt("age", num("30"))}, 0},
-			{[]release.Conjunct{lt("sex", str("M")), lt("age", num("31"))}, 1},
-			{[]release.Conjunct{ge("sex", str("M")), lt("age", num("41"))}, 0},
-			{[]release.Conjunct{ge("sex", str("M")), lt("age", num("42"))}, 2},
-		}
-		var rs []release.Release
-		for i, a := range answers {
-			rs = append(rs, ask(int64(i+1), "rob", "exact", count("people", append([]release.Conjunct{target}, a.where...)...), a.v))
-		}
-		return rs
+// rowSearch is the threshold search's arithmetic on exact answers over
+// three rows of table in target, (F, 30), (M, 41) and (M, 41) in the
+// columns text and num: the analyst asks the halves of each split and the
+// ends of text's values (its domain check); the other halves, and so the
+// rows, follow.
+func rowSearch(table string, target release.Conjunct, text, num string) []release.Release {
+	n := func(v string) release.Constant { return release.Constant{Text: v} }
+	answers := []struct {
+		where []release.Conjunct
+		v     float64
+	}{
+		{nil, 3},
+		{[]release.Conjunct{lt(text, str("M"))}, 1},
+		{[]release.Conjunct{lt(text, str("F"))}, 0},
+		{[]release.Conjunct{gt(text, str("M"))}, 0},
+		{[]release.Conjunct{lt(text, str("M")), lt(num, n("30"))}, 0},
+		{[]release.Conjunct{lt(text, str("M")), lt(num, n("31"))}, 1},
+		{[]release.Conjunct{ge(text, str("M")), lt(num, n("41"))}, 0},
+		{[]release.Conjunct{ge(text, str("M")), lt(num, n("42"))}, 2},
 	}
-	rs := search(eq("zip", num("1")))
+	var rs []release.Release
+	for i, a := range answers {
+		rs = append(rs, ask(int64(i+1), "rob", "exact", count(table, append([]release.Conjunct{target}, a.where...)...), a.v))
+	}
+	return rs
+}
+
+// TestRowsRebuiltFromSplits: the threshold search's own arithmetic, on
+// exact answers (rowSearch), in zip 1.
+func TestRowsRebuiltFromSplits(t *testing.T) {
+	rs := rowSearch("people", eq("zip", num("1")), "sex", "age")
 	var got []Finding
 	for _, f := range findings(t, rs, Options{}) {
 		if f.Pattern == "row reconstruction" {
@@ -103,7 +108,7 @@ func TestRowsRebuiltFromSplits(t *testing.T) {
 		t.Errorf("at the rows limit: %+v, want the rows run", reps)
 	}
 	// A target of a range keeps its condition as it is.
-	ranged := search(le("zip", num("2")))
+	ranged := rowSearch("people", le("zip", num("2")), "sex", "age")
 	var cells [][]string
 	for _, f := range findings(t, ranged, Options{}) {
 		if f.Pattern == "row reconstruction" {
