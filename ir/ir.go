@@ -202,3 +202,25 @@ func (l Literal) Value() any {
 		return l.Text
 	}
 }
+
+// ExprColumn is the column an arithmetic expression reads ("" for one of
+// literals only). The planner allows one column per expression, so the
+// first found is the one.
+func ExprColumn(e Expr) string {
+	switch e := e.(type) {
+	case *ColumnRef:
+		return e.Column
+	case *BinaryExpr:
+		if c := ExprColumn(e.Left); c != "" {
+			return c
+		}
+		return ExprColumn(e.Right)
+	case *FuncCall:
+		for _, a := range e.Args {
+			if c := ExprColumn(a); c != "" {
+				return c
+			}
+		}
+	}
+	return ""
+}

@@ -94,3 +94,22 @@ func TestAccountingKindsKeepTheirStoredNames(t *testing.T) {
 		}
 	}
 }
+
+func TestExprColumn(t *testing.T) {
+	one := &ir.NumberLit{Value: ir.Literal{Kind: ir.LitInt, Int: 1}}
+	cases := []struct {
+		e    ir.Expr
+		want string
+	}{
+		{&ir.ColumnRef{Column: "age"}, "age"},
+		{&ir.BinaryExpr{Op: "-", Left: one, Right: &ir.ColumnRef{Column: "age"}}, "age"},
+		{&ir.FuncCall{Name: "round", Args: []ir.Expr{&ir.BinaryExpr{Op: "/", Left: &ir.ColumnRef{Column: "income"}, Right: one}, one}}, "income"},
+		{&ir.FuncCall{Name: "abs", Args: []ir.Expr{one}}, ""},
+		{one, ""},
+	}
+	for _, tc := range cases {
+		if got := ir.ExprColumn(tc.e); got != tc.want {
+			t.Errorf("ir.ExprColumn(%#v) = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func condition(p ir.Pred, neg bool) release.Conjunct {
 		return c
 	case *ir.MathCompare:
 		op, folded := comparisonOp(p.Op, neg)
-		c := release.Expr(exprColumn(p.Expr), plan.ExprText(p.Expr, pglex.QuoteIdent), op, constantOf(p.Value))
+		c := release.Expr(ir.ExprColumn(p.Expr), plan.ExprText(p.Expr, pglex.QuoteIdent), op, constantOf(p.Value))
 		if neg && !folded {
 			return release.Not([]release.Conjunct{c})
 		}
@@ -152,25 +152,4 @@ func constantOf(l ir.Literal) release.Constant {
 		return release.Constant{Text: strconv.FormatFloat(l.Float, 'g', -1, 64)}
 	}
 	return release.Constant{Text: l.Text, String: true}
-}
-
-// exprColumn is the column an arithmetic condition reads (the planner
-// allows one).
-func exprColumn(e ir.Expr) string {
-	switch e := e.(type) {
-	case *ir.ColumnRef:
-		return e.Column
-	case *ir.BinaryExpr:
-		if c := exprColumn(e.Left); c != "" {
-			return c
-		}
-		return exprColumn(e.Right)
-	case *ir.FuncCall:
-		for _, a := range e.Args {
-			if c := exprColumn(a); c != "" {
-				return c
-			}
-		}
-	}
-	return ""
 }
