@@ -10,18 +10,18 @@ import (
 	"testing"
 )
 
-// Size limits of the code outside tests (README, "Layout").
+// Size limits of the code outside tests (docs/architecture.md, "House limits").
 const (
 	maxFileLines = 600
 	maxFuncLines = 80 // from `func` to the closing brace
 )
 
 // longFunctions are the functions allowed over maxFuncLines, as
-// "path/file.go Name", each with its reason in the README. None is.
+// "path/file.go Name", each with its reason in docs/architecture.md. None is.
 var longFunctions = map[string]bool{}
 
 // No file over maxFileLines lines and no function over maxFuncLines lines
-// outside tests, but those the README names.
+// outside tests, but those docs/architecture.md names.
 func TestSizeLimits(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -51,7 +51,7 @@ func TestSizeLimits(t *testing.T) {
 			}
 			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
 			if n > maxFuncLines && !longFunctions[filepath.ToSlash(path)+" "+fn.Name.Name] {
-				t.Errorf("%s: func %s is %d lines, over %d: split it, or name it in longFunctions and say why in the README", path, fn.Name.Name, n, maxFuncLines)
+				t.Errorf("%s: func %s is %d lines, over %d: split it, or name it in longFunctions and say why in docs/architecture.md", path, fn.Name.Name, n, maxFuncLines)
 			}
 		}
 		return nil

@@ -39,7 +39,7 @@ func linearOptions(t *testing.T, solver string) attacks.Options {
 // Under bounded noise (r = 2, far below sqrt(n) = 12.6) 4n subset counts
 // give every secret bit of the group. The noise is fresh, so the figure
 // varies: least squares got all 160 bits in every one of the runs tried
-// (and in the README's sweep); the test allows 2 wrong.
+// (and in the sweep of docs/attacks.md); the test allows 2 wrong.
 func TestLinearReconstructionThroughTheEngine(t *testing.T) {
 	ctx := context.Background()
 	q := engineOver(t, reconPeople(t), "bounded", "range: 2", peopleTables, "")

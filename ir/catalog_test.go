@@ -46,7 +46,7 @@ func TestDomainSize(t *testing.T) {
 }
 
 // TestDefaultPolicy: what a table accepts when the config says nothing, as
-// the README's policy keys document it: OR and <> allowed, LIKE and
+// the config reference (docs/operator.md) documents it: OR and <> allowed, LIKE and
 // arithmetic not, the unit not in WHERE, and the limits.
 func TestDefaultPolicy(t *testing.T) {
 	want := ir.Policy{

@@ -5,7 +5,7 @@ package ir
 // knows the kind itself. Such a kind is one file: its type, which embeds
 // Derivation, and its Lower. A kind that needs an evaluation of its own
 // (an index, a function the SQL lacks) adds a case to each backend instead;
-// the README's "Where things live" lists the files.
+// docs/architecture.md, "Where things live", lists the files.
 type Derived interface {
 	Pred
 	// Lower is the predicate in the kinds the backends evaluate; it may be

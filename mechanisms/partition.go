@@ -129,7 +129,7 @@ func newPartitionSelection(p *partitionParams, defaultDeltaShare float64) (parti
 	return s, nil
 }
 
-// describe states the selection for SHOW mechanism and the README.
+// describe states the selection for SHOW mechanism and docs/mechanisms.md.
 func (s partitionSelection) describe() string {
 	if !s.enabled {
 		return "GROUP BY only over declared domains (partition_selection.enabled: false)"

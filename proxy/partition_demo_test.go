@@ -26,7 +26,7 @@ type demoSelection struct {
 // to 13,373 people, Zipf-popular) at epsilon 1 and delta 1e-5 a query,
 // under laplace and gaussian, with suburb undeclared (partition selection)
 // and declared (the 1,000 suburbs as its domain), 10 runs each through the
-// Engine, and prints the figures of the README:
+// Engine, and prints the figures of docs/mechanisms.md:
 //
 //	go test ./proxy -run TestPartitionSelectionOnTheDemoTable -v
 //

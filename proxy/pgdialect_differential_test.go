@@ -317,7 +317,7 @@ var mathCases = []string{
 
 // refusedWherePostgresAnswers are the arithmetic statements countwall
 // refuses before the read where PostgreSQL, computing over these rows,
-// answers: each with the one SQLSTATE the README documents for its
+// answers: each with the one SQLSTATE docs/analyst.md documents for its
 // construct. 0A000: arithmetic PostgreSQL computes in numeric. 22003: an
 // expression that could overflow for some value of its column's declared
 // range (or of bigint, or of a text's length) though no stored row does.

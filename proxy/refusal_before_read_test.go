@@ -37,7 +37,7 @@ type refusalCase struct {
 	code      pgerror.Code
 }
 
-// refusalsBeforeRead covers every row of the README's table of refusals that
+// refusalsBeforeRead covers every row of the table of refusals in docs/analyst.md that
 // a statement (rather than a protocol message) can reach, plus the refusals
 // of the mechanisms and the ledger: shares, domains, noise parameters, caps.
 var refusalsBeforeRead = []refusalCase{

@@ -2,7 +2,7 @@
 // in accuracy: on a long table (one row per person per attribute), the error
 // of laplace's per-cell answers as max_groups_per_unit G grows, against the
 // true unbounded counts. Small G drops most of a person's cells (bias); large
-// G scales the noise up (G/epsilon). The table in the README comes from here
+// G scales the noise up (G/epsilon). The table in docs/mechanisms.md comes from here
 // (countwall bench bounds).
 //
 // Like every attack tool it reaches the firewall through its front door: one

@@ -37,7 +37,7 @@ type Setting struct {
 
 // The demo's genomes table for the tracing attack: D/N = 16, where one
 // reference sample already traces some members and the Theorem 15 variant
-// most of them (README, tracing).
+// most of them (docs/attacks.md, tracing).
 const (
 	genomesPeople = 100
 	genomesSNPs   = 1600

@@ -37,7 +37,7 @@ type PaperRow struct {
 }
 
 // PaperTables are the papers' tables we reproduce, with our figures as
-// measured by the commands named (quoted in the README with their runs).
+// measured by the commands named (quoted in docs/attacks.md with their runs).
 var PaperTables = []PaperTable{
 	{
 		Title:   "Asghar and Kaafar, Table 3: noise remover on the Adult age column",

@@ -27,7 +27,7 @@ func TestGenBankServesAndReconstructs(t *testing.T) {
 			t.Errorf("the config lacks %s", want)
 		}
 	}
-	// The attack asks for epsilon 1e-10 a query (README, IDP section).
+	// The attack asks for epsilon 1e-10 a query (docs/attacks.md, IDP).
 	relaxed := strings.Replace(string(text), "min: 0.001", "min: 1.0e-12", 1)
 	if err := os.WriteFile(cfg, []byte(relaxed), 0o600); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestGenBankServesAndReconstructs(t *testing.T) {
 }
 
 // TestExampleBankConfig: examples/bank.yaml serves a generated bank table
-// under idp, charging the README's per-query share.
+// under idp, charging the per-query share of docs/attacks.md.
 func TestExampleBankConfig(t *testing.T) {
 	dir := t.TempDir()
 	example, err := os.ReadFile("../../examples/bank.yaml")

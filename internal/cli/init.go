@@ -34,7 +34,7 @@ marked in the file for review before analysts connect. The database is opened re
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.Contains(dbPath, "://") {
-				return errors.New("init: --db must be a SQLite file; a PostgreSQL store's config is written by hand (README, \"When one machine is not enough\")")
+				return errors.New("init: --db must be a SQLite file; a PostgreSQL store's config is written by hand (docs/operator.md, \"When one machine is not enough\")")
 			}
 			t, err := starter.ReadTable(cmd.Context(), dbPath, table, unit)
 			if err != nil {

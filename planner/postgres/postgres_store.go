@@ -62,7 +62,7 @@ type Store struct {
 
 // Open connects to the protected PostgreSQL database. Every
 // session of the pool is read-only (default_transaction_read_only), so a
-// write is refused by the server whatever SQL reaches it; the README says how
+// write is refused by the server whatever SQL reaches it; docs/operator.md says how
 // to give the firewall a role that may only SELECT besides.
 //
 // The URL parameter countwall_keys=pgcrypto computes contributor keys in

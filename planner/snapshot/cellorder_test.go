@@ -94,7 +94,7 @@ func TestKeepFirstWorkIsNotSetByOnePerson(t *testing.T) {
 	}
 }
 
-// TestCellOrderCacheKeepsLastFour: the README says the cell order is
+// TestCellOrderCacheKeepsLastFour: docs/performance.md says the cell order is
 // kept "for each of the last 4 shapes asked"; after a fifth shape, the
 // fourth-last asked should still be held.
 func TestCellOrderCacheKeepsLastFour(t *testing.T) {

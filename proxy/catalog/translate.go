@@ -31,7 +31,7 @@ func translate(toks []pglex.Token, s Session, m *Model) (string, error) {
 
 func unsupported(what string) error {
 	return pgerror.Errorf(pgerror.FeatureNotSupported, "catalog query not supported: %s", what).
-		WithHint("countwall answers the catalog queries of psql, JDBC, SQLAlchemy and pgx from the configured tables; see the README's schema discovery section")
+		WithHint("countwall answers the catalog queries of psql, JDBC, SQLAlchemy and pgx from the configured tables; see docs/analyst.md, schema discovery")
 }
 
 type frameKind int

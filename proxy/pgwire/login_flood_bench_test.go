@@ -40,7 +40,7 @@ while not stop.is_set():
             if mode == "reconnecting": dial()
 `
 
-// BenchmarkLoginUnderSilentSockets measures the README's claim about
+// BenchmarkLoginUnderSilentSockets measures the claim of docs/operator.md about
 // logins under many silent sockets, as the issue measured it: 17 psql
 // logins, one after another, with 19,000 idle sockets (the process's file
 // limit is 20,000) and with 2,000 sockets that reconnect as soon as they

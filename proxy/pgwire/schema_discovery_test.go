@@ -240,7 +240,7 @@ func TestPsycopg3SchemaDiscovery(t *testing.T) {
 		t.Fatalf("psycopg 3: %v\n%s", err, out)
 	}
 	// CompositeInfo's field lists are arrays only over the simple protocol
-	// (see the README); psycopg 3 binds server-side, and the described type
+	// (see docs/analyst.md); psycopg 3 binds server-side, and the described type
 	// of a column computed from no rows is text, so they arrive as the
 	// arrays' text form.
 	want := "count: 0\ntype: int8 20 1016\nrow: people 16385 str {id,age,sex, {20,20,25\n"
