@@ -434,7 +434,7 @@ func BenchmarkLaplaceAnswerAndCharge(b *testing.B) {
 		b.Fatal(err)
 	}
 	req := &mechanisms.Request{Query: &ir.Query{Table: "people"}, Epsilon: 1e-6,
-		Result: &ir.Result{Cells: []ir.Cell{{Count: 1234, InDomain: true}}}}
+		Result: &ir.Result{Cells: []ir.Cell{{Count: 1234, InDomain: true}}, Bounds: ir.DefaultBounds()}}
 	for _, reserve := range []int{1, 10} {
 		b.Run(fmt.Sprintf("reserve=%d", reserve), func(b *testing.B) {
 			l := openLedger(b, filepath.Join(b.TempDir(), "state.db"), reserve)
