@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,12 +15,6 @@ import (
 
 	"countwall/internal/pgtest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
 
 // The parameter-type differential test: a client may declare each
 // parameter's type in the Parse message and send its value as text or in

@@ -21,6 +21,7 @@ import (
 
 	"countwall/config"
 	"countwall/dataset"
+	"countwall/internal/pgtest"
 	"countwall/pgerror"
 	"countwall/proxy"
 )
@@ -39,20 +40,32 @@ type testServer struct {
 }
 
 var (
+	// fixtureDir holds what the package's tests share; TestMain removes it.
+	fixtureDir  string
 	fixtureOnce sync.Once
 	fixtureDB   string
 	fixtureErr  error
 )
 
-// sharedDatabase generates one protected people table for the package.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "countwall-pgwire-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixtureDir = dir
+	code := m.Run()
+	pgtest.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sharedDatabase generates one protected people table for the package, in
+// the directory TestMain removes: a table per test would cost more than the
+// tests, and t.TempDir would remove it after the first.
 func sharedDatabase(t testing.TB) string {
 	fixtureOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "countwall-pgwire-")
-		if err != nil {
-			fixtureErr = err
-			return
-		}
-		fixtureDB = filepath.Join(dir, "people.db")
+		fixtureDB = filepath.Join(fixtureDir, "people.db")
 		fixtureErr = dataset.GeneratePeople(context.Background(), fixtureDB, dataset.PeopleOptions{Rows: 5000, Seed: 7}, dataset.WriteOptions{})
 	})
 	if fixtureErr != nil {
