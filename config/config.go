@@ -434,6 +434,27 @@ func (c *Config) AnalystNames() []string {
 	return names
 }
 
+// Analyst returns the analyst a command acts for: name when the config
+// names that analyst, the config's only analyst when name is empty. Any
+// other name is refused, naming the configured analysts: a budget is kept
+// per analyst the config lists, and a mistyped name would otherwise be
+// charged, granted or reset as an analyst of its own.
+func (c *Config) Analyst(name string) (string, error) {
+	names := c.AnalystNames()
+	if _, ok := c.Analysts[name]; ok {
+		return name, nil
+	}
+	switch {
+	case len(names) == 0:
+		return "", errors.New("the config names no analysts: add one under analysts:")
+	case name == "" && len(names) == 1:
+		return names[0], nil
+	case name == "":
+		return "", fmt.Errorf("the config names %d analysts (%s): say which with --analyst", len(names), strings.Join(names, ", "))
+	}
+	return "", fmt.Errorf("analyst %q is not in the config; its analysts: %s", name, strings.Join(names, ", "))
+}
+
 // IDPPlusOne reports whether the idp section sets plus_one, which the risk
 // solvers' variance test must know.
 func (c *Config) IDPPlusOne() bool {

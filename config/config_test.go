@@ -264,3 +264,33 @@ func TestServerURLsAreNotPaths(t *testing.T) {
 		t.Errorf("database %q, state %q; want the URLs unchanged", cfg.Database, cfg.State)
 	}
 }
+
+// TestAnalyst: a command acts for an analyst the config names, or for its
+// only analyst when none is given; any other name is refused with the list.
+func TestAnalyst(t *testing.T) {
+	two := &Config{Analysts: map[string]Analyst{"alice": {}, "bob": {}}}
+	one := &Config{Analysts: map[string]Analyst{"alice": {}}}
+	none := &Config{}
+	tests := []struct {
+		name    string
+		cfg     *Config
+		analyst string
+		want    string
+		err     string
+	}{
+		{"named", two, "bob", "bob", ""},
+		{"the only one", one, "", "alice", ""},
+		{"unknown", two, "mallory", "", `analyst "mallory" is not in the config; its analysts: alice, bob`},
+		{"unknown beside the only one", one, "mallory", "", `analyst "mallory" is not in the config; its analysts: alice`},
+		{"several, none named", two, "", "", "the config names 2 analysts (alice, bob): say which with --analyst"},
+		{"no analysts", none, "alice", "", "the config names no analysts: add one under analysts:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.cfg.Analyst(tt.analyst)
+			if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Errorf("Analyst(%q) = %q, %v; want %q, %q", tt.analyst, got, err, tt.want, tt.err)
+			}
+		})
+	}
+}

@@ -119,20 +119,37 @@ func TestDemoKeptInARelativeDir(t *testing.T) {
 	}
 }
 
-// In-process `query` is charged to the analyst `local` the README names,
-// unless --analyst names another; `budget list` shows it.
-func TestQueryChargesLocal(t *testing.T) {
+// In-process `query` is charged to the config's only analyst unless
+// --analyst names another the config lists; `budget list` shows her. An
+// analyst the config does not name is refused by query, budget grant and
+// budget reset alike, with the configured analysts named.
+func TestCommandsActForConfiguredAnalysts(t *testing.T) {
 	dir := t.TempDir()
 	csv := writeFile(t, dir, "t.csv", "id,sex\n1,F\n2,M\n3,F\n")
 	db, cfgPath := filepath.Join(dir, "t.db"), filepath.Join(dir, "t.yaml")
 	if out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "t", "--unit", "id", "--config-out", cfgPath); err != nil {
 		t.Fatalf("load: %v\n%s", err, out)
 	}
-	if out, err := run(t, "", "query", "--config", cfgPath, "SELECT COUNT(*) FROM t"); err != nil || !strings.Contains(out, "charged epsilon 0.1 (dp)") {
-		t.Fatalf("query: %v\n%s", err, out)
+	const unknown = `analyst "mallory" is not in the config; its analysts: analyst`
+	tests := []struct {
+		args []string
+		want string // in the output, or the error when err is set
+		err  bool
+	}{
+		{[]string{"query", "--config", cfgPath, "SELECT COUNT(*) FROM t"}, "charged epsilon 0.1 (dp)", false},
+		{[]string{"query", "--config", cfgPath, "--analyst", "analyst", "SELECT COUNT(*) FROM t"}, "charged epsilon 0.1 (dp)", false},
+		{[]string{"query", "--config", cfgPath, "--analyst", "mallory", "SELECT COUNT(*) FROM t"}, unknown, true},
+		{[]string{"budget", "grant", "mallory", "--epsilon", "1", "--config", cfgPath}, unknown, true},
+		{[]string{"budget", "reset", "mallory", "--yes", "--config", cfgPath}, unknown, true},
+		{[]string{"budget", "list", "--config", cfgPath}, "analyst  dp    0.2 ", false},
 	}
-	out, err := run(t, "", "budget", "list", "--config", cfgPath)
-	if err != nil || !regexp.MustCompile(`(?m)^local +dp +0\.1 `).MatchString(out) {
-		t.Errorf("budget list: %v\n%s", err, out)
+	for _, tt := range tests {
+		out, err := run(t, "", tt.args...)
+		switch {
+		case tt.err && (err == nil || err.Error() != tt.want):
+			t.Errorf("%v: %v, want the error %q\n%s", tt.args, err, tt.want, out)
+		case !tt.err && (err != nil || !strings.Contains(out, tt.want)):
+			t.Errorf("%v: %v, want %q in\n%s", tt.args, err, tt.want, out)
+		}
 	}
 }

@@ -21,11 +21,15 @@ func newQueryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return proxy.QueryOnce(cmd.Context(), cmd.OutOrStdout(), cfg, analyst, args[0])
+			name, err := cfg.Analyst(analyst)
+			if err != nil {
+				return err
+			}
+			return proxy.QueryOnce(cmd.Context(), cmd.OutOrStdout(), cfg, name, args[0])
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
-	cmd.Flags().StringVar(&analyst, "analyst", "local", "analyst the query is charged to")
+	cmd.Flags().StringVar(&analyst, "analyst", "", "analyst the config names, the query is charged to (default: the config's only analyst)")
 	addConfigFlags(cmd)
 	return cmd
 }

@@ -93,13 +93,50 @@ func (b *Budgets) Print(ctx context.Context, w io.Writer) error {
 }
 
 // Grant gives analyst extra budget of kind (dp, idp or bdp, any case).
+// The analyst must be known (Known).
 func (b *Budgets) Grant(ctx context.Context, analyst, kind string, epsilon, delta float64) error {
+	if err := b.Known(ctx, analyst); err != nil {
+		return err
+	}
 	return b.ledger.Grant(ctx, analyst, mechanisms.Accounting(strings.ToLower(kind)), epsilon, delta)
 }
 
-// Reset clears analyst's spending and grants; the history is kept.
+// Reset clears analyst's spending and grants; the history is kept. The
+// analyst must be known (Known).
 func (b *Budgets) Reset(ctx context.Context, analyst string) error {
+	if err := b.Known(ctx, analyst); err != nil {
+		return err
+	}
 	return b.ledger.Reset(ctx, analyst)
+}
+
+// Known refuses an analyst the budgets do not know: one the config does
+// not name when a config was given, else one the ledger has no row of. A
+// grant or a reset of a mistyped name would otherwise succeed and change
+// no one's budget.
+func (b *Budgets) Known(ctx context.Context, analyst string) error {
+	if b.cfg != nil {
+		_, err := b.cfg.Analyst(analyst)
+		return err
+	}
+	balances, err := b.ledger.List(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, bal := range balances {
+		if bal.Analyst == analyst {
+			return nil
+		}
+		if len(names) == 0 || names[len(names)-1] != bal.Analyst {
+			names = append(names, bal.Analyst)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("analyst %q has no budget in the state database, which has none yet; give --config to act on an analyst the config names", analyst)
+	}
+	return fmt.Errorf("analyst %q has no budget in the state database (its analysts: %s); give --config to act on an analyst the config names who has not queried yet",
+		analyst, strings.Join(names, ", "))
 }
 
 // UseBudgets opens the budgets of the state database at statePath (or of

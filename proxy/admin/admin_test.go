@@ -119,3 +119,61 @@ func TestBudgetsListGrantReset(t *testing.T) {
 		}
 	}
 }
+
+// An analyst neither the config (when given) nor else the ledger knows is
+// refused by grant and reset, naming the analysts it does know.
+func TestBudgetsRefuseUnknownAnalysts(t *testing.T) {
+	tests := []struct {
+		name          string
+		config        bool
+		analyst, want string
+	}{
+		{"configured", true, "carol", ""},
+		{"not configured", true, "mallory", `analyst "mallory" is not in the config; its analysts: bob, carol`},
+		{"in the ledger, not in the config", true, "alice", `analyst "alice" is not in the config; its analysts: bob, carol`},
+		{"in the ledger", false, "alice", ""},
+		{"not in the ledger", false, "mallory", `analyst "mallory" has no budget in the state database (its analysts: alice); give --config`},
+	}
+	for _, tt := range tests {
+		for _, op := range []string{"grant", "reset"} {
+			t.Run(tt.name+" "+op, func(t *testing.T) {
+				b := budgetsOf(t, tt.config)
+				var err error
+				if op == "grant" {
+					err = b.Grant(context.Background(), tt.analyst, "dp", 0.1, 0)
+				} else {
+					err = b.Reset(context.Background(), tt.analyst)
+				}
+				if tt.want == "" && err != nil {
+					t.Error(err)
+				}
+				if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
+					t.Errorf("%v, want %q", err, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// budgetsOf opens the budgets of a new state whose ledger knows alice,
+// through a config naming bob and carol when config is set.
+func budgetsOf(t *testing.T, config bool) *Budgets {
+	t.Helper()
+	dir := t.TempDir()
+	state, cfgPath := newState(t, dir), ""
+	if config {
+		cfgPath = filepath.Join(dir, "countwall.yaml")
+		body := "database: protected.db\nstate: " + state + "\nanalysts:\n  bob: {}\n  carol: {}\n" +
+			"tables:\n  people:\n    privacy_unit: id\n    columns: [id]\n"
+		if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		state = ""
+	}
+	b, err := OpenBudgets(context.Background(), state, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
