@@ -48,8 +48,8 @@ func TestGenerateBankSmallTable(t *testing.T) {
 	if !reflect.DeepEqual(stored, wantCols) {
 		t.Errorf("the file's columns %v, want %v", stored, wantCols)
 	}
-	if reserved := table.ReservedColumns(); !reflect.DeepEqual(reserved, []string{"default"}) {
-		t.Errorf("reserved columns %v, want [default]", reserved)
+	if quoted := table.QuotedNames(); !reflect.DeepEqual(quoted, []string{`"default"`}) {
+		t.Errorf("names to quote %v, want [\"default\"]", quoted)
 	}
 
 	var n, minID, maxID int64

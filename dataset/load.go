@@ -62,9 +62,9 @@ type LoadResult struct {
 // LoadCSV imports a CSV file into a new table of a new or existing SQLite
 // database.
 //
-// The header row gives the column names, which must be SQL identifiers
-// (letters, digits and underscores, not starting with a digit), distinct
-// ignoring case. Each column's type is inferred over all rows: INTEGER if
+// The header row gives the column names, which follow CheckName (a name
+// such as "Visit Date" is kept, and must be double-quoted in SQL) and are
+// distinct ignoring case. Each column's type is inferred over all rows: INTEGER if
 // every non-empty value is a base-10 64-bit integer, REAL if every one is a
 // decimal number, TEXT otherwise. Numbers may have surrounding blanks; a
 // number written with a leading zero (such as the zip code 02134) or an
@@ -77,7 +77,7 @@ type LoadResult struct {
 // new database is built under a temporary name and renamed into place; an
 // existing one gets the table in a single transaction.
 func LoadCSV(ctx context.Context, o LoadOptions) (LoadResult, error) {
-	if err := checkIdentifier("table", o.Table); err != nil {
+	if err := CheckName("table", o.Table); err != nil {
 		return LoadResult{}, err
 	}
 	if strings.HasPrefix(strings.ToLower(o.Table), "sqlite_") {
@@ -362,8 +362,12 @@ func scanHeader(r *csv.Reader, path, unit, addID string) (csvScan, int, error) {
 		s.addedID, unit = true, addID
 	}
 	seen := map[string]string{}
-	for _, name := range s.names {
-		if err := checkIdentifier("column", name); err != nil {
+	for i, name := range s.names {
+		// Blanks around a header name are the file's layout ("id, age"),
+		// as around its values.
+		name = strings.TrimSpace(name)
+		s.names[i] = name
+		if err := CheckName("column", name); err != nil {
 			return csvScan{}, 0, fmt.Errorf("%s: header: %w", path, err)
 		}
 		if prev, dup := seen[strings.ToLower(name)]; dup {
@@ -507,22 +511,6 @@ func insertCSV(ctx context.Context, tx *sql.Tx, path string, t Table, rows int64
 	}
 	if _, err := r.Read(); !errors.Is(err, io.EOF) {
 		return changed
-	}
-	return nil
-}
-
-// checkIdentifier accepts letters, digits and underscores, not starting with
-// a digit: a name that needs no quoting in the analysts' SQL either.
-func checkIdentifier(what, name string) error {
-	if name == "" {
-		return fmt.Errorf("the %s name is empty", what)
-	}
-	for i, c := range name {
-		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		digit := c >= '0' && c <= '9'
-		if !letter && !(digit && i > 0) {
-			return fmt.Errorf("%s name %q is not an identifier: use letters, digits and underscores, not starting with a digit", what, name)
-		}
 	}
 	return nil
 }

@@ -18,12 +18,15 @@ import (
 // (names lowered, reserved words) go to warn.
 func (r *LoadResult) Report(out, warn io.Writer, dbPath string, elapsed time.Duration) {
 	r.Summary(out, warn, dbPath, elapsed)
+	if note := r.Table.QuotingNote(); note != "" {
+		fmt.Fprintln(warn, "note: "+note)
+	}
 	fmt.Fprintf(out, "\n# Config entry for %s (add it under the countwall config):\n", r.Table.Name)
 	fmt.Fprint(out, r.Table.ConfigSnippet())
 }
 
-// Summary is Report without the config entry, for a load that writes a
-// whole config instead.
+// Summary is Report without the config entry and the note on names to
+// quote, for a load that writes a whole config instead (which says both).
 func (r *LoadResult) Summary(out, warn io.Writer, dbPath string, elapsed time.Duration) {
 	what := "existing database"
 	if r.CreatedFile {
@@ -35,11 +38,7 @@ func (r *LoadResult) Summary(out, warn io.Writer, dbPath string, elapsed time.Du
 	fmt.Fprintf(out, "loaded %s rows into table %s of %s %s in %s\n",
 		humanize.Comma(r.Rows), r.Table.Name, what, dbPath, elapsed.Round(time.Millisecond))
 	if len(r.Lowered) > 0 {
-		fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names: %s\n", strings.Join(r.Lowered, ", "))
-	}
-	if reserved := r.Table.ReservedColumns(); len(reserved) > 0 {
-		fmt.Fprintf(warn, "warning: reserved words in SQL, to be written in double quotes in queries (WHERE \"%s\" = ...): %s\n",
-			reserved[0], strings.Join(reserved, ", "))
+		fmt.Fprintf(warn, "note: stored in lower case, as SQL reads unquoted names and the config its keys: %s\n", strings.Join(r.Lowered, ", "))
 	}
 }
 

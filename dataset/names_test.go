@@ -28,8 +28,8 @@ func TestLoadLowersNames(t *testing.T) {
 	if err := db.QueryRow("SELECT name FROM pragma_table_info('t') WHERE cid = 1").Scan(&name); err != nil || name != "default" {
 		t.Errorf("stored column name %q, %v; want default", name, err)
 	}
-	if got := res.Table.ReservedColumns(); !slices.Equal(got, []string{"default"}) {
-		t.Errorf("reserved columns %v, want [default]", got)
+	if got := res.Table.QuotedNames(); !slices.Equal(got, []string{`"default"`}) {
+		t.Errorf("names to quote %v, want [\"default\"]", got)
 	}
 }
 
@@ -47,7 +47,8 @@ func TestConfigSnippetAwkwardNames(t *testing.T) {
 		{Name: "on", Type: TypeInteger, Min: 1, Max: 3, HasRange: true},
 	}}
 	snippet := table.ConfigSnippet()
-	if !strings.Contains(snippet, `# default, order, true, null, on: reserved in SQL; queries must double-quote them (WHERE "default" = ...).`) {
+	if !strings.Contains(snippet, `    # In SQL, write "default", "order", "true", "null", "on" in double quotes, as here (SELECT COUNT(*) FROM survey WHERE "default" = ...);
+    # here in the config they are named without the quotes.`) {
 		t.Errorf("snippet does not warn about the reserved names:\n%s", snippet)
 	}
 	path := filepath.Join(t.TempDir(), "countwall.yaml")
@@ -73,5 +74,59 @@ func TestConfigSnippetAwkwardNames(t *testing.T) {
 	}
 	if d := got.Domains["on"]; d == nil || d.Min != 1 || d.Max != 3 {
 		t.Errorf("on's domain loads as %+v", d)
+	}
+}
+
+// One rule for table and column names, whatever reads them: spaces,
+// punctuation and reserved words are kept and listed quoted, as the analyst
+// types them; an empty name, blanks at an end, a dot or a control
+// character are refused.
+func TestCheckNameAndQuotedNames(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    string // "" when accepted
+		quoted string // as QuotedNames lists the column, "" when plain
+	}{
+		{"age", "", ""},
+		{"visit date", "", `"visit date"`},
+		{"default", "", `"default"`},
+		{"2nd", "", `"2nd"`},
+		{`say "hi"`, "", `"say ""hi"""`},
+		{"a;b", "", `"a;b"`},
+		{"", "the column name is empty", ""},
+		{" age", `column name " age" begins or ends with a blank; remove it`, ""},
+		{"a.b", `column name "a.b" holds a dot, which the config reads as a key separator; rename it (e.g. "a_b")`, ""},
+		{"a\tb", `column name "a\tb" holds a control character`, ""},
+	}
+	for _, tt := range tests {
+		err := CheckName("column", tt.name)
+		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+			t.Errorf("CheckName(%q) = %v, want %q", tt.name, err, tt.err)
+		}
+		if tt.err != "" {
+			continue
+		}
+		table := Table{Name: "t", Columns: []Column{{Name: tt.name}}}
+		want := []string(nil)
+		if tt.quoted != "" {
+			want = []string{tt.quoted}
+		}
+		if got := table.QuotedNames(); !slices.Equal(got, want) {
+			t.Errorf("QuotedNames of %q = %q, want %q", tt.name, got, want)
+		}
+	}
+}
+
+// A CSV header with a space loads; the note says how to type the name.
+func TestLoadKeepsANameWithASpace(t *testing.T) {
+	res, _, err := load(t, "id,Visit Date\n1,2024-01-02\n", "id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Table.ColumnNames(); !slices.Equal(got, []string{"id", "visit date"}) {
+		t.Errorf("columns %q", got)
+	}
+	if got, want := res.Table.QuotingNote(), `in SQL, write "visit date" in double quotes, as here (SELECT COUNT(*) FROM t WHERE "visit date" = ...)`; got != want {
+		t.Errorf("note %q, want %q", got, want)
 	}
 }

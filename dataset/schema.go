@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"countwall/pglex"
 )
 
 // Column types, spelled as the config and the planner spell them.
@@ -82,13 +80,8 @@ func (t Table) ConfigSnippet() string {
 			"    # in-memory path answer counts bounded per person.\n    unit_keyed: true\n")
 	}
 	fmt.Fprintf(&b, "    columns: [%s]\n", strings.Join(names, ", "))
-	if reserved := t.ReservedColumns(); len(reserved) > 0 {
-		quoted := make([]string, len(reserved))
-		for i, r := range reserved {
-			quoted[i] = pglex.QuoteIdent(r)
-		}
-		fmt.Fprintf(&b, "    # %s: reserved in SQL; queries must double-quote them (WHERE %s = ...).\n"+
-			"    # Here in the config they are named without those quotes.\n", strings.Join(reserved, ", "), quoted[0])
+	if note := t.QuotingNote(); note != "" {
+		fmt.Fprintf(&b, "    # %s;\n    # here in the config they are named without the quotes.\n", capitalise(note))
 	}
 	var domains strings.Builder
 	var missing []string
@@ -123,17 +116,12 @@ func (t Table) ConfigSnippet() string {
 	return b.String()
 }
 
-// ReservedColumns lists the columns named by a word SQL reserves (default,
-// order, user, ...): PostgreSQL's rules, which the firewall follows, read
-// them only in double quotes.
-func (t Table) ReservedColumns() []string {
-	var out []string
-	for _, c := range t.Columns {
-		if pglex.IsReserved(c.Name) {
-			out = append(out, c.Name)
-		}
+// capitalise upper-cases the first letter of a sentence.
+func capitalise(s string) string {
+	if s == "" {
+		return s
 	}
-	return out
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // yamlName writes a name as a YAML plain scalar when YAML reads it back as

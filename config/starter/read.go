@@ -59,11 +59,17 @@ func ReadTable(ctx context.Context, path, table, unit string) (dataset.Table, er
 		return dataset.Table{}, fmt.Errorf("reading the columns of %s: %w", table, err)
 	}
 	defer rows.Close()
+	if err := dataset.CheckName("table", table); err != nil {
+		return dataset.Table{}, err
+	}
 	t := dataset.Table{Name: strings.ToLower(table), PrivacyUnit: strings.ToLower(unit)}
 	for rows.Next() {
 		var name, typ string
 		if err := rows.Scan(&name, &typ); err != nil {
 			return dataset.Table{}, err
+		}
+		if err := dataset.CheckName("column", name); err != nil {
+			return dataset.Table{}, fmt.Errorf("table %s: %w", table, err)
 		}
 		t.Columns = append(t.Columns, dataset.Column{Name: strings.ToLower(name), Type: columnType(typ)})
 	}

@@ -227,5 +227,8 @@ func (m Made) Print(w io.Writer, o Options) {
 	if len(m.Observed) > 0 {
 		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(m.Observed, ", "))
 	}
+	if note := o.Table.QuotingNote(); note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
+	}
 	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", o.ConfigPath, o.Analyst, o.Listen)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,5 +152,56 @@ func TestCommandsActForConfiguredAnalysts(t *testing.T) {
 		case !tt.err && (err != nil || !strings.Contains(out, tt.want)):
 			t.Errorf("%v: %v, want %q in\n%s", tt.args, err, tt.want, out)
 		}
+	}
+}
+
+// load and init follow one rule for names: a column "Visit Date" is
+// accepted by both and printed as the analyst must type it, "visit date"
+// in double quotes, which then counts; a dotted name is refused by both
+// with the same words.
+func TestLoadAndInitNameColumnsAlike(t *testing.T) {
+	dir := t.TempDir()
+	csv := writeFile(t, dir, "v.csv", "id,Visit Date\n1,mon\n2,tue\n3,mon\n")
+	db := filepath.Join(dir, "v.db")
+	const note = `in SQL, write "visit date" in double quotes, as here (SELECT COUNT(*) FROM v WHERE "visit date" = ...)`
+	out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "v", "--unit", "id")
+	if err != nil || !strings.Contains(out, "note: "+note) {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	cfgPath := filepath.Join(dir, "v.yaml")
+	out, err = run(t, "", "init", "--db", db, "--table", "v", "--unit", "id", "--out", cfgPath)
+	if err != nil || !strings.Contains(out, "  "+note) {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "query", "--config", cfgPath, "--mechanism.name", "exact", `SELECT "visit date", COUNT(*) FROM v GROUP BY "visit date"`)
+	if err != nil || !strings.Contains(out, " mon        | 2") {
+		t.Errorf("query: %v\n%s", err, out)
+	}
+
+	const dotted = `column name "a.b" holds a dot, which the config reads as a key separator; rename it (e.g. "a_b")`
+	csv = writeFile(t, dir, "d.csv", "id,a.b\n1,2\n")
+	if out, err := run(t, "", "load", "--csv", csv, "--db", filepath.Join(dir, "d.db"), "--table", "d", "--unit", "id"); err == nil || !strings.Contains(err.Error(), dotted) {
+		t.Errorf("load of a dotted name: %v\n%s", err, out)
+	}
+	if out, err := run(t, "", "load", "--csv", writeFile(t, dir, "ok.csv", "id,a_b\n1,2\n"), "--db", db, "--table", "d", "--unit", "id"); err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	renameColumn(t, db, "d", "a_b", "a.b")
+	if out, err := run(t, "", "init", "--db", db, "--table", "d", "--unit", "id", "--out", filepath.Join(dir, "d.yaml")); err == nil || !strings.Contains(err.Error(), dotted) {
+		t.Errorf("init of a dotted name: %v\n%s", err, out)
+	}
+}
+
+// renameColumn renames a column of a SQLite table, as a database not made
+// by load may name it.
+func renameColumn(t *testing.T, db, table, from, to string) {
+	t.Helper()
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(`ALTER TABLE "` + table + `" RENAME COLUMN "` + from + `" TO "` + to + `"`); err != nil {
+		t.Fatal(err)
 	}
 }
