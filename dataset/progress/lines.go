@@ -3,13 +3,11 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/mattn/go-isatty"
 )
 
 // LineEvery is how often a progress line is written when the output is not
@@ -23,10 +21,19 @@ const LineEvery = 10 * time.Second
 // the attack is at, the steps done and the time left. It is quiet when CI
 // is set and inside go test. stop ends the lines; update and stage are nil
 // when they show nothing.
+//
+// On a terminal, stop clears the bar: an attack cut short (Ctrl-C) stops
+// its progress before printing what it recovered, which must not land on
+// the bar's line.
 func Attack(w io.Writer, label string, sent func() int) (update func(done, total int), stage func(string), stop func()) {
-	f, ok := w.(*os.File)
-	if ok && isatty.IsTerminal(f.Fd()) {
-		return Counter(w, label), nil, func() {}
+	return attack(w, isTerminal(w) && !InCI(), label, sent)
+}
+
+// attack is Attack on w, a terminal or not.
+func attack(w io.Writer, terminal bool, label string, sent func() int) (update func(done, total int), stage func(string), stop func()) {
+	if terminal {
+		bar, finish := newBar(w, label)
+		return counting(bar, finish), nil, finish
 	}
 	if InCI() || testing.Testing() {
 		return nil, nil, func() {}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -18,24 +19,52 @@ import (
 // terminal and CI is not set; otherwise update is nil (no progress), so logs
 // and CI output stay clean. finish clears the line.
 func Bar(w io.Writer, label string) (update func(done, total int64), finish func()) {
-	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) || InCI() {
+	if !isTerminal(w) || InCI() {
 		return nil, func() {}
 	}
+	return newBar(w, label)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// newBar draws the bar on w. finish clears its line, once, and later
+// updates draw nothing: work cut short (Ctrl-C) calls finish before its
+// result is printed, and an update still in flight must not draw the bar
+// again beside that result.
+func newBar(w io.Writer, label string) (update func(done, total int64), finish func()) {
 	bar := progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+	var mu sync.Mutex
+	finished := false
 	update = func(done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			return
+		}
 		if bar.GetMax64() != total {
 			bar.ChangeMax64(total)
 		}
 		bar.Set64(done) //nolint:errcheck // a progress line that fails to draw is no error
 	}
-	return update, func() { bar.Clear() } //nolint:errcheck // as above
+	finish = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			finished = true
+			bar.Clear() //nolint:errcheck // as above
+		}
+	}
+	return update, finish
 }
 
 // Counter is Bar for callers that count in int (the
@@ -43,6 +72,12 @@ func Bar(w io.Writer, label string) (update func(done, total int64), finish func
 // total.
 func Counter(w io.Writer, label string) func(done, total int) {
 	update, finish := Bar(w, label)
+	return counting(update, finish)
+}
+
+// counting adapts a bar to int counts, finishing it when done reaches
+// total; nil when update is.
+func counting(update func(done, total int64), finish func()) func(done, total int) {
 	if update == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +48,28 @@ func TestQuietOffTerminal(t *testing.T) {
 	}
 	if b.Len() != 0 {
 		t.Errorf("wrote %q", b.String())
+	}
+}
+
+// On a terminal an attack's stop clears the bar's line, even when the
+// attack was cut short before its last step (Ctrl-C), and an update after
+// it draws nothing: the result printed next starts on a clean line.
+func TestAttackStopClearsTheBar(t *testing.T) {
+	var b bytes.Buffer
+	update, _, stop := attack(&b, true, "averaging", func() int { return 0 })
+	update(3, 10)
+	drawn := b.String()
+	if !strings.Contains(drawn, "averaging") || !strings.Contains(drawn, "/10)") {
+		t.Fatalf("the bar was not drawn: %q", drawn)
+	}
+	stop()
+	cleared := strings.TrimPrefix(b.String(), drawn)
+	if !strings.HasPrefix(cleared, "\r") || !strings.HasSuffix(cleared, "\r") || strings.TrimSpace(cleared) != "" {
+		t.Errorf("stop wrote %q, want the line blanked and the cursor at its start", cleared)
+	}
+	update(5, 10)
+	stop()
+	if after := strings.TrimPrefix(b.String(), drawn+cleared); after != "" {
+		t.Errorf("after stop, wrote %q", after)
 	}
 }
