@@ -89,7 +89,7 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 		if v, ok := c.srv.opts.Verifier(c.analyst); ok {
 			parsed, err := ParseVerifier(v)
 			if err != nil {
-				c.srv.logger.Error("analyst has an unusable verifier", "analyst", c.analyst, "err", err)
+				c.log.Error("analyst has an unusable verifier", "analyst", c.analyst, "err", err)
 			} else {
 				creds = parsed
 			}
@@ -149,6 +149,6 @@ func (c *conn) authenticate(startup *pgproto3.StartupMessage) bool {
 }
 
 func (c *conn) authFailed() {
-	c.srv.logger.Warn("authentication failed", "analyst", c.analyst)
+	c.log.Warn("authentication failed", "analyst", c.analyst)
 	c.fatal(pgerror.InvalidPassword, fmt.Sprintf("password authentication failed for user %q", c.analyst))
 }

@@ -2,9 +2,11 @@ package pgwire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"sync"
@@ -28,6 +30,9 @@ type conn struct {
 	pid     uint32
 	secret  uint32
 	analyst string
+	// log is the server's logger with the client's address: every line
+	// about this connection names where it came from.
+	log     *slog.Logger
 	session Session
 	enc     encoder // the session's result messages (encode.go)
 
@@ -51,7 +56,8 @@ func (c *conn) cancelRunning() {
 
 func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
-	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: txIdle}
+	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: txIdle,
+		log: s.logger.With("client", clientAddr(nc))}
 	// Startup and authentication must finish within the auth timeout,
 	// counted from accept; afterwards the idle timeout applies.
 	nc.SetDeadline(time.Now().Add(s.opts.AuthTimeout))
@@ -71,16 +77,35 @@ func (s *Server) serveConn(nc net.Conn) {
 	// A session slot is taken only once the password is proven, so that
 	// clients who never authenticate cannot lock analysts out.
 	if !s.register(c) {
+		c.log.Warn("login refused: too many connections", "analyst", c.analyst, "max_connections", s.opts.MaxConnections)
 		c.fatal(pgerror.TooManyConnections, "sorry, too many clients already")
 		return
 	}
 	defer s.unregister(c)
+	// One line a login, once the session is granted.
+	c.log.Info("login", "analyst", c.analyst, "tls", c.tls())
 	nc.SetDeadline(time.Time{})
 	c.session = s.sessions(c.analyst)
 	defer c.session.Close()
 	defer c.watchTermination()()
 	c.greet(startup)
 	c.loop()
+}
+
+// clientAddr is where a connection came from: host:port, or "local" for a
+// Unix socket, as PostgreSQL logs "[local]".
+func clientAddr(nc net.Conn) string {
+	a := nc.RemoteAddr()
+	if a == nil || a.Network() == "unix" || a.String() == "" || a.String() == "@" {
+		return "local"
+	}
+	return a.String()
+}
+
+// tls reports whether the connection is encrypted.
+func (c *conn) tls() bool {
+	_, ok := c.nc.(*tls.Conn)
+	return ok
 }
 
 // loop serves messages until the client leaves, the connection idles out
@@ -208,7 +233,7 @@ var errPanicked = pgerror.Internal(errors.New("the engine panicked"))
 func (c *conn) guard(what string, call func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.srv.logger.Error("engine panicked", "call", what, "analyst", c.analyst, "panic", p, "stack", string(debug.Stack()))
+			c.log.Error("engine panicked", "call", what, "analyst", c.analyst, "panic", p, "stack", string(debug.Stack()))
 			err = errPanicked
 		}
 	}()

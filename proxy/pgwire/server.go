@@ -212,7 +212,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // logged and that connection closed.
 func (s *Server) recoverConn(nc net.Conn) {
 	if p := recover(); p != nil {
-		s.logger.Error("panic serving a connection", "remote", nc.RemoteAddr().String(), "panic", p, "stack", string(debug.Stack()))
+		s.logger.Error("panic serving a connection", "client", clientAddr(nc), "panic", p, "stack", string(debug.Stack()))
 		nc.Close()
 	}
 }
