@@ -2,17 +2,24 @@ package proxy
 
 import (
 	"context"
-	"countwall/pgerror"
 	"errors"
-	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"countwall/config"
+	"countwall/pgerror"
 )
 
+// Ten answers at the default share of 0.1 spend a cap of 1 exactly: each
+// NOTICE and SHOW budget read the decimal figures (0 left, not 1.1e-16),
+// and the eleventh is refused uncharged.
 func TestBudgetIsChargedBeforeAnswersAndCapped(t *testing.T) {
 	f := newFixture(t, 200)
 	cfg := f.config(t, "laplace", nil)
-	cfg.Budget.EpsilonCap = 0.3
+	cfg.Budget.EpsilonCap = 1
+	cfg.Analysts = map[string]config.Analyst{"alice": {EpsilonCap: 1, DeltaCap: 1e-5}}
 	e, err := Open(context.Background(), cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -20,20 +27,20 @@ func TestBudgetIsChargedBeforeAnswersAndCapped(t *testing.T) {
 	defer e.Close()
 	ctx := context.Background()
 	s := e.NewSession("alice")
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 10; i++ {
 		res, err := s.Exec(ctx, "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil)
 		if err != nil {
 			t.Fatalf("query %d: %v", i, err)
 		}
-		want := fmt.Sprintf("charged epsilon 0.1 (dp); remaining epsilon %.1f of 0.3", float64(3-i)/10)
-		if got := roundNotice(res.Notice); got != want {
-			t.Errorf("query %d notice = %q, want %q", i, got, want)
+		want := "charged epsilon 0.1 (dp); remaining epsilon " + strconv.FormatFloat(float64(10-i)/10, 'g', -1, 64) + " of 1"
+		if res.Notice != want {
+			t.Errorf("query %d notice = %q, want %q", i, res.Notice, want)
 		}
 	}
 	_, err = s.Exec(ctx, "SELECT COUNT(*) FROM people WHERE sex = 'F'", nil)
 	var pe *pgerror.Error
-	if !errors.As(err, &pe) || pe.Code != pgerror.ConfigurationLimitExceeded {
-		t.Fatalf("fourth query error = %v, want SQLSTATE %s", err, pgerror.ConfigurationLimitExceeded)
+	if !errors.As(err, &pe) || pe.Code != pgerror.ConfigurationLimitExceeded || !strings.Contains(pe.Message, "dp epsilon spent 1 of 1, this query needs 0.1") {
+		t.Fatalf("eleventh query error = %v, want SQLSTATE %s", err, pgerror.ConfigurationLimitExceeded)
 	}
 	res, err := s.Exec(ctx, "SHOW budget", nil)
 	if err != nil {
@@ -42,8 +49,25 @@ func TestBudgetIsChargedBeforeAnswersAndCapped(t *testing.T) {
 	if len(res.Rows) != 3 || res.Rows[0][0].Text != "dp" {
 		t.Fatalf("SHOW budget rows = %+v", res.Rows)
 	}
-	if spent, left := res.Rows[0][1].Float, res.Rows[0][2].Float; spent < 0.3-1e-9 || spent > 0.3+1e-9 || left > 1e-9 {
-		t.Errorf("dp spent %g remaining %g, want 0.3 and 0 (the refused query is not charged)", spent, left)
+	if spent, left := res.Rows[0][1].Float, res.Rows[0][2].Float; spent != 1 || left != 0 {
+		t.Errorf("dp spent %v remaining %v, want 1 and 0 (the refused query is not charged)", spent, left)
+	}
+	// The metrics publish the same figure.
+	spent, err := e.BudgetSpent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, sp := range spent {
+		if sp.Analyst == "alice" && sp.Kind == "dp" {
+			found = true
+			if sp.Epsilon != 1 {
+				t.Errorf("countwall_budget_spent of alice, dp: %v, want 1", sp.Epsilon)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no metric of alice's dp spending in %+v", spent)
 	}
 	// Another analyst has a budget of their own.
 	if _, err := e.Query(ctx, "bob", "SELECT COUNT(*) FROM people"); err != nil {
@@ -106,15 +130,4 @@ func TestFloatMechanismsDeclareFloatColumns(t *testing.T) {
 			}
 		}
 	}
-}
-
-// roundNotice rounds the notice's remaining epsilon to one decimal, since
-// 0.3-0.1-0.1 is not exactly 0.1 in floating point.
-func roundNotice(n string) string {
-	var charged, left, limit float64
-	var kind string
-	if _, err := fmt.Sscanf(n, "charged epsilon %g (%2s); remaining epsilon %g of %g", &charged, &kind, &left, &limit); err != nil {
-		return n
-	}
-	return fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %.1f of %g", charged, kind, left, limit)
 }

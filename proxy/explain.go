@@ -76,8 +76,9 @@ func (s *Session) explain(ctx context.Context, rt *runtime, q *ir.Query) (*Resul
 			return nil, err
 		}
 		add("Charge", chargeText(p.req, p.charge, after.EpsilonSpent-before.EpsilonSpent))
-		add("Budget after", fmt.Sprintf("%s epsilon %.6g of %g spent (%.6g left), delta %.6g of %g (%.6g left)",
-			p.charge.Kind, after.EpsilonSpent, after.EpsilonCap, after.EpsilonRemaining(), after.DeltaSpent, after.DeltaCap, after.DeltaRemaining()))
+		f := state.FormatFigure
+		add("Budget after", fmt.Sprintf("%s epsilon %s of %s spent (%s left), delta %s of %s (%s left)",
+			p.charge.Kind, f(after.EpsilonSpent), f(after.EpsilonCap), f(after.EpsilonRemaining()), f(after.DeltaSpent), f(after.DeltaCap), f(after.DeltaRemaining())))
 	}
 	add("Data read", "none; nothing charged")
 	res := &Result{Columns: []Column{planColumn}, Tag: "EXPLAIN"}

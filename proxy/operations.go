@@ -8,6 +8,7 @@ import (
 	"countwall/pgerror"
 	"countwall/planner/plan"
 	"countwall/proxy/metrics"
+	"countwall/proxy/state"
 	"countwall/proxy/state/release"
 )
 
@@ -57,7 +58,9 @@ func (e *Engine) BudgetSpent(ctx context.Context) ([]metrics.Spent, error) {
 			return nil, err
 		}
 		for _, b := range bals {
-			out = append(out, metrics.Spent{Analyst: name, Kind: string(b.Kind), Epsilon: b.EpsilonSpent, Delta: b.DeltaSpent, Rho: b.RhoSpent})
+			// Rounded (state.Figure): 6, not 5.999999999999995.
+			out = append(out, metrics.Spent{Analyst: name, Kind: string(b.Kind),
+				Epsilon: state.Figure(b.EpsilonSpent), Delta: state.Figure(b.DeltaSpent), Rho: state.Figure(b.RhoSpent)})
 		}
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"countwall/ir"
 	"countwall/mechanisms"
 	"countwall/pgerror"
+	"countwall/proxy/state"
 )
 
 // clientSettings are the parameters drivers SET on connect. They are accepted
@@ -142,8 +143,11 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, 
 		}
 		res := &Result{Columns: showColumns("budget"), Tag: "SHOW"}
 		for _, b := range bals {
+			// Rounded as every budget figure shown (state.Figure): 1, not
+			// 0.9999999999999999 after ten charges of 0.1.
 			res.Rows = append(res.Rows, []Value{{Text: string(b.Kind)},
-				{Float: b.EpsilonSpent}, {Float: b.EpsilonRemaining()}, {Float: b.DeltaSpent}, {Float: b.DeltaRemaining()}, {Float: b.RhoSpent}})
+				{Float: state.Figure(b.EpsilonSpent)}, {Float: state.Figure(b.EpsilonRemaining())},
+				{Float: state.Figure(b.DeltaSpent)}, {Float: state.Figure(b.DeltaRemaining())}, {Float: state.Figure(b.RhoSpent)}})
 			res.Suppressed = append(res.Suppressed, false)
 		}
 		return res, nil

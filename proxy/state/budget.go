@@ -142,19 +142,23 @@ func (b *Budget) Close() error { return b.ledger.Close(context.Background()) }
 
 // Notice tells the analyst what an answer cost (c) and what remains (b, the
 // balance after the charge).
+//
+// Every figure is a FormatFigure: the rho and zCDP figures to 6
+// significant digits, as a conversion's result reads best.
 func (b Balance) Notice(c ir.Charge) string {
-	msg := fmt.Sprintf("charged epsilon %g (%s); remaining epsilon %.6g of %g", c.Epsilon, c.Kind, b.EpsilonRemaining(), b.EpsilonCap)
+	f := FormatFigure
+	msg := fmt.Sprintf("charged epsilon %s (%s); remaining epsilon %s of %s", f(c.Epsilon), c.Kind, f(b.EpsilonRemaining()), f(b.EpsilonCap))
 	if c.Rho > 0 {
 		// The delta cap is all given to the zCDP conversion: no delta line.
 		if c.Epsilon > 0 || c.Delta > 0 { // a partition selection's part, charged beside rho
-			return fmt.Sprintf("charged rho %.6g and epsilon %g, delta %g (%s, zCDP: rho spent %.6g with the pure charges is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
-				c.Rho, c.Epsilon, c.Delta, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
+			return fmt.Sprintf("charged rho %.6g and epsilon %s, delta %s (%s, zCDP: rho spent %.6g with the pure charges is epsilon %.6g at delta %s); remaining epsilon %s of %s",
+				c.Rho, f(c.Epsilon), f(c.Delta), c.Kind, b.RhoSpent, b.EpsilonSpent, f(b.DeltaSpent), f(b.EpsilonRemaining()), f(b.EpsilonCap))
 		}
-		return fmt.Sprintf("charged rho %.6g (%s, zCDP: rho spent %.6g is epsilon %.6g at delta %g); remaining epsilon %.6g of %g",
-			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, b.DeltaSpent, b.EpsilonRemaining(), b.EpsilonCap)
+		return fmt.Sprintf("charged rho %.6g (%s, zCDP: rho spent %.6g is epsilon %.6g at delta %s); remaining epsilon %s of %s",
+			c.Rho, c.Kind, b.RhoSpent, b.EpsilonSpent, f(b.DeltaSpent), f(b.EpsilonRemaining()), f(b.EpsilonCap))
 	}
 	if c.Delta > 0 || b.DeltaSpent > 0 {
-		msg += fmt.Sprintf("; charged delta %g, remaining delta %.6g of %g", c.Delta, b.DeltaRemaining(), b.DeltaCap)
+		msg += fmt.Sprintf("; charged delta %s, remaining delta %s of %s", f(c.Delta), f(b.DeltaRemaining()), f(b.DeltaCap))
 	}
 	return msg
 }

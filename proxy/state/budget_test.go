@@ -117,6 +117,10 @@ func TestNotice(t *testing.T) {
 		{"summed shares", Balance{Kind: dp, EpsilonSpent: 1.4000000000000004, EpsilonCap: 2, DeltaSpent: 3.0000000000000004e-06, DeltaCap: 1e-5},
 			ir.Charge{Kind: dp, Epsilon: 0.1, Delta: 1e-6},
 			"charged epsilon 0.1 (dp); remaining epsilon 0.6 of 2; charged delta 1e-06, remaining delta 7e-06 of 1e-05"},
+		// Ten charges of 0.1 sum to 0.9999999999999999: nothing remains.
+		{"the cap met", Balance{Kind: dp, EpsilonSpent: 0.9999999999999999, EpsilonCap: 1, DeltaCap: 1e-5},
+			ir.Charge{Kind: dp, Epsilon: 0.1},
+			"charged epsilon 0.1 (dp); remaining epsilon 0 of 1"},
 	} {
 		if got := tc.bal.Notice(tc.c); got != tc.want {
 			t.Errorf("%s: notice %q, want %q", tc.name, got, tc.want)

@@ -91,11 +91,24 @@ type Balance struct {
 	DeltaCap   float64
 }
 
-// EpsilonRemaining is what may still be spent, never negative.
-func (b Balance) EpsilonRemaining() float64 { return math.Max(0, b.EpsilonCap-b.EpsilonSpent) }
+// EpsilonRemaining is what may still be spent: never negative, and 0 once
+// what is left is within the cap's rounding tolerance (fits), where no
+// charge is accepted any more.
+func (b Balance) EpsilonRemaining() float64 { return remaining(b.EpsilonSpent, b.EpsilonCap) }
 
-// DeltaRemaining is what may still be spent, never negative.
-func (b Balance) DeltaRemaining() float64 { return math.Max(0, b.DeltaCap-b.DeltaSpent) }
+// DeltaRemaining is what may still be spent, as EpsilonRemaining.
+func (b Balance) DeltaRemaining() float64 { return remaining(b.DeltaSpent, b.DeltaCap) }
+
+// remaining is limit - spent, 0 within the rounding tolerance of limit.
+func remaining(spent, limit float64) float64 {
+	if math.IsInf(limit, 1) || math.IsNaN(limit) {
+		return limit
+	}
+	if left := limit - spent; left > capTolerance*limit {
+		return left
+	}
+	return 0
+}
 
 // Kinds are the accounting kinds the ledger keeps, in display order.
 var Kinds = []ir.Accounting{ir.AccountingDP, ir.AccountingIDP, ir.AccountingBDP}
@@ -109,9 +122,16 @@ type LedgerOptions struct {
 	Now func() time.Time
 }
 
-// capTolerance lets float rounding in a running sum pass a cap it meets
-// exactly (ten charges of 0.1 against a cap of 1): at most one part in 10^9
-// of the cap may be overspent.
+// capTolerance is the rounding a running sum of charges may carry: the
+// sum is kept in binary floating point, where ten charges of 0.1 come to
+// 0.9999999999999999 and one more rounding step could put a sum that meets
+// its cap exactly a part in 10^16 above it. A charge is accepted when the
+// sum after it is within one part in 10^9 of the cap (far above that
+// rounding, over millions of charges, and far below any share an analyst
+// may SET), and once what is left is within that tolerance it counts as
+// nothing (remaining): no charge is accepted any more. So ten charges of
+// 0.1 fit a cap of 1 and leave 0, and the sum charged never passes the cap
+// by more than the tolerance, which is rounding, not budget.
 const capTolerance = 1e-9
 
 // Ledger is the budget ledger over the state database. It is safe for
@@ -254,9 +274,13 @@ func (e Entry) validate() error {
 	return nil
 }
 
-// fits reports whether spent+cost stays within limit (with capTolerance).
+// fits reports whether spent+cost stays within limit (with capTolerance):
+// a cost of 0 always does; any other needs something left (remaining).
 func fits(spent, cost, limit float64) bool {
-	return cost == 0 || spent+cost <= limit+capTolerance*limit
+	if cost == 0 || math.IsInf(limit, 1) {
+		return true
+	}
+	return remaining(spent, limit) > 0 && spent+cost <= limit+capTolerance*limit
 }
 
 // Charge records e durably before returning, or refuses it with a
@@ -306,8 +330,8 @@ func (l *Ledger) chunkBalance(analyst string, kind ir.Accounting, c *chunk, caps
 func exhausted(e Entry, what string, spent, limit, cost float64) error {
 	return &pgerror.Error{
 		Code: pgerror.ConfigurationLimitExceeded,
-		Message: fmt.Sprintf("privacy budget exhausted for analyst %q: %s %s spent %.10g of %.10g, this query needs %.10g",
-			e.Analyst, e.Kind, what, spent, limit, cost),
+		Message: fmt.Sprintf("privacy budget exhausted for analyst %q: %s %s spent %s of %s, this query needs %s",
+			e.Analyst, e.Kind, what, FormatFigure(spent), FormatFigure(limit), FormatFigure(cost)),
 		Hint: "Lower the per-query share with SET " + what + ", or ask the data owner for a grant (countwall budget grant).",
 	}
 }

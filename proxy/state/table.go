@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"text/tabwriter"
 )
 
@@ -32,9 +31,11 @@ func WriteTable(w io.Writer, balances []Balance) {
 	}
 }
 
+// figure is a table cell: the amount as FormatFigure writes it, "-" when
+// unknown.
 func figure(f float64) string {
 	if math.IsNaN(f) {
 		return "-"
 	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
+	return FormatFigure(f)
 }
