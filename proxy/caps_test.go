@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"countwall/config"
@@ -197,4 +200,70 @@ func TestClosedSessionsAreForgotten(t *testing.T) {
 	if n := open(); n != 0 {
 		t.Errorf("%d sessions tracked after every one closed", n)
 	}
+}
+
+// A cap raised in the config, which a reload or a restart does not apply,
+// is logged at WARN with what is held and the grants that would apply it;
+// a cap left alone or lowered logs nothing.
+func TestRaisedCapsAreLogged(t *testing.T) {
+	f := newFixture(t, 50)
+	ctx := context.Background()
+	var logs bytes.Buffer
+	withCaps := func(alice, bob float64) *config.Config {
+		cfg := f.config(t, "laplace", nil)
+		cfg.Analysts = map[string]config.Analyst{"alice": {EpsilonCap: alice, DeltaCap: 1e-5}, "bob": {EpsilonCap: bob, DeltaCap: 1e-5}}
+		return cfg
+	}
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	e, err := Open(ctx, withCaps(1, 1), Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Query(ctx, "alice", "SELECT COUNT(*) FROM people"); err != nil {
+		t.Fatal(err)
+	}
+	path := e.Config().Path
+	aliceRaised := `level=WARN msg="budget cap raised in the config is not applied: a reload or restart never raises a cap; grant the difference"` +
+		` analyst=alice kinds=dp,idp,bdp epsilon_cap_in_config=2 epsilon_cap_held=1 to_raise="countwall budget grant alice --kind dp --epsilon 1 --config ` + path +
+		`; countwall budget grant alice --kind idp --epsilon 1 --config ` + path + `; countwall budget grant alice --kind bdp --epsilon 1 --config ` + path + `"`
+	tests := []struct {
+		name       string
+		alice, bob float64
+		restart    bool
+		want       []string
+	}{
+		{"unchanged", 1, 1, false, nil},
+		{"alice raised", 2, 1, false, []string{aliceRaised}},
+		{"still raised", 2, 1, false, []string{aliceRaised}},
+		{"bob lowered", 2, 0.5, false, []string{aliceRaised}},
+		{"restarted raised", 2, 0.5, true, []string{aliceRaised}},
+		{"alice back down", 1, 0.5, false, nil},
+	}
+	for _, tt := range tests {
+		logs.Reset()
+		cfg := withCaps(tt.alice, tt.bob)
+		if tt.restart {
+			e.Close()
+			if e, err = Open(ctx, cfg, Options{Logger: logger}); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := e.Reload(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			if strings.Contains(l, "budget cap") {
+				got = append(got, l)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s: logged\n%s\nwant\n%s", tt.name, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+		}
+	}
+	e.Close()
 }

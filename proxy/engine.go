@@ -133,6 +133,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error
 		return nil, err
 	}
 	e.live.Store(rt)
+	e.warnUnraisedCaps(ctx, cfg)
 	e.startRetention()
 	if err := e.openCatalog(ctx); err != nil {
 		e.Close()
@@ -171,7 +172,9 @@ func (e *Engine) preload(ctx context.Context, cat *ir.Catalog, skip func(name st
 //
 // Sessions of analysts the new config no longer lists are ended (57P01).
 // Caps never rise on a reload: the budget holds each analyst to the lowest
-// cap in force since she was first seen, and only a grant adds to it.
+// cap in force since she was first seen, and only a grant adds to it; a
+// raise is logged at WARN with the grant that would apply it (as at Open,
+// for a restart).
 func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	was := e.live.Load()
 	old := was.cfg
@@ -192,6 +195,7 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	e.live.Store(rt)
+	e.warnUnraisedCaps(ctx, cfg)
 	e.endRemovedSessions(old, cfg)
 	// A table whose privacy unit changed is read again in the new unit's
 	// order now, rather than inside the first statement that needs it.

@@ -111,6 +111,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 			return
 		}
 		logger.Info("config reloaded", "trigger", why, "mechanism", engine.Mechanism())
+		warnUnapplied(logger, cfg, next)
 	}
 	if o.Watch != "" {
 		stopWatch, err := watchConfig(o.Watch, func() { reload("file change") })

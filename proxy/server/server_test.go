@@ -197,6 +197,9 @@ func TestServeReloadsAndStops(t *testing.T) {
 	if got := show(t, conn, "mechanism"); got != "suppress" {
 		t.Errorf("after reload, mechanism = %s, want suppress", got)
 	}
+	if strings.Contains(logs.String(), "config change not applied") {
+		t.Errorf("a reload that changes the mechanism only warned of a change not applied:\n%s", logs.String())
+	}
 	use(filepath.Join(t.TempDir(), "missing.yaml"))
 	reloadNow()
 	if got := show(t, conn, "mechanism"); got != "suppress" {

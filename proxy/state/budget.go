@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -135,6 +136,59 @@ func (b *Budget) Configure(ctx context.Context, src CapsSource) error {
 	}
 	b.src.Store(&sourceBox{src})
 	return nil
+}
+
+// Unraised is a raise the ledger does not apply: the config sets an
+// analyst's caps above those held for the kinds listed.
+type Unraised struct {
+	Analyst          string
+	Kinds            []ir.Accounting
+	Held, Configured Caps
+}
+
+// Unraised lists, for each analyst src names, the caps the ledger holds
+// below those src sets, the kinds held alike together. It reads the held
+// caps and holds nothing.
+func (b *Budget) Unraised(ctx context.Context, src CapsSource) ([]Unraised, error) {
+	var out []Unraised
+	for _, name := range src.AnalystNames() {
+		configured := CapsOf(src, name)
+		for _, kind := range Kinds {
+			held, ok, err := b.ledger.heldCaps(ctx, name, kind)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || (held.Epsilon >= configured.Epsilon && held.Delta >= configured.Delta) {
+				continue
+			}
+			if n := len(out); n > 0 && out[n-1].Analyst == name && out[n-1].Held == held {
+				out[n-1].Kinds = append(out[n-1].Kinds, kind)
+				continue
+			}
+			out = append(out, Unraised{Analyst: name, Kinds: []ir.Accounting{kind}, Held: held, Configured: configured})
+		}
+	}
+	return out, nil
+}
+
+// Grants are the commands that give u's analyst, kind by kind, what the
+// config's raise would have: `countwall budget grant`, the only way up.
+func (u Unraised) Grants(configPath string) string {
+	var cmds []string
+	for _, kind := range u.Kinds {
+		cmd := fmt.Sprintf("countwall budget grant %s --kind %s", u.Analyst, kind)
+		if d := u.Configured.Epsilon - u.Held.Epsilon; d > 0 {
+			cmd += " --epsilon " + FormatFigure(d)
+		}
+		if d := u.Configured.Delta - u.Held.Delta; d > 0 {
+			cmd += " --delta " + FormatFigure(d)
+		}
+		if configPath != "" {
+			cmd += " --config " + configPath
+		}
+		cmds = append(cmds, cmd)
+	}
+	return strings.Join(cmds, "; ")
 }
 
 // Close settles the ledger's open reservations.
