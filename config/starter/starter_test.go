@@ -76,3 +76,33 @@ func TestReadTableAndObserveDomains(t *testing.T) {
 		t.Errorf("unknown table: %v", err)
 	}
 }
+
+// What a written config allows is printed with it: the answers the cap
+// buys at the default share under the mechanism in force, and the grant
+// that adds to it; a mechanism that charges nothing says so.
+func TestPrintAllowance(t *testing.T) {
+	tests := []struct {
+		mechanism string
+		want      []string
+	}{
+		{"laplace", []string{
+			"  budget:  each analyst may spend dp epsilon 1 in all (budget.epsilon_cap), 0.1 a query by default: 10 answers, more at a smaller SET epsilon\n",
+			"  more:    raise budget.epsilon_cap before the first start; once serve has run, a raise is held at the old cap\n",
+			"           countwall budget grant ann --kind dp --epsilon 1 --config t.yaml\n"}},
+		{"idp", []string{"may spend idp epsilon 1 in all", ": 10 answers,", "countwall budget grant ann --kind idp --epsilon 1 --config t.yaml\n"}},
+		{"gaussian", []string{": at least 10 answers (zCDP composes them for less),"}},
+		{"cellkey", []string{"  budget:  cellkey charges none; under laplace, gaussian, idp or bdp each analyst may spend epsilon 1 in all, 0.1 a query by default\n"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		Made{Password: "pw"}.Print(&b, Options{ConfigPath: "t.yaml", Table: dataset.Table{Name: "t"}, Analyst: "ann", Mechanism: tt.mechanism, Listen: "127.0.0.1:5433"})
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: the summary lacks %q:\n%s", tt.mechanism, w, b.String())
+			}
+		}
+		if tt.mechanism == "cellkey" && strings.Contains(b.String(), "budget grant") {
+			t.Errorf("cellkey: a grant is offered for a mechanism that charges nothing:\n%s", b.String())
+		}
+	}
+}

@@ -100,15 +100,8 @@ mechanisms:
 	for _, m := range Mechanisms {
 		fmt.Fprintf(&b, "  %s: %s\n", m.Name, m.Params)
 	}
+	b.WriteString("\n" + budgetSection())
 	fmt.Fprintf(&b, `
-budget:
-  epsilon: {default: 0.1, min: 0.001, max: 1}
-  delta: {default: 1.0e-6, min: 0, max: 1.0e-4}
-  epsilon_cap: 1
-  delta_cap: 1.0e-5
-  # The README's idp and bdp attack runs ask for SET epsilon = 1e-10 a query; they
-  # need min: 1.0e-12 above, and reserve: 1000 here for their query rate.
-
 analysts:
   # %s's password was printed once when this file was written; only its SCRAM
   # verifier is kept. 'countwall passwd' makes a verifier for a new password.
@@ -230,5 +223,6 @@ func (m Made) Print(w io.Writer, o Options) {
 	if note := o.Table.QuotingNote(); note != "" {
 		fmt.Fprintf(w, "  %s\n", note)
 	}
+	printAllowance(w, o)
 	fmt.Fprintf(w, "  start:   countwall serve --config %s\n  connect: psql \"postgres://%s@%s/countwall\"\n", o.ConfigPath, o.Analyst, o.Listen)
 }
