@@ -285,7 +285,8 @@ func (s csvScan) unitWarnings() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("the privacy-unit column %s has %d distinct values over %d rows (%.1f rows each on average): "+
-		"rows with the same value are treated as one person. If %s does not identify a person, choose the column that does, "+
+		"rows with the same value are treated as one person (the config's max_rows_per_unit says how many of a person's rows a count keeps). "+
+		"If %s does not identify a person, choose the column that does, "+
 		"or --add-id NAME to number the rows when each row is one person.", s.unit, distinct, s.rows, float64(s.rows)/float64(distinct), s.unit)}
 }
 

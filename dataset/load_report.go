@@ -93,6 +93,9 @@ func (c *LoadCommand) Run(ctx context.Context, out, log io.Writer) (LoadResult, 
 	start := time.Now()
 	res, err := LoadCSV(ctx, o)
 	done()
+	if err == nil {
+		res.Table, err = ObserveRowsPerUnit(ctx, o.DBPath, res.Table)
+	}
 	switch {
 	case errors.Is(err, ErrTableExists):
 		return res, fmt.Errorf("load: %w; use --replace to replace it, or choose another --table", err)

@@ -42,6 +42,10 @@ type Table struct {
 	// UnitKeyed says each row has a unit of its own (the config's
 	// unit_keyed, which the firewall checks when it starts).
 	UnitKeyed bool
+	// MaxRowsPerUnit, when set, is the config's max_rows_per_unit, and
+	// RowsPerUnit what it was read from (nil when not read from the data).
+	MaxRowsPerUnit int64
+	RowsPerUnit    *RowsPerUnit
 }
 
 // Column returns the named column (case-insensitively) and whether it exists.
@@ -79,6 +83,7 @@ func (t Table) ConfigSnippet() string {
 		b.WriteString("    # Each row is one person: checked when the firewall starts; lets the\n" +
 			"    # in-memory path answer counts bounded per person.\n    unit_keyed: true\n")
 	}
+	b.WriteString(t.rowsBoundSnippet())
 	fmt.Fprintf(&b, "    columns: [%s]\n", strings.Join(names, ", "))
 	if note := t.QuotingNote(); note != "" {
 		fmt.Fprintf(&b, "    # %s;\n    # here in the config they are named without the quotes.\n", capitalise(note))

@@ -79,7 +79,7 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 	if err != nil {
 		return nil
 	}
-	lines := []ExplainLine{{"Contribution bounds", fmt.Sprintf("C = %d row(s) of a person per cell, G = %d cell(s) per person (max_rows_per_unit, max_groups_per_unit)", p.lInf, p.l0)}}
+	lines := []ExplainLine{{"Contribution bounds", fmt.Sprintf("%s; G = %d cell(s) per person (max_groups_per_unit)", m.rowsBoundText(req, p.lInf), p.l0)}}
 	if m.withDelta {
 		sigma, _ := GaussianSigma(p.l0, p.lInf, p.countEpsilon, p.countDelta)
 		lines = append(lines,
@@ -101,6 +101,23 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 		lines = append(lines, ExplainLine{"Partition selection", m.selectionText(&p)})
 	}
 	return lines
+}
+
+// rowsBoundText states C, the rows of a person a cell counts, where it
+// comes from and what it leaves out: on a table of several rows a person,
+// a COUNT(*) under the default of 1 counts persons, not rows.
+func (m *dpCount) rowsBoundText(req *Request, c int64) string {
+	from := "max_rows_per_unit, the default"
+	switch {
+	case m.bounds.MaxRowsPerUnit > 0:
+		from = "the mechanism's max_rows_per_unit"
+	case req.Table != nil && req.Table.Bounds.MaxRowsPerUnit > 0:
+		from = "the table's max_rows_per_unit"
+	}
+	if c == 1 {
+		return fmt.Sprintf("C = 1 row of a person per cell (%s): a person's further rows are not counted, so COUNT(*) counts persons, not rows", from)
+	}
+	return fmt.Sprintf("C = %d rows of a person per cell (%s): a person's rows beyond %d are not counted", c, from, c)
 }
 
 // selectionText states the selection of a plan: its share, when a group is

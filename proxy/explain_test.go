@@ -379,3 +379,40 @@ func TestIntervalsCoverTheTruthThroughTheEngine(t *testing.T) {
 		})
 	}
 }
+
+// EXPLAIN under laplace states the rows of a person a count keeps, where
+// that bound comes from, and what it leaves out.
+func TestExplainStatesTheRowsBound(t *testing.T) {
+	f := newFixture(t, 50)
+	tests := []struct {
+		name       string
+		tableBound int64
+		params     map[string]any
+		want       string
+	}{
+		{"the default", 0, nil, "C = 1 row of a person per cell (max_rows_per_unit, the default): a person's further rows are not counted, so COUNT(*) counts persons, not rows; G = 1 cell(s) per person (max_groups_per_unit)"},
+		{"the table's", 3, nil, "C = 3 rows of a person per cell (the table's max_rows_per_unit): a person's rows beyond 3 are not counted; G = 1 cell(s) per person (max_groups_per_unit)"},
+		{"the mechanism's", 3, map[string]any{"max_rows_per_unit": 2}, "C = 2 rows of a person per cell (the mechanism's max_rows_per_unit): a person's rows beyond 2 are not counted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.state = t.TempDir() + "/state.db"
+			cfg := f.config(t, "laplace", tt.params)
+			people := cfg.Tables["people"]
+			people.Bounds.MaxRowsPerUnit = tt.tableBound
+			cfg.Tables["people"] = people
+			e, err := Open(context.Background(), cfg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			plan, err := e.Query(context.Background(), "alice", "EXPLAIN SELECT COUNT(*) FROM people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := planLine(t, plan, "Contribution bounds"); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("Contribution bounds: %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

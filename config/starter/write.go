@@ -155,11 +155,13 @@ func yamlKey(s string) string {
 	return yamlScalar(s)
 }
 
-// Made is what Create did: the analyst's password, to be shown once, and
-// the columns whose domains were read from the data.
+// Made is what Create did: the analyst's password, to be shown once, the
+// columns whose domains were read from the data, and the rows per unit
+// max_rows_per_unit was read from (nil when each row is a unit).
 type Made struct {
-	Password string
-	Observed []string
+	Password    string
+	Observed    []string
+	RowsPerUnit *dataset.RowsPerUnit
 }
 
 // Create writes the config o describes for table t of the database at
@@ -170,6 +172,11 @@ func Create(ctx context.Context, o Options, t dataset.Table, replace bool, verif
 	t, observed, err := ObserveDomains(ctx, o.Database, t)
 	if err != nil {
 		return Made{}, err
+	}
+	if t.MaxRowsPerUnit == 0 { // load has read it already
+		if t, err = dataset.ObserveRowsPerUnit(ctx, o.Database, t); err != nil {
+			return Made{}, err
+		}
 	}
 	password, err := NewPassword()
 	if err != nil {
@@ -186,7 +193,7 @@ func Create(ctx context.Context, o Options, t dataset.Table, replace bool, verif
 		os.Remove(o.ConfigPath)
 		return Made{}, fmt.Errorf("the config written would not load, so it was removed: %w", err)
 	}
-	return Made{Password: password, Observed: observed}, nil
+	return Made{Password: password, Observed: observed, RowsPerUnit: t.RowsPerUnit}, nil
 }
 
 // WriteFile writes the config to o.ConfigPath, readable by its owner only
@@ -219,6 +226,11 @@ func (m Made) Print(w io.Writer, o Options) {
 	fmt.Fprintf(w, "  password of %s: %s\n  (shown once: the file keeps only its SCRAM verifier)\n", o.Analyst, m.Password)
 	if len(m.Observed) > 0 {
 		fmt.Fprintf(w, "  REVIEW the domains read from the data before analysts connect: %s\n", strings.Join(m.Observed, ", "))
+	}
+	if r := m.RowsPerUnit; r != nil {
+		fmt.Fprintf(w, "  REVIEW max_rows_per_unit %d, read from the data: %s;\n"+
+			"         laplace and gaussian count at most that many rows of a unit per cell (with 1, the default,\n"+
+			"         COUNT(*) counts units, not rows)\n", r.Bound, r.Summary())
 	}
 	if note := o.Table.QuotingNote(); note != "" {
 		fmt.Fprintf(w, "  %s\n", note)

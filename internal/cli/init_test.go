@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +204,40 @@ func renameColumn(t *testing.T, db, table, from, to string) {
 	defer conn.Close()
 	if _, err := conn.Exec(`ALTER TABLE "` + table + `" RENAME COLUMN "` + from + `" TO "` + to + `"`); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On a table of several rows a person, init and load --config-out write a
+// max_rows_per_unit read from the data, say so for review, and EXPLAIN
+// through the config states the bound in force.
+func TestStarterBoundsRowsPerUnit(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("customer,region\n")
+	for c := 0; c < 30; c++ {
+		for range 1 + c%3 { // 1 to 3 orders a customer: 60 in all
+			b.WriteString("c" + strconv.Itoa(c) + ",north\n")
+		}
+	}
+	csv := writeFile(t, dir, "orders.csv", b.String())
+	db := filepath.Join(dir, "orders.db")
+	const review = "  REVIEW max_rows_per_unit 3, read from the data: 60 rows of 30 units (2.0 a unit on average, at most 3), of which it counts 100.0%;\n"
+	for _, args := range [][]string{
+		{"load", "--csv", csv, "--db", db, "--table", "orders", "--unit", "customer", "--config-out", filepath.Join(dir, "load.yaml")},
+		{"init", "--db", db, "--table", "orders", "--unit", "customer", "--out", filepath.Join(dir, "init.yaml")},
+	} {
+		out, err := run(t, "", args...)
+		if err != nil || !strings.Contains(out, review) {
+			t.Fatalf("%s: %v, want %q in\n%s", args[0], err, review, out)
+		}
+		cfgPath := args[len(args)-1]
+		body, err := os.ReadFile(cfgPath)
+		if err != nil || !strings.Contains(string(body), "    max_rows_per_unit: 3  # read from the data: REVIEW\n") {
+			t.Errorf("%s: the config lacks the bound (%v):\n%s", args[0], err, body)
+		}
+		out, err = run(t, "", "query", "--config", cfgPath, "EXPLAIN SELECT COUNT(*) FROM orders")
+		if want := "Contribution bounds: C = 3 rows of a person per cell (the table's max_rows_per_unit): a person's rows beyond 3 are not counted"; err != nil || !strings.Contains(out, want) {
+			t.Errorf("%s: EXPLAIN: %v, want %q in\n%s", args[0], err, want, out)
+		}
 	}
 }
