@@ -89,6 +89,9 @@ func (m *bounded) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 			continue
 		}
 		answers[i] = Answer{Int: addNoiseClampedAtZero(c.Count, m.rng.intIn(-m.r, m.r))}
+		if m.suppressAt >= 0 {
+			answers[i] = withheldIfZero(answers[i].Int)
+		}
 	}
 	return thresholdAnswers(req.Query, answers), Charge{}, nil
 }

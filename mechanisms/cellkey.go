@@ -128,7 +128,12 @@ func (m *cellKey) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 				return nil, Charge{}, pgerror.Errorf(pgerror.InternalError,
 					"cellkey: perturbation table %s would publish a negative count", m.table.name)
 			}
+			// c.Count > suppressAt here: a 0 is the noise's, marked as a
+			// withheld one when the mechanism withholds (suppressAt >= 0).
 			answers[i] = Answer{Int: addNoiseClampedAtZero(c.Count, v)}
+			if m.suppressAt >= 0 {
+				answers[i] = withheldIfZero(answers[i].Int)
+			}
 		}
 	}
 	return thresholdAnswers(req.Query, answers), Charge{}, nil

@@ -132,6 +132,10 @@ func (m *layered) threshold(key uint32) float64 {
 	return m.lcMin + m.lcGap*m.lcSD*math.Sqrt2 + m.lcSD*z
 }
 
+// withholds reports whether the threshold can withhold a count: not when
+// it is 0 for every key (no minimum, no spread).
+func (m *layered) withholds() bool { return m.lcMin > 0 || m.lcSD > 0 }
+
 // normal is a standard normal value determined by the secret and label:
 // Box-Muller on two 53-bit uniforms from HMAC-SHA256(secret, label). It is
 // written out rather than drawn from math/rand so that the noise stays the
@@ -171,6 +175,9 @@ func (m *layered) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 				noisy += l.value
 			}
 			answers[i] = Answer{Int: roundCount(noisy)}
+			if m.withholds() {
+				answers[i] = withheldIfZero(answers[i].Int)
+			}
 		}
 	}
 	return thresholdAnswers(q, answers), Charge{}, nil

@@ -53,7 +53,10 @@ type Answer struct {
 	Float   float64 // the answer when IsFloat
 	IsFloat bool
 	// Suppressed marks a cell whose published value stands in for a count the
-	// mechanism withheld (published as 0).
+	// mechanism withheld (published as 0; the front door sends it as NULL).
+	// A mechanism that withholds small counts marks every 0 it publishes,
+	// a noisy count taken to 0 included (withheldIfZero), so that the mark
+	// says no more than the 0 does: the two must not be told apart.
 	Suppressed bool
 	// Dropped cells are left out of the output altogether.
 	Dropped bool
@@ -231,4 +234,13 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// withheldIfZero is a published count n of a mechanism that withholds small
+// counts: marked withheld when it is 0, like the counts it withholds.
+func withheldIfZero(n int64) Answer {
+	if n == 0 {
+		return Answer{Suppressed: true}
+	}
+	return Answer{Int: n}
 }

@@ -141,10 +141,11 @@ func spaced(prev, t pglex.Token) bool {
 // releasedCells is what an answer sent: each row's group values and its
 // count, as the client received them (the intervals, which follow from the
 // count and the mechanism's parameters alone, are not kept). The mechanism's suppressed mark is
-// not kept: the wire sends a withheld count as a plain 0, and under bounded
-// and cellkey the mark would tell a small count from a larger one the noise
-// pulled down to 0, which the audit's readers (the risk monitor among them)
-// must not know beyond what the analyst was sent.
+// not kept, only the 0 it stands for: the wire sends a withheld count as
+// NULL, and a mechanism that withholds marks every 0 it publishes (a count
+// the noise pulled down to 0 too), so under bounded and cellkey the mark
+// never tells a small count from a larger one, and the audit's readers (the
+// risk monitor among them) read the 0.
 func releasedCells(res *Result) []release.Cell {
 	if res == nil || len(res.Columns) == 0 {
 		return nil

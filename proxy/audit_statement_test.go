@@ -11,12 +11,11 @@ import (
 	"testing"
 )
 
-// TestAuditRecordsOnlyWhatTheWireSent: the wire sends a withheld count as
-// a plain 0, so the audit, and the monitor's decisions read from it, must
-// not keep the suppressed mark either. Under bounded and cellkey the mark
-// tells a count at or below the suppression threshold from a larger count
-// that the noise pulled down to 0, which the analyst never saw; two
-// answers that were identical on the wire must be recorded identically.
+// TestAuditRecordsOnlyWhatTheWireSent: the audit, and the monitor's
+// decisions read from it, keep a withheld count as the 0 it stands for,
+// not the suppressed mark: a 0 with the mark and one without (a count the
+// noise pulled down to 0, which bounded and cellkey now mark as well) are
+// recorded identically.
 func TestAuditRecordsOnlyWhatTheWireSent(t *testing.T) {
 	cols := []Column{{Name: "sex", Type: ColumnText}, {Name: "count", Type: ColumnInt8}}
 	rows := func() [][]Value { return [][]Value{{{Text: "F"}, {Int: 0}}, {{Text: "M"}, {Int: 7}}} }

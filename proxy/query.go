@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"countwall/ir"
 	"countwall/mechanisms"
@@ -60,6 +61,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 		maxGroups = ir.DefaultPolicy().MaxGroups
 	}
 	truncateGroups(res, maxGroups)
+	noteWithheld(res)
 	var bounds *ir.Bounds
 	if needs.Bound {
 		bounds = &req.Bounds
@@ -97,8 +99,15 @@ func (s *Session) rows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mec
 	return res
 }
 
+// answerValue is an answer as the client receives it. A withheld count is
+// NULL: a 0 would read as a count, and under a mechanism that withholds
+// small counts every 0 it publishes is marked withheld (the mechanism sees
+// to it), so the NULL says no more than the 0 did. Its Int and Float stay
+// 0, the value the audit keeps.
 func answerValue(a mechanisms.Answer, floatOut bool) Value {
 	switch {
+	case a.Suppressed:
+		return Value{Null: true}
 	case floatOut && a.IsFloat:
 		return Value{Float: a.Float}
 	case floatOut:
@@ -108,4 +117,43 @@ func answerValue(a mechanisms.Answer, floatOut bool) Value {
 	default:
 		return Value{Int: a.Int}
 	}
+}
+
+// maxWithheldListed is how many withheld rows a notice names.
+const maxWithheldListed = 10
+
+// noteWithheld adds to the answer's notice which counts were withheld
+// (NULL), naming each row by its group values.
+func noteWithheld(res *Result) {
+	var rows []string
+	for i, withheld := range res.Suppressed {
+		if withheld {
+			rows = append(rows, groupOf(res, i))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	note := "the count is withheld (NULL): too small to publish under the mechanism in force"
+	if res.countColumn() > 0 {
+		listed := rows[:min(len(rows), maxWithheldListed)]
+		note = fmt.Sprintf("%d of %d counts withheld (NULL), too small to publish under the mechanism in force: %s",
+			len(rows), len(res.Rows), strings.Join(listed, "; "))
+		if more := len(rows) - len(listed); more > 0 {
+			note += fmt.Sprintf("; and %d more", more)
+		}
+	}
+	if res.Notice != "" {
+		note = res.Notice + "\n" + note
+	}
+	res.Notice = note
+}
+
+// groupOf names row i of a GROUP BY answer by its group values.
+func groupOf(res *Result, i int) string {
+	parts := make([]string, 0, res.countColumn())
+	for c := range res.countColumn() {
+		parts = append(parts, res.Columns[c].Name+" = "+res.Rows[i][c].Format(res.Columns[c].Type))
+	}
+	return strings.Join(parts, ", ")
 }

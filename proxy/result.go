@@ -30,8 +30,8 @@ type Value struct {
 type Result struct {
 	Columns []Column
 	Rows    [][]Value
-	// Suppressed[i] is true when row i's count was withheld by the mechanism
-	// (it is published as 0).
+	// Suppressed[i] is true when row i's count was withheld by the
+	// mechanism: its value is NULL, and the notice names the row.
 	Suppressed []bool
 	// Tag is the PostgreSQL command tag: "SELECT 3", "SET", "SHOW".
 	Tag string

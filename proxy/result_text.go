@@ -22,7 +22,8 @@ func (v Value) Format(t ColumnType) string {
 }
 
 // WriteTable prints the result as psql prints it: an aligned table with
-// the row count, suppressed cells marked, then the notice if any.
+// the row count (a withheld count is NULL, as on the wire), then the
+// notice if any.
 func (r *Result) WriteTable(w io.Writer) {
 	if len(r.Columns) == 0 {
 		fmt.Fprintln(w, r.Tag)
@@ -34,13 +35,10 @@ func (r *Result) WriteTable(w io.Writer) {
 		header[i] = c.Name
 	}
 	cells = append(cells, header)
-	for n, row := range r.Rows {
+	for _, row := range r.Rows {
 		line := make([]string, len(row))
 		for i, v := range row {
 			line[i] = v.Format(r.Columns[i].Type)
-		}
-		if n < len(r.Suppressed) && r.Suppressed[n] {
-			line[r.countColumn()] += " (suppressed)"
 		}
 		cells = append(cells, line)
 	}

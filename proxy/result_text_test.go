@@ -31,15 +31,15 @@ func TestResultWriteTable(t *testing.T) {
 		want string
 	}{
 		{"tag only", Result{Tag: "SET"}, "SET\n"},
-		{"group by with a suppressed cell and a notice", Result{
+		{"group by with a withheld count and a notice", Result{
 			Columns:    []Column{{"sex", ColumnText}, {"count", ColumnInt8}},
-			Rows:       [][]Value{{{Text: "F"}, {Int: 1320}}, {{Null: true}, {Int: 0}}},
+			Rows:       [][]Value{{{Text: "F"}, {Int: 1320}}, {{Null: true}, {Null: true}}},
 			Suppressed: []bool{false, true},
 			Notice:     "charged epsilon 0.1 (dp)",
 		}, " sex  | count\n" +
-			"------+----------------\n" +
+			"------+-------\n" +
 			" F    | 1320\n" +
-			" NULL | 0 (suppressed)\n" +
+			" NULL | NULL\n" +
 			"(2 rows)\n" +
 			"NOTICE: charged epsilon 0.1 (dp)\n"},
 	}

@@ -52,11 +52,16 @@ func (r *TextRows) Int(row, col int) (int64, error) {
 	return int64(f + 0.5), nil
 }
 
-// Float reads one value as a number. Errors name the position, never the
-// value.
+// Float reads one value as a number. A NULL, which in a count column is a
+// count the mechanism withheld, reads as 0: what the mechanism publishes
+// for it (its claim says "published as 0"), and what the attacks reason
+// with. Errors name the position, never the value.
 func (r *TextRows) Float(row, col int) (float64, error) {
 	if row >= len(r.Values) || col >= len(r.Values[row]) {
 		return 0, fmt.Errorf("no value at row %d column %d (%d rows)", row, col, len(r.Values))
+	}
+	if r.Values[row][col] == "" {
+		return 0, nil
 	}
 	f, err := strconv.ParseFloat(r.Values[row][col], 64)
 	if err != nil {

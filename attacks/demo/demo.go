@@ -229,17 +229,17 @@ func writePage(ctx context.Context, w io.Writer, o Options, card []report.Row) e
 }
 
 // renderAnswers shows a result's count column compactly: one value, or the
-// values of a small GROUP BY separated by slashes.
+// values of a small GROUP BY separated by slashes; * is a withheld count.
 func renderAnswers(res *proxy.Result) string {
 	parts := make([]string, 0, len(res.Rows))
 	last := len(res.Columns) - 1
 	for i, row := range res.Rows {
 		v := row[last].Format(res.Columns[last].Type)
-		if res.Columns[last].Type == proxy.ColumnFloat8 {
+		switch {
+		case i < len(res.Suppressed) && res.Suppressed[i]:
+			v = "*" // withheld (NULL)
+		case res.Columns[last].Type == proxy.ColumnFloat8:
 			v = fmt.Sprintf("%.1f", row[last].Float)
-		}
-		if i < len(res.Suppressed) && res.Suppressed[i] {
-			v += "*"
 		}
 		parts = append(parts, v)
 	}

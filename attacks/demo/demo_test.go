@@ -78,7 +78,7 @@ func TestRenderAnswers(t *testing.T) {
 		want string
 	}{
 		{"one count", proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}, Rows: [][]proxy.Value{{{Int: 1320}}}}, "1320"},
-		{"suppressed", proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}, Rows: [][]proxy.Value{{{Int: 0}}}, Suppressed: []bool{true}}, "0*"},
+		{"suppressed", proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnInt8}}, Rows: [][]proxy.Value{{{Null: true}}}, Suppressed: []bool{true}}, "*"},
 		{"float to one decimal", proxy.Result{Columns: []proxy.Column{{Name: "count", Type: proxy.ColumnFloat8}}, Rows: [][]proxy.Value{{{Float: 19989.24}}}}, "19989.2"},
 		{"group by", proxy.Result{
 			Columns: []proxy.Column{{Name: "sex", Type: proxy.ColumnText}, {Name: "count", Type: proxy.ColumnInt8}},
