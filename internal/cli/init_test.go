@@ -2,6 +2,7 @@ package cli
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,25 +58,9 @@ func TestLoadWritesARunnableConfig(t *testing.T) {
 
 	logs, stop := startServe(t, "--config", cfgPath)
 	defer stop()
-	psql := func(sql string) (string, error) {
-		c := exec.Command("psql", "postgres://analyst@"+addr+"/countwall?sslmode=disable", "-X", "-A", "-t", "-c", sql)
-		c.Env = append(os.Environ(), "PGPASSWORD="+password)
-		var stderr strings.Builder
-		c.Stderr = &stderr // the NOTICE of the budget charged, or the error
-		b, err := c.Output()
-		if err != nil {
-			return stderr.String(), err
-		}
-		return string(b), nil
-	}
-	var got string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if got, err = psql(`SELECT "default", COUNT(*) FROM bank GROUP BY "default"`); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("psql through the written config: %v\n%s\n%s", err, got, logs.String())
-		}
+	got, err := psqlWhenUp(addr, password, `SELECT "default", COUNT(*) FROM bank GROUP BY "default"`)
+	if err != nil {
+		t.Fatalf("psql through the written config: %v\n%s\n%s", err, got, logs.String())
 	}
 	if lines := strings.Split(strings.TrimSpace(got), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "no|") || !strings.HasPrefix(lines[1], "yes|") {
 		t.Errorf("GROUP BY \"default\" under laplace: %q, want a row for no and for yes", got)
@@ -239,5 +224,84 @@ func TestStarterBoundsRowsPerUnit(t *testing.T) {
 		if want := "Contribution bounds: C = 3 rows of a person per cell (the table's max_rows_per_unit): a person's rows beyond 3 are not counted"; err != nil || !strings.Contains(out, want) {
 			t.Errorf("%s: EXPLAIN: %v, want %q in\n%s", args[0], err, want, out)
 		}
+	}
+}
+
+// psql runs sql with psql as the analyst the starter config names, and
+// returns its output (unaligned, tuples only) and its stderr (the NOTICEs).
+func psql(addr, password, sql string) (out, stderr string, err error) {
+	c := exec.Command("psql", "postgres://analyst@"+addr+"/countwall?sslmode=disable", "-X", "-A", "-t", "-c", sql)
+	c.Env = append(os.Environ(), "PGPASSWORD="+password)
+	var e strings.Builder
+	c.Stderr = &e
+	b, err := c.Output()
+	return string(b), e.String(), err
+}
+
+// psqlWhenUp is psql once the server answers, within 20 seconds: the
+// output, or the error's stderr.
+func psqlWhenUp(addr, password, sql string) (string, error) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, stderr, err := psql(addr, password, sql)
+		if err == nil {
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			return stderr, err
+		}
+	}
+}
+
+// The owner's first hour, as the docs tell it: a CSV of one's own with a
+// header holding a space and several rows a person goes through load
+// --config-out, which prints the starter config's limits, the bound read
+// from the data and the name to quote; serve runs the config as written
+// and psql counts through it, rows and not persons.
+func TestOwnDataToAPsqlAnswer(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Skip("psql is not installed")
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("customer,Visit Date,amount\n")
+	rows := 0
+	for c := 0; c < 400; c++ {
+		for v := range 1 + c%5 { // 1 to 5 visits a customer
+			fmt.Fprintf(&b, "c%d,2024-01-0%d,%d\n", c, 1+v, 10*(c%7))
+			rows++
+		}
+	}
+	csv := writeFile(t, dir, "visits.csv", b.String())
+	db, cfgPath, addr := filepath.Join(dir, "visits.db"), filepath.Join(dir, "visits.yaml"), freePort(t)
+	out, err := run(t, "", "load", "--csv", csv, "--db", db, "--table", "visits", "--unit", "customer", "--config-out", cfgPath, "--listen", addr)
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"  budget:  each analyst may spend dp epsilon 1 in all (budget.epsilon_cap), 0.1 a query by default: 10 answers",
+		"countwall budget grant analyst --kind dp --epsilon 1 --config " + cfgPath,
+		"  REVIEW max_rows_per_unit 5, read from the data: 1,200 rows of 400 units",
+		`in SQL, write "visit date" in double quotes`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("load's summary lacks %q:\n%s", want, out)
+		}
+	}
+	m := passwordLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no password shown:\n%s", out)
+	}
+	logs, stop := startServe(t, "--config", cfgPath)
+	defer stop()
+	got, err := psqlWhenUp(addr, m[1], `SELECT COUNT(*) FROM visits WHERE "visit date" >= '2024-01-01'`)
+	if err != nil {
+		t.Fatalf("psql: %v\n%s\n%s", err, got, logs.String())
+	}
+	// 1,200 rows, 400 persons: laplace at C = 5 and epsilon 0.1 (scale 50)
+	// answers within 600 of the rows but once in 160,000 (e^-12), and
+	// never as close to the persons.
+	n, err := strconv.Atoi(strings.TrimSpace(got))
+	if err != nil || n < rows-600 || n > rows+600 {
+		t.Errorf("COUNT(*) of %d rows answered %q", rows, got)
 	}
 }
