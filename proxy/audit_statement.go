@@ -140,12 +140,12 @@ func spaced(prev, t pglex.Token) bool {
 
 // releasedCells is what an answer sent: each row's group values and its
 // count, as the client received them (the intervals, which follow from the
-// count and the mechanism's parameters alone, are not kept). The mechanism's suppressed mark is
-// not kept, only the 0 it stands for: the wire sends a withheld count as
-// NULL, and a mechanism that withholds marks every 0 it publishes (a count
-// the noise pulled down to 0 too), so under bounded and cellkey the mark
-// never tells a small count from a larger one, and the audit's readers (the
-// risk monitor among them) read the 0.
+// count and the mechanism's parameters alone, are not kept). A withheld
+// count is kept as its 0 with the mark the wire sent (NULL): a mechanism
+// that withholds marks every 0 it publishes (a count the noise pulled down
+// to 0 too), so the mark tells the audit's readers no more than the analyst
+// was sent, and a threshold answer's mark (the count is below the
+// mechanism's threshold, as the plain count would say) is kept as sent.
 func releasedCells(res *Result) []release.Cell {
 	if res == nil || len(res.Columns) == 0 {
 		return nil
@@ -158,6 +158,7 @@ func releasedCells(res *Result) []release.Cell {
 		for _, g := range row[:count] {
 			c.Group = append(c.Group, release.Datum{Null: g.Null, Text: g.Text})
 		}
+		c.Suppressed = row[count].Null
 		if isFloat {
 			c.Value = row[count].Float
 		} else {
