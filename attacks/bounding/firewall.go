@@ -85,7 +85,8 @@ func (f *firewall) close() error {
 }
 
 // boundsLine is EXPLAIN's statement of the bounds in force.
-var boundsLine = regexp.MustCompile(`C = (\d+) row\(s\) of a person per cell, G = (\d+) cell\(s\) per person`)
+// C's statement carries where C came from and what it leaves out, before G.
+var boundsLine = regexp.MustCompile(`C = (\d+) rows? of a person per cell.*?G = (\d+) cell\(s\) per person`)
 
 // boundsInForce asks the firewall, with EXPLAIN, which bounds it will
 // enforce on the marginal: G is lowered to the number of cells when that is
