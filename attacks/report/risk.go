@@ -62,7 +62,7 @@ func riskLine(run RiskRun, analyst string) (summary string, found *risk.Report) 
 			continue
 		}
 		scored, correct := risk.Scored(r)
-		s := fmt.Sprintf("%d findings, %d about one person", len(r.Findings), r.Individuals())
+		s := fmt.Sprintf("%s, %d about one person", risk.Findings(len(r.Findings)), r.Individuals())
 		if scored > 0 {
 			s += fmt.Sprintf("; %d of %d hold on the protected table", correct, scored)
 		}

@@ -21,7 +21,7 @@ func TestRiskSection(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  suppress                     demo                   nothing determined\n",
-		"  suppress                     differencing           1 findings, 0 about one person; 1 of 1 hold on the protected table\n",
+		"  suppress                     differencing           1 finding, 0 about one person; 1 of 1 hold on the protected table\n",
 		"e.g. differencing: count of people: age > 60 and suburb = 'suburb_0015' = 5\n",
 		"  laplace                      (combined with the published release: 100 answers of the exact release firewall to publisher)\n",
 	} {

@@ -156,7 +156,7 @@ func (m *Monitor) act(d Decision) {
 		m.o.OnDecision(d)
 	}
 	if d.Suspend && m.sus != nil {
-		m.sus.Suspend(d.Analyst, fmt.Sprintf("%d findings about one person: %s", d.Individuals, d.Patterns))
+		m.sus.Suspend(d.Analyst, fmt.Sprintf("%s about one person: %s", risk.Findings(d.Individuals), d.Patterns))
 	}
 }
 

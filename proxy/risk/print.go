@@ -18,8 +18,8 @@ func Print(w io.Writer, reports []Report) error {
 		return err
 	}
 	for _, r := range reports {
-		fmt.Fprintf(w, "analyst %s: %d answered statements; %d findings, %d about one person (%s)\n",
-			r.Analyst, r.Answered, len(r.Findings), r.Individuals(), PatternCounts(r.Findings))
+		fmt.Fprintf(w, "analyst %s: %d answered statements; %s, %d about one person (%s)\n",
+			r.Analyst, r.Answered, Findings(len(r.Findings)), r.Individuals(), PatternCounts(r.Findings))
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "  %s\n", r.Skipped)
 		}
@@ -27,7 +27,7 @@ func Print(w io.Writer, reports []Report) error {
 			fmt.Fprintf(w, "  %d answered statements have no structured record and were not assessed\n", r.Unread)
 		}
 		if scored, correct := Scored(r); scored > 0 {
-			fmt.Fprintf(w, "  scored against the protected table: %d of %d findings hold\n", correct, scored)
+			fmt.Fprintf(w, "  scored against the protected table: %d of %s hold\n", correct, Findings(scored))
 		}
 		for i, f := range ordered(r.Findings) {
 			if i == shown {
@@ -127,4 +127,12 @@ func Scored(r Report) (scored, correct int) {
 		}
 	}
 	return scored, correct
+}
+
+// Findings is n findings as a sentence says it: "1 finding", "2 findings".
+func Findings(n int) string {
+	if n == 1 {
+		return "1 finding"
+	}
+	return fmt.Sprintf("%d findings", n)
 }
