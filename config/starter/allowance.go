@@ -28,7 +28,7 @@ func budgetSection() string {
   # not apply); 'countwall budget grant' adds to it.
   epsilon_cap: %s
   delta_cap: 1.0e-5
-  # The README's idp and bdp attack runs ask for SET epsilon = 1e-10 a query; they
+  # The idp and bdp attack runs of docs/attacks.md ask for SET epsilon = 1e-10 a query; they
   # need min: 1.0e-12 above, and reserve: 1000 here for their query rate.
 `, figure(DefaultShare), figure(DefaultCap))
 }

@@ -31,8 +31,8 @@ type Options struct {
 }
 
 // Mechanisms are the parameters written for every mechanism, so that
-// --mechanism.name switches with its parameters in place (README,
-// "Mechanisms"); each is the mechanism's default.
+// --mechanism.name switches with its parameters in place (docs/mechanisms.md);
+// each is the mechanism's default.
 var Mechanisms = []struct{ Name, Params string }{
 	{"suppress", "{threshold: 10, mode: zero}"},
 	{"bounded", "{range: 2}"},
@@ -94,7 +94,7 @@ state: %s
 mechanism:
   name: %s
 
-# Every mechanism's parameters, so that switching keeps them (README, "Mechanisms").
+# Every mechanism's parameters, so that switching keeps them (docs/mechanisms.md).
 mechanisms:
 `, o.Table.Name, filepath.Base(o.Database), filepath.Base(o.ConfigPath), o.Analyst, o.Listen, yamlScalar(db), yamlScalar(state), o.Mechanism)
 	for _, m := range Mechanisms {
