@@ -75,7 +75,7 @@ func TestCommands(t *testing.T) {
 	}{
 		{"gen", "", []string{"gen", "people", "--rows", "3000", "--out", db}, []string{"3,000 rows"}, false},
 		{"gen refuses to overwrite", "", []string{"gen", "people", "--rows", "10", "--out", db}, []string{"exists"}, true},
-		{"query", "", []string{"query", "--config", cfgPath, "--mechanism.name", "exact", "SELECT COUNT(*) FROM people"}, []string{"count", "3000", "(1 rows)"}, false},
+		{"query", "", []string{"query", "--config", cfgPath, "--mechanism.name", "exact", "SELECT COUNT(*) FROM people"}, []string{"count", "3000", "(1 row)"}, false},
 		{"query group by", "", []string{"query", "--config", cfgPath, "--mechanism.name", "exact", "SELECT sex, COUNT(*) FROM people GROUP BY sex"}, []string{" F ", " M ", "(2 rows)"}, false},
 		{"query refusal", "", []string{"query", "--config", cfgPath, "SELECT * FROM people"}, []string{"ERROR 0A000"}, true},
 		{"laplace charges", "", []string{"query", "--config", cfgPath, "--mechanism.name", "laplace", "--analyst", "alice", "SELECT COUNT(*) FROM people"}, []string{"NOTICE: charged epsilon 0.1 (dp)"}, false},

@@ -62,7 +62,12 @@ func (r *Result) WriteTable(w io.Writer) {
 			fmt.Fprintln(w, "-"+strings.Join(seps, "-+-")+"-")
 		}
 	}
-	fmt.Fprintf(w, "(%d rows)\n", len(r.Rows))
+	// As psql says it: "(1 row)", "(2 rows)".
+	if len(r.Rows) == 1 {
+		fmt.Fprintln(w, "(1 row)")
+	} else {
+		fmt.Fprintf(w, "(%d rows)\n", len(r.Rows))
+	}
 	if r.Notice != "" {
 		fmt.Fprintln(w, "NOTICE:", r.Notice)
 	}

@@ -42,6 +42,13 @@ func TestResultWriteTable(t *testing.T) {
 			" NULL | NULL\n" +
 			"(2 rows)\n" +
 			"NOTICE: charged epsilon 0.1 (dp)\n"},
+		{"one row", Result{
+			Columns: []Column{{"count", ColumnInt8}},
+			Rows:    [][]Value{{{Int: 20000}}},
+		}, " count\n" +
+			"-------\n" +
+			" 20000\n" +
+			"(1 row)\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
