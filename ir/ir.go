@@ -42,6 +42,11 @@ const (
 	ChatterRollback       ChatterKind = "rollback"
 	ChatterDiscard        ChatterKind = "discard"
 	ChatterEmpty          ChatterKind = "empty"
+	// ChatterDeallocate is DEALLOCATE [PREPARE] name | ALL, which drivers
+	// send to drop a statement they prepared (psycopg 3 does it by itself):
+	// Value is the name, "" for ALL. The front end holding the prepared
+	// statements acts on it.
+	ChatterDeallocate ChatterKind = "deallocate"
 )
 
 func (*Set) statement()     {}

@@ -280,6 +280,22 @@ func parseShow(toks []pglex.Token) (ir.Statement, error) {
 	return &ir.Show{Name: name}, nil
 }
 
+// parseDeallocate reads DEALLOCATE [PREPARE] {name | ALL}; a quoted name
+// keeps its case, an unquoted one is folded as PostgreSQL folds it.
+func parseDeallocate(toks []pglex.Token) (ir.Statement, error) {
+	toks = toks[1:]
+	if len(toks) > 1 && toks[0].Kind == pglex.Word && toks[0].Text == "prepare" {
+		toks = toks[1:]
+	}
+	if len(toks) != 1 || (toks[0].Kind != pglex.Word && toks[0].Kind != pglex.QuotedIdent) {
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "DEALLOCATE needs one prepared statement's name or ALL: DEALLOCATE name")
+	}
+	if toks[0].Kind == pglex.Word && toks[0].Text == "all" {
+		return &ir.Chatter{Kind: ir.ChatterDeallocate}, nil
+	}
+	return &ir.Chatter{Kind: ir.ChatterDeallocate, Value: toks[0].Text}, nil
+}
+
 // namesCatalog reports whether a token names PostgreSQL's catalog, which
 // psql's \d and drivers' introspection read.
 func namesCatalog(toks []pglex.Token) bool {

@@ -312,6 +312,18 @@ func (t tree) read(p *parser) (ir.Statement, error) {
 	return t.shape.read(p, t.constants)
 }
 
+// Deallocates is the prepared statement a DEALLOCATE drops ("" for ALL);
+// false for any other statement.
+func (pr *Prepared) Deallocates() (name string, ok bool) {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return "", false
+	}
+	if c, isChatter := pr.stmt.(*ir.Chatter); isChatter && c.Kind == ir.ChatterDeallocate {
+		return c.Value, true
+	}
+	return "", false
+}
+
 // Control is the transaction control the statement is (ChatterBegin,
 // ChatterCommit or ChatterRollback), known without binding it; "" for any
 // other statement, for one that is refused, and for an EXPLAIN.

@@ -83,6 +83,8 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return &ir.Chatter{Kind: ir.ChatterRollback}, nil
 	case "discard":
 		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
+	case "deallocate":
+		return parseDeallocate(toks)
 	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
 		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":

@@ -208,6 +208,11 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 		s.epsilon, s.delta, s.hasDelta = 0, 0, false
 		s.mu.Unlock()
 		return &Result{Tag: "DISCARD ALL"}, nil
+	case ir.ChatterDeallocate:
+		if st.Value == "" {
+			return &Result{Tag: "DEALLOCATE ALL"}, nil
+		}
+		return &Result{Tag: "DEALLOCATE"}, nil
 	case ir.ChatterEmpty:
 		return &Result{}, nil
 	}

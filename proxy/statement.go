@@ -22,6 +22,10 @@ type Statement struct {
 	// Transaction is what the statement does to a transaction block,
 	// known before it runs.
 	Transaction TxOp
+	// Deallocate is set for DEALLOCATE: the front end that holds the
+	// session's prepared statements drops the one it names (every one for
+	// ALL) once the statement has run.
+	Deallocate *Deallocation
 
 	fingerprint string
 	prepared    *planner.Prepared
@@ -96,6 +100,17 @@ func (st *Statement) read(cat *ir.Catalog) {
 	}
 	st.prepared.Declare(st.declared)
 	st.Transaction = txOp(st.prepared)
+	st.Deallocate = nil
+	if name, ok := st.prepared.Deallocates(); ok {
+		st.Deallocate = &Deallocation{Name: name, All: name == ""}
+	}
+}
+
+// Deallocation is what a DEALLOCATE drops: the prepared statement Name,
+// or every named one when All.
+type Deallocation struct {
+	Name string
+	All  bool
 }
 
 // Fingerprint is the statement's keyed fingerprint, computed once when it

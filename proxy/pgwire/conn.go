@@ -263,11 +263,16 @@ func (c *conn) simpleQuery(sql string) {
 		c.refused(st, err)
 		return
 	}
+	if err := c.checkDeallocate(st); err != nil {
+		c.refused(st, err)
+		return
+	}
 	res, err := c.run(st, nil)
 	if err != nil {
 		c.sendError(err)
 		return
 	}
+	c.deallocate(st)
 	if res.Tag == "" && len(res.Columns) == 0 {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return

@@ -159,11 +159,16 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}
+	if err := c.checkDeallocate(p.stmt.stmt); err != nil {
+		c.refused(p.stmt.stmt, err)
+		return false
+	}
 	res, err := c.run(p.stmt.stmt, p.args)
 	if err != nil {
 		c.sendError(err)
 		return false
 	}
+	c.deallocate(p.stmt.stmt)
 	if res.Tag == "" && len(res.Columns) == 0 {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return true

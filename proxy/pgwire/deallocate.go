@@ -1,0 +1,40 @@
+package pgwire
+
+import (
+	"countwall/pgerror"
+	"countwall/proxy"
+)
+
+// checkDeallocate refuses, before it runs, a DEALLOCATE that names no
+// statement this session prepared, as PostgreSQL does (26000): a driver
+// that tidies up after itself (psycopg 3 deallocates the statements it
+// prepared) must see the same outcome as against PostgreSQL.
+func (c *conn) checkDeallocate(st *proxy.Statement) error {
+	d := st.Deallocate
+	if d == nil || d.All {
+		return nil
+	}
+	if _, ok := c.statements[d.Name]; !ok || d.Name == "" {
+		return pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", d.Name)
+	}
+	return nil
+}
+
+// deallocate drops what a DEALLOCATE that ran names: one named statement,
+// or for ALL every named one (the unnamed statement is the protocol's
+// own, which PostgreSQL's DEALLOCATE ALL leaves alone too).
+func (c *conn) deallocate(st *proxy.Statement) {
+	d := st.Deallocate
+	if d == nil {
+		return
+	}
+	if !d.All {
+		delete(c.statements, d.Name)
+		return
+	}
+	for name := range c.statements {
+		if name != "" {
+			delete(c.statements, name)
+		}
+	}
+}
