@@ -165,10 +165,15 @@ func (c *conn) loop() {
 		case *pgproto3.Execute:
 			ignoreUntilSync = !c.execute(m)
 		case *pgproto3.Close:
-			if m.ObjectType == 'S' {
+			switch m.ObjectType {
+			case 'S':
 				delete(c.statements, m.Name)
-			} else {
+			case 'P':
 				delete(c.portals, m.Name)
+			default:
+				c.sendError(pgerror.Errorf(pgerror.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
+				ignoreUntilSync = true
+				continue
 			}
 			c.be.Send(&pgproto3.CloseComplete{})
 		case *pgproto3.Sync:
@@ -290,8 +295,13 @@ func (c *conn) sendRows(res *proxy.Result, formats []int16) {
 	}
 	c.be.Send(c.enc.commandComplete(res.Tag))
 	if res.Notice != "" {
-		c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: string(pgerror.SuccessfulCompletion), Message: res.Notice})
+		c.sendNotice(res.Notice)
 	}
+}
+
+// sendNotice sends an answer's notice (its charge, its withheld rows).
+func (c *conn) sendNotice(msg string) {
+	c.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: string(pgerror.SuccessfulCompletion), Message: msg})
 }
 
 // sendError encodes an engine or protocol error. Anything that is not a

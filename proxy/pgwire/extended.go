@@ -2,6 +2,8 @@ package pgwire
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -26,6 +28,15 @@ type portal struct {
 	stmt          *prepared
 	args          []*string
 	resultFormats []int16
+	// ran is the answer once the portal has run: an Execute with a row
+	// limit leaves the rest in it for the next Execute (PortalSuspended),
+	// and a portal that has run is never run, nor charged, again.
+	ran  *proxy.Result
+	sent int  // rows of ran sent so far
+	done bool // a statement without rows has sent its tag
+	// resumed is set once the first Execute has sent its part: the
+	// answer's notice (its charge) goes with that one only.
+	resumed bool
 }
 
 func (c *conn) parse(m *pgproto3.Parse) bool {
@@ -159,6 +170,9 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}
+	if p.ran != nil {
+		return c.resume(p, m.MaxRows)
+	}
 	if err := c.checkDeallocate(p.stmt.stmt); err != nil {
 		c.refused(p.stmt.stmt, err)
 		return false
@@ -173,9 +187,49 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return true
 	}
-	// Results are small and complete; a row limit is not honoured by
-	// suspending, so the whole answer is sent at once.
-	c.sendRows(res, p.resultFormats)
+	p.ran = res
+	return c.resume(p, m.MaxRows)
+}
+
+// resume sends a portal's answer from where the last Execute stopped: at
+// most maxRows rows (0: all) and PortalSuspended when rows are left, else
+// the rest and the command tag, as PostgreSQL does. The statement ran once,
+// at the portal's first Execute: a later one reads what is left (no rows,
+// SELECT 0, once it has all been sent); a portal of a statement that
+// returns no rows cannot be run again (55000).
+func (c *conn) resume(p *portal, maxRows uint32) bool {
+	res := p.ran
+	first := !p.resumed
+	p.resumed = true
+	if len(res.Columns) == 0 {
+		if p.done {
+			c.sendError(pgerror.Errorf(pgerror.ObjectNotInPrerequisiteState, "portal cannot be run: it has run to completion"))
+			return false
+		}
+		p.done = true
+		c.sendRows(res, p.resultFormats)
+		return true
+	}
+	rows := res.Rows[p.sent:]
+	if maxRows > 0 && uint32(len(rows)) > maxRows {
+		rows = rows[:maxRows]
+	}
+	for _, row := range rows {
+		c.be.Send(c.enc.dataRow(res.Columns, row, p.resultFormats))
+	}
+	p.sent += len(rows)
+	if p.sent < len(res.Rows) {
+		c.be.Send(&pgproto3.PortalSuspended{})
+	} else {
+		tag := res.Tag
+		if strings.HasPrefix(tag, "SELECT ") {
+			tag = "SELECT " + strconv.Itoa(len(rows)) // the rows of this Execute, as PostgreSQL counts them
+		}
+		c.be.Send(c.enc.commandComplete(tag))
+	}
+	if first && res.Notice != "" {
+		c.sendNotice(res.Notice)
+	}
 	return true
 }
 

@@ -209,11 +209,17 @@ func TestAuthTimeoutClosesSlowLogins(t *testing.T) {
 // frontend to send raw protocol messages with.
 func pipeline(t *testing.T, tweak func(*Options)) *pgproto3.Frontend {
 	t.Helper()
+	return pipelineTo(t, func(string) Session { return echoSession{} }, tweak)
+}
+
+// pipelineTo is pipeline to the sessions newSession makes.
+func pipelineTo(t *testing.T, newSession func(string) Session, tweak func(*Options)) *pgproto3.Frontend {
+	t.Helper()
 	opts := Options{Trust: true}
 	if tweak != nil {
 		tweak(&opts)
 	}
-	srv := New(func(string) Session { return echoSession{} }, opts)
+	srv := New(newSession, opts)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
