@@ -43,6 +43,9 @@ func readStartupPacket(r io.Reader) (code uint32, body []byte, err error) {
 // startup reads SSL/GSS negotiation, cancel requests and the startup message.
 func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 	raw := c.nc
+	// Encryption is negotiated once each, as PostgreSQL negotiates it: a
+	// second request is read as the unknown protocol version it then is.
+	sslDone, gssDone := false, false
 	for tries := 0; tries < 3; tries++ {
 		code, body, err := readStartupPacket(c.nc)
 		if err != nil {
@@ -52,7 +55,11 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 			c.srv.loginStarted(raw)
 		}
 		switch {
+		case code == sslRequestCode && sslDone, code == gssEncRequestCode && gssDone:
+			c.refuseProtocol(code)
+			return nil, false
 		case code == sslRequestCode:
+			sslDone = true
 			if c.srv.opts.TLSConfig == nil {
 				if _, err := c.nc.Write([]byte{'N'}); err != nil {
 					return nil, false
@@ -68,6 +75,7 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 			}
 			c.nc = tc
 		case code == gssEncRequestCode:
+			gssDone = true
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, false
 			}
