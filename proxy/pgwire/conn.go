@@ -165,17 +165,7 @@ func (c *conn) loop() {
 		case *pgproto3.Execute:
 			ignoreUntilSync = !c.execute(m)
 		case *pgproto3.Close:
-			switch m.ObjectType {
-			case 'S':
-				delete(c.statements, m.Name)
-			case 'P':
-				delete(c.portals, m.Name)
-			default:
-				c.sendError(pgerror.Errorf(pgerror.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
-				ignoreUntilSync = true
-				continue
-			}
-			c.be.Send(&pgproto3.CloseComplete{})
+			ignoreUntilSync = !c.close(m)
 		case *pgproto3.Sync:
 			c.endImplicitTransaction()
 			c.ready()
@@ -319,4 +309,20 @@ func (c *conn) sendError(err error) {
 func (c *conn) fatal(code pgerror.Code, msg string) {
 	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: string(code), Message: msg})
 	c.be.Flush()
+}
+
+// close closes a prepared statement or a portal; false for a Close of
+// neither, a protocol violation, as PostgreSQL reads it.
+func (c *conn) close(m *pgproto3.Close) bool {
+	switch m.ObjectType {
+	case 'S':
+		delete(c.statements, m.Name)
+	case 'P':
+		delete(c.portals, m.Name)
+	default:
+		c.sendError(pgerror.Errorf(pgerror.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
+		return false
+	}
+	c.be.Send(&pgproto3.CloseComplete{})
+	return true
 }
