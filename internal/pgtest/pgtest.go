@@ -4,8 +4,10 @@
 // every test of a package; each test gets a database of its own.
 //
 // A test that needs the server calls Server(t); when no PostgreSQL binaries
-// are installed it is skipped with a message naming what is missing. A
-// package using it calls Stop from its TestMain after m.Run.
+// are installed it is skipped with a message naming what is missing, and
+// under go test -short it is skipped before anything starts (a server costs
+// seconds per package; go test ./... runs these tests). A package using it
+// calls Stop from its TestMain after m.Run.
 package pgtest
 
 import (
@@ -49,10 +51,13 @@ var (
 )
 
 // Server returns the package's shared server, starting it on first use. It
-// skips t when no PostgreSQL binaries are present and fails it when they are
-// but the server cannot start.
+// skips t under -short or when no PostgreSQL binaries are present, and fails
+// it when they are but the server cannot start.
 func Server(t testing.TB) *Srv {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real PostgreSQL server: skipped under -short; go test ./... runs it")
+	}
 	once.Do(func() { shared, skipWhy, startErr = start() })
 	if skipWhy != "" {
 		t.Skip(skipWhy)

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"database/sql"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -32,5 +33,36 @@ func TestPostgresServerAnswers(t *testing.T) {
 	var two int
 	if err := db.QueryRow("SELECT 1 + $1::int", 1).Scan(&two); err != nil || two != 2 {
 		t.Errorf("SELECT 1 + 1 = %d, %v", two, err)
+	}
+}
+
+// TestBinDirPrefersTheEnvironment: COUNTWALL_PG_BIN wins when it holds an
+// initdb, and is passed over when it does not.
+func TestBinDirPrefersTheEnvironment(t *testing.T) {
+	withInitdb, without := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(withInitdb, "initdb"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COUNTWALL_PG_BIN", withInitdb)
+	if got, ok := BinDir(); !ok || got != withInitdb {
+		t.Errorf("BinDir() = %q, %v with COUNTWALL_PG_BIN holding an initdb; want %q, true", got, ok, withInitdb)
+	}
+	t.Setenv("COUNTWALL_PG_BIN", without)
+	if got, _ := BinDir(); got == without {
+		t.Errorf("BinDir() = %q, a directory without initdb", got)
+	}
+}
+
+// TestVersionReadsTheDebianDirectory: BinDir picks the newest of Debian's
+// /usr/lib/postgresql/<version>/bin by the number in its path.
+func TestVersionReadsTheDebianDirectory(t *testing.T) {
+	for dir, want := range map[string]int{
+		"/usr/lib/postgresql/15/bin": 15,
+		"/usr/lib/postgresql/9/bin":  9,
+		"/opt/pg/bin":                0,
+	} {
+		if got := version(dir); got != want {
+			t.Errorf("version(%q) = %d, want %d", dir, got, want)
+		}
 	}
 }
