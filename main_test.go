@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"countwall/attacks"
@@ -21,32 +22,47 @@ import (
 	"countwall/proxy/risk"
 )
 
-var binary string
+var (
+	buildOnce sync.Once
+	binDir    string // made by the first build; TestMain removes it
+	binary    string
+	buildErr  error
+)
 
-// TestMain builds the countwall binary once, so that the commands are tested
-// the way a user runs them.
+// TestMain removes the countwall binary the tests built, if any did.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "countwall-cmd-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "countwall")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		os.RemoveAll(dir)
-		panic("building countwall: " + err.Error())
-	}
 	code := m.Run()
 	pgtest.Stop()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// countwallBinary builds the countwall binary on first use, so that the
+// commands are tested the way a user runs them, and a run whose tests start
+// no command (go test -short) links nothing.
+func countwallBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "countwall-cmd-"); buildErr != nil {
+			return
+		}
+		binary = filepath.Join(binDir, "countwall")
+		if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building countwall: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
 }
 
 // run runs countwall with stdin and returns stdout+stderr and the error.
 func run(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(countwallBinary(t), args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "CI=true")
 	var out bytes.Buffer
@@ -56,6 +72,9 @@ func run(t *testing.T, stdin string, args ...string) (string, error) {
 }
 
 func TestCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command through the built binary, end to end: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "demo.db")
 	cfgPath := filepath.Join(dir, "countwall.yaml")
@@ -123,6 +142,9 @@ func TestCommands(t *testing.T) {
 // 1e-6 and needs about as many queries against exact, and under laplace each
 // attack is charged dp epsilon and, past ten answers, refused.
 func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole demo and the attack suite through the built binary: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	out, err := run(t, "", "demo", "--rows", "3000", "--dir", dir)
 	if err != nil {
@@ -464,6 +486,9 @@ func writeFile(t *testing.T, dir, name, body string) string {
 // bench refuses sizes that measure nothing before it generates anything
 // (attacks/bench tests what it prints).
 func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the countwall binary to run one command: skipped under -short; go test ./... runs it")
+	}
 	if out, err := run(t, "", "bench", "--rounds", "0"); err == nil || !strings.Contains(out, "at least 1") {
 		t.Errorf("bench --rounds 0: %v\n%s", err, out)
 	}

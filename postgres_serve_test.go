@@ -63,7 +63,7 @@ func TestPostgresServeInstancesShareOneBudget(t *testing.T) {
 	logs := make([]*strings.Builder, instances)
 	for i := range instances {
 		addrs[i] = freePort(t)
-		cmds[i] = exec.Command(binary, "serve", "--config", cfgPath, "--server.listen", addrs[i])
+		cmds[i] = exec.Command(countwallBinary(t), "serve", "--config", cfgPath, "--server.listen", addrs[i])
 		logs[i] = &strings.Builder{}
 		cmds[i].Stdout, cmds[i].Stderr = logs[i], logs[i]
 		if err := cmds[i].Start(); err != nil {
