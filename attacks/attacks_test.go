@@ -95,6 +95,9 @@ func TestDifferencingRecoversASuppressedCount(t *testing.T) {
 }
 
 func TestAveragingRecoversACountBehindFreshNoise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: averages of fresh noisy counts: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	target := Target{Table: "people", Where: "sex = 'F' AND age BETWEEN 40 AND 44"}
 	truth, err := TrueCount(ctx, protectedDB(t), target)

@@ -19,6 +19,9 @@ import (
 // classification is a coin flip, right for about half the combinations; the
 // bound 65% is 6.5 standard errors (0.023 over 480) above one half.
 func TestBDPExistenceThroughEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 480 combinations against seeded laplace: skipped under -short; go test ./... runs it")
+	}
 	suburb := attacks.Options{
 		Target:  attacks.Target{Table: "people", Where: "suburb = 'suburb_0163'"},
 		Domains: []attacks.Domain{{Column: "age", Lo: 0, Hi: 100}, {Column: "sex", Categories: []string{"F", "M"}}},

@@ -53,6 +53,9 @@ func allPeople() attacks.Options {
 // with no search contradicting the model; under idp the ledger's claim is
 // exactly the queries answered times the share of 1e-10.
 func TestIDPReconstructRecoversTheTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: the whole 400-row table rebuilt three times: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	queries := map[string]int{}
 	for _, tc := range []struct {
@@ -242,6 +245,9 @@ func TestIDPReconstructSaysTheDomainIsTooNarrow(t *testing.T) {
 // the rows come out wrong: the table is not recovered. Either way the run
 // ends, says the model does not describe laplace, and is scored.
 func TestIDPReconstructFailsAgainstLaplace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: reconstructions against seeded laplace noise: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		share      float64

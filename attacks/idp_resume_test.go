@@ -40,6 +40,9 @@ func (c *cancelAfter) Query(ctx context.Context, sql string) (*attacks.Rows, err
 // run completes with the rows an uninterrupted run recovers, in fewer
 // queries than that run.
 func TestIDPReconstructResumesAfterAnInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: an interrupted reconstruction and an uninterrupted one: skipped under -short; go test ./... runs it")
+	}
 	o := allPeople()
 	o.Target.Where = "suburb = 'suburb_0003'"
 	var stages []string
@@ -145,6 +148,9 @@ func TestUndecidedResultHasNoValue(t *testing.T) {
 // result, the reconstruction still ends with the rows of an uninterrupted
 // run: a column cut short twice, or in its first group, resumes as well.
 func TestIDPReconstructResumesAgainAndAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a reconstruction interrupted and resumed every 250 queries: skipped under -short; go test ./... runs it")
+	}
 	o := allPeople()
 	o.Target.Where = "suburb = 'suburb_0003'"
 	full, err := attacks.Execute(context.Background(), attacks.IDPReconstruct, reconEngine(t, 1), o, reconPeople(t))

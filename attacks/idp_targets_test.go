@@ -257,6 +257,9 @@ func TestIDPAttributeChecksTheTargetIsOnePerson(t *testing.T) {
 // an unlucky seed. The attribute search guesses a wrong income in every one
 // of 10 runs (a coin-flip search hits the truth with chance 1/500,001).
 func TestIDPTargetsFailAgainstLaplace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 120 seeded runs per target against laplace: skipped under -short; go test ./... runs it")
+	}
 	q := targetsEngine(t, "laplace", "")
 	for _, tc := range []struct {
 		name      string

@@ -13,6 +13,9 @@ import (
 // condition holds (here sex = 'F', a text column), and scores it against
 // the truth read with the same condition.
 func TestLinearReconstructionTakesTheSecretAsACondition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a reconstruction of every person of a group: skipped under -short; go test ./... runs it")
+	}
 	for _, secret := range []string{"sex = 'F'", "secret", `"secret"`, "secret = 1"} {
 		q := engineOver(t, reconPeople(t), "exact", "", peopleTables, "")
 		o := linearOptions(t, "lsq")

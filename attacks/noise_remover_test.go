@@ -118,6 +118,9 @@ func TestGroupedStandInAnswersAsTheEngine(t *testing.T) {
 // every time (37 of 40); it is checked for at least 36, so that a change to
 // the sampling that keeps the attack as good as Eq. 5 says does not fail it.
 func TestNoiseRemoverThroughTheEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a 40-value histogram through the Engine at K = 60: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	q, _ := syntheticEngine(t, 2)
 	o := attacks.Options{
@@ -181,6 +184,9 @@ func paperSynthetic(rng *rand.Rand) ([]ir.GroupedColumn, []ir.Group) {
 // 99.8% or better; binomial false-failure rate below 1e-3) and at least 10
 // runs all exact (expected 16.6 or more; false-failure rate below 1e-3).
 func TestNoiseRemoverRecoversThePaperSyntheticColumn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 20 seeded runs of the paper's synthetic column: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	const runs = 20
 	exact, cells, allExact := 0, 0, 0
@@ -294,6 +300,9 @@ func BenchmarkQuerierWire(b *testing.B) {
 // (grouped by age, sex and suburb, which every demo predicate uses), and
 // returns a scored, JSON-ready result. The mechanisms' fresh noise is seeded.
 func TestRunSuiteScoresEachAttackAgainstItsMechanism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: every attack of the suite on a 5,000-row table: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "people.db")
 	if err := dataset.GeneratePeople(ctx, path, dataset.PeopleOptions{Rows: 5000, Seed: 3}, dataset.WriteOptions{}); err != nil {

@@ -41,6 +41,9 @@ func linearOptions(t *testing.T, solver string) attacks.Options {
 // varies: least squares got all 160 bits in every one of the runs tried
 // (and in the sweep of docs/attacks.md); the test allows 2 wrong.
 func TestLinearReconstructionThroughTheEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: least squares over fresh bounded noise: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	q := engineOver(t, reconPeople(t), "bounded", "range: 2", peopleTables, "")
 	o := linearOptions(t, "lsq")
@@ -119,6 +122,9 @@ func TestPriorReleaseAgainstLaplace(t *testing.T) {
 // within 1 of the truth (sd of a sum of two uniform(-2..2) is 2, of the
 // mean 0.28: beyond 3.5 sd, a false failure under 1 in 2,000 per form).
 func TestSplitAveraging(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 50 noisy sums of each form: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	db := reconPeople(t)
 	for _, tc := range []struct {

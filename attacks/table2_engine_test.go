@@ -36,6 +36,9 @@ func paperSyntheticDB(t testing.TB) string {
 // wrong has probability below 1e-3, and a spoiled base total about 1.2e-3
 // over the two runs.
 func TestNoiseRemoverTable2ThroughTheEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: about 90,000 queries through the Engine: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	db := paperSyntheticDB(t)
 	counts := dataset.SyntheticPaperCounts()
