@@ -83,6 +83,9 @@ func standard(t *testing.T, name string) audit.Mechanism {
 // with probability at most 1 - confidence = 1e-4 per mechanism (200 trials
 // per world; the noise is the library's, drawn from crypto/rand).
 func TestDPNeverAuditedAboveClaim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 200 trials per world for each DP mechanism: skipped under -short; go test ./... runs it")
+	}
 	for _, name := range []string{"laplace", "gaussian"} {
 		res := runAudit(t, standard(t, name), 200, 0.9999)
 		for _, m := range res.Measurements {
@@ -118,6 +121,9 @@ func TestDPNeverAuditedAboveClaim(t *testing.T) {
 // confidence 0.9999 (two tests, four rates bounded); an error needs the Laplace noise at scale 1e10 to land
 // on exactly 0, which does not happen.
 func TestRelaxationsAuditedFarAboveClaim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 200 trials per world under idp and bdp: skipped under -short; go test ./... runs it")
+	}
 	for _, tc := range []struct{ name, test string }{{"idp", "threshold"}, {"bdp", "alone"}} {
 		res := runAudit(t, standard(t, tc.name), 200, 0.9999, tc.test, "count")
 		m := find(t, res, tc.test)
@@ -134,6 +140,9 @@ func TestRelaxationsAuditedFarAboveClaim(t *testing.T) {
 // cellkey, redeployed per trial, cannot be averaged (its averaging test
 // errs exactly as its single count does, answer for answer).
 func TestClaimNothingMechanisms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: audits of exact and of cellkey redeployed per trial: skipped under -short; go test ./... runs it")
+	}
 	exact := runAudit(t, standard(t, "exact"), 50, 0.95)
 	if c := find(t, exact, "count"); c.FalsePos != 0 || c.FalseNeg != 0 || c.EpsilonLB < 2 {
 		t.Errorf("exact count: fp %d fn %d lb %.3f", c.FalsePos, c.FalseNeg, c.EpsilonLB)

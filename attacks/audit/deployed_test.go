@@ -80,6 +80,9 @@ func (d defectiveDeployment) Close() error                   { return nil }
 // tests, each defect shows a loss of at least 2 (400 trials, 95% joint
 // confidence), where a firewall without it would show 0 on these answers.
 func TestDeployedAuditCatchesTheClaimsDefects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 400 trials per defect: skipped under -short; go test ./... runs it")
+	}
 	tc := config.Table{PrivacyUnit: "id", Domains: nil}
 	person := map[string]any{"id": int64(1), "grp": "t"}
 	tests, _ := deployedTests("people", tc, person, targetColumns(tc, person), 100)
@@ -117,6 +120,9 @@ func TestDeployedAuditCatchesTheClaimsDefects(t *testing.T) {
 // 0.1% per edge). Before commit 8a203a0 the real-unit edge showed 2 to 3
 // here: a unit stored as a real sent the bounded count to SQLite.
 func TestDeployedAuditOfTheRealFirewall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: the deployed audit on every edge at 99.9% confidence: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	cfg := edgeConfig(t, dir, true, true)
 	rep, err := RunDeployed(context.Background(), DeployedOptions{Config: cfg, Dir: dir, Trials: 200, TimeTrials: 400, TimeBlock: 100,
