@@ -46,6 +46,9 @@ func writeAdultLike(t *testing.T) string {
 // per-value keys, and it is wrong for about 0.06% of key draws at D = 2
 // (against about 1e-6 with independent noise per set), spoiling a run.
 func TestTable3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: Table 3's runs at k = 50 and 200: skipped under -short; go test ./... runs it")
+	}
 	res, err := Table3(context.Background(), Table3Options{AdultCSV: writeAdultLike(t), Runs: 2, Ds: []int{2}, Ks: []int{50, 200}, Seed: 3, Simulated: true})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +100,9 @@ func TestTable3RefusesBadOptions(t *testing.T) {
 // D = 2, k = 50 with 100 two-partitions for the base total: 11,411
 // queries, a few seconds, most of it the audit log's durable commits.
 func TestTable3EngineMatchesSimulated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: 11,411 queries through a real Engine: skipped under -short; go test ./... runs it")
+	}
 	csv := writeAdultLike(t)
 	o := Table3Options{AdultCSV: csv, Runs: 1, Ds: []int{2}, Ks: []int{50}, BaseK: 100, Seed: 11, Simulated: true}
 	sim, err := Table3(context.Background(), o)
@@ -136,6 +142,9 @@ func TestTable3EngineMatchesSimulated(t *testing.T) {
 // in. Six runs of D = 2 and 3 on the simulated firewall, one and three at a
 // time, and a test of the job runner's order and its first error.
 func TestTable3ParallelIsSerial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: six runs of Table 3, serial and side by side: skipped under -short; go test ./... runs it")
+	}
 	csv := writeAdultLike(t)
 	o := Table3Options{AdultCSV: csv, Runs: 3, Ds: []int{2, 3}, Ks: []int{20, 30}, BaseK: 100, Seed: 5, Simulated: true, Parallel: 1}
 	serial, err := Table3(context.Background(), o)
