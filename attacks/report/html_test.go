@@ -120,6 +120,9 @@ func TestSyntheticAuditJoinsNoRun(t *testing.T) {
 // The page renders in a real headless Chromium: the DOM it builds holds
 // every plot, and the screenshot is neither blank nor a single colour.
 func TestHTMLRendersInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: renders the page in a headless Chromium: skipped under -short; go test ./... runs it")
+	}
 	browser := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
