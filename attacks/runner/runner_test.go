@@ -169,6 +169,9 @@ func TestEmitRefusesAdaptiveAttacks(t *testing.T) {
 // one Engine the config opened: the same rows and queries as --parallel 1,
 // every query in the one SQL log, the connections in the result.
 func TestRunParallelInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: the reconstruction run over one and three sessions: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "people.db")
