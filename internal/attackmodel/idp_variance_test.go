@@ -118,6 +118,9 @@ func varianceFirewall(t testing.TB, mechanism string, params map[string]any, see
 // 80.3% +- 3.6%, 98.8% +- 1.0%, and at m = 1000 at most one error. Every run
 // sends m queries and the ledger claims m x 1e-10 for it. 2,220,000 queries.
 func TestIDPVarianceTable1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 2,000 runs per m, 2,220,000 queries: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	const trials = 2000
 	a := attackNamed(t, "idp-variance")

@@ -52,6 +52,9 @@ func TestEq5ReproducesTheReferenceFigures(t *testing.T) {
 // probability below 1e-3 (about 6e-5 where the rate is not near 1). The
 // Engine's additive keys give a slightly different rate, logged beside it.
 func TestNoiseRemoverSingleTotalMatchesEq5(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 600 seeded runs per setting: skipped under -short; go test ./... runs it")
+	}
 	ctx := context.Background()
 	const runs = 600
 	for _, tc := range []struct{ d, k int }{{2, 50}, {2, 100}, {2, 200}, {3, 100}, {5, 100}, {5, 250}} {

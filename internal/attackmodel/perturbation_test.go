@@ -63,6 +63,9 @@ func cellsOptions(m int) attacks.Options {
 // standard errors of Proposition 2's 1-(1-20/(2D+1)^3)^m: each check fails
 // falsely with probability below 7e-6, all six below 5e-5.
 func TestPerturbationFinderMatchesProposition2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 1,000 seeded runs per setting: skipped under -short; go test ./... runs it")
+	}
 	const runs = 1000
 	for _, tc := range []struct{ d, m int }{{2, 10}, {2, 20}, {3, 30}, {3, 67}, {5, 60}, {5, 200}} {
 		want := 1 - math.Pow(1-20/math.Pow(float64(2*tc.d+1), 3), float64(tc.m))
