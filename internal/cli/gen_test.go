@@ -12,6 +12,9 @@ import (
 // reserved column "default", and idp-reconstruct over all 17 attributes
 // recovers every row of a small table exactly through it.
 func TestGenBankServesAndReconstructs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: gen bank, then idp-reconstruct over 17 attributes: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	db, cfg := filepath.Join(dir, "bank.db"), filepath.Join(dir, "bank.yaml")
 	out, err := run(t, "", "gen", "bank", "--rows", "60", "--out", db, "--config-out", cfg, "--mechanism", "idp")
