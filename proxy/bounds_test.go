@@ -237,6 +237,9 @@ func neighbourSample(t *testing.T, path string, table *ir.Table, q *ir.Query, m 
 }
 
 func TestRemovingAPersonMovesAnswersByAtMostEpsilon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: answer distributions with and without a person: skipped under -short; go test ./... runs it")
+	}
 	const epsilon = 1.0
 	dir := t.TempDir()
 	// 30 background people, one row each in snp (p % 10).

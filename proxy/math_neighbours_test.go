@@ -82,6 +82,9 @@ tables:
 // alone) or answered in both, with answers of the same shape: whether it
 // fails never tells whether the person is there.
 func TestMathNeighbours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: every math edge on two neighbouring databases: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	const newcomer = 9000
 	cases := []struct {

@@ -158,6 +158,9 @@ const neighbourDraws = 10000
 // answers whose distributions differ by no more than e^epsilon (the
 // statistic is the sum of the answers; see violates).
 func TestNeighbouringDatabases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: answer distributions on neighbouring databases: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	compared, distributions := 0, 0
 	defer func() {

@@ -36,6 +36,9 @@ type demoSelection struct {
 // again its expectation (the noise's mean absolute value; over at least
 // 5,000 cells the chance of a false failure is below 1e-12).
 func TestPartitionSelectionOnTheDemoTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: the selection over a 20,000-row table: skipped under -short; go test ./... runs it")
+	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "people.db")
 	if err := dataset.GeneratePeople(context.Background(), db, dataset.PeopleOptions{Rows: dataset.DefaultPeopleRows, Seed: 1}, dataset.WriteOptions{}); err != nil {

@@ -44,6 +44,9 @@ const (
 // delta (delta/G, G = 1), and the keys returned for the two neighbours must
 // differ only with that probability; the background groups always appear.
 func TestPartitionSelectionNeighbours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 20,000 answers per world: skipped under -short; go test ./... runs it")
+	}
 	const stmt = "SELECT age, COUNT(*) FROM people GROUP BY age"
 	dir := t.TempDir()
 	with, without := partitionWorld()
