@@ -120,6 +120,9 @@ print("pandas:", list(df.columns), len(df), int(df["n"][0]) > 0)
 // engine. It needs Debian's python3-sqlalchemy and python3-pandas (.ci/run
 // installs them).
 func TestSQLAlchemySchemaDiscovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: starts Python with SQLAlchemy and pandas: skipped under -short; go test ./... runs it")
+	}
 	for _, module := range []string{"sqlalchemy", "pandas"} {
 		if err := exec.Command("/usr/bin/python3", "-c", "import "+module).Run(); err != nil {
 			if os.Getenv("CI") != "" {

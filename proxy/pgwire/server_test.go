@@ -399,6 +399,9 @@ func TestBudgetNoticeAndShowBudget(t *testing.T) {
 }
 
 func TestConcurrentClientsMatchInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: 16 clients of 200 queries each: skipped under -short; go test ./... runs it")
+	}
 	ts := startServer(t, "cellkey", nil, func(o *Options) { o.MaxConnections = 32 })
 	want := map[int]int64{}
 	for age := 0; age < 100; age++ {
