@@ -19,6 +19,9 @@ const intervalDraws = 10000
 // at least at the stated rate, with the library's own (unseeded) noise,
 // including at counts where answers are clamped at 0.
 func TestIntervalCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: coverage of the library's intervals over unseeded noise: skipped under -short; go test ./... runs it")
+	}
 	for _, name := range []string{"laplace", "gaussian"} {
 		m, err := New(name, nil, Env{})
 		if err != nil {

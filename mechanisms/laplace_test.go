@@ -111,6 +111,9 @@ func TestLaplaceThresholdsTheNoisyCount(t *testing.T) {
 // draws, 1e-6 false-failure rate per check). The count is large enough
 // that clamping at 0 never happens (P < 1e-40).
 func TestLaplaceAndGaussianScaleThroughMechanism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 20,000 answers per mechanism: skipped under -short; go test ./... runs it")
+	}
 	const eps, delta, count = 0.5, 1e-5, 1000
 	q := &ir.Query{Table: "people"}
 	sigma, err := GaussianSigma(1, 1, eps, delta)

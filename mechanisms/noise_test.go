@@ -58,6 +58,9 @@ func noiseSources() map[string]NoiseSource {
 }
 
 func TestNoiseLaplaceScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 20,000 draws per scale and source: skipped under -short; go test ./... runs it")
+	}
 	cases := []struct {
 		l0, lInf int64
 		epsilon  float64
@@ -83,6 +86,9 @@ func TestNoiseLaplaceScale(t *testing.T) {
 }
 
 func TestNoiseLaplaceFloatScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: 20,000 draws per scale and source: skipped under -short; go test ./... runs it")
+	}
 	for name, src := range noiseSources() {
 		for _, c := range []struct{ sens, epsilon float64 }{{1, 1}, {2, 0.5}, {3, 0.01}} {
 			scale := c.sens / c.epsilon
@@ -108,6 +114,9 @@ func TestNoiseGaussianSigma(t *testing.T) {
 	}
 	if classical := math.Sqrt(2 * math.Log(1.25/1e-5)); sigma >= classical {
 		t.Errorf("analytic sigma %g is not below the classical %g", sigma, classical)
+	}
+	if testing.Short() {
+		t.Skip("statistical: 20,000 draws per sigma and source: skipped under -short; go test ./... runs it")
 	}
 	for name, src := range noiseSources() {
 		for _, c := range []struct {

@@ -231,6 +231,9 @@ func betweenBounds(k, n int) (lo, hi float64) {
 // group is kept. With G = 5 (Gaussian thresholding) a group of one unit is
 // kept with probability at most delta/2.
 func TestLibrarySelectionIsDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: the selection's keep rates over many draws: skipped under -short; go test ./... runs it")
+	}
 	const eps, delta = 0.5, 0.05
 	if k := keepRate(t, 0, 1, eps, delta); k != 0 {
 		t.Fatalf("a group of no units was kept %d times", k)
