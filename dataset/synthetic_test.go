@@ -58,6 +58,9 @@ func TestSyntheticConstants(t *testing.T) {
 // 5/sqrt(2n) = 0.0046; the bounds below are over 6 standard errors wide, so
 // a false failure has probability below 1e-8.
 func TestSyntheticDistribution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: the moments of a generated column: skipped under -short; go test ./... runs it")
+	}
 	path := genSynthetic(t, SyntheticOptions{Rows: DefaultSyntheticRows, Seed: 1})
 	h := histogram(t, path)
 	var n int64
