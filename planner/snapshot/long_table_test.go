@@ -16,6 +16,9 @@ import (
 // without GROUP BY and cell choice, under every leaf way; every figure must
 // be SQLite's.
 func TestSnapshotLongTableEveryWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a long table under every leaf way: skipped under -short; go test ./... runs it")
+	}
 	r := rand.New(rand.NewPCG(4, 400))
 	var rows [][]any
 	for u := range 400 {

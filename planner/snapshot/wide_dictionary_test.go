@@ -12,6 +12,9 @@ import (
 // in 32 bits), some with two rows, some rows without a unit: plain, keyed
 // and bounded counts against SQLite.
 func TestSnapshotWideUnitDictionary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: more than 65,536 units against SQLite: skipped under -short; go test ./... runs it")
+	}
 	r := rand.New(rand.NewPCG(65, 537))
 	var rows [][]any
 	for u := range 70000 {
