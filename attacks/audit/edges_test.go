@@ -322,7 +322,7 @@ tables:
 // probability below 5%.
 func TestDeployedAuditCatchesTheOutsideAuditsLeaks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("deploys the firewall on every edge")
+		t.Skip("statistical: deploys the firewall on every edge, 200 trials each: skipped under -short; go test ./... runs it")
 	}
 	for _, lk := range emulatedLeaks {
 		t.Run(lk.name, func(t *testing.T) {
