@@ -131,7 +131,11 @@ func attackOrder(rows []Row) []string {
 }
 
 // progressSeries is a run's progress line: from nothing at 0 queries through
-// the points the attack recorded to its last query, and its success.
+// the points the attack recorded to its last query, ending at its success
+// when it has one. Steps done and cells recovered exactly differ (an
+// attack can finish every step and still be wrong), so the line's last
+// point is the success, the dot drawn on it: a drop there is the
+// difference between finishing and being right.
 func progressSeries(name, colour string, r *attacks.Result) series {
 	s := series{name: name, colour: colour, points: []xy{{0, 0}}}
 	for _, p := range r.Progress {
@@ -139,15 +143,18 @@ func progressSeries(name, colour string, r *attacks.Result) series {
 			s.points = append(s.points, xy{float64(p.Queries), float64(p.Done) / float64(p.Total)})
 		}
 	}
-	done := 1.0
-	if len(r.Progress) > 0 {
+	end := 1.0
+	switch {
+	case r.Success != nil:
+		end = *r.Success
+	case len(r.Progress) > 0:
 		last := r.Progress[len(r.Progress)-1]
-		done = float64(last.Done) / float64(max(last.Total, 1))
-	} else if r.Undecided || r.Refused > 0 {
-		done = 0
+		end = float64(last.Done) / float64(max(last.Total, 1))
+	case r.Undecided || r.Refused > 0:
+		end = 0
 	}
-	if last := s.points[len(s.points)-1]; last.x != float64(r.Queries) {
-		s.points = append(s.points, xy{float64(r.Queries), done})
+	if last := s.points[len(s.points)-1]; last != (xy{float64(r.Queries), end}) {
+		s.points = append(s.points, xy{float64(r.Queries), end})
 	}
 	if r.Success != nil {
 		s.final = &xy{float64(r.Queries), *r.Success}
