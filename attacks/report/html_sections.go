@@ -110,7 +110,7 @@ func writeCardTable(b *strings.Builder, p Page) {
 // writeProgressPlots writes one plot per attack, a line per run.
 func writeProgressPlots(b *strings.Builder, rows []Row) {
 	b.WriteString(`<h2>Each attack against the queries it sent</h2>
-<p class="note">The line is the share of the attack's steps done after so many queries (an attack that records no steps jumps from 0 straight to its result); the line ends on the dot, what it recovered exactly (its success): a drop at the end is an attack that finished its steps but was not exact. A line that stops short was refused by the firewall.</p>
+<p class="note">The line is the share of the attack's steps done after so many queries (an attack that records no steps jumps from 0 straight to its result); the line ends on the dot, what it recovered exactly (its success): a drop at the end is an attack that finished its steps but was not exact. A line that stops short was refused by the firewall. Where one run's line would hide another's, the later is drawn dashed and raised 3 pixels for each line beneath it, its dot a ring, and its legend says which it is drawn over.</p>
 <div class="plots">
 `)
 	labels := legendLabels(rows)

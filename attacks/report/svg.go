@@ -71,16 +71,40 @@ func progressPlot(title string, lines []series) string {
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s text-anchor="end">%.0f%%</text>`, padL-6, py(f)+4, defaultFont, 100*f)
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" %s text-anchor="middle">queries sent (log scale)</text>`, padL+innerW/2, plotH-8, defaultFont)
+	pixels := make([][]xy, len(lines))
 	for i, s := range lines {
-		var pts []string
 		for _, p := range s.points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.y)))
+			pixels[i] = append(pixels[i], xy{px(p.x), py(p.y)})
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, s.colour, strings.Join(pts, " "))
+	}
+	ly := padT + 10
+	for i, s := range lines {
+		under := coincidingBefore(pixels, i)
+		raise := float64(coincideRaise * len(under))
+		var pts []string
+		for _, p := range pixels[i] {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.x, p.y-raise))
+		}
+		dash := dashFor(len(under))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, s.colour, dash, strings.Join(pts, " "))
 		if s.final != nil {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"/>`, px(s.final.x), py(s.final.y), markerRadius+1, s.colour)
+			if len(under) == 0 {
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"/>`, px(s.final.x), py(s.final.y), markerRadius+1, s.colour)
+			} else {
+				// A ring, wider for each line beneath, leaves the dots under it visible.
+				fmt.Fprintf(&b, `<circle class="ring" cx="%.1f" cy="%.1f" r="%d" fill="none" stroke="%s" stroke-width="2"/>`,
+					px(s.final.x), py(s.final.y)-raise, markerRadius+1+3*len(under), s.colour)
+			}
 		}
-		legend(&b, i, s.name, s.colour)
+		note := ""
+		if len(under) > 0 {
+			var names []string
+			for _, j := range under {
+				names = append(names, lines[j].name)
+			}
+			note = "over " + strings.Join(names, " and ")
+		}
+		ly = legend(&b, ly, s.name, s.colour, dash, note)
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -144,10 +168,79 @@ func frame(b *strings.Builder) {
 	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`, padL, padT, innerW, innerH)
 }
 
-func legend(b *strings.Builder, i int, name, colour string) {
-	x, y := padL+innerW+12, padT+10+18*i
-	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/><text class="legend" x="%d" y="%d" %s>%s</text>`,
-		x, y, x+18, y, colour, x+24, y+4, defaultFont, html.EscapeString(name))
+// legend writes a plot's legend entry at y, with a second, smaller line
+// for a note, and returns where the next entry goes.
+func legend(b *strings.Builder, y int, name, colour, dash, note string) int {
+	x := padL + innerW + 12
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"%s/><text class="legend" x="%d" y="%d" %s>%s</text>`,
+		x, y, x+18, y, colour, dash, x+24, y+4, defaultFont, html.EscapeString(name))
+	if note == "" {
+		return y + 18
+	}
+	fmt.Fprintf(b, `<text class="legend-note" x="%d" y="%d" font-family="sans-serif" font-size="10" fill="#555">%s</text>`, x+24, y+16, html.EscapeString(note))
+	return y + 30
+}
+
+// Lines that run within coincidePx of each other hide one another: the
+// later is raised coincideRaise pixels for each line beneath it and
+// dashed.
+const (
+	coincidePx    = 4
+	coincideRaise = 3
+)
+
+// dashes tell the lines drawn over others apart, by how many lie beneath.
+var dashes = []string{"7 4", "2 3", "9 3 2 3"}
+
+// dashFor is the stroke-dasharray attribute of a line over n others.
+func dashFor(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(` stroke-dasharray="%s"`, dashes[(n-1)%len(dashes)])
+}
+
+// coincidingBefore lists the lines drawn before line i that it would hide:
+// every vertex of each lies within coincidePx of the other line (pixels).
+func coincidingBefore(lines [][]xy, i int) []int {
+	var under []int
+	for j := 0; j < i; j++ {
+		if within(lines[i], lines[j], coincidePx) && within(lines[j], lines[i], coincidePx) {
+			under = append(under, j)
+		}
+	}
+	return under
+}
+
+// within reports whether every vertex of a lies within tol of the polyline b.
+func within(a, b []xy, tol float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for _, p := range a {
+		near := false
+		for k := range b {
+			q := b[max(k-1, 0)]
+			if segmentDistance(p, q, b[k]) <= tol {
+				near = true
+				break
+			}
+		}
+		if !near {
+			return false
+		}
+	}
+	return true
+}
+
+// segmentDistance is the distance from p to the segment from a to b.
+func segmentDistance(p, a, b xy) float64 {
+	dx, dy := b.x-a.x, b.y-a.y
+	t := 0.0
+	if l := dx*dx + dy*dy; l > 0 {
+		t = math.Min(1, math.Max(0, ((p.x-a.x)*dx+(p.y-a.y)*dy)/l))
+	}
+	return math.Hypot(p.x-a.x-t*dx, p.y-a.y-t*dy)
 }
 
 func tickLabel(v float64) string {
