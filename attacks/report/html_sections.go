@@ -47,17 +47,23 @@ func reachCell(row Row) string {
 	return fmt.Sprintf(`<span title="%s">%s</span>`, esc(r.Config), esc(r.String()))
 }
 
-// auditJoin is the audited loss to show beside a run: the audit's best
-// test of the run's mechanism, only when the audit was run on the same
-// config and table as the run (countwall audit --config). An audit of the
-// synthetic table, or of another deployment, says nothing about this run.
+// auditJoin is the audited loss to show beside a run. An audit of the
+// run's own config and table (countwall audit --config) gives the best
+// test of the run's mechanism as deployed. An audit on the synthetic table
+// (the demo's, or countwall audit without --config) measured the mechanism
+// itself at the audit's parameters, not the deployment the run attacked:
+// its figure is shown marked as such, as the mechanism's own loss. An
+// audit of another deployment says nothing about the run.
 func auditJoin(rep *audit.Report, row Row) string {
-	if rep == nil || rep.ConfigPath == "" || row.Result == nil || row.Result.Reach == nil {
+	if rep == nil || row.Result == nil {
 		return "-"
 	}
-	reach := row.Result.Reach
-	if filepath.Clean(reach.Config) != filepath.Clean(rep.ConfigPath) || !strings.EqualFold(reach.Table, rep.Table) {
-		return "-"
+	synthetic := rep.ConfigPath == ""
+	if !synthetic {
+		reach := row.Result.Reach
+		if reach == nil || filepath.Clean(reach.Config) != filepath.Clean(rep.ConfigPath) || !strings.EqualFold(reach.Table, rep.Table) {
+			return "-"
+		}
 	}
 	// An audit of a deployment names each result by mechanism and kind of
 	// neighbour ("idp (removed)"): the run's mechanism shows the best of
@@ -78,6 +84,9 @@ func auditJoin(rep *audit.Report, row Row) string {
 	}
 	loss := audit.Audited(*best)
 	var about []string
+	if synthetic {
+		about = append(about, "synthetic neighbours")
+	}
 	if best.ClaimedEpsilon > 0 {
 		about = append(about, "claimed "+audit.Claimed(best.ClaimedEpsilon)+" for that test")
 	}
@@ -90,9 +99,21 @@ func auditJoin(rep *audit.Report, row Row) string {
 	return loss
 }
 
+// lossHeading heads the card's audited loss column, saying what the audit
+// measured.
+func lossHeading(rep *audit.Report) string {
+	switch {
+	case rep == nil:
+		return "audited loss (no audit)"
+	case rep.ConfigPath == "":
+		return "audited loss of the mechanism (on synthetic neighbours, not this deployment)"
+	}
+	return "audited loss (same config and table)"
+}
+
 // writeCardTable writes the card: a row per run.
 func writeCardTable(b *strings.Builder, p Page) {
-	b.WriteString("<h2>The card</h2>\n<table><tr><th>attack</th><th>mechanism</th><th>ran</th><th>recovered</th><th>queries</th><th>refused</th><th>charged</th><th>audited loss (same config and table)</th></tr>\n")
+	b.WriteString("<h2>The card</h2>\n<table><tr><th>attack</th><th>mechanism</th><th>ran</th><th>recovered</th><th>queries</th><th>refused</th><th>charged</th><th>" + esc(lossHeading(p.Audit)) + "</th></tr>\n")
 	for _, row := range p.Rows {
 		r := row.Result
 		loss := auditJoin(p.Audit, row)
@@ -186,7 +207,7 @@ func writeAuditSection(b *strings.Builder, rep *audit.Report) {
 		return
 	}
 	b.WriteString("<h2>What each mechanism claims, and what an attacker can demonstrate</h2>\n")
-	what := fmt.Sprintf("a synthetic table of %d people, not the tables the runs above attacked, so it is not joined to them", rep.Rows)
+	what := fmt.Sprintf("a synthetic table of %d people, not the tables the runs above attacked: its figures stand beside the runs of the same mechanism, marked synthetic, as the mechanism's loss at the audit's parameters, not that deployment's", rep.Rows)
 	if rep.ConfigPath != "" {
 		what = fmt.Sprintf("config %s, table %s: joined to the runs above on the same config and table", rep.ConfigPath, rep.Table)
 	}

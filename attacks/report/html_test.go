@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -100,20 +101,57 @@ func TestWriteHTML(t *testing.T) {
 	}
 }
 
-// An audit of the synthetic table is shown on its own and joined to no run.
-func TestSyntheticAuditJoinsNoRun(t *testing.T) {
+// The audited loss beside each run: an audit of the run's own config and
+// table joins it; an audit on synthetic neighbours shows the mechanism's
+// figure marked as such; any other audit, none.
+func TestAuditJoin(t *testing.T) {
 	p := samplePage()
-	p.Audit.ConfigPath, p.Audit.Table = "", ""
+	synthetic := *p.Audit
+	synthetic.ConfigPath, synthetic.Table = "", ""
+	otherTable := *p.Audit
+	otherTable.Table = "bank"
+	byRun := func(rep *audit.Report) []string {
+		var got []string
+		for _, row := range p.Rows {
+			got = append(got, auditJoin(rep, row))
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name    string
+		rep     *audit.Report
+		heading string
+		want    []string // one per run of samplePage
+	}{
+		{"the runs' own config and table", p.Audit, "audited loss (same config and table)",
+			[]string{"-", "≥ 2.70 (claimed 25 for that test)", "-", "≥ 5.28", "-", "≥ 1.50 (neighbour several-rows)"}},
+		{"synthetic neighbours", &synthetic, "audited loss of the mechanism (on synthetic neighbours, not this deployment)",
+			[]string{"0 (not shown) (synthetic neighbours)", "≥ 2.70 (synthetic neighbours; claimed 25 for that test)",
+				"≥ 2.70 (synthetic neighbours; claimed 25 for that test)", "≥ 5.28 (synthetic neighbours)", "-",
+				"≥ 1.50 (synthetic neighbours; neighbour several-rows)"}},
+		{"another table", &otherTable, "audited loss (same config and table)", []string{"-", "-", "-", "-", "-", "-"}},
+		{"no audit", nil, "audited loss (no audit)", []string{"-", "-", "-", "-", "-", "-"}},
+	} {
+		if got := byRun(tc.rep); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: audited losses %q, want %q", tc.name, got, tc.want)
+		}
+		if got := lossHeading(tc.rep); got != tc.heading {
+			t.Errorf("%s: heading %q, want %q", tc.name, got, tc.heading)
+		}
+	}
 	var b bytes.Buffer
+	p.Audit = &synthetic
 	if err := WriteHTML(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	card, _, _ := strings.Cut(b.String(), "<h2>Each attack")
-	if strings.Contains(card, "≥") {
-		t.Error("the synthetic audit was joined to a run")
-	}
-	if !strings.Contains(b.String(), "a synthetic table of 200 people, not the tables the runs above attacked") {
-		t.Error("the audit does not say it was of a synthetic table")
+	for _, want := range []string{
+		"<th>audited loss of the mechanism (on synthetic neighbours, not this deployment)</th>",
+		"<td>dp 2</td><td>≥ 2.70 (synthetic neighbours; claimed 25 for that test)</td></tr>",
+		"a synthetic table of 200 people, not the tables the runs above attacked: its figures stand beside the runs of the same mechanism, marked synthetic",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }
 
