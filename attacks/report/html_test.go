@@ -6,7 +6,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -156,43 +155,33 @@ func TestAuditJoin(t *testing.T) {
 }
 
 // The page renders in a real headless Chromium: the DOM it builds holds
-// every plot, and the screenshot is neither blank nor a single colour.
+// every plot, and the screenshot is of the window's size and neither blank
+// nor a single colour.
 func TestHTMLRendersInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: renders the page in a headless Chromium: skipped under -short; go test ./... runs it")
 	}
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("chromium is not installed (apt-get install chromium); the page is not rendered")
+	browser, err := FindChromium()
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "card.html")
 	if err := WriteHTMLFile(path, samplePage()); err != nil {
 		t.Fatal(err)
 	}
-	// One start of the browser both dumps the DOM it built and takes the
-	// screenshot.
 	shot := filepath.Join(dir, "card.png")
-	dom := runChromium(t, browser, dir, "--dump-dom", "--screenshot="+shot, "--window-size=1200,1800", "file://"+path)
-	if n := strings.Count(string(dom), `<svg class="plot`); n != 4 {
-		t.Errorf("the rendered DOM has %d plots, want 4", n)
-	}
-	checkRenderedCard(t, string(dom))
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dom, err := Render(ctx, browser, path, shot, 1200, 1800)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := strings.Count(dom, `<svg class="plot`); n != 4 {
+		t.Errorf("the rendered DOM has %d plots, want 4", n)
+	}
+	checkRenderedCard(t, dom)
+	img := readScreenshot(t, shot, 1200, 1800)
 	dark, coloured, total := inkShare(img)
 	// The card's text and the plots' frames put dark pixels on the page,
 	// the lines coloured ones; a blank or failed page has neither.
@@ -201,21 +190,22 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	}
 }
 
-func runChromium(t *testing.T, browser, dir string, args ...string) []byte {
+// readScreenshot decodes the PNG at path, wanting it width by height.
+func readScreenshot(t *testing.T, path string, width, height int) image.Image {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + filepath.Join(dir, "profile")}
-	cmd := exec.CommandContext(ctx, browser, append(base, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+		t.Fatalf("no screenshot: %v", err)
 	}
-	return out
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
+		t.Errorf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), width, height)
+	}
+	return img
 }
 
 // inkShare counts dark pixels (text, frames) and saturated ones (the plots'
