@@ -35,7 +35,7 @@ var (
 // a screenshot of the window's size.
 func TestDemoPageRenders(t *testing.T) {
 	if testing.Short() {
-		t.Skip("under -short the demo's page (attack suite, audit, Chromium; about 30 s) is not built")
+		t.Skip("end to end: builds the demo's page (attack suite, audit, Chromium; about 30 s): skipped under -short; go test ./... runs it")
 	}
 	browser, err := report.FindChromium()
 	if err != nil {
