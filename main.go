@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"countwall/dataset/progress"
 	"countwall/internal/cli"
 )
 
@@ -21,6 +22,7 @@ func main() {
 	err := cli.New().ExecuteContext(ctx)
 	stop()
 	if err != nil {
+		progress.ClearOpen() // a command cut short leaves its bar drawn
 		fmt.Fprintln(os.Stderr, "countwall:", err)
 		os.Exit(1)
 	}

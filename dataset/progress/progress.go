@@ -45,6 +45,7 @@ func newBar(w io.Writer, label string) (update func(done, total int64), finish f
 	)
 	var mu sync.Mutex
 	finished := false
+	key := new(byte)
 	update = func(done, total int64) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -62,9 +63,24 @@ func newBar(w io.Writer, label string) (update func(done, total int64), finish f
 		if !finished {
 			finished = true
 			bar.Clear() //nolint:errcheck // as above
+			open.Delete(key)
 		}
 	}
+	open.Store(key, finish)
 	return update, finish
+}
+
+// open holds the finish of every bar drawn and not yet cleared.
+var open sync.Map
+
+// ClearOpen clears every bar still drawn: a command cut short (Ctrl-C
+// during the demo, an audit, an experiment) returns its error while its
+// bar is on the line, and the error must start on a clean one.
+func ClearOpen() {
+	open.Range(func(_, finish any) bool {
+		finish.(func())()
+		return true
+	})
 }
 
 // Counter is Bar for callers that count in int (the

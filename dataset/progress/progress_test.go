@@ -73,3 +73,28 @@ func TestAttackStopClearsTheBar(t *testing.T) {
 		t.Errorf("after stop, wrote %q", after)
 	}
 }
+
+// A bar left drawn by work cut short is cleared by ClearOpen, which main
+// calls before it prints the error; a bar already cleared is not touched
+// again, and an update after it draws nothing.
+func TestClearOpenClearsBarsLeftDrawn(t *testing.T) {
+	var left, done bytes.Buffer
+	updateLeft, _ := newBar(&left, "auditing laplace")
+	updateDone, finishDone := newBar(&done, "generating people")
+	updateLeft(3, 10)
+	updateDone(10, 10)
+	finishDone()
+	drawnLeft, drawnDone := left.String(), done.String()
+	ClearOpen()
+	cleared := strings.TrimPrefix(left.String(), drawnLeft)
+	if !strings.HasPrefix(cleared, "\r") || strings.TrimSpace(cleared) != "" {
+		t.Errorf("ClearOpen wrote %q on the open bar, want its line blanked", cleared)
+	}
+	if done.String() != drawnDone {
+		t.Errorf("ClearOpen wrote %q on a bar already cleared", strings.TrimPrefix(done.String(), drawnDone))
+	}
+	updateLeft(5, 10)
+	if after := strings.TrimPrefix(left.String(), drawnLeft+cleared); after != "" {
+		t.Errorf("an update after ClearOpen drew %q", after)
+	}
+}
