@@ -225,3 +225,8 @@ func queryColumns(rt *runtime, q *ir.Query) []Column {
 	}
 	return append(cols, Column{Name: q.Alias, Type: typ})
 }
+
+// Batch is the statements of a simple-protocol Query string, cut at the
+// semicolons that end them by the planner's lexer: the wire runs each in
+// turn, preparing each as its own statement.
+func Batch(sql string) []string { return planner.Batch(sql) }

@@ -47,8 +47,11 @@ var battery = []badInput{
 	{sql: "SELECT COUNT(*) FROM people GROUP BY", code: "42601"},
 	{sql: "SELECT COUNT(* FROM people", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people WHERE (age > 1", code: "42601"},
-	{sql: "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM people", code: "42601"},
-	{sql: "SELECT COUNT(*) FROM people; DROP TABLE people", code: "42601"},
+	// Several statements: refused whole by the extended protocol, as
+	// PostgreSQL refuses them in a prepared statement; run in turn by the
+	// simple one up to the first that fails.
+	{sql: "SELECT COUNT(*) FROM people; SELECT COUNT(*) FROM nowhere", code: "42601", simpleCode: "42P01"},
+	{sql: "SELECT COUNT(*) FROM people; DROP TABLE people", code: "42601", simpleCode: "25006"},
 	{sql: "FOO", code: "42601"},
 	{sql: "EXPLAIN ANALYZE SELECT COUNT(*) FROM people", code: "0A000"}, // it would run the query; plain EXPLAIN is answered
 	{sql: "LISTEN changes", code: "42601"},

@@ -249,33 +249,47 @@ func (c *conn) prepare(sql string) (st *proxy.Statement, ok bool) {
 	return st, true
 }
 
+// simpleQuery runs a Query message: each statement it holds in turn, each
+// answered as it runs, up to the first that fails, as PostgreSQL runs them
+// (psql -c "SET ...; SELECT ...", a driver's batch in the simple protocol).
 func (c *conn) simpleQuery(sql string) {
+	for _, one := range proxy.Batch(sql) {
+		if !c.simpleStatement(one) {
+			return
+		}
+	}
+}
+
+// simpleStatement runs one statement of a Query message; false when it
+// failed, which ends the message's statements.
+func (c *conn) simpleStatement(sql string) bool {
 	st, ok := c.prepare(sql)
 	if !ok {
-		return
+		return false
 	}
 	if err := c.refuseInFailedBlock(st); err != nil {
 		c.refused(st, err)
-		return
+		return false
 	}
 	if err := c.checkDeallocate(st); err != nil {
 		c.refused(st, err)
-		return
+		return false
 	}
 	res, err := c.run(st, nil)
 	if err != nil {
 		c.sendError(err)
-		return
+		return false
 	}
 	c.deallocate(st)
 	if res.Tag == "" && len(res.Columns) == 0 {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
-		return
+		return true
 	}
 	if len(res.Columns) > 0 {
 		c.be.Send(c.enc.rowDescription(res.Columns, nil))
 	}
 	c.sendRows(res, nil)
+	return true
 }
 
 // sendRows sends a result's rows, command tag and budget notice.
