@@ -229,3 +229,11 @@ func ExprColumn(e Expr) string {
 	}
 	return ""
 }
+
+// CopyOut is how `COPY (query) TO STDOUT` writes the query's answer:
+// PostgreSQL's text format (tab-separated, \N for NULL) or CSV, with a
+// header line of the column names when asked.
+type CopyOut struct {
+	CSV    bool
+	Header bool
+}

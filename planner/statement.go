@@ -85,7 +85,14 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
 	case "deallocate":
 		return parseDeallocate(toks)
-	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze", "copy":
+	case "copy":
+		// A COPY (query) TO STDOUT the Engine reads before the planner
+		// (CopyOut); what reaches here is a COPY it does not take.
+		if _, _, err := copyOut("", toks); err != nil {
+			return nil, err
+		}
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "COPY (SELECT ...) TO STDOUT is answered by the firewall's front door only")
+	case "insert", "update", "delete", "replace", "create", "drop", "alter", "truncate", "grant", "revoke", "vacuum", "reindex", "analyze":
 		return nil, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "%s is not allowed: countwall answers COUNT queries only and never writes", strings.ToUpper(first.Text))
 	case "pragma", "attach", "detach":
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "%s is not allowed", strings.ToUpper(first.Text))

@@ -125,7 +125,7 @@ func (s *Session) answer(ctx context.Context, rt *runtime, st *Statement, args [
 		return answer{kind: release.KindInvalid, err: err}
 	}
 	if st.reading == readCatalog {
-		res, err := s.catalogQuery(ctx, st.SQL, args)
+		res, err := s.catalogQuery(ctx, st.text, args)
 		return answer{kind: release.KindCatalog, res: res, err: err}
 	}
 	stmt, types, err := st.bind(args)

@@ -26,6 +26,13 @@ type Statement struct {
 	// session's prepared statements drops the one it names (every one for
 	// ALL) once the statement has run.
 	Deallocate *Deallocation
+	// Copy is set for COPY (query) TO STDOUT: the statement is the query,
+	// answered (and charged, and audited) as itself, and the front end
+	// writes its answer in COPY's format.
+	Copy *ir.CopyOut
+
+	// text is what was read: SQL, or a COPY's query.
+	text string
 
 	fingerprint string
 	prepared    *planner.Prepared
@@ -78,6 +85,12 @@ func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, error) {
 // or transaction control among those) and give the audit its shape.
 func (st *Statement) read(cat *ir.Catalog) {
 	st.reading, st.shape = readStatement, preparedShape{}
+	text := st.SQL
+	st.Copy = nil
+	if query, out, isCopy, err := planner.CopyOut(st.SQL); isCopy && err == nil {
+		text, st.Copy = query, &out
+	}
+	st.text = text
 	lexed := false
 	classify := func(toks []pglex.Token) bool {
 		lexed = true
@@ -88,8 +101,8 @@ func (st *Statement) read(cat *ir.Catalog) {
 		st.shape = shapeOf(toks)
 		return true
 	}
-	st.prepared, st.catalog = planner.PrepareLexed(st.SQL, cat, classify), cat
-	if !lexed && catalog.HandlesText(st.SQL) {
+	st.prepared, st.catalog = planner.PrepareLexed(text, cat, classify), cat
+	if !lexed && catalog.HandlesText(text) {
 		// The planner did not lex it (over its size limit), or its lexer
 		// refused it (an escape string E'...', which psql's \l sends): the
 		// catalog reads a discovery statement by its own rules.
@@ -191,7 +204,7 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	rt := s.engine.live.Load()
 	s.engine.current(st, rt)
 	if st.reading == readCatalog {
-		return s.describeCatalog(ctx, st.SQL)
+		return s.describeCatalog(ctx, st.text)
 	}
 	params, shape, err := st.prepared.Describe()
 	if err != nil {

@@ -128,7 +128,7 @@ var battery = []badInput{
 	{sql: "VACUUM", code: "25006"},
 	{sql: "REINDEX people", code: "25006"},
 	{sql: "ANALYZE people", code: "25006"},
-	{sql: "COPY people TO STDOUT", code: "25006"},
+	{sql: "COPY people TO STDOUT", code: "0A000"},
 	{sql: "COPY people FROM STDIN", code: "25006"},
 
 	// Unknown tables and columns.

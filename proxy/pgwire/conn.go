@@ -285,6 +285,9 @@ func (c *conn) simpleStatement(sql string) bool {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return true
 	}
+	if st.Copy != nil {
+		return c.sendCopy(res, *st.Copy)
+	}
 	if len(res.Columns) > 0 {
 		c.be.Send(c.enc.rowDescription(res.Columns, nil))
 	}
