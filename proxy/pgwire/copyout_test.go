@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,6 +55,14 @@ func TestCopyOut(t *testing.T) {
 		if err != nil || b.String() != tc.want || tag.String() != fmt.Sprintf("COPY %d", n) {
 			t.Errorf("%s: %q, tag %q, %v; want %q, COPY %d", tc.sql, b.String(), tag, err, tc.want, n)
 		}
+	}
+	// psql's own \copy, to a file, as an analyst types it.
+	file := filepath.Join(t.TempDir(), "f.csv")
+	if out := psqlScript(t, ts, `\copy (`+query+`) to '`+file+`' csv header`+"\n"); !strings.Contains(out, fmt.Sprintf("COPY %d", n)) {
+		t.Errorf("psql \\copy printed %q", out)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != csv.String() {
+		t.Errorf("psql \\copy wrote %q, %v; want %q", got, err, csv.String())
 	}
 	_, err = conn.PgConn().Prepare(ctx, "c", "COPY ("+query+") TO STDOUT", nil)
 	var pe *pgconn.PgError
