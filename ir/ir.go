@@ -47,6 +47,14 @@ const (
 	// Value is the name, "" for ALL. The front end holding the prepared
 	// statements acts on it.
 	ChatterDeallocate ChatterKind = "deallocate"
+	// ChatterSavepoint, ChatterRelease and ChatterRollbackTo are SAVEPOINT
+	// name, RELEASE [SAVEPOINT] name and ROLLBACK [WORK | TRANSACTION] TO
+	// [SAVEPOINT] name, which drivers send inside a block (psycopg 3's type
+	// introspection): countwall never writes, so they only keep the block's
+	// state. Value is the savepoint's name.
+	ChatterSavepoint  ChatterKind = "savepoint"
+	ChatterRelease    ChatterKind = "release"
+	ChatterRollbackTo ChatterKind = "rollback_to"
 )
 
 func (*Set) statement()     {}

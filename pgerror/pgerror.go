@@ -30,6 +30,7 @@ const (
 	ActiveSQLTransaction         Code = "25001"
 	NoActiveSQLTransaction       Code = "25P01"
 	InFailedSQLTransaction       Code = "25P02"
+	InvalidSavepoint             Code = "3B001"
 	ReadOnlySQLTransaction       Code = "25006"
 	InvalidSQLStatementName      Code = "26000"
 	InvalidAuthorization         Code = "28000"

@@ -296,6 +296,35 @@ func parseDeallocate(toks []pglex.Token) (ir.Statement, error) {
 	return &ir.Chatter{Kind: ir.ChatterDeallocate, Value: toks[0].Text}, nil
 }
 
+// parseSavepoint reads SAVEPOINT name, RELEASE [SAVEPOINT] name and
+// ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name (kind says which); for
+// a ROLLBACK without TO, ok is false: it is the block's ROLLBACK.
+func parseSavepoint(toks []pglex.Token, kind ir.ChatterKind) (st ir.Statement, ok bool, err error) {
+	rest := toks[1:]
+	word := func(w string) bool {
+		if len(rest) > 0 && rest[0].Kind == pglex.Word && rest[0].Text == w {
+			rest = rest[1:]
+			return true
+		}
+		return false
+	}
+	if kind == ir.ChatterRollbackTo {
+		if !word("work") {
+			word("transaction")
+		}
+		if !word("to") {
+			return nil, false, nil
+		}
+	}
+	if kind != ir.ChatterSavepoint {
+		word("savepoint")
+	}
+	if len(rest) != 1 || (rest[0].Kind != pglex.Word && rest[0].Kind != pglex.QuotedIdent) {
+		return nil, true, pgerror.Errorf(pgerror.SyntaxError, "%s needs one savepoint name", strings.ToUpper(toks[0].Text))
+	}
+	return &ir.Chatter{Kind: kind, Value: rest[0].Text}, true, nil
+}
+
 // namesCatalog reports whether a token names PostgreSQL's catalog, which
 // psql's \d and drivers' introspection read.
 func namesCatalog(toks []pglex.Token) bool {

@@ -325,7 +325,7 @@ func (pr *Prepared) Deallocates() (name string, ok bool) {
 }
 
 // Control is the transaction control the statement is (ChatterBegin,
-// ChatterCommit or ChatterRollback), known without binding it; "" for any
+// ChatterCommit, ChatterRollback or a savepoint's), known without binding it; "" for any
 // other statement, for one that is refused, and for an EXPLAIN.
 func (pr *Prepared) Control() ir.ChatterKind {
 	if pr.early != nil || pr.tokErr != nil || pr.explain {
@@ -333,9 +333,17 @@ func (pr *Prepared) Control() ir.ChatterKind {
 	}
 	if c, ok := pr.stmt.(*ir.Chatter); ok {
 		switch c.Kind {
-		case ir.ChatterBegin, ir.ChatterCommit, ir.ChatterRollback:
+		case ir.ChatterBegin, ir.ChatterCommit, ir.ChatterRollback, ir.ChatterSavepoint, ir.ChatterRelease, ir.ChatterRollbackTo:
 			return c.Kind
 		}
+	}
+	return ""
+}
+
+// Savepoint is the savepoint a SAVEPOINT, RELEASE or ROLLBACK TO names.
+func (pr *Prepared) Savepoint() string {
+	if c, ok := pr.stmt.(*ir.Chatter); ok && pr.Control() != "" {
+		return c.Value
 	}
 	return ""
 }

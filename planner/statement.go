@@ -80,7 +80,16 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 	case "commit", "end":
 		return &ir.Chatter{Kind: ir.ChatterCommit}, nil
 	case "rollback", "abort":
+		if sp, ok, err := parseSavepoint(toks, ir.ChatterRollbackTo); ok {
+			return sp, err
+		}
 		return &ir.Chatter{Kind: ir.ChatterRollback}, nil
+	case "savepoint":
+		sp, _, err := parseSavepoint(toks, ir.ChatterSavepoint)
+		return sp, err
+	case "release":
+		sp, _, err := parseSavepoint(toks, ir.ChatterRelease)
+		return sp, err
 	case "discard":
 		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
 	case "deallocate":

@@ -208,6 +208,12 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 		s.epsilon, s.delta, s.hasDelta = 0, 0, false
 		s.mu.Unlock()
 		return &Result{Tag: "DISCARD ALL"}, nil
+	case ir.ChatterSavepoint:
+		return &Result{Tag: "SAVEPOINT"}, nil
+	case ir.ChatterRelease:
+		return &Result{Tag: "RELEASE"}, nil
+	case ir.ChatterRollbackTo:
+		return &Result{Tag: "ROLLBACK"}, nil
 	case ir.ChatterDeallocate:
 		if st.Value == "" {
 			return &Result{Tag: "DEALLOCATE ALL"}, nil

@@ -22,6 +22,8 @@ type Statement struct {
 	// Transaction is what the statement does to a transaction block,
 	// known before it runs.
 	Transaction TxOp
+	// Savepoint is the name a SAVEPOINT, RELEASE or ROLLBACK TO gives.
+	Savepoint string
 	// Deallocate is set for DEALLOCATE: the front end that holds the
 	// session's prepared statements drops the one it names (every one for
 	// ALL) once the statement has run.
@@ -112,7 +114,7 @@ func (st *Statement) read(cat *ir.Catalog) {
 		st.reading, st.shape = readExplain, preparedShape{} // an EXPLAIN is never released
 	}
 	st.prepared.Declare(st.declared)
-	st.Transaction = txOp(st.prepared)
+	st.Transaction, st.Savepoint = txOp(st.prepared), st.prepared.Savepoint()
 	st.Deallocate = nil
 	if name, ok := st.prepared.Deallocates(); ok {
 		st.Deallocate = &Deallocation{Name: name, All: name == ""}
@@ -136,10 +138,13 @@ func (st *Statement) Fingerprint() string { return st.fingerprint }
 type TxOp int
 
 const (
-	TxNone     TxOp = iota // not transaction control
-	TxBegin                // BEGIN, START TRANSACTION
-	TxCommit               // COMMIT, END
-	TxRollback             // ROLLBACK, ABORT
+	TxNone       TxOp = iota // not transaction control
+	TxBegin                  // BEGIN, START TRANSACTION
+	TxCommit                 // COMMIT, END
+	TxRollback               // ROLLBACK, ABORT
+	TxSavepoint              // SAVEPOINT name
+	TxRelease                // RELEASE [SAVEPOINT] name
+	TxRollbackTo             // ROLLBACK TO [SAVEPOINT] name
 )
 
 // Ends reports whether the operation ends a transaction block: COMMIT and
@@ -154,6 +159,12 @@ func txOp(pr *planner.Prepared) TxOp {
 		return TxCommit
 	case ir.ChatterRollback:
 		return TxRollback
+	case ir.ChatterSavepoint:
+		return TxSavepoint
+	case ir.ChatterRelease:
+		return TxRelease
+	case ir.ChatterRollbackTo:
+		return TxRollbackTo
 	}
 	return TxNone
 }

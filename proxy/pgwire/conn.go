@@ -39,6 +39,7 @@ type conn struct {
 	statements map[string]*prepared
 	portals    map[string]*portal
 	txStatus   txState
+	savepoints []string // of the open block, oldest first
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
@@ -214,7 +215,7 @@ func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
 		return err
 	})
 	if err == nil {
-		res = c.transactionControl(st.Transaction, res)
+		res = c.transactionControl(st.Transaction, st.Savepoint, res)
 	}
 	return res, err
 }
@@ -271,7 +272,7 @@ func (c *conn) simpleStatement(sql string) bool {
 		c.refused(st, err)
 		return false
 	}
-	if err := c.checkDeallocate(st); err != nil {
+	if err := c.checkHousekeeping(st); err != nil {
 		c.refused(st, err)
 		return false
 	}

@@ -5,6 +5,16 @@ import (
 	"countwall/proxy"
 )
 
+// checkHousekeeping refuses, before it runs, a statement of the session's
+// own housekeeping that PostgreSQL would refuse in this state: a
+// DEALLOCATE of no statement, a savepoint statement out of place.
+func (c *conn) checkHousekeeping(st *proxy.Statement) error {
+	if err := c.checkDeallocate(st); err != nil {
+		return err
+	}
+	return c.checkSavepoint(st)
+}
+
 // checkDeallocate refuses, before it runs, a DEALLOCATE that names no
 // statement this session prepared, as PostgreSQL does (26000): a driver
 // that tidies up after itself (psycopg 3 deallocates the statements it

@@ -177,7 +177,7 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 	if p.ran != nil {
 		return c.resume(p, m.MaxRows)
 	}
-	if err := c.checkDeallocate(p.stmt.stmt); err != nil {
+	if err := c.checkHousekeeping(p.stmt.stmt); err != nil {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}

@@ -1,6 +1,8 @@
 package pgwire
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"countwall/pgerror"
@@ -27,21 +29,69 @@ var errInFailedBlock = pgerror.Errorf(pgerror.InFailedSQLTransaction,
 // refuseInFailedBlock returns 25P02 when the connection is in a failed
 // transaction block and the statement does not end it.
 func (c *conn) refuseInFailedBlock(st *proxy.Statement) error {
-	if c.txStatus != txFailed || st.Transaction.Ends() {
+	if c.txStatus != txFailed || st.Transaction.Ends() || st.Transaction == proxy.TxRollbackTo {
 		return nil
 	}
 	return errInFailedBlock
 }
 
+// checkSavepoint refuses, before it runs, a savepoint statement PostgreSQL
+// refuses: outside a block (25P01), or naming no savepoint of the block
+// (3B001).
+func (c *conn) checkSavepoint(st *proxy.Statement) error {
+	var what string
+	switch st.Transaction {
+	case proxy.TxSavepoint:
+		what = "SAVEPOINT"
+	case proxy.TxRelease:
+		what = "RELEASE SAVEPOINT"
+	case proxy.TxRollbackTo:
+		what = "ROLLBACK TO SAVEPOINT"
+	default:
+		return nil
+	}
+	if c.txStatus == txIdle {
+		return pgerror.Errorf(pgerror.NoActiveSQLTransaction, "%s can only be used in transaction blocks", what)
+	}
+	if st.Transaction != proxy.TxSavepoint && !slices.Contains(c.savepoints, st.Savepoint) {
+		return pgerror.Errorf(pgerror.InvalidSavepoint, "savepoint %q does not exist", st.Savepoint)
+	}
+	return nil
+}
+
+// savepoint follows a savepoint statement that ran: SAVEPOINT adds one,
+// RELEASE drops the latest of that name and those after it, ROLLBACK TO
+// keeps it, drops those after it and ends the block's failure.
+func (c *conn) savepoint(op proxy.TxOp, name string) {
+	latest := -1
+	for i, sp := range c.savepoints {
+		if sp == name {
+			latest = i
+		}
+	}
+	switch op {
+	case proxy.TxSavepoint:
+		c.savepoints = append(c.savepoints, name)
+	case proxy.TxRelease:
+		c.savepoints = c.savepoints[:latest]
+	case proxy.TxRollbackTo:
+		c.savepoints = c.savepoints[:latest+1]
+		c.txStatus = txBlock
+	}
+}
+
 // transactionControl follows BEGIN, COMMIT and ROLLBACK as PostgreSQL does,
 // warning where it warns, and returns the result to send.
-func (c *conn) transactionControl(op proxy.TxOp, res *proxy.Result) *proxy.Result {
+func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result) *proxy.Result {
 	switch {
 	case op == proxy.TxBegin:
 		if c.txStatus != txIdle {
 			c.warn(pgerror.ActiveSQLTransaction, "there is already a transaction in progress")
 		}
 		c.txStatus = txBlock
+		c.savepoints = nil
+	case op == proxy.TxSavepoint, op == proxy.TxRelease, op == proxy.TxRollbackTo:
+		c.savepoint(op, name)
 	case op.Ends():
 		switch c.txStatus {
 		case txIdle:
@@ -53,6 +103,7 @@ func (c *conn) transactionControl(op proxy.TxOp, res *proxy.Result) *proxy.Resul
 			res = &rolledBack
 		}
 		c.txStatus = txIdle
+		c.savepoints = nil
 	}
 	return res
 }
