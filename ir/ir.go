@@ -26,6 +26,8 @@ type Show struct {
 type Chatter struct {
 	Kind  ChatterKind
 	Value string // for current_setting: the setting name
+	// Rows is how many rows a FETCH or MOVE asks for (-1: ALL).
+	Rows int64
 }
 
 // ChatterKind names a kind of client chatter.
@@ -55,6 +57,15 @@ const (
 	ChatterSavepoint  ChatterKind = "savepoint"
 	ChatterRelease    ChatterKind = "release"
 	ChatterRollbackTo ChatterKind = "rollback_to"
+	// ChatterFetch, ChatterMove and ChatterClose are FETCH [FORWARD] [n |
+	// ALL] [FROM | IN] name, MOVE likewise and CLOSE {name | ALL} on a
+	// cursor DECLAREd in the session (psycopg2's named cursors, pandas'
+	// chunked reads): the front end holding the cursors answers them from
+	// the answer the DECLARE computed. Value is the cursor's name ("" for
+	// CLOSE ALL).
+	ChatterFetch ChatterKind = "fetch"
+	ChatterMove  ChatterKind = "move"
+	ChatterClose ChatterKind = "close"
 )
 
 func (*Set) statement()     {}

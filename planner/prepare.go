@@ -312,6 +312,18 @@ func (t tree) read(p *parser) (ir.Statement, error) {
 	return t.shape.read(p, t.constants)
 }
 
+// CursorOp is the FETCH, MOVE or CLOSE the statement is; false for any
+// other.
+func (pr *Prepared) CursorOp() (ir.Chatter, bool) {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return ir.Chatter{}, false
+	}
+	if c, ok := pr.stmt.(*ir.Chatter); ok && (c.Kind == ir.ChatterFetch || c.Kind == ir.ChatterMove || c.Kind == ir.ChatterClose) {
+		return *c, true
+	}
+	return ir.Chatter{}, false
+}
+
 // Deallocates is the prepared statement a DEALLOCATE drops ("" for ALL);
 // false for any other statement.
 func (pr *Prepared) Deallocates() (name string, ok bool) {

@@ -94,6 +94,19 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
 	case "deallocate":
 		return parseDeallocate(toks)
+	case "fetch":
+		return parseFetch(toks, ir.ChatterFetch)
+	case "move":
+		return parseFetch(toks, ir.ChatterMove)
+	case "close":
+		return parseClose(toks)
+	case "declare":
+		// A DECLARE the Engine reads before the planner (DeclareCursor);
+		// what reaches here is one it does not take.
+		if _, _, _, err := declareCursor("", toks); err != nil {
+			return nil, err
+		}
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "DECLARE CURSOR is answered by the firewall's front door only")
 	case "copy":
 		// A COPY (query) TO STDOUT the Engine reads before the planner
 		// (CopyOut); what reaches here is a COPY it does not take.

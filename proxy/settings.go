@@ -214,6 +214,9 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 		return &Result{Tag: "RELEASE"}, nil
 	case ir.ChatterRollbackTo:
 		return &Result{Tag: "ROLLBACK"}, nil
+	case ir.ChatterFetch, ir.ChatterMove, ir.ChatterClose:
+		// The front end answers them from the cursors it keeps.
+		return &Result{Tag: strings.ToUpper(string(st.Kind))}, nil
 	case ir.ChatterDeallocate:
 		if st.Value == "" {
 			return &Result{Tag: "DEALLOCATE ALL"}, nil

@@ -33,7 +33,15 @@ type Statement struct {
 	// writes its answer in COPY's format.
 	Copy *ir.CopyOut
 
-	// text is what was read: SQL, or a COPY's query.
+	// Cursor is set for DECLARE name CURSOR FOR query: the statement is
+	// the query, answered (charged, audited) as itself when the cursor is
+	// declared; the front end keeps the answer for FETCH.
+	Cursor *CursorDeclaration
+	// CursorOp is set for FETCH, MOVE and CLOSE, which the front end
+	// answers from the cursors it keeps.
+	CursorOp *ir.Chatter
+
+	// text is what was read: SQL, or a COPY's or a DECLARE's query.
 	text string
 
 	fingerprint string
@@ -92,6 +100,10 @@ func (st *Statement) read(cat *ir.Catalog) {
 	if query, out, isCopy, err := planner.CopyOut(st.SQL); isCopy && err == nil {
 		text, st.Copy = query, &out
 	}
+	st.Cursor = nil
+	if name, query, hold, isDeclare, err := planner.DeclareCursor(st.SQL); isDeclare && err == nil {
+		text, st.Cursor = query, &CursorDeclaration{Name: name, Hold: hold}
+	}
 	st.text = text
 	lexed := false
 	classify := func(toks []pglex.Token) bool {
@@ -115,10 +127,20 @@ func (st *Statement) read(cat *ir.Catalog) {
 	}
 	st.prepared.Declare(st.declared)
 	st.Transaction, st.Savepoint = txOp(st.prepared), st.prepared.Savepoint()
-	st.Deallocate = nil
+	st.Deallocate, st.CursorOp = nil, nil
+	if op, ok := st.prepared.CursorOp(); ok {
+		st.CursorOp = &op
+	}
 	if name, ok := st.prepared.Deallocates(); ok {
 		st.Deallocate = &Deallocation{Name: name, All: name == ""}
 	}
+}
+
+// CursorDeclaration is a DECLARE's cursor: its name, and whether it is
+// held past the transaction that declared it (WITH HOLD).
+type CursorDeclaration struct {
+	Name string
+	Hold bool
 }
 
 // Deallocation is what a DEALLOCATE drops: the prepared statement Name,

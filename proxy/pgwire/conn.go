@@ -38,6 +38,7 @@ type conn struct {
 
 	statements map[string]*prepared
 	portals    map[string]*portal
+	cursors    map[string]*cursor
 	txStatus   txState
 	savepoints []string // of the open block, oldest first
 
@@ -57,7 +58,7 @@ func (c *conn) cancelRunning() {
 
 func (s *Server) serveConn(nc net.Conn) {
 	defer nc.Close()
-	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, txStatus: txIdle,
+	c := &conn{srv: s, nc: nc, statements: map[string]*prepared{}, portals: map[string]*portal{}, cursors: map[string]*cursor{}, txStatus: txIdle,
 		log: s.logger.With("client", clientAddr(nc))}
 	// Startup and authentication must finish within the auth timeout,
 	// counted from accept; afterwards the idle timeout applies.
@@ -288,6 +289,9 @@ func (c *conn) simpleStatement(sql string) bool {
 	}
 	if st.Copy != nil {
 		return c.sendCopy(res, *st.Copy)
+	}
+	if c.cursorAnswer(st, res) {
+		return true
 	}
 	if len(res.Columns) > 0 {
 		c.be.Send(c.enc.rowDescription(res.Columns, nil))

@@ -12,6 +12,9 @@ func (c *conn) checkHousekeeping(st *proxy.Statement) error {
 	if err := c.checkDeallocate(st); err != nil {
 		return err
 	}
+	if err := c.checkCursor(st); err != nil {
+		return err
+	}
 	return c.checkSavepoint(st)
 }
 

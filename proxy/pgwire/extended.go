@@ -48,8 +48,8 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		c.refused(st, err)
 		return false
 	}
-	if st.Copy != nil {
-		c.refused(st, pgerror.Errorf(pgerror.FeatureNotSupported, "COPY (SELECT ...) TO STDOUT is answered in the simple query protocol (psql's \\copy); send the query itself here"))
+	if err := refuseCursorInExtended(st); err != nil {
+		c.refused(st, err)
 		return false
 	}
 	if _, exists := c.statements[m.Name]; exists && m.Name != "" {

@@ -104,6 +104,7 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 		}
 		c.txStatus = txIdle
 		c.savepoints = nil
+		c.closeCursorsAtEnd()
 	}
 	return res
 }
