@@ -14,6 +14,9 @@ type Statement interface{ statement() }
 type Set struct {
 	Name  string // lower-cased
 	Value string // as typed, quotes removed
+	// Reset is RESET name (RESET ALL: Name "all"): the setting returns to
+	// its default.
+	Reset bool
 }
 
 // Show is `SHOW name`.

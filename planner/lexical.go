@@ -280,6 +280,15 @@ func parseShow(toks []pglex.Token) (ir.Statement, error) {
 	return &ir.Show{Name: name}, nil
 }
 
+// parseReset reads RESET name and RESET ALL.
+func parseReset(toks []pglex.Token) (ir.Statement, error) {
+	name, n := settingName(toks[1:])
+	if name == "" || n != len(toks)-1 {
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "RESET needs one setting name or ALL: RESET epsilon")
+	}
+	return &ir.Set{Name: strings.ToLower(name), Reset: true}, nil
+}
+
 // parseDeallocate reads DEALLOCATE [PREPARE] {name | ALL}; a quoted name
 // keeps its case, an unquoted one is folded as PostgreSQL folds it.
 func parseDeallocate(toks []pglex.Token) (ir.Statement, error) {

@@ -75,6 +75,8 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return parseSet(toks)
 	case "show":
 		return parseShow(toks)
+	case "reset":
+		return parseReset(toks)
 	case "begin", "start":
 		return &ir.Chatter{Kind: ir.ChatterBegin}, nil
 	case "commit", "end":

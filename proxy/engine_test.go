@@ -264,6 +264,15 @@ func TestSetShowAndChatter(t *testing.T) {
 		{sql: "SHOW application_name", want: "psql"},
 		{sql: "SET epsilon = 0.2", want: "SET"},
 		{sql: "SHOW epsilon", want: "0.2"},
+		{sql: "RESET epsilon", want: "RESET"},
+		{sql: "SHOW epsilon", want: "0.1"}, // the config's default share
+		{sql: "SET epsilon = 0.2", want: "SET"},
+		{sql: "RESET ALL", want: "RESET"},
+		{sql: "SHOW application_name", want: ""},
+		{sql: "SHOW epsilon", want: "0.1"}, // the config's default share
+		{sql: "RESET no_such_thing", wantErr: pgerror.UndefinedObject},
+		{sql: "RESET", wantErr: pgerror.SyntaxError},
+		{sql: "SET application_name = 'psql'", want: "SET"},
 		{sql: "SET epsilon = 5", wantErr: pgerror.InvalidParameterValue},
 		{sql: "SET epsilon = 'lots'", wantErr: pgerror.InvalidParameterValue},
 		{sql: "SET no_such_thing = 1", wantErr: pgerror.UndefinedObject},

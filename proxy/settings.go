@@ -52,6 +52,9 @@ func (s *Session) share(rt *runtime) (eps, delta float64) {
 }
 
 func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
+	if st.Reset {
+		return s.reset(st.Name)
+	}
 	done := &Result{Tag: "SET"}
 	switch st.Name {
 	case "epsilon", "delta":
@@ -108,6 +111,28 @@ func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 	return nil, &pgerror.Error{Code: pgerror.UndefinedObject,
 		Message: fmt.Sprintf("unrecognized configuration parameter %q", st.Name),
 		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
+}
+
+// reset returns a setting to its default (RESET name), or every one (RESET
+// ALL): the share to the config's default, a client setting to its value
+// at connection.
+func (s *Session) reset(name string) (*Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch _, client := clientSettings[name]; {
+	case name == "all":
+		s.settings = map[string]string{}
+		s.epsilon, s.delta, s.hasDelta = 0, 0, false
+	case name == "epsilon":
+		s.epsilon = 0
+	case name == "delta":
+		s.delta, s.hasDelta = 0, false
+	case client || name == confidenceSetting:
+		delete(s.settings, name)
+	default:
+		return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", name)
+	}
+	return &Result{Tag: "RESET"}, nil
 }
 
 // settingIsOn reads a boolean setting's value as PostgreSQL does.

@@ -65,7 +65,7 @@ var battery = []badInput{
 	{sql: "CALL refresh()", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age > 1 age < 3", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age > > 1", code: "42601"},
-	{sql: "RESET ALL", code: "42601"},
+	{sql: "RESET", code: "42601"},
 	{sql: "SELECT COUNT(*) FROM people GROUP sex", code: "42601"},
 	{sql: "COUNT(*) FROM people", code: "42601"},
 
