@@ -31,6 +31,8 @@ type Chatter struct {
 	Value string // for current_setting: the setting name
 	// Rows is how many rows a FETCH or MOVE asks for (-1: ALL).
 	Rows int64
+	// Args are an EXECUTE's arguments in text form (nil: NULL).
+	Args []*string
 }
 
 // ChatterKind names a kind of client chatter.
@@ -69,6 +71,10 @@ const (
 	ChatterFetch ChatterKind = "fetch"
 	ChatterMove  ChatterKind = "move"
 	ChatterClose ChatterKind = "close"
+	// ChatterExecute is EXECUTE name [(arguments)] of a statement the
+	// session PREPAREd (or prepared with the protocol's Parse): the front
+	// end runs that statement with the arguments. Value is its name.
+	ChatterExecute ChatterKind = "execute"
 )
 
 func (*Set) statement()     {}

@@ -312,13 +312,13 @@ func (t tree) read(p *parser) (ir.Statement, error) {
 	return t.shape.read(p, t.constants)
 }
 
-// CursorOp is the FETCH, MOVE or CLOSE the statement is; false for any
-// other.
+// CursorOp is the FETCH, MOVE, CLOSE or EXECUTE the statement is, which
+// the front end answers from what it keeps; false for any other.
 func (pr *Prepared) CursorOp() (ir.Chatter, bool) {
 	if pr.early != nil || pr.tokErr != nil || pr.explain {
 		return ir.Chatter{}, false
 	}
-	if c, ok := pr.stmt.(*ir.Chatter); ok && (c.Kind == ir.ChatterFetch || c.Kind == ir.ChatterMove || c.Kind == ir.ChatterClose) {
+	if c, ok := pr.stmt.(*ir.Chatter); ok && (c.Kind == ir.ChatterFetch || c.Kind == ir.ChatterMove || c.Kind == ir.ChatterClose || c.Kind == ir.ChatterExecute) {
 		return *c, true
 	}
 	return ir.Chatter{}, false

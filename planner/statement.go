@@ -96,6 +96,15 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
 	case "deallocate":
 		return parseDeallocate(toks)
+	case "execute":
+		return parseExecute(toks)
+	case "prepare":
+		// A PREPARE the Engine reads before the planner (PrepareAs); what
+		// reaches here is one it does not take.
+		if _, _, err := prepareAs("", toks); err != nil {
+			return nil, err
+		}
+		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "PREPARE is answered by the firewall's front door only")
 	case "fetch":
 		return parseFetch(toks, ir.ChatterFetch)
 	case "move":

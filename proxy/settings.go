@@ -239,7 +239,7 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 		return &Result{Tag: "RELEASE"}, nil
 	case ir.ChatterRollbackTo:
 		return &Result{Tag: "ROLLBACK"}, nil
-	case ir.ChatterFetch, ir.ChatterMove, ir.ChatterClose:
+	case ir.ChatterFetch, ir.ChatterMove, ir.ChatterClose, ir.ChatterExecute:
 		// The front end answers them from the cursors it keeps.
 		return &Result{Tag: strings.ToUpper(string(st.Kind))}, nil
 	case ir.ChatterDeallocate:

@@ -41,6 +41,11 @@ type Statement struct {
 	// answers from the cursors it keeps.
 	CursorOp *ir.Chatter
 
+	// PrepareName is set for PREPARE name AS query: the statement is the
+	// query, which the front end keeps under the name for EXECUTE, as it
+	// keeps a statement the protocol's Parse prepared.
+	PrepareName string
+
 	// text is what was read: SQL, or a COPY's or a DECLARE's query.
 	text string
 
@@ -100,9 +105,12 @@ func (st *Statement) read(cat *ir.Catalog) {
 	if query, out, isCopy, err := planner.CopyOut(st.SQL); isCopy && err == nil {
 		text, st.Copy = query, &out
 	}
-	st.Cursor = nil
+	st.Cursor, st.PrepareName = nil, ""
 	if name, query, hold, isDeclare, err := planner.DeclareCursor(st.SQL); isDeclare && err == nil {
 		text, st.Cursor = query, &CursorDeclaration{Name: name, Hold: hold}
+	}
+	if name, query, isPrepare, err := planner.PrepareAs(st.SQL); isPrepare && err == nil {
+		text, st.PrepareName = query, name
 	}
 	st.text = text
 	lexed := false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/proxy"
 )
@@ -277,6 +278,12 @@ func (c *conn) simpleStatement(sql string) bool {
 		c.refused(st, err)
 		return false
 	}
+	if st.PrepareName != "" {
+		return c.sqlPrepare(st)
+	}
+	if ex := st.CursorOp; ex != nil && ex.Kind == ir.ChatterExecute {
+		return c.sqlExecute(st, ex)
+	}
 	res, err := c.run(st, nil)
 	if err != nil {
 		c.sendError(err)
@@ -293,11 +300,17 @@ func (c *conn) simpleStatement(sql string) bool {
 	if c.cursorAnswer(st, res) {
 		return true
 	}
+	c.sendResult(res)
+	return true
+}
+
+// sendResult sends a simple-protocol answer: its columns, rows, tag and
+// notice.
+func (c *conn) sendResult(res *proxy.Result) {
 	if len(res.Columns) > 0 {
 		c.be.Send(c.enc.rowDescription(res.Columns, nil))
 	}
 	c.sendRows(res, nil)
-	return true
 }
 
 // sendRows sends a result's rows, command tag and budget notice.

@@ -28,7 +28,7 @@ func (c *conn) checkCursor(st *proxy.Statement) error {
 			return pgerror.Errorf(pgerror.DuplicateCursor, "cursor %q already exists", d.Name)
 		}
 	}
-	if op := st.CursorOp; op != nil && op.Value != "" {
+	if op := st.CursorOp; op != nil && op.Kind != ir.ChatterExecute && op.Value != "" {
 		if _, ok := c.cursors[op.Value]; !ok {
 			return pgerror.Errorf(pgerror.InvalidCursorName, "cursor %q does not exist", op.Value)
 		}
@@ -95,8 +95,8 @@ func (c *conn) closeCursorsAtEnd() {
 // protocol's Parse: cursors are kept for the simple protocol (psycopg2's
 // named cursors, pandas' chunked reads).
 func refuseCursorInExtended(st *proxy.Statement) error {
-	if st.Cursor == nil && st.CursorOp == nil && st.Copy == nil {
+	if st.Cursor == nil && st.CursorOp == nil && st.Copy == nil && st.PrepareName == "" {
 		return nil
 	}
-	return pgerror.Errorf(pgerror.FeatureNotSupported, "COPY and cursors (DECLARE, FETCH, MOVE, CLOSE) are answered in the simple query protocol; send the query itself here")
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "COPY, cursors (DECLARE, FETCH, MOVE, CLOSE) and PREPARE/EXECUTE are answered in the simple query protocol; send the query itself here")
 }

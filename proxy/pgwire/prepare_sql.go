@@ -1,0 +1,60 @@
+package pgwire
+
+import (
+	"context"
+
+	"countwall/ir"
+	"countwall/pgerror"
+	"countwall/proxy"
+)
+
+// sqlPrepare keeps a PREPARE's query under its name, as Parse keeps a
+// statement (the two share one namespace, as in PostgreSQL): it is read
+// and described now, refused now if it cannot run, and runs at EXECUTE.
+func (c *conn) sqlPrepare(st *proxy.Statement) bool {
+	if _, exists := c.statements[st.PrepareName]; exists {
+		c.refused(st, pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", st.PrepareName))
+		return false
+	}
+	if namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
+		c.refused(st, pgerror.Errorf(pgerror.ProgramLimitExceeded, "too many prepared statements: this session already holds %d, the limit; DEALLOCATE unused ones", c.srv.opts.MaxPreparedStatements))
+		return false
+	}
+	var desc *proxy.Description
+	err := c.guard("describe", func() (err error) {
+		desc, err = c.session.Describe(context.Background(), st)
+		return err
+	})
+	if err != nil {
+		c.refused(st, err)
+		return false
+	}
+	c.statements[st.PrepareName] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
+	c.be.Send(c.enc.commandComplete("PREPARE"))
+	return true
+}
+
+// sqlExecute runs a prepared statement with an EXECUTE's arguments: the
+// statement's own run, audit and charge, answered as a query is.
+func (c *conn) sqlExecute(st *proxy.Statement, ex *ir.Chatter) bool {
+	p, ok := c.statements[ex.Value]
+	if !ok || ex.Value == "" {
+		c.refused(st, pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", ex.Value))
+		return false
+	}
+	if len(ex.Args) != len(p.paramOIDs) {
+		c.refused(st, pgerror.Errorf(pgerror.SyntaxError, "wrong number of parameters for prepared statement %q: it takes %d, EXECUTE gave %d", ex.Value, len(p.paramOIDs), len(ex.Args)))
+		return false
+	}
+	if err := c.unchangedColumns(p); err != nil {
+		c.refused(p.stmt, err)
+		return false
+	}
+	res, err := c.run(p.stmt, ex.Args)
+	if err != nil {
+		c.sendError(err)
+		return false
+	}
+	c.sendResult(res)
+	return true
+}
