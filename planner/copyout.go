@@ -14,12 +14,8 @@ import (
 // COPY's format. isCopy is false for any other statement; a COPY whose
 // form countwall does not take is refused with err.
 func CopyOut(sql string) (query string, out ir.CopyOut, isCopy bool, err error) {
-	trimmed := strings.TrimLeft(sql, " \t\r\n")
-	if len(trimmed) < 4 || !strings.EqualFold(trimmed[:4], "copy") {
-		return "", ir.CopyOut{}, false, nil
-	}
-	toks, lexErr := pglex.Lex(sql)
-	if lexErr != nil || len(toks) == 0 || toks[0].Kind != pglex.Word || toks[0].Text != "copy" {
+	toks, ok := startingWith(sql, "copy")
+	if !ok {
 		return "", ir.CopyOut{}, false, nil
 	}
 	query, out, err = copyOut(sql, toks)
@@ -29,9 +25,7 @@ func CopyOut(sql string) (query string, out ir.CopyOut, isCopy bool, err error) 
 // copyOut reads the tokens of a COPY statement (its first is COPY): the
 // query's text, cut from sql, and the options.
 func copyOut(sql string, toks []pglex.Token) (string, ir.CopyOut, error) {
-	if n := len(toks); toks[n-1].Kind == pglex.Op && toks[n-1].Text == ";" {
-		toks = toks[:n-1]
-	}
+	toks = withoutSemicolon(toks)
 	if copiesIn(toks) {
 		return "", ir.CopyOut{}, pgerror.Errorf(pgerror.ReadOnlySQLTransaction, "COPY ... FROM is not allowed: countwall answers COUNT queries only and never writes")
 	}
@@ -101,6 +95,29 @@ func copyOptions(toks []pglex.Token) (ir.CopyOut, error) {
 		}
 	}
 	return out, nil
+}
+
+// startingWith lexes sql when its first word is word (case aside), the
+// statements the Engine reads before the planner (COPY, DECLARE, PREPARE);
+// false, without lexing, for any other.
+func startingWith(sql, word string) ([]pglex.Token, bool) {
+	trimmed := strings.TrimLeft(sql, " \t\r\n")
+	if len(trimmed) < len(word) || !strings.EqualFold(trimmed[:len(word)], word) {
+		return nil, false
+	}
+	toks, err := pglex.Lex(sql)
+	if err != nil || len(toks) == 0 || !isWord(toks[0], word) {
+		return nil, false
+	}
+	return toks, true
+}
+
+// withoutSemicolon drops a statement's final semicolon.
+func withoutSemicolon(toks []pglex.Token) []pglex.Token {
+	if n := len(toks); n > 0 && isOp(toks[n-1], ";") {
+		return toks[:n-1]
+	}
+	return toks
 }
 
 func isOp(t pglex.Token, text string) bool   { return t.Kind == pglex.Op && t.Text == text }

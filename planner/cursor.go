@@ -15,12 +15,8 @@ import (
 // false for any other statement; a DECLARE countwall does not take (BINARY,
 // SCROLL) is refused with err.
 func DeclareCursor(sql string) (name, query string, hold, isDeclare bool, err error) {
-	trimmed := strings.TrimLeft(sql, " \t\r\n")
-	if len(trimmed) < 7 || !strings.EqualFold(trimmed[:7], "declare") {
-		return "", "", false, false, nil
-	}
-	toks, lexErr := pglex.Lex(sql)
-	if lexErr != nil || len(toks) < 2 || !isWord(toks[0], "declare") {
+	toks, ok := startingWith(sql, "declare")
+	if !ok {
 		return "", "", false, false, nil
 	}
 	name, query, hold, err = declareCursor(sql, toks)
@@ -30,9 +26,7 @@ func DeclareCursor(sql string) (name, query string, hold, isDeclare bool, err er
 // declareCursor reads a DECLARE's tokens (its first is DECLARE); the
 // query's text is cut from sql, or left out when sql is "".
 func declareCursor(sql string, toks []pglex.Token) (name, query string, hold bool, err error) {
-	if n := len(toks); isOp(toks[n-1], ";") {
-		toks = toks[:n-1]
-	}
+	toks = withoutSemicolon(toks)
 	if len(toks) < 2 || toks[1].Kind != pglex.Word && toks[1].Kind != pglex.QuotedIdent {
 		return "", "", false, pgerror.Errorf(pgerror.SyntaxError, "DECLARE needs a cursor name: DECLARE name CURSOR FOR SELECT ...")
 	}

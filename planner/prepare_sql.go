@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strings"
-
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/pglex"
@@ -13,12 +11,8 @@ import (
 // is false for any other statement; PREPARE with declared parameter types
 // is refused with err (the query's use types its parameters).
 func PrepareAs(sql string) (name, query string, isPrepare bool, err error) {
-	trimmed := strings.TrimLeft(sql, " \t\r\n")
-	if len(trimmed) < 7 || !strings.EqualFold(trimmed[:7], "prepare") {
-		return "", "", false, nil
-	}
-	toks, lexErr := pglex.Lex(sql)
-	if lexErr != nil || len(toks) == 0 || !isWord(toks[0], "prepare") {
+	toks, ok := startingWith(sql, "prepare")
+	if !ok {
 		return "", "", false, nil
 	}
 	name, query, err = prepareAs(sql, toks)
@@ -28,9 +22,7 @@ func PrepareAs(sql string) (name, query string, isPrepare bool, err error) {
 // prepareAs reads a PREPARE's tokens; the query's text is cut from sql, or
 // left out when sql is "".
 func prepareAs(sql string, toks []pglex.Token) (name, query string, err error) {
-	if n := len(toks); isOp(toks[n-1], ";") {
-		toks = toks[:n-1]
-	}
+	toks = withoutSemicolon(toks)
 	if len(toks) < 4 || (toks[1].Kind != pglex.Word && toks[1].Kind != pglex.QuotedIdent) {
 		return "", "", pgerror.Errorf(pgerror.SyntaxError, "PREPARE needs a name and a query: PREPARE name AS SELECT ...")
 	}
