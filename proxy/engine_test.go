@@ -281,6 +281,8 @@ func TestSetShowAndChatter(t *testing.T) {
 		{sql: "SHOW standard_conforming_strings", want: "on"},
 		{sql: "SET standard_conforming_strings = on", want: "SET"},
 		{sql: "SHOW mechanism", want: "exact"},
+		{sql: "SHOW server_version_num", want: "160000"},
+		{sql: "SELECT current_setting('server_version_num')", want: "160000"},
 		{sql: "SELECT version()", want: "PostgreSQL " + ServerVersion},
 		{sql: "BEGIN", want: "BEGIN"},
 		{sql: "COMMIT", want: "COMMIT"},

@@ -17,6 +17,10 @@ import (
 // ServerVersion is what `SELECT version()` and the server_version setting report.
 const ServerVersion = "16.0 (countwall)"
 
+// ServerVersionNum is server_version_num, the form BI tools and drivers
+// compare (PostgreSQL 16.0).
+const ServerVersionNum = "160000"
+
 // Session is one analyst's conversation with the Engine: it carries the
 // analyst's name and the settings changed with SET. A Session is used by one
 // connection at a time.

@@ -188,6 +188,8 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, 
 		return one(s.confidenceText()), nil
 	case "server_version":
 		return one(ServerVersion), nil
+	case "server_version_num":
+		return one(ServerVersionNum), nil
 	}
 	if def, ok := clientSettings[st.Name]; ok {
 		s.mu.Lock()
@@ -208,8 +210,11 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
 	case ir.ChatterCurrentSetting:
 		v, ok := clientSettings[st.Value]
-		if st.Value == "server_version" {
+		switch st.Value {
+		case "server_version":
 			v, ok = ServerVersion, true
+		case "server_version_num":
+			v, ok = ServerVersionNum, true
 		}
 		if !ok {
 			return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Value)
