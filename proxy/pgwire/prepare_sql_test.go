@@ -52,4 +52,3 @@ func TestPrepareAndExecuteInSQL(t *testing.T) {
 		}
 	}
 }
-
