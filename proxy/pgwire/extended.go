@@ -52,28 +52,37 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		c.refused(st, err)
 		return false
 	}
-	if _, exists := c.statements[m.Name]; exists && m.Name != "" {
-		c.refused(st, pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", m.Name))
-		return false
-	}
-	if m.Name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
-		c.refused(st, pgerror.Errorf(pgerror.ProgramLimitExceeded,
-			"too many prepared statements: this session already holds %d, the limit; close unused ones with the protocol's Close message", c.srv.opts.MaxPreparedStatements))
-		return false
-	}
 	st.DeclareParams(declaredTypes(m.ParameterOIDs))
+	if err := c.keep(m.Name, st); err != nil {
+		c.refused(st, err)
+		return false
+	}
+	c.be.Send(&pgproto3.ParseComplete{})
+	return true
+}
+
+// keep describes a statement and keeps it under name, for Parse and for
+// SQL's PREPARE alike (one namespace, as in PostgreSQL): a name in use
+// (but the unnamed statement's) or past the session's limit is refused,
+// and so is a statement that does not describe.
+func (c *conn) keep(name string, st *proxy.Statement) error {
+	if _, exists := c.statements[name]; exists && name != "" {
+		return pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", name)
+	}
+	if name != "" && namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
+		return pgerror.Errorf(pgerror.ProgramLimitExceeded,
+			"too many prepared statements: this session already holds %d, the limit; close unused ones (the protocol's Close, or DEALLOCATE)", c.srv.opts.MaxPreparedStatements)
+	}
 	var desc *proxy.Description
 	err := c.guard("describe", func() (err error) {
 		desc, err = c.session.Describe(context.Background(), st)
 		return err
 	})
 	if err != nil {
-		c.refused(st, err)
-		return false
+		return err
 	}
-	c.statements[m.Name] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
-	c.be.Send(&pgproto3.ParseComplete{})
-	return true
+	c.statements[name] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
+	return nil
 }
 
 func (c *conn) bind(m *pgproto3.Bind) bool {

@@ -305,7 +305,7 @@ func TestPreparedStatementAndPortalCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, rest := countOf(receiveUntilReady(t, fe), "ParseComplete")
-	want := []string{"ERROR 54000 too many prepared statements: this session already holds 1000, the limit; close unused ones with the protocol's Close message", "ready I"}
+	want := []string{"ERROR 54000 too many prepared statements: this session already holds 1000, the limit; close unused ones (the protocol's Close, or DEALLOCATE)", "ready I"}
 	if n != 1000 || fmt.Sprint(rest) != fmt.Sprint(want) {
 		t.Errorf("1001 named Parse: %d ParseComplete then %q, want 1000 then %q", n, rest, want)
 	}

@@ -1,8 +1,6 @@
 package pgwire
 
 import (
-	"context"
-
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/proxy"
@@ -12,24 +10,10 @@ import (
 // statement (the two share one namespace, as in PostgreSQL): it is read
 // and described now, refused now if it cannot run, and runs at EXECUTE.
 func (c *conn) sqlPrepare(st *proxy.Statement) bool {
-	if _, exists := c.statements[st.PrepareName]; exists {
-		c.refused(st, pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", st.PrepareName))
-		return false
-	}
-	if namedCount(c.statements) >= c.srv.opts.MaxPreparedStatements {
-		c.refused(st, pgerror.Errorf(pgerror.ProgramLimitExceeded, "too many prepared statements: this session already holds %d, the limit; DEALLOCATE unused ones", c.srv.opts.MaxPreparedStatements))
-		return false
-	}
-	var desc *proxy.Description
-	err := c.guard("describe", func() (err error) {
-		desc, err = c.session.Describe(context.Background(), st)
-		return err
-	})
-	if err != nil {
+	if err := c.keep(st.PrepareName, st); err != nil {
 		c.refused(st, err)
 		return false
 	}
-	c.statements[st.PrepareName] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
 	c.be.Send(c.enc.commandComplete("PREPARE"))
 	return true
 }
