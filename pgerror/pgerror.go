@@ -31,6 +31,7 @@ const (
 	NoActiveSQLTransaction       Code = "25P01"
 	InFailedSQLTransaction       Code = "25P02"
 	InvalidSavepoint             Code = "3B001"
+	InvalidSchemaName            Code = "3F000"
 	ReadOnlySQLTransaction       Code = "25006"
 	InvalidSQLStatementName      Code = "26000"
 	InvalidAuthorization         Code = "28000"

@@ -356,8 +356,11 @@ func (p *parser) from(from sqlparser.TableExprs) error {
 			if e.Name.String() == "dual" && e.Qualifier.IsEmpty() {
 				return pgerror.Errorf(pgerror.SyntaxError, "a query needs FROM table")
 			}
-			if !e.Qualifier.IsEmpty() {
-				return pgerror.Errorf(pgerror.FeatureNotSupported, "schema-qualified table names are not supported (%q)", e.Qualifier.String()+"."+e.Name.String())
+			// The configured tables are schema public's, as the catalog
+			// shows them to clients that qualify what they list.
+			if q := e.Qualifier.String(); q != "" && q != "public" {
+				return pgerror.Errorf(pgerror.InvalidSchemaName, "schema %q does not exist", q).
+					WithHint("the configured tables are in schema public")
 			}
 			name := e.Name.String()
 			var tbl *ir.Table

@@ -53,6 +53,7 @@ func TestRefusals(t *testing.T) {
 		{"limit", "SELECT COUNT(*) FROM people LIMIT 4242", pgerror.FeatureNotSupported, "LIMIT", nil},
 		{"join", "SELECT COUNT(*) FROM people JOIN people AS p2 ON people.id = p2.id", pgerror.FeatureNotSupported, "JOIN", nil},
 		{"two tables", "SELECT COUNT(*) FROM people, people", pgerror.FeatureNotSupported, "one table", nil},
+		{"other schema", "SELECT COUNT(*) FROM secret.people", pgerror.InvalidSchemaName, "secret", nil},
 		{"subquery in where", "SELECT COUNT(*) FROM people WHERE age IN (SELECT age FROM people)", pgerror.FeatureNotSupported, "subqueries", nil},
 		{"subquery in from", "SELECT COUNT(*) FROM (SELECT * FROM people) AS t", pgerror.FeatureNotSupported, "subqueries", nil},
 		{"exists", "SELECT COUNT(*) FROM people WHERE EXISTS (SELECT 1 FROM people)", pgerror.FeatureNotSupported, "subqueries", nil},
@@ -148,6 +149,8 @@ func TestParseAccepted(t *testing.T) {
 	}{
 		{"count star", "SELECT COUNT(*) FROM people;", nil, nil,
 			&ir.Query{Table: "people", Alias: "count"}},
+		{"schema public", `SELECT COUNT(*) FROM public.people WHERE people.age > 30`, nil, nil,
+			&ir.Query{Table: "people", Alias: "count", Where: &ir.Compare{Column: "age", Op: ">", Value: lit(30)}}},
 		{"count one, alias, case", "select Count(1) AS N from PEOPLE", nil, nil,
 			&ir.Query{Table: "people", Alias: "n"}},
 		{"count distinct unit", "SELECT COUNT(DISTINCT id) FROM people", nil, nil,
