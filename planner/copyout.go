@@ -8,12 +8,12 @@ import (
 	"countwall/pglex"
 )
 
-// CopyOut reads `COPY (query) TO STDOUT [[WITH] options]`, which psql's
+// readCopyOut reads `COPY (query) TO STDOUT [[WITH] options]`, which psql's
 // \copy (query) TO 'file' sends: the query is answered as any other
 // (through the mechanism, charged and audited as itself) and written in
 // COPY's format. isCopy is false for any other statement; a COPY whose
 // form countwall does not take is refused with err.
-func CopyOut(sql string) (query string, out ir.CopyOut, isCopy bool, err error) {
+func readCopyOut(sql string) (query string, out ir.CopyOut, isCopy bool, err error) {
 	toks, ok := startingWith(sql, "copy")
 	if !ok {
 		return "", ir.CopyOut{}, false, nil

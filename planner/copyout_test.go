@@ -29,9 +29,9 @@ func TestCopyOut(t *testing.T) {
 		{"COPY () TO STDOUT", "", ir.CopyOut{}, true, pgerror.FeatureNotSupported},
 	}
 	for _, tc := range cases {
-		query, out, isCopy, err := CopyOut(tc.sql)
+		query, out, isCopy, err := readCopyOut(tc.sql)
 		if query != tc.query || out != tc.out || isCopy != tc.isCopy || pgerror.SQLState(err) != tc.code {
-			t.Errorf("CopyOut(%q) = %q, %+v, %v, %v; want %q, %+v, %v, %s", tc.sql, query, out, isCopy, err, tc.query, tc.out, tc.isCopy, tc.code)
+			t.Errorf("readCopyOut(%q) = %q, %+v, %v, %v; want %q, %+v, %v, %s", tc.sql, query, out, isCopy, err, tc.query, tc.out, tc.isCopy, tc.code)
 		}
 	}
 }

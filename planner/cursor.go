@@ -9,12 +9,12 @@ import (
 	"countwall/pglex"
 )
 
-// DeclareCursor reads DECLARE name [ASENSITIVE | INSENSITIVE] [NO SCROLL]
+// readDeclare reads DECLARE name [ASENSITIVE | INSENSITIVE] [NO SCROLL]
 // CURSOR [{WITH | WITHOUT} HOLD] FOR query: the query is answered as any
 // other when the cursor is declared, and FETCH reads its rows. isDeclare is
 // false for any other statement; a DECLARE countwall does not take (BINARY,
 // SCROLL) is refused with err.
-func DeclareCursor(sql string) (name, query string, hold, isDeclare bool, err error) {
+func readDeclare(sql string) (name, query string, hold, isDeclare bool, err error) {
 	toks, ok := startingWith(sql, "declare")
 	if !ok {
 		return "", "", false, false, nil

@@ -6,11 +6,11 @@ import (
 	"countwall/pglex"
 )
 
-// PrepareAs reads PREPARE name AS query: the query is prepared as the
+// readPrepare reads PREPARE name AS query: the query is prepared as the
 // protocol's Parse prepares it, under name, and EXECUTE runs it. isPrepare
 // is false for any other statement; PREPARE with declared parameter types
 // is refused with err (the query's use types its parameters).
-func PrepareAs(sql string) (name, query string, isPrepare bool, err error) {
+func readPrepare(sql string) (name, query string, isPrepare bool, err error) {
 	toks, ok := startingWith(sql, "prepare")
 	if !ok {
 		return "", "", false, nil

@@ -99,7 +99,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 	case "execute":
 		return parseExecute(toks)
 	case "prepare":
-		// A PREPARE the Engine reads before the planner (PrepareAs); what
+		// A PREPARE the Engine reads before the planner (ReadOuter); what
 		// reaches here is one it does not take.
 		if _, _, err := prepareAs("", toks); err != nil {
 			return nil, err
@@ -112,7 +112,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 	case "close":
 		return parseClose(toks)
 	case "declare":
-		// A DECLARE the Engine reads before the planner (DeclareCursor);
+		// A DECLARE the Engine reads before the planner (ReadOuter);
 		// what reaches here is one it does not take.
 		if _, _, _, err := declareCursor("", toks); err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "DECLARE CURSOR is answered by the firewall's front door only")
 	case "copy":
 		// A COPY (query) TO STDOUT the Engine reads before the planner
-		// (CopyOut); what reaches here is a COPY it does not take.
+		// (ReadOuter); what reaches here is a COPY it does not take.
 		if _, _, err := copyOut("", toks); err != nil {
 			return nil, err
 		}

@@ -101,16 +101,17 @@ func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, error) {
 func (st *Statement) read(cat *ir.Catalog) {
 	st.reading, st.shape = readStatement, preparedShape{}
 	text := st.SQL
-	st.Copy = nil
-	if query, out, isCopy, err := planner.CopyOut(st.SQL); isCopy && err == nil {
-		text, st.Copy = query, &out
-	}
-	st.Cursor, st.PrepareName = nil, ""
-	if name, query, hold, isDeclare, err := planner.DeclareCursor(st.SQL); isDeclare && err == nil {
-		text, st.Cursor = query, &CursorDeclaration{Name: name, Hold: hold}
-	}
-	if name, query, isPrepare, err := planner.PrepareAs(st.SQL); isPrepare && err == nil {
-		text, st.PrepareName = query, name
+	st.Copy, st.Cursor, st.PrepareName = nil, nil, ""
+	if o, ok := planner.ReadOuter(st.SQL); ok {
+		text = o.Query
+		switch {
+		case o.Copy != nil:
+			st.Copy = o.Copy
+		case o.Cursor != "":
+			st.Cursor = &CursorDeclaration{Name: o.Cursor, Hold: o.Hold}
+		default:
+			st.PrepareName = o.Prepare
+		}
 	}
 	st.text = text
 	lexed := false
