@@ -32,10 +32,10 @@ type portal struct {
 	// limit leaves the rest in it for the next Execute (PortalSuspended),
 	// and a portal that has run is never run, nor charged, again.
 	ran  *proxy.Result
-	sent int  // rows of ran sent so far
-	done bool // a statement without rows has sent its tag
+	sent int // rows of ran sent so far
 	// resumed is set once the first Execute has sent its part: the
-	// answer's notice (its charge) goes with that one only.
+	// answer's notice (its charge) goes with that one only, and a
+	// statement without rows has then sent all it has.
 	resumed bool
 }
 
@@ -215,11 +215,10 @@ func (c *conn) resume(p *portal, maxRows uint32) bool {
 	first := !p.resumed
 	p.resumed = true
 	if len(res.Columns) == 0 {
-		if p.done {
+		if !first {
 			c.sendError(pgerror.Errorf(pgerror.ObjectNotInPrerequisiteState, "portal cannot be run: it has run to completion"))
 			return false
 		}
-		p.done = true
 		c.sendRows(res, p.resultFormats)
 		return true
 	}
