@@ -26,7 +26,7 @@ const (
 // extendedCursorPending: pgx sends FETCH through the extended protocol
 // (Exec without arguments goes through the simple protocol, Query does
 // not).
-const extendedCursorPending = "needs FETCH in the extended protocol, issue 34"
+const extendedCursorPending = "needs FETCH (cursors) in the extended protocol, issue 34"
 
 func goClients() []matrixClient {
 	pgxClient := func(mode pgx.QueryExecMode, batch bool) func(*testing.T, *testServer) string {
