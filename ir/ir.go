@@ -103,8 +103,12 @@ type Query struct {
 	Threshold *Threshold // non-nil for threshold queries
 	Alias     string     // output column name of the aggregate ("count" by default)
 	GroupBy   []string   // canonical column names, in select-list order
-	OrderBy   []Order    // on group columns only
-	Where     Pred       // nil when there is no WHERE
+	// GroupsAfterCount is how many of the GroupBy columns the select list
+	// names after the count (SELECT COUNT(*), sex ...: 1); the answer's
+	// columns follow the select list. 0: the count is last.
+	GroupsAfterCount int
+	OrderBy          []Order // on group columns only
+	Where            Pred    // nil when there is no WHERE
 }
 
 // Order is one ORDER BY term.

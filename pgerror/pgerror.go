@@ -58,6 +58,8 @@ const (
 	UndefinedFunction            Code = "42883"
 	AmbiguousFunction            Code = "42725"
 	IndeterminateDatatype        Code = "42P18"
+	WrongObjectType              Code = "42809"
+	InvalidColumnReference       Code = "42P10"
 	NameTooLong                  Code = "42622"
 	DivisionByZero               Code = "22012"
 	InvalidEscapeSequence        Code = "22025"

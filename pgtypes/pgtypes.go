@@ -115,3 +115,31 @@ func (o OID) IsInputless() bool {
 	}
 	return false
 }
+
+// arrays are the array types of the element types a count compares, as
+// PostgreSQL 15 numbers them (typarray).
+var arrays = map[OID]OID{Bool: 1000, Char: 1002, Name: 1003, Int2: 1005, Int4: 1007, Text: 1009,
+	BPChar: 1014, Varchar: 1015, Int8: 1016, Float4: 1021, Float8: 1022, Numeric: 1231}
+
+// elements are arrays read the other way.
+var elements = func() map[OID]OID {
+	m := make(map[OID]OID, len(arrays))
+	for e, a := range arrays {
+		m[a] = e
+	}
+	return m
+}()
+
+// ArrayOf is the type of an array of t; false for a type whose array
+// countwall does not read.
+func ArrayOf(t OID) (OID, bool) {
+	a, ok := arrays[t]
+	return a, ok
+}
+
+// Element is the element type of array type t; false when t is not an
+// array type countwall reads.
+func Element(t OID) (OID, bool) {
+	e, ok := elements[t]
+	return e, ok
+}

@@ -23,6 +23,9 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (ir.Pred, error) {
 	if op == sqlparser.NotEqualStr {
 		op = "<>"
 	}
+	if f, ok := quantifiedCall(x.Right); ok {
+		return p.quantified(x, op, f)
+	}
 	switch op {
 	case sqlparser.InStr, sqlparser.NotInStr:
 		return p.inList(x, op)
@@ -120,8 +123,10 @@ func (p *parser) ordered(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error
 			// An unknown name is named first: sex = "F" compares with a
 			// column "F", which PostgreSQL reports as missing.
 			for _, side := range []sqlparser.Expr{left, right} {
-				if _, err := p.column(side.(*sqlparser.ColName)); err != nil {
-					return nil, err
+				if c, ok := side.(*sqlparser.ColName); ok {
+					if _, err := p.column(c); err != nil {
+						return nil, err
+					}
 				}
 			}
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "column-to-column comparisons are not supported")

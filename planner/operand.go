@@ -45,6 +45,17 @@ func (p *parser) operandOf(e sqlparser.Expr, col string) (operand, error) {
 		e = u.Expr
 	}
 	switch v := e.(type) {
+	case *sqlparser.FuncExpr:
+		if v.Name.Lowered() == castCall {
+			o, err := p.castOperand(v, col)
+			if err != nil {
+				return operand{}, err
+			}
+			if sign != 0 {
+				o.sign = sign
+			}
+			return p.signed(o)
+		}
 	case *sqlparser.NullVal:
 		return operand{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
 	case sqlparser.BoolVal:

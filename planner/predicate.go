@@ -41,7 +41,9 @@ func (p *parser) pred(e sqlparser.Expr) (ir.Pred, error) {
 		if pol.Strict || !pol.AllowNotEqual {
 			return nil, p.policyError("NOT")
 		}
+		p.negated = !p.negated
 		inner, err := p.pred(x.Expr)
+		p.negated = !p.negated
 		if err != nil {
 			return nil, err
 		}
@@ -108,6 +110,19 @@ func (p *parser) policyError(construct string) error {
 // leafColumn resolves the column of a condition and counts the condition
 // against max_conditions.
 func (p *parser) leafColumn(e sqlparser.Expr) (string, error) {
+	if f, isCast := e.(*sqlparser.FuncExpr); isCast && f.Name.Lowered() == castCall {
+		inner, typ := castArgs(f)
+		if c, ok := inner.(*sqlparser.ColName); ok {
+			name, err := p.column(c)
+			if err != nil {
+				return "", err
+			}
+			if err := p.checkColumnCast(name, typ, false); err != nil {
+				return "", err
+			}
+			e = c
+		}
+	}
 	col, ok := e.(*sqlparser.ColName)
 	if !ok {
 		return "", pgerror.Errorf(pgerror.FeatureNotSupported, "the left side of this condition must be a column")
@@ -123,7 +138,15 @@ func (p *parser) leafColumn(e sqlparser.Expr) (string, error) {
 	return name, nil
 }
 
-func isColumn(e sqlparser.Expr) bool { _, ok := e.(*sqlparser.ColName); return ok }
+// isColumn reports whether e is a column, or a cast of one (which
+// leafColumn allows or refuses by its type).
+func isColumn(e sqlparser.Expr) bool {
+	if f, ok := e.(*sqlparser.FuncExpr); ok && f.Name.Lowered() == castCall {
+		e, _ = castArgs(f)
+	}
+	_, ok := e.(*sqlparser.ColName)
+	return ok
+}
 
 func isLiteral(e sqlparser.Expr) bool {
 	switch x := e.(type) {
@@ -131,6 +154,9 @@ func isLiteral(e sqlparser.Expr) bool {
 		return true
 	case *sqlparser.UnaryExpr:
 		return isLiteral(x.Expr)
+	case *sqlparser.FuncExpr:
+		inner, _ := castArgs(x)
+		return x.Name.Lowered() == castCall && inner != nil && isLiteral(inner)
 	}
 	return false
 }

@@ -147,6 +147,9 @@ func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pgle
 		return nil
 	}
 	pr.stmt, pr.tokErr = fromTokens(toks)
+	if pr.stmt == nil && pr.tokErr == nil {
+		toks, pr.tokErr = rewriteForms(toks)
+	}
 	return toks
 }
 

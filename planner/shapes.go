@@ -152,6 +152,9 @@ func shapeOf(toks []pglex.Token) (sh *shape, constants []sqlparser.SQLVal, ok bo
 		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {
 			return false
 		}
+		if t.Kind == pglex.Number && isOrdinal(toks, i) {
+			return false // GROUP BY 1 names a column: part of the shape
+		}
 		v, ok := constantOf(t, &arena)
 		if ok {
 			constants = append(constants, v)
@@ -202,3 +205,32 @@ func (sh *shape) read(p *parser, constants []sqlparser.SQLVal) (ir.Statement, er
 	}()
 	return p.fromTree(sh.tree)
 }
+
+// isOrdinal reports whether the number at i is a GROUP BY or ORDER BY
+// item of its own (GROUP BY 1, 2): a select-list position, not a value.
+func isOrdinal(toks []pglex.Token, i int) bool {
+	if i+1 < len(toks) {
+		if next := toks[i+1]; !(isOp(next, ",") || next.Kind == pglex.Word && ordinalFollowers[next.Text]) {
+			return false
+		}
+	}
+	for j := i - 1; j > 0; j -= 2 {
+		// Back over "n ," items to the BY that starts the list.
+		if isWord(toks[j], "by") {
+			return isWord(toks[j-1], "group") || isWord(toks[j-1], "order")
+		}
+		if !isOp(toks[j], ",") || j < 2 {
+			return false
+		}
+		if prev := toks[j-1]; prev.Kind != pglex.Number && !(prev.Kind == pglex.Word && ordinalFollowers[prev.Text]) {
+			return false
+		}
+		if prev := toks[j-1]; prev.Kind == pglex.Word {
+			j-- // an ASC or DESC after the previous item
+		}
+	}
+	return false
+}
+
+// ordinalFollowers are the words that may follow an ordinal item.
+var ordinalFollowers = map[string]bool{"asc": true, "desc": true, "order": true, "having": true, "limit": true, "offset": true}

@@ -43,6 +43,7 @@ type parser struct {
 	declared   []pgtypes.OID // the types the client declared for $1..$n (Prepared.Declare)
 	paramTypes []pgtypes.OID // the type each $n's first use gave it; Unspecified before
 	depth      int           // nesting of the condition being read
+	negated    bool          // the condition being read is under an odd number of NOTs
 	ownText    bool          // parse the statement's own text, not its shape's tree (tests)
 }
 
@@ -180,14 +181,14 @@ func (p *parser) selectStmt(s *sqlparser.Select) (ir.Statement, error) {
 		return nil, err
 	}
 	q := &ir.Query{Table: p.table.Name, Alias: "count"}
-	plain, err := p.selectList(s.SelectExprs, q)
+	items, err := p.selectList(s.SelectExprs, q)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.groupBy(s.GroupBy, plain, q); err != nil {
+	if err := p.groupBy(s.GroupBy, items, q); err != nil {
 		return nil, err
 	}
-	if err := orderBy(s.OrderBy, q); err != nil {
+	if err := p.orderBy(s.OrderBy, items, q); err != nil {
 		return nil, err
 	}
 	if s.Where != nil {
@@ -215,89 +216,6 @@ func unsupportedClause(s *sqlparser.Select) error {
 		return pgerror.Errorf(pgerror.FeatureNotSupported, "LIMIT and OFFSET are not supported")
 	case s.Lock != "":
 		return pgerror.Errorf(pgerror.FeatureNotSupported, "locking clauses are not supported")
-	}
-	return nil
-}
-
-// selectList reads the one COUNT into q and returns the plain (group)
-// columns selected, in order.
-func (p *parser) selectList(exprs sqlparser.SelectExprs, q *ir.Query) ([]string, error) {
-	var plain []string
-	aggSeen := false
-	for _, se := range exprs {
-		switch e := se.(type) {
-		case *sqlparser.StarExpr:
-			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT * is not supported: select COUNT(*) and, optionally, the GROUP BY columns")
-		case *sqlparser.Nextval:
-			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "NEXT VALUE is not supported")
-		case *sqlparser.AliasedExpr:
-			if col, ok := e.Expr.(*sqlparser.ColName); ok {
-				name, err := p.column(col)
-				if err != nil {
-					return nil, err
-				}
-				if !e.As.IsEmpty() {
-					return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "aliases on group columns are not supported (column %q)", name)
-				}
-				plain = append(plain, name)
-				continue
-			}
-			if aggSeen {
-				return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "only one COUNT may be selected")
-			}
-			if err := p.aggregate(e.Expr, q); err != nil {
-				return nil, err
-			}
-			aggSeen = true
-			if !e.As.IsEmpty() {
-				q.Alias = e.As.String()
-			}
-		}
-	}
-	if !aggSeen {
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a query must select COUNT(*); bare columns are not answered")
-	}
-	return plain, nil
-}
-
-// groupBy checks that the GROUP BY columns are exactly the plain columns
-// selected and sets q.GroupBy to them in the select list's order.
-func (p *parser) groupBy(groups sqlparser.GroupBy, plain []string, q *ir.Query) error {
-	for _, g := range groups {
-		col, ok := g.(*sqlparser.ColName)
-		if !ok {
-			return pgerror.Errorf(pgerror.GroupingError, "GROUP BY accepts plain column names only")
-		}
-		name, err := p.column(col)
-		if err != nil {
-			return err
-		}
-		q.GroupBy = append(q.GroupBy, name)
-	}
-	if err := sameColumns(plain, q.GroupBy); err != nil {
-		return err
-	}
-	q.GroupBy = plain
-	for _, g := range q.GroupBy {
-		if g == p.table.PrivacyUnit {
-			return pgerror.Errorf(pgerror.InsufficientPrivilege, "GROUP BY the privacy-unit column %q is not allowed", g)
-		}
-	}
-	return p.checkGroupLimit(q.GroupBy)
-}
-
-// orderBy reads ORDER BY, which may name group columns only.
-func orderBy(orders sqlparser.OrderBy, q *ir.Query) error {
-	for _, o := range orders {
-		col, ok := o.Expr.(*sqlparser.ColName)
-		if !ok {
-			return pgerror.Errorf(pgerror.GroupingError, "ORDER BY accepts group column names only")
-		}
-		name := col.Name.String()
-		if !contains(q.GroupBy, name) {
-			return pgerror.Errorf(pgerror.GroupingError, "ORDER BY %q: only GROUP BY columns may be ordered on", name)
-		}
-		q.OrderBy = append(q.OrderBy, ir.Order{Column: name, Desc: o.Direction == sqlparser.DescScr})
 	}
 	return nil
 }
@@ -470,27 +388,6 @@ func intLiteral(e sqlparser.Expr) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
-}
-
-func sameColumns(selected, grouped []string) error {
-	for _, s := range selected {
-		if !contains(grouped, s) {
-			return pgerror.Errorf(pgerror.GroupingError, "column %q must appear in the GROUP BY clause", s)
-		}
-	}
-	for _, g := range grouped {
-		if !contains(selected, g) {
-			return pgerror.Errorf(pgerror.GroupingError, "GROUP BY column %q must also be selected", g)
-		}
-	}
-	seen := map[string]bool{}
-	for _, s := range selected {
-		if seen[s] {
-			return pgerror.Errorf(pgerror.GroupingError, "column %q is selected twice", s)
-		}
-		seen[s] = true
-	}
-	return nil
 }
 
 func contains(xs []string, x string) bool {

@@ -81,7 +81,7 @@ func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mec
 
 // rows builds the result of an answered query: a row per answered cell.
 func (s *Session) rows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.Answer, notice string) *Result {
-	res := &Result{Columns: queryColumns(rt, q), Notice: notice}
+	res := &Result{Columns: queryColumns(rt, q), Notice: notice, groupsAfter: q.GroupsAfterCount}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
 	for i, a := range answers {
 		if a.Dropped {

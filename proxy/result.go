@@ -41,6 +41,10 @@ type Result struct {
 	// intervals is set when the last columns are ci_low and ci_high, after
 	// the count (SET countwall.confidence).
 	intervals bool
+	// groupsAfter is how many group columns the select list names after
+	// the count (ir.Query.GroupsAfterCount): the answer is built and
+	// audited with the count last, and inSelectOrder moves it.
+	groupsAfter int
 }
 
 // countColumn is the index of an answer's count column: the last, or the
@@ -50,4 +54,34 @@ func (r *Result) countColumn() int {
 		return len(r.Columns) - 1 - len(intervalColumns)
 	}
 	return len(r.Columns) - 1
+}
+
+// inSelectOrder is the answer with its columns in the select list's order:
+// the count, and the interval columns right after it, where the analyst
+// wrote COUNT(*) (SELECT COUNT(*), sex ...). It is the answer itself when
+// the count is last; otherwise a copy, since the audit and the notices
+// read the answer with its count last.
+func (r *Result) inSelectOrder() *Result {
+	if r == nil || r.groupsAfter == 0 {
+		return r
+	}
+	count := r.countColumn()
+	out := *r
+	out.groupsAfter = 0
+	out.Columns = selectOrder(r.Columns, count, r.groupsAfter)
+	out.Rows = make([][]Value, len(r.Rows))
+	for i, row := range r.Rows {
+		out.Rows[i] = selectOrder(row, count, r.groupsAfter)
+	}
+	return &out
+}
+
+// selectOrder moves the last after of the group columns before count to
+// after the count's block (the count and its interval columns).
+func selectOrder[T any](xs []T, count, after int) []T {
+	before := count - after
+	out := make([]T, 0, len(xs))
+	out = append(out, xs[:before]...)
+	out = append(out, xs[count:]...)
+	return append(out, xs[before:count]...)
 }

@@ -104,7 +104,7 @@ func (s *Session) Execute(ctx context.Context, st *Statement, args []*string) (*
 			"outcome", outcome(err), "latency", time.Since(start))
 	}
 	s.engine.observe(a.kind, err, time.Since(start))
-	return res, err
+	return res.inSelectOrder(), err
 }
 
 // answer is what Execute sends and audits of one statement.

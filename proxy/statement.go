@@ -256,6 +256,7 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	switch sh := shape.(type) {
 	case *ir.Query:
 		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))
+		d.Columns = selectOrder(d.Columns, len(sh.GroupBy), sh.GroupsAfterCount)
 	case *ir.Show:
 		d.Columns = showColumns(sh.Name)
 	case *ir.Chatter:
