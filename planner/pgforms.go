@@ -104,7 +104,6 @@ func rewriteTokens(toks []pglex.Token) ([]pglex.Token, error) {
 	return out, nil
 }
 
-
 func isComparison(t pglex.Token) bool {
 	if t.Kind != pglex.Op {
 		return false
