@@ -207,6 +207,15 @@ func (c *Catalog) Query(ctx context.Context, s Session, sql string, args []*stri
 		}
 		return nil, err
 	}
+	if toks, lerr := lex(sql); lerr == nil {
+		if names := outputNames(toks); len(names) == len(res.Columns) {
+			for i, name := range names {
+				if name != "" {
+					res.Columns[i].Name = name
+				}
+			}
+		}
+	}
 	return res, nil
 }
 

@@ -52,6 +52,9 @@ func decodeParam(raw []byte, format int16, oid pgtypes.OID, n int) (string, erro
 	if oid.IsInputless() {
 		return string(raw), nil // its input refuses every value, as the engine says
 	}
+	if elem, ok := pgtypes.Element(oid); ok {
+		return decodeArray(raw, elem, n)
+	}
 	return "", pgerror.Errorf(pgerror.InvalidBinaryRepresentation, "bind parameter %d: binary format for type %s is not supported; send it as text", n, oid.Name())
 }
 
