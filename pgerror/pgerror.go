@@ -60,6 +60,7 @@ const (
 	IndeterminateDatatype        Code = "42P18"
 	WrongObjectType              Code = "42809"
 	InvalidColumnReference       Code = "42P10"
+	UndefinedParameter           Code = "42P02"
 	NameTooLong                  Code = "42622"
 	DivisionByZero               Code = "22012"
 	InvalidEscapeSequence        Code = "22025"

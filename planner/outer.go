@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"countwall/ir"
+	"countwall/pgtypes"
 )
 
 // Outer is a statement that carries a query the Engine answers as itself
@@ -16,6 +17,9 @@ type Outer struct {
 	Cursor  string      // the cursor DECLARE names
 	Hold    bool        // DECLARE ... WITH HOLD
 	Prepare string      // the name PREPARE gives
+	// Types are the parameter types PREPARE declares, in order; the
+	// query's use types the rest.
+	Types []pgtypes.OID
 }
 
 // ReadOuter reads sql as one of those statements, deciding by its first
@@ -35,8 +39,8 @@ func ReadOuter(sql string) (Outer, bool) {
 		name, query, hold, _, err := readDeclare(sql)
 		return Outer{Query: query, Cursor: name, Hold: hold}, err == nil && query != ""
 	case "prepare":
-		name, query, _, err := readPrepare(sql)
-		return Outer{Query: query, Prepare: name}, err == nil && query != ""
+		p, _, err := readPrepare(sql)
+		return Outer{Query: p.query, Prepare: p.name, Types: p.types}, err == nil && p.query != ""
 	}
 	return Outer{}, false
 }

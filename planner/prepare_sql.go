@@ -4,39 +4,51 @@ import (
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/pglex"
+	"countwall/pgtypes"
 )
 
-// readPrepare reads PREPARE name AS query: the query is prepared as the
-// protocol's Parse prepares it, under name, and EXECUTE runs it. isPrepare
-// is false for any other statement; PREPARE with declared parameter types
-// is refused with err (the query's use types its parameters).
-func readPrepare(sql string) (name, query string, isPrepare bool, err error) {
+// readPrepare reads PREPARE name [(type, ...)] AS query: the query is
+// prepared as the protocol's Parse prepares it, its parameters of the
+// types declared (the rest typed by their use), under name, and EXECUTE
+// runs it. isPrepare is false for any other statement.
+func readPrepare(sql string) (p preparation, isPrepare bool, err error) {
 	toks, ok := startingWith(sql, "prepare")
 	if !ok {
-		return "", "", false, nil
+		return preparation{}, false, nil
 	}
-	name, query, err = prepareAs(sql, toks)
-	return name, query, true, err
+	p, err = prepareAs(sql, toks)
+	return p, true, err
+}
+
+// preparation is what a PREPARE reads: the name, the query and the types
+// declared for its parameters.
+type preparation struct {
+	name, query string
+	types       []pgtypes.OID
 }
 
 // prepareAs reads a PREPARE's tokens; the query's text is cut from sql, or
 // left out when sql is "".
-func prepareAs(sql string, toks []pglex.Token) (name, query string, err error) {
+func prepareAs(sql string, toks []pglex.Token) (preparation, error) {
 	toks = withoutSemicolon(toks)
 	if len(toks) < 4 || (toks[1].Kind != pglex.Word && toks[1].Kind != pglex.QuotedIdent) {
-		return "", "", pgerror.Errorf(pgerror.SyntaxError, "PREPARE needs a name and a query: PREPARE name AS SELECT ...")
+		return preparation{}, pgerror.Errorf(pgerror.SyntaxError, "PREPARE needs a name and a query: PREPARE name AS SELECT ...")
 	}
+	p, as := preparation{name: toks[1].Text}, 2
 	if isOp(toks[2], "(") {
-		return "", "", pgerror.Errorf(pgerror.FeatureNotSupported, "PREPARE with parameter types is not supported; leave them out: the query's use types its parameters")
+		var err error
+		if p.types, as, err = declaredParamTypes(toks, 2); err != nil {
+			return preparation{}, err
+		}
 	}
-	if !isWord(toks[2], "as") {
-		return "", "", pgerror.Errorf(pgerror.SyntaxError, "PREPARE needs AS before the query: PREPARE name AS SELECT ...")
+	if as+1 >= len(toks) || !isWord(toks[as], "as") {
+		return preparation{}, pgerror.Errorf(pgerror.SyntaxError, "PREPARE needs AS before the query: PREPARE name AS SELECT ...")
 	}
-	if sql == "" {
-		return toks[1].Text, "", nil
+	if sql != "" {
+		first, last := toks[as+1], toks[len(toks)-1]
+		p.query = sql[first.Pos : last.Pos+len(last.Raw)]
 	}
-	first, last := toks[3], toks[len(toks)-1]
-	return toks[1].Text, sql[first.Pos : last.Pos+len(last.Raw)], nil
+	return p, nil
 }
 
 // parseExecute reads EXECUTE name [(constant, ...)]: each argument a

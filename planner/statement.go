@@ -102,7 +102,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 	case "prepare":
 		// A PREPARE the Engine reads before the planner (ReadOuter); what
 		// reaches here is one it does not take.
-		if _, _, err := prepareAs("", toks); err != nil {
+		if _, err := prepareAs("", toks); err != nil {
 			return nil, err
 		}
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "PREPARE is answered by the firewall's front door only")

@@ -67,6 +67,9 @@ type Statement struct {
 // and compares a value of its declared type, or refused where PostgreSQL
 // has no such comparison.
 func (st *Statement) DeclareParams(types []pgtypes.OID) {
+	if st.PrepareName != "" {
+		return // its query's types are the ones PREPARE declares
+	}
 	st.declared = types
 	if st.prepared != nil {
 		st.prepared.Declare(types)
@@ -110,7 +113,9 @@ func (st *Statement) read(cat *ir.Catalog) {
 		case o.Cursor != "":
 			st.Cursor = &CursorDeclaration{Name: o.Cursor, Hold: o.Hold}
 		default:
-			st.PrepareName = o.Prepare
+			// PREPARE's own list types its query's parameters; a Parse
+			// message's types, if any, were the PREPARE's, which has none.
+			st.PrepareName, st.declared = o.Prepare, o.Types
 		}
 	}
 	st.text = text
