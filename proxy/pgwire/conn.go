@@ -354,6 +354,7 @@ func (c *conn) close(m *pgproto3.Close) bool {
 		delete(c.statements, m.Name)
 	case 'P':
 		delete(c.portals, m.Name)
+		delete(c.cursors, m.Name) // a DECLAREd cursor is a portal too
 	default:
 		c.sendError(pgerror.Errorf(pgerror.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType))
 		return false

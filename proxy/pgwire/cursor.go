@@ -24,7 +24,7 @@ func (c *conn) checkCursor(st *proxy.Statement) error {
 		if c.txStatus == txIdle && !d.Hold {
 			return pgerror.Errorf(pgerror.NoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 		}
-		if _, ok := c.cursors[d.Name]; ok {
+		if c.portalExists(d.Name) {
 			return pgerror.Errorf(pgerror.DuplicateCursor, "cursor %q already exists", d.Name)
 		}
 	}
@@ -60,25 +60,30 @@ func (c *conn) cursorAnswer(st *proxy.Statement, res *proxy.Result) bool {
 		}
 		c.be.Send(c.enc.commandComplete("CLOSE CURSOR"))
 	case st.CursorOp != nil:
-		cur := c.cursors[st.CursorOp.Value]
-		rows := cur.res.Rows[cur.sent:]
-		if n := st.CursorOp.Rows; n >= 0 && int64(len(rows)) > n {
-			rows = rows[:n]
+		res := c.advance(st.CursorOp)
+		if len(res.Columns) > 0 {
+			c.be.Send(c.enc.rowDescription(res.Columns, nil))
 		}
-		cur.sent += len(rows)
-		tag := "MOVE "
-		if st.CursorOp.Kind == ir.ChatterFetch {
-			tag = "FETCH "
-			c.be.Send(c.enc.rowDescription(cur.res.Columns, nil))
-			for _, row := range rows {
-				c.be.Send(c.enc.dataRow(cur.res.Columns, row, nil))
-			}
-		}
-		c.be.Send(c.enc.commandComplete(tag + strconv.Itoa(len(rows))))
+		c.sendRows(res, nil)
 	default:
 		return false
 	}
 	return true
+}
+
+// advance moves a cursor on by a FETCH's or a MOVE's rows and says what it
+// answers: the rows it passed (a FETCH's, with their columns) and its tag.
+func (c *conn) advance(op *ir.Chatter) *proxy.Result {
+	cur := c.cursors[op.Value]
+	rows := cur.res.Rows[cur.sent:]
+	if n := op.Rows; n >= 0 && int64(len(rows)) > n {
+		rows = rows[:n]
+	}
+	cur.sent += len(rows)
+	if op.Kind != ir.ChatterFetch {
+		return &proxy.Result{Tag: "MOVE " + strconv.Itoa(len(rows))}
+	}
+	return &proxy.Result{Columns: cur.res.Columns, Rows: rows, Tag: "FETCH " + strconv.Itoa(len(rows))}
 }
 
 // closeCursorsAtEnd drops, when a transaction ends, the cursors it
@@ -89,14 +94,4 @@ func (c *conn) closeCursorsAtEnd() {
 			delete(c.cursors, name)
 		}
 	}
-}
-
-// refuseCursorInExtended refuses a cursor statement in the extended
-// protocol's Parse: cursors are kept for the simple protocol (psycopg2's
-// named cursors, pandas' chunked reads).
-func refuseCursorInExtended(st *proxy.Statement) error {
-	if st.Cursor == nil && st.CursorOp == nil && st.Copy == nil && st.PrepareName == "" {
-		return nil
-	}
-	return pgerror.Errorf(pgerror.FeatureNotSupported, "COPY, cursors (DECLARE, FETCH, MOVE, CLOSE) and PREPARE/EXECUTE are answered in the simple query protocol; send the query itself here")
 }

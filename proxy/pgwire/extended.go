@@ -22,6 +22,9 @@ type prepared struct {
 	stmt      *proxy.Statement
 	desc      *proxy.Description
 	paramOIDs []pgtypes.OID // as declared, or as the statement's use types them
+	// query is set for a statement SQL's PREPARE kept: it is the query
+	// alone, though its text is the PREPARE's.
+	query bool
 }
 
 type portal struct {
@@ -48,12 +51,8 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 		c.refused(st, err)
 		return false
 	}
-	if err := refuseCursorInExtended(st); err != nil {
-		c.refused(st, err)
-		return false
-	}
 	st.DeclareParams(declaredTypes(m.ParameterOIDs))
-	if err := c.keep(m.Name, st); err != nil {
+	if err := c.keep(m.Name, st, false); err != nil {
 		c.refused(st, err)
 		return false
 	}
@@ -64,8 +63,9 @@ func (c *conn) parse(m *pgproto3.Parse) bool {
 // keep describes a statement and keeps it under name, for Parse and for
 // SQL's PREPARE alike (one namespace, as in PostgreSQL): a name in use
 // (but the unnamed statement's) or past the session's limit is refused,
-// and so is a statement that does not describe.
-func (c *conn) keep(name string, st *proxy.Statement) error {
+// and so is a statement that does not describe. query is set for PREPARE's
+// query.
+func (c *conn) keep(name string, st *proxy.Statement, query bool) error {
 	if _, exists := c.statements[name]; exists && name != "" {
 		return pgerror.Errorf(pgerror.DuplicatePreparedStatement, "prepared statement %q already exists", name)
 	}
@@ -81,7 +81,11 @@ func (c *conn) keep(name string, st *proxy.Statement) error {
 	if err != nil {
 		return err
 	}
-	c.statements[name] = &prepared{stmt: st, desc: desc, paramOIDs: desc.Params}
+	p := &prepared{stmt: st, desc: desc, paramOIDs: desc.Params, query: query}
+	if p.answersItself() && st.Cursor == nil {
+		p.paramOIDs = nil // PREPARE and COPY take none of their own, as in PostgreSQL
+	}
+	c.statements[name] = p
 	return nil
 }
 
@@ -126,10 +130,10 @@ func (c *conn) checkBind(m *pgproto3.Bind, st *prepared) error {
 	if err := checkFormats(m.ParameterFormatCodes, len(m.Parameters), "parameter formats", "parameters"); err != nil {
 		return err
 	}
-	if err := checkFormats(m.ResultFormatCodes, len(st.desc.Columns), "result formats", "columns"); err != nil {
+	if err := checkFormats(m.ResultFormatCodes, len(c.resultColumns(st)), "result formats", "columns"); err != nil {
 		return err
 	}
-	if _, exists := c.portals[m.DestinationPortal]; exists && m.DestinationPortal != "" {
+	if c.portalExists(m.DestinationPortal) && m.DestinationPortal != "" {
 		return pgerror.Errorf(pgerror.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
 	}
 	if m.DestinationPortal != "" && namedCount(c.portals) >= c.srv.opts.MaxPortals {
@@ -153,6 +157,11 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 			oids[i] = uint32(t)
 		}
 		c.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+	} else if cur := c.cursors[m.Name]; cur != nil && c.portals[m.Name] == nil {
+		// A DECLAREd cursor is a portal too (psycopg 3 describes its
+		// server-side cursor so).
+		c.be.Send(c.enc.rowDescription(cur.res.Columns, nil))
+		return true
 	} else {
 		p := c.portals[m.Name]
 		if p == nil {
@@ -161,10 +170,10 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 		}
 		st, formats = p.stmt, p.resultFormats
 	}
-	if len(st.desc.Columns) == 0 {
+	if cols := c.resultColumns(st); len(cols) == 0 {
 		c.be.Send(&pgproto3.NoData{})
 	} else {
-		c.be.Send(c.enc.rowDescription(st.desc.Columns, formats))
+		c.be.Send(c.enc.rowDescription(cols, formats))
 	}
 	return true
 }
@@ -189,6 +198,9 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 	if err := c.checkHousekeeping(p.stmt.stmt); err != nil {
 		c.refused(p.stmt.stmt, err)
 		return false
+	}
+	if p.stmt.answersItself() || p.stmt.stmt.CursorOp != nil {
+		return c.executeOwn(p, m.MaxRows)
 	}
 	res, err := c.run(p.stmt.stmt, p.args)
 	if err != nil {
@@ -234,8 +246,8 @@ func (c *conn) resume(p *portal, maxRows uint32) bool {
 		c.be.Send(&pgproto3.PortalSuspended{})
 	} else {
 		tag := res.Tag
-		if strings.HasPrefix(tag, "SELECT ") {
-			tag = "SELECT " + strconv.Itoa(len(rows)) // the rows of this Execute, as PostgreSQL counts them
+		if verb, _, ok := strings.Cut(tag, " "); ok && (verb == "SELECT" || verb == "FETCH") {
+			tag = verb + " " + strconv.Itoa(len(rows)) // the rows of this Execute, as PostgreSQL counts them
 		}
 		c.be.Send(c.enc.commandComplete(tag))
 	}

@@ -10,7 +10,7 @@ import (
 // statement (the two share one namespace, as in PostgreSQL): it is read
 // and described now, refused now if it cannot run, and runs at EXECUTE.
 func (c *conn) sqlPrepare(st *proxy.Statement) bool {
-	if err := c.keep(st.PrepareName, st); err != nil {
+	if err := c.keep(st.PrepareName, st, true); err != nil {
 		c.refused(st, err)
 		return false
 	}
@@ -21,24 +21,38 @@ func (c *conn) sqlPrepare(st *proxy.Statement) bool {
 // sqlExecute runs a prepared statement with an EXECUTE's arguments: the
 // statement's own run, audit and charge, answered as a query is.
 func (c *conn) sqlExecute(st *proxy.Statement, ex *ir.Chatter) bool {
+	res, ok := c.executeResult(st, ex)
+	if ok {
+		c.sendResult(res)
+	}
+	return ok
+}
+
+// executeResult runs the prepared statement an EXECUTE names with its
+// arguments, read by the types of the statement's parameters; false when
+// it was refused or failed, which has been reported.
+func (c *conn) executeResult(st *proxy.Statement, ex *ir.Chatter) (*proxy.Result, bool) {
 	p, ok := c.statements[ex.Value]
 	if !ok || ex.Value == "" {
 		c.refused(st, pgerror.Errorf(pgerror.InvalidSQLStatementName, "prepared statement %q does not exist", ex.Value))
-		return false
+		return nil, false
+	}
+	if p.answersItself() || (!p.query && p.stmt.CursorOp != nil) {
+		c.refused(st, pgerror.Errorf(pgerror.FeatureNotSupported, "EXECUTE runs a prepared query; prepared statement %q is a COPY, cursor or PREPARE statement: send it itself", ex.Value))
+		return nil, false
 	}
 	if len(ex.Args) != len(p.paramOIDs) {
 		c.refused(st, pgerror.Errorf(pgerror.SyntaxError, "wrong number of parameters for prepared statement %q: it takes %d, EXECUTE gave %d", ex.Value, len(p.paramOIDs), len(ex.Args)))
-		return false
+		return nil, false
 	}
 	if err := c.unchangedColumns(p); err != nil {
 		c.refused(p.stmt, err)
-		return false
+		return nil, false
 	}
 	res, err := c.run(p.stmt, ex.Args)
 	if err != nil {
 		c.sendError(err)
-		return false
+		return nil, false
 	}
-	c.sendResult(res)
-	return true
+	return res, true
 }
