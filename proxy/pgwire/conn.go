@@ -42,6 +42,10 @@ type conn struct {
 	cursors    map[string]*cursor
 	txStatus   txState
 	savepoints []string // of the open block, oldest first
+	// implicitBlock is set while a Query message of several statements
+	// runs: PostgreSQL runs them in one transaction, in which a DECLARE
+	// without HOLD is allowed and whose end closes its cursors.
+	implicitBlock bool
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
@@ -256,10 +260,16 @@ func (c *conn) prepare(sql string) (st *proxy.Statement, ok bool) {
 // answered as it runs, up to the first that fails, as PostgreSQL runs them
 // (psql -c "SET ...; SELECT ...", a driver's batch in the simple protocol).
 func (c *conn) simpleQuery(sql string) {
-	for _, one := range proxy.Batch(sql) {
+	batch := proxy.Batch(sql)
+	c.implicitBlock = len(batch) > 1
+	for _, one := range batch {
 		if !c.simpleStatement(one) {
-			return
+			break
 		}
+	}
+	c.implicitBlock = false
+	if c.txStatus == txIdle {
+		c.closeCursorsAtEnd()
 	}
 }
 

@@ -21,7 +21,7 @@ type cursor struct {
 // use (42P03), a FETCH, MOVE or CLOSE of no cursor (34000).
 func (c *conn) checkCursor(st *proxy.Statement) error {
 	if d := st.Cursor; d != nil {
-		if c.txStatus == txIdle && !d.Hold {
+		if c.txStatus == txIdle && !c.implicitBlock && !d.Hold {
 			return pgerror.Errorf(pgerror.NoActiveSQLTransaction, "DECLARE CURSOR can only be used in transaction blocks")
 		}
 		if c.portalExists(d.Name) {

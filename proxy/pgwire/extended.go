@@ -217,8 +217,8 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 }
 
 // resume sends a portal's answer from where the last Execute stopped: at
-// most maxRows rows (0: all) and PortalSuspended when rows are left, else
-// the rest and the command tag, as PostgreSQL does. The statement ran once,
+// most maxRows rows (0: all) and PortalSuspended when it sent maxRows,
+// else the rest and the command tag, as PostgreSQL does. The statement ran once,
 // at the portal's first Execute: a later one reads what is left (no rows,
 // SELECT 0, once it has all been sent); a portal of a statement that
 // returns no rows cannot be run again (55000).
@@ -242,7 +242,10 @@ func (c *conn) resume(p *portal, maxRows uint32) bool {
 		c.be.Send(c.enc.dataRow(res.Columns, row, p.resultFormats))
 	}
 	p.sent += len(rows)
-	if p.sent < len(res.Rows) {
+	if maxRows > 0 && uint32(len(rows)) == maxRows {
+		// PostgreSQL stops at the limit without looking past it: a portal
+		// whose last row this was is suspended, and the next Execute
+		// completes it with no rows.
 		c.be.Send(&pgproto3.PortalSuspended{})
 	} else {
 		tag := res.Tag

@@ -105,6 +105,7 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 		c.txStatus = txIdle
 		c.savepoints = nil
 		c.closeCursorsAtEnd()
+		clear(c.portals) // as PostgreSQL drops them at the block's end
 	}
 	return res
 }
