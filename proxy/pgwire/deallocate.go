@@ -7,8 +7,12 @@ import (
 
 // checkHousekeeping refuses, before it runs, a statement of the session's
 // own housekeeping that PostgreSQL would refuse in this state: a
-// DEALLOCATE of no statement, a savepoint statement out of place.
+// DEALLOCATE of no statement, a cursor statement or a savepoint statement
+// out of place, a PREPARE of what is not a query.
 func (c *conn) checkHousekeeping(st *proxy.Statement) error {
+	if st.PrepareName != "" {
+		return preparable(st) // what runs is the PREPARE, not its query
+	}
 	if err := c.checkDeallocate(st); err != nil {
 		return err
 	}

@@ -18,6 +18,16 @@ func (c *conn) sqlPrepare(st *proxy.Statement) bool {
 	return true
 }
 
+// preparable refuses a PREPARE of what is not a query (a cursor
+// statement, DEALLOCATE, EXECUTE, transaction control), which PostgreSQL's
+// grammar does not prepare.
+func preparable(st *proxy.Statement) error {
+	if st.CursorOp != nil || st.Deallocate != nil || st.Transaction != proxy.TxNone {
+		return pgerror.Errorf(pgerror.SyntaxError, "PREPARE takes a query: PREPARE name AS SELECT ...")
+	}
+	return nil
+}
+
 // sqlExecute runs a prepared statement with an EXECUTE's arguments: the
 // statement's own run, audit and charge, answered as a query is.
 func (c *conn) sqlExecute(st *proxy.Statement, ex *ir.Chatter) bool {

@@ -101,7 +101,8 @@ func protocolCases() []protocolCase {
 			run("EXECUTE p('thirty', 'F')"), run("EXECUTE p(30)"), run("DEALLOCATE p"), describe('S', "p"), sync,
 			run("EXECUTE p(30, 'F')"))},
 		{"typed PREPARE in SQL", cat(query("PREPARE q(int, text) AS SELECT COUNT(*) FROM people WHERE age > $1 AND sex = $2; EXECUTE q(30, 'F')"),
-			query("EXECUTE q('x', 'F')"), query("PREPARE r(widget) AS SELECT COUNT(*) FROM people"), query("DEALLOCATE ALL"))},
+			query("EXECUTE q('x', 'F')"), query("PREPARE r(widget) AS SELECT COUNT(*) FROM people"), query("PREPARE r AS FETCH 1 FROM c"),
+			query("PREPARE r AS COMMIT"), query("DEALLOCATE ALL"))},
 	}
 }
 
