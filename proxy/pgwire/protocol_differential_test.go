@@ -93,6 +93,10 @@ func protocolCases() []protocolCase {
 			run("FETCH 1 FROM c"), query("ROLLBACK"))},
 		{"DECLARE over the extended protocol outside a block", cat(run(declareC, "30"),
 			run("DECLARE h CURSOR WITH HOLD FOR "+bySex), run("FETCH ALL FROM h"), run("CLOSE h"))},
+		{"own statements' portals run twice", cat(query("BEGIN"), parse("", "DECLARE c CURSOR FOR "+bySex), bind("", ""), exec("", 0), exec("", 0), sync,
+			query("ROLLBACK"), parse("", "COPY ("+bySex+") TO STDOUT"), bind("", ""), exec("", 0), exec("", 0), sync,
+			parse("", "PREPARE p AS "+bySex), bind("", ""), exec("", 0), exec("", 0), sync,
+			parse("", "EXECUTE p"), bind("", ""), exec("", 1), exec("", 0), exec("", 0), sync)},
 		{"COPY over the extended protocol", cat(run("COPY ("+bySex+") TO STDOUT"), run("COPY ("+bySex+") TO STDOUT (FORMAT csv, HEADER)"),
 			parse("", "COPY (SELECT COUNT(*) FROM people WHERE age > $1) TO STDOUT"), describe('S', ""), bind("", ""), exec("", 0), sync)},
 		{"PREPARE and EXECUTE over the extended protocol", cat(
