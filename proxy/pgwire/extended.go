@@ -180,6 +180,9 @@ func (c *conn) describe(m *pgproto3.Describe) bool {
 
 func (c *conn) execute(m *pgproto3.Execute) bool {
 	p := c.portals[m.Portal]
+	if cur := c.cursors[m.Portal]; p == nil && cur != nil {
+		return c.executeCursor(cur, m.MaxRows)
+	}
 	if p == nil {
 		c.sendError(pgerror.Errorf(pgerror.InvalidCursorName, "portal %q does not exist", m.Portal))
 		return false

@@ -1,6 +1,10 @@
 package pgwire
 
 import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/proxy"
@@ -110,4 +114,29 @@ func (c *conn) fetchResult(st *proxy.Statement, op *ir.Chatter) (*proxy.Result, 
 		return nil, false
 	}
 	return c.advance(op), true
+}
+
+// executeCursor is an Execute of a DECLAREd cursor by its name, as of a
+// query's portal: its next rows (at most maxRows, 0: all) in text, then
+// PortalSuspended when it sent maxRows, else SELECT n. Nothing runs: the
+// rows are the answer DECLARE was charged for.
+func (c *conn) executeCursor(cur *cursor, maxRows uint32) bool {
+	if c.txStatus == txFailed {
+		c.sendError(errInFailedBlock)
+		return false
+	}
+	rows := cur.res.Rows[cur.sent:]
+	if maxRows > 0 && uint32(len(rows)) > maxRows {
+		rows = rows[:maxRows]
+	}
+	cur.sent += len(rows)
+	for _, row := range rows {
+		c.be.Send(c.enc.dataRow(cur.res.Columns, row, nil))
+	}
+	if maxRows > 0 && uint32(len(rows)) == maxRows {
+		c.be.Send(&pgproto3.PortalSuspended{})
+	} else {
+		c.be.Send(c.enc.commandComplete("SELECT " + strconv.Itoa(len(rows))))
+	}
+	return true
 }

@@ -97,6 +97,7 @@ func protocolCases() []protocolCase {
 			query("ROLLBACK"), parse("", "COPY ("+bySex+") TO STDOUT"), bind("", ""), exec("", 0), exec("", 0), sync,
 			parse("", "PREPARE p AS "+bySex), bind("", ""), exec("", 0), exec("", 0), sync,
 			parse("", "EXECUTE p"), bind("", ""), exec("", 1), exec("", 0), exec("", 0), sync)},
+		{"Execute of a cursor by its name", cat(query("BEGIN"), run(declareC, "30"), exec("c", 1), exec("c", 1), exec("c", 0), exec("c", 0), sync, query("COMMIT"))},
 		{"COPY over the extended protocol", cat(run("COPY ("+bySex+") TO STDOUT"), run("COPY ("+bySex+") TO STDOUT (FORMAT csv, HEADER)"),
 			parse("", "COPY (SELECT COUNT(*) FROM people WHERE age > $1) TO STDOUT"), describe('S', ""), bind("", ""), exec("", 0), sync)},
 		{"PREPARE and EXECUTE over the extended protocol", cat(
