@@ -9,22 +9,36 @@ import (
 	"countwall/pgtypes"
 )
 
-// typeWords are the type names a cast may use, as PostgreSQL's grammar and
-// pg_type spell them, by their canonical name.
+// typeWords are the type names PostgreSQL's grammar and pg_type give the
+// built-in types a statement compares with a column, by their canonical
+// name (typname). Casts and PREPARE's parameter types both read them.
 var typeWords = map[string]string{
 	"int": "int4", "integer": "int4", "int4": "int4", "bigint": "int8", "int8": "int8",
 	"smallint": "int2", "int2": "int2", "text": "text", "varchar": "varchar",
 	"char": "bpchar", "character": "bpchar", "bpchar": "bpchar", "numeric": "numeric",
-	"decimal": "numeric", "real": "float4", "float4": "float4", "float8": "float8",
-	"float": "float8", "name": "name", "boolean": "bool", "bool": "bool",
+	"decimal": "numeric", "dec": "numeric", "real": "float4", "float4": "float4", "float8": "float8",
+	"float": "float8", "name": "name", "boolean": "bool", "bool": "bool", "bytea": "bytea",
+	"date": "date", "time": "time", "timetz": "timetz", "timestamp": "timestamp",
+	"timestamptz": "timestamptz", "interval": "interval", "uuid": "uuid", "json": "json",
+	"jsonb": "jsonb", "oid": "oid", "unknown": "unknown",
 }
 
-// castTypes are the canonical names a cast resolves to a type countwall
-// compares; any other is refused where it is used, by name.
-var castTypes = map[string]pgtypes.OID{
+// typesByName are the canonical names read back as types.
+var typesByName = map[string]pgtypes.OID{
 	"int2": pgtypes.Int2, "int4": pgtypes.Int4, "int8": pgtypes.Int8, "text": pgtypes.Text,
 	"varchar": pgtypes.Varchar, "bpchar": pgtypes.BPChar, "numeric": pgtypes.Numeric,
 	"float4": pgtypes.Float4, "float8": pgtypes.Float8, "name": pgtypes.Name, `"char"`: pgtypes.Char,
+	"bool": pgtypes.Bool, "bytea": pgtypes.Bytea, "date": pgtypes.Date, "time": pgtypes.Time,
+	"timetz": pgtypes.TimeTZ, "timestamp": pgtypes.Timestamp, "timestamptz": pgtypes.TimestampTZ,
+	"interval": pgtypes.Interval, "uuid": pgtypes.UUID, "json": pgtypes.JSON, "jsonb": pgtypes.JSONB,
+	"oid": pgtypes.Oid, "unknown": pgtypes.Unknown,
+}
+
+// castable are the types a cast may produce: the ones countwall compares.
+var castable = map[pgtypes.OID]bool{
+	pgtypes.Int2: true, pgtypes.Int4: true, pgtypes.Int8: true, pgtypes.Text: true,
+	pgtypes.Varchar: true, pgtypes.BPChar: true, pgtypes.Numeric: true, pgtypes.Float4: true,
+	pgtypes.Float8: true, pgtypes.Name: true, pgtypes.Char: true,
 }
 
 // readType reads a type name at the start of toks: its canonical name, with
@@ -87,9 +101,16 @@ func typeSecondWord(toks []pglex.Token, name string, i int) (string, int) {
 			return "varchar", i
 		}
 	case "time", "timestamp":
-		if (next("with") || next("without")) && next("time") && next("zone") {
-			return name + " with time zone", i
+		// WITHOUT TIME ZONE is the type itself; WITH TIME ZONE its tz twin.
+		start := i
+		if next("without") && next("time") && next("zone") {
+			return name, i
 		}
+		i = start
+		if next("with") && next("time") && next("zone") {
+			return name + "tz", i
+		}
+		i = start
 	}
 	return name, i
 }
@@ -122,8 +143,8 @@ func typeModifiers(toks []pglex.Token, i int) ([]string, int, error) {
 // to (character without a length is character(1)); 0 for none.
 func castType(name string) (pgtypes.OID, int, error) {
 	base, mod, hasMod := strings.Cut(strings.TrimSuffix(name, ")"), "(")
-	t, ok := castTypes[base]
-	if !ok || strings.HasSuffix(name, "[]") || (hasMod && t != pgtypes.Varchar && t != pgtypes.BPChar) {
+	t, ok := typesByName[base]
+	if !ok || !castable[t] || strings.HasSuffix(name, "[]") || (hasMod && t != pgtypes.Varchar && t != pgtypes.BPChar) {
 		return 0, 0, errCastType(name)
 	}
 	if !hasMod {

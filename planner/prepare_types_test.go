@@ -20,6 +20,8 @@ func TestPrepareDeclaredTypes(t *testing.T) {
 		{"PREPARE p (int, text) AS SELECT COUNT(*) FROM people WHERE age > $1 AND sex = $2", []pgtypes.OID{23, 25}, ""},
 		{"PREPARE p(double precision, numeric(10, 2), character varying(5)[], bigint[]) AS SELECT COUNT(*) FROM people", []pgtypes.OID{701, 1700, 1015, 1016}, ""},
 		{"PREPARE p (TIMESTAMP WITH TIME ZONE, unknown) AS SELECT COUNT(*) FROM people", []pgtypes.OID{1184, 705}, ""},
+		{"PREPARE p (timestamp without time zone, time with time zone, pg_catalog.int8, \"char\") AS SELECT COUNT(*) FROM people", []pgtypes.OID{1114, 1266, 20, 18}, ""},
+		{"PREPARE p (char varying(3), dec, date[]) AS SELECT COUNT(*) FROM people", nil, pgerror.FeatureNotSupported},
 		{"PREPARE p AS SELECT COUNT(*) FROM people", nil, ""},
 		{"PREPARE p (widget) AS SELECT COUNT(*) FROM people", nil, pgerror.UndefinedObject},
 		{"PREPARE p () AS SELECT COUNT(*) FROM people", nil, pgerror.SyntaxError},
