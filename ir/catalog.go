@@ -42,6 +42,9 @@ type Column struct {
 	Name   string
 	Type   ColumnType
 	Domain *Domain // nil when none is declared
+	// Bounds are the column's declared public value bounds (nil when none
+	// is declared), for the mechanisms that clamp what they sum.
+	Bounds *ValueBounds
 }
 
 // Table is a protected table as the catalog knows it.

@@ -24,6 +24,18 @@ type Needs struct {
 	// every mechanism that claims a privacy loss, whose claim would
 	// otherwise not cover the time a statement takes.
 	Oblivious bool
+	// Clamp asks, for a query with sums, for each summed column's sum of
+	// values clamped to its declared bounds (SumValue.Clamped): the
+	// planner refuses a column without bounds before the read.
+	Clamp bool
+	// Contributions asks, for a query with sums, for each privacy unit's
+	// total of clamped values per cell and summed column
+	// (SumValue.Contributions), the largest TopContributions of them when
+	// that is positive: what dominance, the p% rule, the cell key method for
+	// magnitudes and per-person contribution bounding read. It implies
+	// Clamp.
+	Contributions    bool
+	TopContributions int
 }
 
 // Cell is one output cell of a query.
@@ -35,6 +47,9 @@ type Cell struct {
 	// InDomain is false for a cell whose group value lies outside a declared
 	// public domain; such cells are never output for domain-complete queries.
 	InDomain bool
+	// Sums are the figures of each summed column of a query with sums, in
+	// Query.SumColumns order (nil for a COUNT query).
+	Sums []SumValue
 }
 
 // GroupValue is one group column's value rendered as text; Null marks SQL NULL.

@@ -96,7 +96,8 @@ type Threshold struct {
 	Bound int64 // the answer is 1 when count > Bound
 }
 
-// Query is a validated COUNT query over one table.
+// Query is a validated aggregate query over one table: a COUNT, or SUM and
+// AVG beside it (Aggregates).
 type Query struct {
 	Table     string     // canonical table name from the catalog
 	Agg       AggKind    // what is counted
@@ -105,10 +106,14 @@ type Query struct {
 	GroupBy   []string   // canonical column names, in select-list order
 	// GroupsAfterCount is how many of the GroupBy columns the select list
 	// names after the count (SELECT COUNT(*), sex ...: 1); the answer's
-	// columns follow the select list. 0: the count is last.
+	// columns follow the select list. 0: the count is last. A query with
+	// sums places its columns by Aggregates' positions instead.
 	GroupsAfterCount int
 	OrderBy          []Order // on group columns only
 	Where            Pred    // nil when there is no WHERE
+	// Aggregates are set when the select list has a SUM or an AVG (see
+	// HasSums); nil for a COUNT query, whose path is unchanged by them.
+	Aggregates []Aggregate
 }
 
 // Order is one ORDER BY term.
