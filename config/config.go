@@ -135,7 +135,10 @@ type Table struct {
 	// Columns lists the queryable columns; empty means every column.
 	Columns []string
 	Domains map[string]*ir.Domain
-	Policy  ir.Policy
+	// ValueBounds are the numeric columns' public bounds
+	// (tables.NAME.bounds.COL: {min, max}), by lower-case column name.
+	ValueBounds map[string]ir.ValueBounds
+	Policy      ir.Policy
 	// Bounds are max_rows_per_unit and max_groups_per_unit: how much one
 	// privacy unit may contribute to a query answered by laplace or gaussian.
 	// Zero fields take ir.DefaultBounds (1 and 1).
@@ -263,6 +266,7 @@ type tableKeys struct {
 	PrivacyUnit      string         `mapstructure:"privacy_unit"`
 	Columns          []string       `mapstructure:"columns"`
 	Domains          map[string]any `mapstructure:"domains"`
+	Bounds           map[string]any `mapstructure:"bounds"`
 	Policy           map[string]any `mapstructure:"policy"`
 	MaxRowsPerUnit   *int64         `mapstructure:"max_rows_per_unit"`
 	MaxGroupsPerUnit *int64         `mapstructure:"max_groups_per_unit"`
@@ -345,7 +349,45 @@ func readTable(key string, tk tableKeys, defaultPolicy ir.Policy) (Table, error)
 		}
 		t.Domains[strings.ToLower(col)] = d
 	}
+	for col, raw := range tk.Bounds {
+		b, err := parseValueBounds(raw)
+		if err != nil {
+			return t, fmt.Errorf("%s.bounds.%s: %w", key, col, err)
+		}
+		if t.ValueBounds == nil {
+			t.ValueBounds = map[string]ir.ValueBounds{}
+		}
+		t.ValueBounds[strings.ToLower(col)] = b
+	}
 	return t, nil
+}
+
+// maxExactBound is 2^53: a bound beyond it is not a whole number a double
+// precision holds exactly, and clamped sums are kept in double precision.
+const maxExactBound = 1 << 53
+
+// parseValueBounds reads a numeric column's public bounds: {min: lo, max: hi}.
+func parseValueBounds(raw any) (ir.ValueBounds, error) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return ir.ValueBounds{}, errors.New("bounds are a map with min and max, e.g. {min: 0, max: 500000}")
+	}
+	for k := range m {
+		if k != "min" && k != "max" {
+			return ir.ValueBounds{}, fmt.Errorf("unknown key %q: bounds take min and max", k)
+		}
+	}
+	lo, okLo := keys.AsFloat64(m["min"])
+	hi, okHi := keys.AsFloat64(m["max"])
+	switch {
+	case !okLo || !okHi:
+		return ir.ValueBounds{}, errors.New("bounds need numeric min and max, e.g. {min: 0, max: 500000}")
+	case math.IsNaN(lo) || math.IsNaN(hi) || math.Abs(lo) > maxExactBound || math.Abs(hi) > maxExactBound:
+		return ir.ValueBounds{}, fmt.Errorf("min and max must be finite numbers within ±%d", int64(maxExactBound))
+	case lo > hi:
+		return ir.ValueBounds{}, fmt.Errorf("min %g is greater than max %g", lo, hi)
+	}
+	return ir.ValueBounds{Min: lo, Max: hi}, nil
 }
 
 // parseDomain reads a domain: a list of categories, or a map with min and max.

@@ -88,9 +88,25 @@ func TestLoadValid(t *testing.T) {
 	if d := people.Domains["sex"]; d == nil || strings.Join(d.Categories, ",") != "F,M" {
 		t.Errorf("sex domain = %+v", d)
 	}
+	if len(people.ValueBounds) != 0 {
+		t.Errorf("value bounds = %+v, want none declared", people.ValueBounds)
+	}
 	p := people.Policy
 	if !p.Strict || p.AllowOr || p.AllowNotEqual || p.MaxInList != 7 || p.MaxGroups != ir.DefaultPolicy().MaxGroups {
 		t.Errorf("policy = %+v", p)
+	}
+}
+
+func TestLoadValueBounds(t *testing.T) {
+	body := strings.Replace(validYAML, "privacy_unit: ID", "privacy_unit: ID\n    bounds: {Income: {min: -10, max: 500000.5}, age: {min: 0, max: 120}}", 1)
+	cfg, err := Load(writeConfig(t, body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Tables["people"].ValueBounds
+	want := map[string]ir.ValueBounds{"income": {Min: -10, Max: 500000.5}, "age": {Min: 0, Max: 120}}
+	if len(got) != len(want) || got["income"] != want["income"] || got["age"] != want["age"] {
+		t.Fatalf("value bounds = %+v, want %+v", got, want)
 	}
 }
 
@@ -118,7 +134,12 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"unknown top-level key", [2]string{"state: state.db", "state: state.db\ndatabse: x.db"}, "databse: unknown key (known: analysts, audit, budget, database, "},
 		{"unknown server key", [2]string{"query_timeout: 3s", "query_timout: 3s"}, "server.query_timout: unknown key (known: auth_timeout, idle_timeout, listen, "},
 		{"unknown analyst key", [2]string{"epsilon_cap: 0.5", "epsilon_capp: 0.5"}, "analysts.alice.epsilon_capp: unknown key (known: delta_cap, epsilon_cap, password)"},
-		{"unknown table key", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    colums: [age]"}, "tables.people.colums: unknown key (known: columns, domains, "},
+		{"unknown table key", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    colums: [age]"}, "tables.people.colums: unknown key (known: bounds, columns, domains, "},
+		{"bounds reversed", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    bounds: {income: {min: 9, max: 1}}"}, "tables.people.bounds.income: min 9 is greater than max 1"},
+		{"bounds not numbers", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    bounds: {income: {min: a, max: 1}}"}, "tables.people.bounds.income: bounds need numeric min and max"},
+		{"bounds not a map", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    bounds: {income: [0, 1]}"}, "tables.people.bounds.income: bounds are a map"},
+		{"bounds unknown key", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    bounds: {income: {min: 0, max: 1, step: 2}}"}, `tables.people.bounds.income: unknown key "step"`},
+		{"bounds too large", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    bounds: {income: {min: 0, max: 1e300}}"}, "tables.people.bounds.income: min and max must be finite"},
 		{"unknown budget range key", [2]string{"max: 0.5}", "max: 0.5, maximum: 1}"}, "budget.epsilon.maximum: unknown key (known: default, max, min)"},
 		{"duration not a duration", [2]string{"query_timeout: 3s", "query_timeout: soon"}, `server.query_timeout: must be a duration such as 10s, got "soon"`},
 		{"cap not a number", [2]string{"epsilon_cap: 2", "epsilon_cap: lots"}, `budget.epsilon_cap: must be a finite number, got "lots"`},

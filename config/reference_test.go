@@ -28,6 +28,7 @@ var rawSections = map[string]reflect.Type{
 	"policy":              reflect.TypeOf(policyKeys{}),
 	"tables.NAME.policy":  nil, // the same keys, written tables.NAME.policy.*
 	"tables.NAME.domains": nil, // a column's name
+	"tables.NAME.bounds":  nil, // a column's name
 	"mechanisms":          nil, // a mechanism's name; its parameters are docs/mechanisms.md's
 	"mechanism.params":    nil,
 }
@@ -36,6 +37,7 @@ var rawSections = map[string]reflect.Type{
 var leafNames = map[string]string{
 	"tables.NAME.policy":  "tables.NAME.policy.*",
 	"tables.NAME.domains": "tables.NAME.domains.COL",
+	"tables.NAME.bounds":  "tables.NAME.bounds.COL",
 	"mechanisms":          "mechanisms.NAME",
 	"mechanism.params":    "mechanism.params",
 }
