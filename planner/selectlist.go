@@ -18,12 +18,15 @@ type selItem struct {
 	cast string
 }
 
-// selectList reads the one COUNT into q and returns the items selected, in
-// order; q.GroupsAfterCount says where the count is among them.
+// selectList reads the aggregates into q and returns the items selected,
+// in order; q.GroupsAfterCount says where the count is among them. A
+// select list of one COUNT keeps the COUNT vocabulary; one with a SUM or an
+// AVG lists every aggregate in q.Aggregates (sums.go).
 func (p *parser) selectList(exprs sqlparser.SelectExprs, q *ir.Query) ([]selItem, error) {
 	var items []selItem
-	aggSeen := false
-	for _, se := range exprs {
+	var aggs []ir.Aggregate
+	counts := 0
+	for i, se := range exprs {
 		switch e := se.(type) {
 		case *sqlparser.StarExpr:
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SELECT * is not supported: select COUNT(*) and, optionally, the GROUP BY columns")
@@ -39,28 +42,27 @@ func (p *parser) selectList(exprs sqlparser.SelectExprs, q *ir.Query) ([]selItem
 					return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "aliases on group columns are not supported (column %q)", item.col)
 				}
 				items = append(items, item)
-				if aggSeen {
+				if len(aggs) > 0 {
 					q.GroupsAfterCount++
 				}
 				continue
 			}
-			if aggSeen {
-				return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "only one COUNT may be selected")
-			}
-			if err := p.aggregate(e.Expr, q); err != nil {
+			agg, err := p.selectAggregate(e.Expr, q, &counts)
+			if err != nil {
 				return nil, err
 			}
-			aggSeen = true
-			items = append(items, selItem{})
+			agg.Position = i
 			if !e.As.IsEmpty() {
-				q.Alias = e.As.String()
+				agg.Alias = e.As.String()
 			}
+			aggs = append(aggs, agg)
+			items = append(items, selItem{})
 		}
 	}
-	if !aggSeen {
+	if len(aggs) == 0 {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "a query must select COUNT(*); bare columns are not answered")
 	}
-	return items, nil
+	return items, p.finishAggregates(aggs, counts, q)
 }
 
 // groupItem reads a group column, plain or cast; isColumn is false for

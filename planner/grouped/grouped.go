@@ -93,7 +93,7 @@ func (s *Store) Run(_ context.Context, t *ir.Table, q *ir.Query, needs ir.Needs,
 	if err != nil {
 		return nil, err
 	}
-	if len(q.GroupBy) > 0 || q.Agg != ir.CountRows {
+	if len(q.GroupBy) > 0 || q.Agg != ir.CountRows || q.HasSums() {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "the grouped stand-in answers COUNT(*) without GROUP BY only")
 	}
 	match, err := s.compile(q.Where)

@@ -23,6 +23,9 @@ func Prepare(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte) (shape *Sh
 	if !strings.EqualFold(q.Table, t.Name) {
 		return nil, bounds, false, pgerror.Errorf(pgerror.InternalError, "planner: query on table %q run against table %q", q.Table, t.Name)
 	}
+	if err := checkSums(t, q, needs); err != nil {
+		return nil, bounds, false, err
+	}
 	shape, err = NewShape(t, q)
 	if err != nil {
 		return nil, bounds, false, err

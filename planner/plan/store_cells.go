@@ -25,10 +25,16 @@ type Shape struct {
 	Product   []ir.Cell      // domain-complete: every cell of the domain product, zero counts
 	index     map[string]int // domain-complete: cell key -> position in product
 	MaxGroups int
+	// newSums are a cell's empty sums for a query with sums (nil otherwise):
+	// what a cell no row reaches holds.
+	newSums func() []ir.SumValue
 }
 
 func NewShape(t *ir.Table, q *ir.Query) (*Shape, error) {
 	s := &Shape{orderBy: q.OrderBy, Complete: true, MaxGroups: t.Policy.MaxGroups}
+	if q.HasSums() {
+		s.newSums = func() []ir.SumValue { return NewSums(t, q) }
+	}
 	if s.MaxGroups <= 0 {
 		s.MaxGroups = ir.DefaultPolicy().MaxGroups
 	}
@@ -153,6 +159,11 @@ func (s *Shape) NewAccumulator() *cellAccumulator {
 	a := &cellAccumulator{shape: s}
 	if s.Product != nil {
 		a.cells = slices.Clone(s.Product)
+		if s.newSums != nil {
+			for i := range a.cells {
+				a.cells[i].Sums = s.newSums()
+			}
+		}
 	}
 	return a
 }
@@ -167,6 +178,9 @@ func (a *cellAccumulator) Add(c ir.Cell) error {
 			a.cells[i].Count += c.Count
 			a.cells[i].Units += c.Units
 			a.cells[i].Key += c.Key
+			if c.Sums != nil {
+				AddSums(a.cells[i].Sums, c.Sums)
+			}
 		}
 		return nil
 	}
@@ -188,9 +202,17 @@ func (a *cellAccumulator) Result() []ir.Cell {
 	if len(a.shape.Columns) == 0 && len(a.cells) == 0 {
 		// An aggregate without GROUP BY always has one row; this only guards
 		// the invariant that a plain COUNT yields exactly one cell.
-		return []ir.Cell{{InDomain: true}}
+		return []ir.Cell{{InDomain: true, Sums: a.shape.emptySums()}}
 	}
 	return a.cells
+}
+
+// emptySums are a cell's sums before any row: nil for a COUNT query.
+func (s *Shape) emptySums() []ir.SumValue {
+	if s.newSums == nil {
+		return nil
+	}
+	return s.newSums()
 }
 
 // Order applies ORDER BY with a stable sort, so cells equal on the ORDER BY

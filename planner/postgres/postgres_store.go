@@ -211,6 +211,9 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	keysInSQL := needs.Key && !needs.Bound && s.hmac && d.HashableUnit(t)
 	var text string
 	var args []any
+	if q.HasSums() {
+		return s.runSums(ctx, t, q, needs, d, shape)
+	}
 	if keysInSQL {
 		perUnit = false
 		text, args, err = sqlgen.PostgresKeys(t, q, d, secret)
@@ -243,6 +246,43 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	}
 	res.Cells, res.DomainComplete, err = assembleCells(shape, cells)
 	if err != nil {
+		return nil, err
+	}
+	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runSums computes the cells of a query with sums (plan.SumsLayout).
+func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, d sqlgen.PostgresDialect, shape *plan.Shape) (*ir.Result, error) {
+	text, args, err := sqlgen.PostgresSums(t, q, needs, d)
+	if err != nil {
+		return nil, err
+	}
+	var rd plan.Querier = s.db
+	if needs.TableSize {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
+		if err != nil {
+			return nil, plan.RunError(ctx, s.opts.QueryTimeout, t, err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep or lose
+		rd = tx
+	}
+	l := plan.NewSumsLayout(t, q, needs)
+	if shape.Product == nil {
+		l.MaxCells = shape.MaxGroups
+	}
+	var cells []ir.Cell
+	err = plan.ScanSums(ctx, rd, text, args, l, func(c ir.Cell) error {
+		cells = append(cells, c)
+		return nil
+	})
+	if err != nil {
+		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
+	}
+	res := &ir.Result{Path: ir.PathPostgres}
+	if res.Cells, res.DomainComplete, err = assembleCells(shape, cells); err != nil {
 		return nil, err
 	}
 	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {

@@ -85,7 +85,12 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 		return nil, false, nil
 	}
 	answer := snap.answer
-	if needs.Bound && !t.UnitKeyed {
+	switch {
+	case q.HasSums():
+		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, _ []byte, shape *plan.Shape) (*ir.Result, bool, error) {
+			return snap.answerSums(t, q, needs, shape)
+		}
+	case needs.Bound && !t.UnitKeyed:
 		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
 			return snap.answerBounded(t, q, needs, secret, shape, bounds, rank)
 		}

@@ -131,9 +131,12 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	}
 	var text string
 	var args []any
-	if needs.Bound {
+	switch {
+	case q.HasSums():
+		text, args, err = sqlgen.SQLiteSums(t, q, needs)
+	case needs.Bound:
 		text, args, err = sqlgen.SQLiteBounded(t, q, needs, bounds, rank, secret)
-	} else {
+	default:
 		text, args, err = sqlgen.SQLite(t, q, needs, secret)
 	}
 	if err != nil {
@@ -155,7 +158,12 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
-	if res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key); err != nil {
+	if q.HasSums() {
+		res.Cells, res.DomainComplete, err = plan.ReadSums(ctx, rd, text, args, shape, plan.NewSumsLayout(t, q, needs))
+	} else {
+		res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key)
+	}
+	if err != nil {
 		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
 	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
