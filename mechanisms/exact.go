@@ -24,6 +24,9 @@ func (exact) Name() string { return "exact" }
 // Needs is empty: the count is always computed, and nothing else is used.
 func (exact) Needs() ir.Needs { return ir.Needs{} }
 
+// AnswersSums: exact publishes true sums as PostgreSQL computes them.
+func (exact) AnswersSums() bool { return true }
+
 func (exact) Describe() string {
 	return "exact: true counts; offers no protection"
 }
@@ -36,6 +39,9 @@ func (exact) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	answers := make([]Answer, len(cells))
 	for i, c := range cells {
 		answers[i] = Answer{Int: c.Count}
+		if c.Sums != nil {
+			answers[i].Sums = &Sums{Columns: c.Sums}
+		}
 	}
 	return thresholdAnswers(req.Query, answers), Charge{}, nil
 }

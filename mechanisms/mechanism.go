@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"countwall/ir"
+	"countwall/pgerror"
 )
 
 // Accounting and Charge are the vocabulary's (ir): the ledger, the config
@@ -60,6 +61,16 @@ type Answer struct {
 	Suppressed bool
 	// Dropped cells are left out of the output altogether.
 	Dropped bool
+	// Sums are, for a query with SUM or AVG, the published figures of each
+	// summed column that SUM and AVG are computed from: a mechanism that
+	// answers sums (SumAnswerer) sets them. A pointer keeps answers
+	// comparable.
+	Sums *Sums
+}
+
+// Sums are one cell's published sums, one per column of Query.SumColumns.
+type Sums struct {
+	Columns []ir.SumValue
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.
@@ -132,9 +143,27 @@ type ContributionBounder interface {
 	ContributionBounds() ir.Bounds
 }
 
+// SumAnswerer is implemented by mechanisms that answer SUM and AVG beside
+// COUNT: Answer then fills each answer's Sums.
+type SumAnswerer interface {
+	AnswersSums() bool
+}
+
+// AnswersSums reports whether m answers SUM and AVG.
+func AnswersSums(m Mechanism) bool {
+	s, ok := m.(SumAnswerer)
+	return ok && s.AnswersSums()
+}
+
 // Price is what a request will cost under m, checked before the data is
 // read: the zero Charge for a mechanism that neither refuses nor charges.
+// A query with SUM or AVG is refused (0A000) under a mechanism that does not
+// answer them.
 func Price(m Mechanism, req *Request) (Charge, error) {
+	if req.Query != nil && req.Query.HasSums() && !AnswersSums(m) {
+		return Charge{}, pgerror.Errorf(pgerror.FeatureNotSupported, "mechanism %s does not answer SUM/AVG yet", m.Name()).
+			WithHint("SUM and AVG are answered under the exact mechanism; ask COUNT(*) under this one")
+	}
 	if p, ok := m.(Pricer); ok {
 		return p.Price(req)
 	}

@@ -33,6 +33,9 @@ func releaseQuery(q *ir.Query, bounds *ir.Bounds) *release.Query {
 		}
 		out.AtLeast = &at
 	}
+	if q.HasSums() {
+		out.Aggregates = releaseAggregates(q)
+	}
 	if bounds != nil {
 		out.Bounds = &release.Bounds{MaxRowsPerUnit: bounds.MaxRowsPerUnit, MaxGroupsPerUnit: bounds.MaxGroupsPerUnit}
 	}

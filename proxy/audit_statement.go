@@ -150,6 +150,9 @@ func releasedCells(res *Result) []release.Cell {
 	if res == nil || len(res.Columns) == 0 {
 		return nil
 	}
+	if res.aggregates != nil {
+		return releasedSumCells(res)
+	}
 	count := res.countColumn()
 	isFloat := res.Columns[count].Type == ColumnFloat8
 	cells := make([]release.Cell, 0, len(res.Rows))

@@ -361,6 +361,16 @@ func buildCatalog(ctx context.Context, store Store, cfg *config.Config) (*ir.Cat
 			}
 			c.Domain = d
 		}
+		for col, b := range tc.ValueBounds {
+			c, ok := t.Columns[col]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%s.bounds.%s: not a queryable column of table %q", key, col, name)
+			case c.Type == ir.TypeText:
+				return nil, fmt.Errorf("%s.bounds.%s: bounds are for numeric columns, but %q is text", key, col, col)
+			}
+			c.Bounds = &b
+		}
 		if t.UnitKeyed {
 			if err := store.CheckUnitKeyed(ctx, t); err != nil {
 				return nil, fmt.Errorf("%s.unit_keyed: %w", key, err)

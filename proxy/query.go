@@ -54,8 +54,13 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 	if len(answers) != len(cells.Cells) {
 		return refused(charge, fmt.Errorf("mechanism %s answered %d cells of %d", rt.mech.Name(), len(answers), len(cells.Cells)))
 	}
-	res := s.rows(rt, q, cells, answers, notice)
-	s.addIntervals(rt, req, answers, res)
+	var res *Result
+	if q.HasSums() {
+		res = sumRows(rt, q, cells, answers, notice)
+	} else {
+		res = s.rows(rt, q, cells, answers, notice)
+		s.addIntervals(rt, req, answers, res)
+	}
 	maxGroups := table.Policy.MaxGroups
 	if maxGroups <= 0 {
 		maxGroups = ir.DefaultPolicy().MaxGroups

@@ -1,5 +1,7 @@
 package proxy
 
+import "countwall/ir"
+
 // ColumnType is the wire-facing type of an output column.
 type ColumnType int
 
@@ -10,6 +12,7 @@ const (
 	ColumnBool                        // schema discovery's flags: Value.Int 1 is true
 	ColumnTextArray                   // schema discovery's arrays: Value.Text is the array's text form
 	ColumnInt8Array
+	ColumnNumeric // exact decimals (SUM and AVG over an integer column): Value.Text is the number's text
 )
 
 // Column describes one output column.
@@ -45,6 +48,9 @@ type Result struct {
 	// the count (ir.Query.GroupsAfterCount): the answer is built and
 	// audited with the count last, and inSelectOrder moves it.
 	groupsAfter int
+	// aggregates are a query with sums' aggregates, whose columns are
+	// placed by their positions (nil for any other answer).
+	aggregates []ir.Aggregate
 }
 
 // countColumn is the index of an answer's count column: the last, or the

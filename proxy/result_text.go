@@ -16,6 +16,8 @@ func (v Value) Format(t ColumnType) string {
 		return strconv.FormatInt(v.Int, 10)
 	case t == ColumnFloat8:
 		return strconv.FormatFloat(v.Float, 'f', -1, 64)
+	case t == ColumnNumeric:
+		return v.Text
 	default:
 		return v.Text
 	}

@@ -260,6 +260,10 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	d := &Description{Params: params}
 	switch sh := shape.(type) {
 	case *ir.Query:
+		if sh.HasSums() { // no interval columns: only exact answers sums
+			d.Columns = queryColumns(rt, sh)
+			break
+		}
 		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))
 		d.Columns = selectOrder(d.Columns, len(sh.GroupBy), sh.GroupsAfterCount)
 	case *ir.Show:
@@ -276,6 +280,9 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 }
 
 func queryColumns(rt *runtime, q *ir.Query) []Column {
+	if q.HasSums() {
+		return sumColumns(rt, q)
+	}
 	cols := make([]Column, 0, len(q.GroupBy)+1)
 	for _, g := range q.GroupBy {
 		cols = append(cols, Column{Name: g, Type: ColumnText})

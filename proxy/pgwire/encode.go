@@ -30,6 +30,8 @@ func typeOID(t proxy.ColumnType) uint32 {
 		return oidTextArray
 	case proxy.ColumnInt8Array:
 		return oidInt8Array
+	case proxy.ColumnNumeric:
+		return oidNumeric
 	default:
 		return oidText
 	}
@@ -37,7 +39,7 @@ func typeOID(t proxy.ColumnType) uint32 {
 
 func typeSize(t proxy.ColumnType) int16 {
 	switch t {
-	case proxy.ColumnText, proxy.ColumnTextArray, proxy.ColumnInt8Array:
+	case proxy.ColumnText, proxy.ColumnTextArray, proxy.ColumnInt8Array, proxy.ColumnNumeric:
 		return -1
 	case proxy.ColumnBool:
 		return 1
@@ -123,7 +125,13 @@ func (e *encoder) appendValue(t proxy.ColumnType, v proxy.Value, binaryFormat bo
 		if binaryFormat {
 			e.buf = binary.BigEndian.AppendUint64(e.buf, math.Float64bits(v.Float))
 		} else {
-			e.buf = strconv.AppendFloat(e.buf, v.Float, 'g', -1, 64)
+			e.buf = append(e.buf, pgtypes.FormatFloat8(v.Float)...)
+		}
+	case proxy.ColumnNumeric:
+		if binaryFormat {
+			e.buf = appendNumericBinary(e.buf, v.Text)
+		} else {
+			e.buf = append(e.buf, v.Text...)
 		}
 	case proxy.ColumnBool:
 		return encodeBool(v.Int != 0, binaryFormat)

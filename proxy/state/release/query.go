@@ -24,6 +24,16 @@ type Query struct {
 	// Bounds are the contribution bounds the answer was computed under,
 	// when the mechanism bounds what one unit contributes.
 	Bounds *Bounds `json:"bounds,omitempty"`
+	// Aggregates are the select list's aggregates when it has a SUM or an
+	// AVG, in the order written (nil for a COUNT query).
+	Aggregates []Aggregate `json:"aggregates,omitempty"`
+}
+
+// Aggregate is one aggregate of a query with SUM or AVG.
+type Aggregate struct {
+	Func   string `json:"func"`             // count, sum or avg
+	Column string `json:"column,omitempty"` // summed or averaged
+	Alias  string `json:"alias"`
 }
 
 // Bounds are per-unit contribution bounds: rows a cell may count of one

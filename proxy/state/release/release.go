@@ -99,6 +99,10 @@ type Cell struct {
 	Value      float64 `json:"value"`
 	IsFloat    bool    `json:"float,omitempty"`
 	Suppressed bool    `json:"suppressed,omitempty"`
+	// Aggregates are, for a query with SUM or AVG, every aggregate's value
+	// in select-list order, as its text was sent (Null for NULL); Value is
+	// then its COUNT, 0 when it selects none.
+	Aggregates []Datum `json:"aggregates,omitempty"`
 }
 
 // Statement is the statement's text: the shape with its constants put back.
