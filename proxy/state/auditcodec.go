@@ -179,7 +179,9 @@ func decodeConstants(b []byte, resolve textOf) ([]release.Constant, error) {
 // where groups is the number of GROUP BY values of each row and float says
 // the answers were sent as real numbers; then per row uvarint(suppressed),
 // its group values and its value. An answer with an integral value is
-// stored as an integer whatever its column's type.
+// stored as an integer whatever its column's type. A row of a query with
+// SUM or AVG sets the flag's second bit and ends with uvarint(n) and its n
+// aggregates' texts.
 func encodeCells(cells []release.Cell) []byte {
 	if len(cells) == 0 {
 		return nil
@@ -195,6 +197,9 @@ func encodeCells(cells []release.Cell) []byte {
 		if c.Suppressed {
 			flag = 1
 		}
+		if c.Aggregates != nil {
+			flag |= 2
+		}
 		b = binary.AppendUvarint(b, flag)
 		for i := 0; i < groups; i++ {
 			if i >= len(c.Group) || c.Group[i].Null {
@@ -207,6 +212,16 @@ func encodeCells(cells []release.Cell) []byte {
 			b = appendInt(b, int64(c.Value))
 		} else {
 			b = appendFloat(b, c.Value)
+		}
+		if c.Aggregates != nil {
+			b = binary.AppendUvarint(b, uint64(len(c.Aggregates)))
+			for _, a := range c.Aggregates {
+				if a.Null {
+					b = binary.AppendUvarint(b, tagNull)
+				} else {
+					b = appendText(b, tagString, a.Text)
+				}
+			}
 		}
 	}
 	return b
@@ -221,7 +236,8 @@ func decodeCells(b []byte) ([]release.Cell, error) {
 	groups, isFloat := int(header>>1), header&1 == 1
 	var out []release.Cell
 	for d.more() {
-		c := release.Cell{Suppressed: d.uvarint() == 1, IsFloat: isFloat}
+		flag := d.uvarint()
+		c := release.Cell{Suppressed: flag&1 == 1, IsFloat: isFloat}
 		for i := 0; i < groups && d.err == nil; i++ {
 			tag, _, _, text := d.value()
 			c.Group = append(c.Group, release.Datum{Null: tag == tagNull, Text: text})
@@ -234,6 +250,13 @@ func decodeCells(b []byte) ([]release.Cell, error) {
 			c.Value = f
 		default:
 			d.err = errBadBlob
+		}
+		if flag&2 != 0 {
+			n := d.uvarint()
+			for k := uint64(0); k < n && d.err == nil; k++ {
+				tag, _, _, text := d.value()
+				c.Aggregates = append(c.Aggregates, release.Datum{Null: tag == tagNull, Text: text})
+			}
 		}
 		out = append(out, c)
 	}

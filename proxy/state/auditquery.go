@@ -27,6 +27,8 @@ type queryTemplate struct {
 	AtLeast  string             `json:"a,omitempty"` // a slot
 	Bounds   *release.Bounds    `json:"b,omitempty"`
 	Where    []conjunctTemplate `json:"w,omitempty"`
+	// Aggregates are a query with SUM or AVG's (release.Query.Aggregates).
+	Aggregates []release.Aggregate `json:"s,omitempty"`
 }
 
 // conjunctTemplate is a release.Conjunct without its text, which the
@@ -76,6 +78,13 @@ func encodeQuery(q *release.Query, consts []release.Constant, ref textRef) ([]by
 	if len(q.Where) > 0 {
 		b = append(b, `,"w":`...)
 		b = m.appendConjuncts(b, q.Where)
+	}
+	if len(q.Aggregates) > 0 {
+		aggs, err := json.Marshal(q.Aggregates)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"s":`...), aggs...)
 	}
 	b = append(b, '}')
 	id, err := ref(string(b))
@@ -210,7 +219,7 @@ func (r *queryReader) decode(b []byte, consts []release.Constant) (*release.Quer
 		return nil, err
 	}
 	f := filler{consts: consts, kept: kept}
-	q := &release.Query{Table: t.Table, GroupBy: t.GroupBy, Distinct: t.Distinct, Bounds: t.Bounds}
+	q := &release.Query{Table: t.Table, GroupBy: t.GroupBy, Distinct: t.Distinct, Bounds: t.Bounds, Aggregates: t.Aggregates}
 	if t.AtLeast != "" {
 		v, err := strconv.ParseInt(f.value(t.AtLeast).Text, 10, 64)
 		if err != nil {
