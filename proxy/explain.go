@@ -65,6 +65,9 @@ func (s *Session) explain(ctx context.Context, rt *runtime, q *ir.Query) (*Resul
 	if len(q.GroupBy) > 0 {
 		add("Groups", groupsText(p.req.Table, q, rt.mech))
 	}
+	if q.HasSums() {
+		add("Aggregates", aggregatesText(q))
+	}
 	for _, l := range mechanisms.Explain(rt.mech, p.req) {
 		add(l.Label, l.Text)
 	}

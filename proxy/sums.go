@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"strconv"
+	"strings"
 
 	"countwall/ir"
 	"countwall/mechanisms"
@@ -154,4 +155,20 @@ func releasedSumCells(res *Result) []release.Cell {
 		cells = append(cells, c)
 	}
 	return cells
+}
+
+// aggregatesText is EXPLAIN's line for a query with sums: each aggregate,
+// and that the values are summed as stored. Only exact answers sums yet,
+// and it neither needs bounds nor clamps; the mechanisms that will clamp to
+// tables.NAME.bounds say so here.
+func aggregatesText(q *ir.Query) string {
+	parts := make([]string, 0, len(q.Aggregates))
+	for _, a := range q.Aggregates {
+		if a.Func == ir.FuncCount {
+			parts = append(parts, "count")
+		} else {
+			parts = append(parts, a.Func.String()+"("+a.Column+")")
+		}
+	}
+	return strings.Join(parts, ", ") + "; values summed as stored, not clamped (NULL ignored)"
 }
