@@ -72,8 +72,8 @@ var battery = []badInput{
 	// Constructs the COUNT language does not have.
 	{sql: "SELECT * FROM people", code: "0A000"},
 	{sql: "SELECT age FROM people", code: "0A000"},
-	{sql: "SELECT SUM(income) FROM people", code: "0A000"},
-	{sql: "SELECT AVG(age) FROM people WHERE sex = 'F'", code: "0A000"},
+	{sql: "SELECT SUM(sex) FROM people", code: "42883"},
+	{sql: "SELECT AVG(DISTINCT age) FROM people WHERE sex = 'F'", code: "0A000"},
 	{sql: "SELECT MIN(age) FROM people", code: "0A000"},
 	{sql: "SELECT MAX(income) FROM people", code: "0A000"},
 	{sql: "SELECT COUNT(age) FROM people", code: "0A000"},
