@@ -1,10 +1,13 @@
 package catalog
 
 import (
+	"database/sql/driver"
 	"encoding/json"
+	"fmt"
 	"math"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"modernc.org/sqlite"
 )
 
 // Array values live in the catalog database as JSON text (so that
@@ -76,4 +79,26 @@ func jsonText(e any) string {
 	}
 	b, _ := json.Marshal(e)
 	return string(b)
+}
+
+// sqlArray is an array operand as JSON: a parameter or a literal arrives
+// in PostgreSQL's text form ('{r,p,""}', as psycopg and pgspecial send a
+// list), a catalog column is JSON already.
+func sqlArray(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	s, ok := args[0].(string)
+	if !ok {
+		return args[0], nil
+	}
+	if _, isJSON := jsonArray(s); isJSON {
+		return s, nil
+	}
+	var elems []*string
+	if err := arrayCodecs.Scan(pgtype.TextArrayOID, pgtype.TextFormatCode, []byte(s), &elems); err != nil {
+		return nil, fmt.Errorf("malformed array literal")
+	}
+	b, err := json.Marshal(elems)
+	if err != nil {
+		return nil, fmt.Errorf("malformed array literal")
+	}
+	return string(b), nil
 }

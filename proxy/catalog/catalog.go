@@ -118,13 +118,15 @@ func Handles(toks []pglex.Token) bool {
 		return true
 	}
 	hasFrom, callsCatalog := false, false
-	for _, t := range toks {
+	for i, t := range toks {
 		if t.NamesCatalog() {
 			return true
 		}
 		switch t.Kind {
 		case pglex.Word: // folded to lower case by the lexer
-			hasFrom = hasFrom || t.Text == "from"
+			// FROM a set-returning call (pgcli's SELECT * FROM
+			// unnest(current_schemas(true))) reads no table.
+			hasFrom = hasFrom || t.Text == "from" && !fromSetReturning(toks[i+1:])
 			callsCatalog = callsCatalog || catalogWords[t.Text]
 		case pglex.QuotedIdent:
 			callsCatalog = callsCatalog || catalogWords[strings.ToLower(t.Text)]
@@ -139,6 +141,12 @@ func Handles(toks []pglex.Token) bool {
 func HandlesText(sql string) bool {
 	toks, err := lex(sql)
 	return err == nil && Handles(toks)
+}
+
+// fromSetReturning reports whether the tokens after a FROM start with a
+// call of a set-returning function the catalog answers.
+func fromSetReturning(toks []pglex.Token) bool {
+	return len(toks) > 1 && toks[0].Kind == pglex.Word && setReturning[toks[0].Text] != nil && toks[1].Text == "("
 }
 
 // catalogWords mark a SELECT without FROM as a catalog statement.

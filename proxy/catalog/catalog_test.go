@@ -30,8 +30,10 @@ func openTest(t *testing.T) *Catalog {
 
 // capturedStatements are the catalog statements psql 15 (\dt, \d, \d people,
 // \d+ people, \dn, \l), SQLAlchemy 1.4 with psycopg2 (the inspector, pandas'
-// read_sql), pgjdbc 42.5 (DatabaseMetaData as DBeaver and Metabase call it)
-// and pgx (LoadType) sent to PostgreSQL 15, logged by its log_statement.
+// read_sql), pgjdbc 42.5 (DatabaseMetaData as DBeaver and Metabase call it),
+// pgx (LoadType) and pgcli 3.5 (its completion refresh; \dt, \d people, \l,
+// \dn, \du through pgspecial) sent to PostgreSQL 15, logged by its
+// log_statement.
 func capturedStatements(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile("testdata/captured.sql")
@@ -59,8 +61,13 @@ func TestEveryCapturedStatementIsAnswered(t *testing.T) {
 		var args []*string
 		if strings.Contains(s, "$1") {
 			v := "int8"
-			if strings.Contains(s, "oid=$1") {
+			switch {
+			case strings.Contains(s, "oid=$1"):
 				v = "20"
+			case strings.Contains(s, "ANY($1)"):
+				v = `{r,p,""}` // pgcli's kinds of relation, a list psycopg sends as an array
+			case strings.Contains(s, "~) $1"):
+				v = "^(people)$"
 			}
 			args = []*string{&v}
 		}
@@ -118,6 +125,11 @@ func TestAnswers(t *testing.T) {
 		{`SELECT $1::text::regtype::oid`, "20"},
 		{`SELECT x FROM pg_catalog.generate_series(1, 3) AS s(x)`, "1\n2\n3"},
 		{`SELECT relname, obj_description(oid), col_description(oid, 1) FROM pg_class`, "people|NULL|privacy unit"},
+		{`SELECT * FROM unnest(current_schemas(true))`, "pg_catalog\npublic"},
+		{`SELECT relname FROM pg_class WHERE relkind = ANY('{r,p,""}')`, "people"},
+		{`SELECT relname FROM pg_class WHERE relkind = ANY('{v,m}'::"char"[])`, ""},
+		{`SELECT substring('abcdef' for 3), substring('abcdef' from 2 for 3), substring('abcdef' from 5), substring('abcdef', 2, 2)`, "abc|bcd|ef|bc"},
+		{`SELECT count(*) FROM pg_auth_members`, "0"},
 		{`SELECT 'people'::regclass::text, 20::regtype::text, oid::regtype::text FROM pg_type WHERE oid = to_regtype('double precision')`, "people|bigint|double precision"},
 		{`SELECT typname FROM pg_type WHERE oid = ANY (SELECT atttypid FROM pg_attribute) ORDER BY 1`, "float8\nint8\ntext"},
 		// quote_ident as PostgreSQL's: bare unless reserved, cased or not plain.
@@ -175,6 +187,9 @@ func TestHandles(t *testing.T) {
 		want bool
 	}{
 		{"SELECT relname FROM pg_class", true},
+		{"SELECT * FROM unnest(current_schemas(true))", true}, // pgcli's search path
+		{"SELECT * FROM unnest(ARRAY[1, 2])", false},
+		{"SELECT COUNT(*) FROM people WHERE sex = current_user", false},
 		{"select current_schema()", true},
 		{"SELECT 1", true},
 		{"select $1::text::regtype::oid;", true},
@@ -202,6 +217,42 @@ func TestHandles(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("HandlesText(%q) = %v, want %v", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestArrayParameters: an array bound to $1 arrives in PostgreSQL's text
+// form (psycopg sends pgcli's list of relation kinds so) and = ANY reads
+// it; a malformed one is refused.
+func TestArrayParameters(t *testing.T) {
+	c := openTest(t)
+	sql := `SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relkind = ANY($1) ORDER BY 1`
+	tests := []struct {
+		arg, want string
+		code      pgerror.Code
+	}{
+		{`{r,p,f}`, "people", ""},
+		{`{r,p,""}`, "people", ""},
+		{`{v,m}`, "", ""},
+		{`{"r"}`, "people", ""},
+		{`{}`, "", ""},
+		{`r`, "", pgerror.FeatureNotSupported},
+	}
+	for _, tc := range tests {
+		arg := tc.arg
+		res, err := c.Query(context.Background(), Session{}, sql, []*string{&arg})
+		if tc.code != "" {
+			if pgerror.SQLState(err) != tc.code {
+				t.Errorf("ANY(%s): %v, want %s", tc.arg, err, tc.code)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ANY(%s): %v", tc.arg, err)
+			continue
+		}
+		if got := rowsText(res); got != tc.want {
+			t.Errorf("ANY(%s) = %q, want %q", tc.arg, got, tc.want)
 		}
 	}
 }

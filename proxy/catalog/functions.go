@@ -131,6 +131,7 @@ func registerSQLiteFunctions() error {
 			"cw_unqualify":       {1, sqlUnqualify},
 			"cw_quote_ident":     {1, sqlQuoteIdent},
 			"cw_series":          {2, sqlSeries},
+			"cw_array":           {1, sqlArray},
 		} {
 			if err := sqlite.RegisterDeterministicScalarFunction(name, fn.n, fn.fn); err != nil {
 				registerErr = fmt.Errorf("catalog: registering %s: %w", name, err)

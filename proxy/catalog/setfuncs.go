@@ -153,3 +153,29 @@ func trimCall(_ *translator, args []string) (string, error) {
 	}
 	return fn + "(" + strings.Join(words, " ") + ")", nil
 }
+
+// substringArgs reads substring(s FROM start FOR count), either part
+// optional, as substr's arguments (psql's and pgcli's \d send
+// substring(... for 128)); the comma form passes as it is.
+func substringArgs(pieces []string) []string {
+	operand, start, count := []string{}, []string{"1"}, []string(nil)
+	cur, keywords := &operand, false
+	for _, p := range pieces {
+		switch p {
+		case "from":
+			start, cur, keywords = []string{}, &start, true
+		case "for":
+			count, cur, keywords = []string{}, &count, true
+		default:
+			*cur = append(*cur, p)
+		}
+	}
+	if !keywords {
+		return splitArgs(pieces)
+	}
+	args := []string{strings.Join(operand, " "), strings.Join(start, " ")}
+	if count != nil {
+		args = append(args, strings.Join(count, " "))
+	}
+	return args
+}

@@ -327,13 +327,17 @@ func (t *translator) closeFrame(closer string) error {
 		if set, ok := setReturning[f.name]; ok {
 			return t.startTableFunc(f.name, set, splitArgs(f.pieces))
 		}
-		s, err := functions[f.name](t, splitArgs(f.pieces))
+		args := splitArgs(f.pieces)
+		if f.name == "substring" {
+			args = substringArgs(f.pieces)
+		}
+		s, err := functions[f.name](t, args)
 		if err != nil {
 			return err
 		}
 		out = s
 	case anyFrame, allFrame:
-		out = "IN (SELECT value FROM json_each(" + inner + "))"
+		out = "IN (SELECT value FROM json_each(cw_array(" + inner + ")))"
 		if len(f.pieces) > 0 && f.pieces[0] == "select" {
 			out = "IN (" + inner + ")"
 		}
@@ -468,7 +472,7 @@ func typeWordFollows(words []string, w string) bool {
 // regnamespace) are oids looked up by name, shown by name when cast to text.
 func castTo(operand, typ string) (string, error) {
 	if strings.HasSuffix(typ, "[]") {
-		return operand, nil // arrays are JSON text already
+		return "cw_array(" + operand + ")", nil // arrays are JSON text
 	}
 	switch typ {
 	case "text", "varchar", "character varying", "name", "char", "bpchar", "character", "\"char\"":
