@@ -202,27 +202,18 @@ func (c *Catalog) Query(ctx context.Context, s Session, sql string, args []*stri
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	query, err := c.prepare(s, sql)
+	query, booleans, err := c.prepare(s, sql)
 	var res *Result
 	if err == nil {
 		ctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
-		res, err = c.run(ctx, query, args)
+		res, err = c.run(ctx, query, args, booleans)
 	}
 	if err != nil {
 		if empty, ok := provablyEmpty(sql); ok {
 			return empty, nil
 		}
 		return nil, err
-	}
-	if toks, lerr := lex(sql); lerr == nil {
-		if names := outputNames(toks); len(names) == len(res.Columns) {
-			for i, name := range names {
-				if name != "" {
-					res.Columns[i].Name = name
-				}
-			}
-		}
 	}
 	return res, nil
 }
@@ -242,15 +233,19 @@ func (c *Catalog) Describe(ctx context.Context, s Session, sql string) (columns 
 	return res.Columns, params, nil
 }
 
-func (c *Catalog) prepare(s Session, sql string) (string, error) {
+// prepare translates a statement; booleans are the positions of its
+// columns PostgreSQL types as boolean though SQLite computes integers.
+func (c *Catalog) prepare(s Session, sql string) (query string, booleans map[int]bool, err error) {
 	toks, err := lex(sql)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return translate(toks, s, c.model)
+	toks, booleans = nameColumns(toks)
+	query, err = translate(toks, s, c.model)
+	return query, booleans, err
 }
 
-func (c *Catalog) run(ctx context.Context, query string, args []*string) (*Result, error) {
+func (c *Catalog) run(ctx context.Context, query string, args []*string, booleans map[int]bool) (*Result, error) {
 	bound := make([]any, len(args))
 	for i, a := range args {
 		if a != nil {
@@ -288,7 +283,7 @@ func (c *Catalog) run(ctx context.Context, query string, args []*string) (*Resul
 	if err := rows.Err(); err != nil {
 		return nil, sqliteRefusal(ctx, err)
 	}
-	settleTypes(res.Columns, types, all)
+	settleTypes(res.Columns, types, all, booleans)
 	for _, r := range all {
 		res.Rows = append(res.Rows, values(res.Columns, r))
 	}
@@ -328,9 +323,13 @@ func wireType(decl string) WireType {
 // settleTypes types the columns computed by expressions (no declared type)
 // from their values: integer or real when every value is, else text. A
 // declared column whose values do not fit its type is sent as text.
-func settleTypes(cols []OutputColumn, types []*sql.ColumnType, rows [][]any) {
+func settleTypes(cols []OutputColumn, types []*sql.ColumnType, rows [][]any, booleans map[int]bool) {
 	for i, t := range types {
 		kind := cols[i].Type
+		if t.DatabaseTypeName() == "" && booleans[i] && boolValues(rows, i) {
+			cols[i].Type = WireBool
+			continue
+		}
 		if t.DatabaseTypeName() == "" {
 			// An expression named like a catalog column (attnotnull in
 			// JDBC's a.attnotnull OR ...) has that column's type.
@@ -361,6 +360,16 @@ func settleTypes(cols []OutputColumn, types []*sql.ColumnType, rows [][]any) {
 		}
 		cols[i].Type = kind
 	}
+}
+
+// boolValues says whether every value of column i is NULL, 0 or 1.
+func boolValues(rows [][]any, i int) bool {
+	for _, r := range rows {
+		if n, ok := r[i].(int64); r[i] != nil && (!ok || n != 0 && n != 1) {
+			return false
+		}
+	}
+	return true
 }
 
 func values(cols []OutputColumn, row []any) []Value {

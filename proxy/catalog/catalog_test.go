@@ -317,3 +317,41 @@ func TestQueryDescribedKeepsDescribedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnNames: unaliased columns are named as PostgreSQL 15 names them
+// (TestPostgresCatalogDifferential in proxy/pgwire checks the same against
+// a real server), comparisons are boolean, and a regclass is shown by name.
+func TestColumnNames(t *testing.T) {
+	c := openTest(t)
+	tests := []struct{ sql, names, types, row string }{
+		{`SELECT c.oid::pg_catalog.regclass, c.relname, 1, true, pg_catalog.format_type(20, NULL) FROM pg_class c`,
+			"oid|relname|?column?|?column?|format_type", "0|0|1|3|0", "people|people|1|true|bigint"},
+		{`SELECT c.relkind = 'r', CASE WHEN true THEN c.relname END, (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace) FROM pg_class c`,
+			"?column?|case|nspname", "3|0|0", "true|people|public"},
+		{`SELECT substring(relname for 2), relname::text, 1::int, '1'::double precision, relname n, relname AS "N", CAST(relpages AS bigint) FROM pg_class`,
+			"substring|relname|int4|float8|n|N|relpages", "0|0|1|2|0|0|1", "pe|people|1|1|people|people|0"},
+		{`SELECT *, relkind = 'r' FROM pg_namespace, (SELECT relkind FROM pg_class) k WHERE nspname = 'public'`,
+			"oid|nspname|nspowner|nspacl|relkind|?column?", "1|0|1|100|0|1", "2200|public|6171|NULL|r|1"},
+	}
+	for _, tc := range tests {
+		res, err := c.Query(context.Background(), Session{}, tc.sql, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
+		}
+		var names, types []string
+		for _, col := range res.Columns {
+			names = append(names, col.Name)
+			types = append(types, fmt.Sprint(int(col.Type)))
+		}
+		if got := strings.Join(names, "|"); got != tc.names {
+			t.Errorf("%s: columns %s, want %s", tc.sql, got, tc.names)
+		}
+		if got := strings.Join(types, "|"); got != tc.types {
+			t.Errorf("%s: types %s, want %s", tc.sql, got, tc.types)
+		}
+		if got := rowsText(res); got != tc.row {
+			t.Errorf("%s: row %s, want %s", tc.sql, got, tc.row)
+		}
+	}
+}
