@@ -273,11 +273,7 @@ func parseShow(toks []pglex.Token) (ir.Statement, error) {
 	if name == "" || n != len(toks)-1 {
 		return nil, pgerror.Errorf(pgerror.SyntaxError, "SHOW needs one setting name: SHOW budget")
 	}
-	name = strings.ToLower(name)
-	if name == "all" {
-		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "SHOW ALL is not supported; SHOW budget, epsilon, delta or mechanism")
-	}
-	return &ir.Show{Name: name}, nil
+	return &ir.Show{Name: strings.ToLower(name)}, nil
 }
 
 // parseReset reads RESET name and RESET ALL.

@@ -153,7 +153,7 @@ func showColumns(name string) []Column {
 			{Name: "rho_spent", Type: ColumnFloat8},
 		}
 	}
-	return []Column{{Name: name, Type: ColumnText}}
+	return []Column{{Name: displayName(name), Type: ColumnText}}
 }
 
 func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, error) {
@@ -161,6 +161,8 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, 
 		return &Result{Columns: showColumns(st.Name), Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SHOW"}
 	}
 	switch st.Name {
+	case "all":
+		return s.showAll(rt), nil
 	case "budget":
 		bals, err := s.engine.budget.Balances(ctx, s.analyst)
 		if err != nil {
@@ -191,14 +193,8 @@ func (s *Session) show(ctx context.Context, rt *runtime, st *ir.Show) (*Result, 
 	case "server_version_num":
 		return one(ServerVersionNum), nil
 	}
-	if def, ok := clientSettings[st.Name]; ok {
-		s.mu.Lock()
-		v, set := s.settings[st.Name]
-		s.mu.Unlock()
-		if !set {
-			v = def
-		}
-		return one(v), nil
+	if _, ok := clientSettings[st.Name]; ok {
+		return one(s.clientSetting(st.Name)), nil
 	}
 	return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Name)
 }

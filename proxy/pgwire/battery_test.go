@@ -214,7 +214,6 @@ var battery = []badInput{
 	{sql: "SET SESSION nosuch TO 'x'", code: "42704"},
 	{sql: "SHOW nosuch", code: "42704"},
 	{sql: "SELECT current_setting('nosuch')", code: "42704"},
-	{sql: "SHOW ALL", code: "0A000"},
 	{sql: "SET epsilon = 99", code: "22023"},
 	{sql: "SET epsilon = 0", code: "22023"},
 	{sql: "SET epsilon = -1", code: "22023"},

@@ -278,3 +278,63 @@ func TestPostgresCatalogDifferential(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresShowAllDifferential: SHOW ALL lists the settings countwall
+// has under PostgreSQL 15's names, descriptions and order (its own
+// settings, epsilon, delta and countwall.confidence, besides), and SHOW of
+// one names its column as PostgreSQL does.
+func TestPostgresShowAllDifferential(t *testing.T) {
+	srv := pgtest.Server(t)
+	ctx := context.Background()
+	ts := startServer(t, "exact", nil, nil)
+	mine, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close(ctx)
+	theirs, err := pgconn.Connect(ctx, srv.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer theirs.Close(ctx)
+	got, want := catalogExec(ctx, mine, "SHOW ALL", nil), catalogExec(ctx, theirs, "SHOW ALL", nil)
+	if got.err != "" || want.err != "" {
+		t.Fatalf("SHOW ALL: countwall %q, PostgreSQL %q", got.err, want.err)
+	}
+	if strings.Join(got.columns, "|") != strings.Join(want.columns, "|") {
+		t.Errorf("SHOW ALL columns %v, PostgreSQL's %v", got.columns, want.columns)
+	}
+	position, description := map[string]int{}, map[string]string{}
+	for i, r := range want.rows {
+		position[r[0]], description[r[0]] = i, r[2]
+	}
+	own := map[string]bool{"epsilon": true, "delta": true, "countwall.confidence": true}
+	last, seen := -1, 0
+	for _, r := range got.rows {
+		if own[r[0]] {
+			seen++
+			continue
+		}
+		i, ok := position[r[0]]
+		if !ok {
+			t.Errorf("SHOW ALL lists %q, which PostgreSQL 15 does not have", r[0])
+			continue
+		}
+		if i < last {
+			t.Errorf("SHOW ALL lists %q out of PostgreSQL's order", r[0])
+		}
+		last = i
+		if r[2] != description[r[0]] {
+			t.Errorf("SHOW ALL describes %s as %q, PostgreSQL as %q", r[0], r[2], description[r[0]])
+		}
+	}
+	if seen != len(own) || len(got.rows) < 20 {
+		t.Errorf("SHOW ALL gave %d rows, %d of countwall's own settings", len(got.rows), seen)
+	}
+	for _, sql := range []string{"SHOW datestyle", "SHOW TimeZone", "SHOW client_encoding"} {
+		a, b := catalogExec(ctx, mine, sql, nil), catalogExec(ctx, theirs, sql, nil)
+		if strings.Join(a.columns, "|") != strings.Join(b.columns, "|") {
+			t.Errorf("%s: column %v, PostgreSQL's %v", sql, a.columns, b.columns)
+		}
+	}
+}
