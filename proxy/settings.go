@@ -99,6 +99,13 @@ func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
 			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
 	}
+	if st.Name == "client_encoding" {
+		v, err := ClientEncoding(st.Value, false)
+		if err != nil {
+			return nil, err
+		}
+		st = &ir.Set{Name: st.Name, Value: v}
+	}
 	if st.Name == confidenceSetting {
 		return s.setConfidence(st.Value)
 	}

@@ -80,6 +80,14 @@ func (s *Server) serveConn(nc net.Conn) {
 	if !c.authenticate(startup) {
 		return
 	}
+	// Startup options are checked once the client is known, as
+	// PostgreSQL applies them after authentication.
+	if v, ok := startup.Parameters["client_encoding"]; ok {
+		if _, err := proxy.ClientEncoding(v, true); err != nil {
+			c.fatalError(err)
+			return
+		}
+	}
 	s.authenticated(nc)
 	// A session slot is taken only once the password is proven, so that
 	// clients who never authenticate cannot lock analysts out.
@@ -351,6 +359,17 @@ func (c *conn) sendError(err error) {
 }
 
 // fatal sends a FATAL error; the caller then closes the connection.
+// fatalError ends the connection with a refusal's code, message and hint.
+func (c *conn) fatalError(err error) {
+	var pe *pgerror.Error
+	if !errors.As(err, &pe) {
+		c.fatal(pgerror.InternalError, "internal error")
+		return
+	}
+	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: string(pe.Code), Message: pe.Message, Hint: pe.Hint})
+	c.be.Flush()
+}
+
 func (c *conn) fatal(code pgerror.Code, msg string) {
 	c.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: string(code), Message: msg})
 	c.be.Flush()
