@@ -260,3 +260,34 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 	}
 	return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "statement is not supported")
 }
+
+// Settings are a session's settings at one moment: what a transaction's
+// rollback restores, as PostgreSQL rolls back a SET made in a transaction
+// that fails or is rolled back.
+type Settings struct {
+	epsilon, delta float64
+	hasDelta       bool
+	values         map[string]string
+}
+
+// Settings returns the session's settings now.
+func (s *Session) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	values := make(map[string]string, len(s.settings))
+	for k, v := range s.settings {
+		values[k] = v
+	}
+	return Settings{epsilon: s.epsilon, delta: s.delta, hasDelta: s.hasDelta, values: values}
+}
+
+// RestoreSettings returns the session's settings to saved ones.
+func (s *Session) RestoreSettings(saved Settings) {
+	values := make(map[string]string, len(saved.values))
+	for k, v := range saved.values {
+		values[k] = v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epsilon, s.delta, s.hasDelta, s.settings = saved.epsilon, saved.delta, saved.hasDelta, values
+}

@@ -46,6 +46,12 @@ type conn struct {
 	// runs: PostgreSQL runs them in one transaction, in which a DECLARE
 	// without HOLD is allowed and whose end closes its cursors.
 	implicitBlock bool
+	// txSettings are the session's settings when the open transaction
+	// began (a block, or the implicit one of a Query message of several
+	// statements), restored if it is rolled back; savepointSettings are
+	// those at each savepoint.
+	txSettings        *proxy.Settings
+	savepointSettings []proxy.Settings
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
@@ -267,16 +273,26 @@ func (c *conn) prepare(sql string) (st *proxy.Statement, ok bool) {
 // simpleQuery runs a Query message: each statement it holds in turn, each
 // answered as it runs, up to the first that fails, as PostgreSQL runs them
 // (psql -c "SET ...; SELECT ...", a driver's batch in the simple protocol).
+//
+// Statements outside a block run in one implicit transaction, so a SET
+// among them is undone when a later one fails, as PostgreSQL undoes it.
 func (c *conn) simpleQuery(sql string) {
 	batch := proxy.Batch(sql)
 	c.implicitBlock = len(batch) > 1
 	for _, one := range batch {
+		if c.implicitBlock && c.txStatus == txIdle && c.txSettings == nil {
+			c.beginSettings()
+		}
 		if !c.simpleStatement(one) {
+			if c.txStatus == txIdle {
+				c.rollbackSettings()
+			}
 			break
 		}
 	}
 	c.implicitBlock = false
 	if c.txStatus == txIdle {
+		c.txSettings = nil // the implicit transaction ended
 		c.closeCursorsAtEnd()
 	}
 }

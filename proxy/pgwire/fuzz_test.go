@@ -42,6 +42,9 @@ func (echoSession) Describe(context.Context, *proxy.Statement) (*proxy.Descripti
 
 func (echoSession) Refused(*proxy.Statement, error) {}
 
+func (echoSession) Settings() proxy.Settings       { return proxy.Settings{} }
+func (echoSession) RestoreSettings(proxy.Settings) {}
+
 func (echoSession) Done() <-chan struct{} { return nil }
 
 func (echoSession) Close() {}

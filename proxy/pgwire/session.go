@@ -27,6 +27,11 @@ type Session interface {
 	// Refused audits a statement the front door refused before Execute:
 	// at Parse or Bind, or in a failed transaction block.
 	Refused(st *proxy.Statement, err error)
+	// Settings and RestoreSettings save and restore the session's
+	// settings: a SET in a transaction that fails or is rolled back is
+	// undone, as PostgreSQL undoes it.
+	Settings() proxy.Settings
+	RestoreSettings(proxy.Settings)
 	// Done is closed when the engine ends the session (its analyst was
 	// removed from the config); the connection is then terminated with
 	// 57P01.

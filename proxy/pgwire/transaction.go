@@ -72,12 +72,30 @@ func (c *conn) savepoint(op proxy.TxOp, name string) {
 	switch op {
 	case proxy.TxSavepoint:
 		c.savepoints = append(c.savepoints, name)
+		c.savepointSettings = append(c.savepointSettings, c.session.Settings())
 	case proxy.TxRelease:
 		c.savepoints = c.savepoints[:latest]
+		c.savepointSettings = c.savepointSettings[:latest]
 	case proxy.TxRollbackTo:
 		c.savepoints = c.savepoints[:latest+1]
+		c.savepointSettings = c.savepointSettings[:latest+1]
+		c.session.RestoreSettings(c.savepointSettings[latest])
 		c.txStatus = txBlock
 	}
+}
+
+// beginSettings notes the settings a transaction starts with.
+func (c *conn) beginSettings() {
+	saved := c.session.Settings()
+	c.txSettings = &saved
+}
+
+// rollbackSettings undoes the settings changed in the transaction ending.
+func (c *conn) rollbackSettings() {
+	if c.txSettings != nil {
+		c.session.RestoreSettings(*c.txSettings)
+	}
+	c.txSettings = nil
 }
 
 // transactionControl follows BEGIN, COMMIT and ROLLBACK as PostgreSQL does,
@@ -88,8 +106,11 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 		if c.txStatus != txIdle {
 			c.warn(pgerror.ActiveSQLTransaction, "there is already a transaction in progress")
 		}
+		if c.txStatus == txIdle && c.txSettings == nil {
+			c.beginSettings()
+		}
 		c.txStatus = txBlock
-		c.savepoints = nil
+		c.savepoints, c.savepointSettings = nil, nil
 	case op == proxy.TxSavepoint, op == proxy.TxRelease, op == proxy.TxRollbackTo:
 		c.savepoint(op, name)
 	case op.Ends():
@@ -102,8 +123,12 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 			rolledBack.Tag = "ROLLBACK"
 			res = &rolledBack
 		}
+		if res.Tag == "ROLLBACK" {
+			c.rollbackSettings()
+		}
+		c.txSettings = nil
 		c.txStatus = txIdle
-		c.savepoints = nil
+		c.savepoints, c.savepointSettings = nil, nil
 		c.closeCursorsAtEnd()
 		clear(c.portals) // as PostgreSQL drops them at the block's end
 	}
