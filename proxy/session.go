@@ -14,12 +14,18 @@ import (
 	"countwall/proxy/state/release"
 )
 
-// ServerVersion is what `SELECT version()` and the server_version setting report.
-const ServerVersion = "16.0 (countwall)"
+// ServerVersion is what `SELECT version()` and the server_version setting
+// report: 15, the version whose catalog the schema discovery answers as
+// (proxy/catalog). Clients choose their catalog queries by the version
+// announced, so a client newer than 15 (psql 16 and 17) sends the queries
+// it sends a PostgreSQL 15, which the catalog answers, and psql 15 prints
+// no version-mismatch warning; psql warns only of a server newer than
+// itself.
+const ServerVersion = "15.0 (countwall)"
 
 // ServerVersionNum is server_version_num, the form BI tools and drivers
-// compare (PostgreSQL 16.0).
-const ServerVersionNum = "160000"
+// compare (PostgreSQL 15.0).
+const ServerVersionNum = "150000"
 
 // Session is one analyst's conversation with the Engine: it carries the
 // analyst's name and the settings changed with SET. A Session is used by one

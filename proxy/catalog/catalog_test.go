@@ -13,7 +13,7 @@ import (
 )
 
 func testModel() *Model {
-	return &Model{ServerVersion: "16.0 (countwall)", Tables: []Table{{Name: "people", Columns: []Column{
+	return &Model{ServerVersion: "15.0 (countwall)", Tables: []Table{{Name: "people", Columns: []Column{
 		{Name: "id", Type: BigInt, Unit: true}, {Name: "age", Type: BigInt, HasDomain: true, IsRange: true, Min: 0, Max: 120},
 		{Name: "sex", Type: Text, HasDomain: true, Categories: []string{"F", "M"}}, {Name: "income", Type: Double}}}}}
 }
@@ -117,7 +117,7 @@ func TestAnswers(t *testing.T) {
 		{`SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'people' ORDER BY ordinal_position`,
 			"id|bigint|YES\nage|bigint|YES\nsex|text|YES\nincome|double precision|YES"},
 		{`SELECT table_schema, table_name, table_type FROM information_schema.tables`, "public|people|BASE TABLE"},
-		{`SELECT current_database(), current_schema(), current_user, pg_catalog.version()`, "countwall|public|alice|PostgreSQL 16.0 (countwall)"},
+		{`SELECT current_database(), current_schema(), current_user, pg_catalog.version()`, "countwall|public|alice|PostgreSQL 15.0 (countwall)"},
 		{`SELECT n.nspname FROM pg_namespace n WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' ORDER BY 1`, "public"},
 		{`SELECT d.datname, pg_catalog.array_to_string(d.datacl, E'\n') FROM pg_catalog.pg_database d`, "countwall|NULL"},
 		{`SELECT 1`, "1"},
