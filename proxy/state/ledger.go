@@ -11,12 +11,13 @@
 // totals, caps and grants, since an IDP or BDP claim is not a DP charge.
 //
 // Speed may come from reservation (LedgerOptions.Reserve > 1): one durable write
-// reserves several queries' worth of budget, which this process then spends
-// in memory. A reservation counts as spent from the moment it is written, so
-// a crash can only make the ledger show more spent than was answered, never
-// less; the unused part is given back when the reservation is settled
-// (exhausted, or at Close). The history of what was charged is written as
-// runs, one row per reservation settled (ledger_history.go).
+// reserves several queries' worth of budget, epsilon and delta or zCDP rho,
+// which this process then spends in memory (ledger_reserve.go). A
+// reservation counts as spent from the moment it is written, so a crash can
+// only make the ledger show more spent than was answered, never less; the
+// unused part is given back when the reservation is settled (exhausted, or
+// at Close). The history of what was charged is written as runs, one row per
+// reservation settled (ledger_history.go).
 
 package state
 
@@ -78,10 +79,11 @@ type Balance struct {
 	// the pure charges leave).
 	RhoSpent float64
 	RhoDelta float64
-	// EpsilonReserved and DeltaReserved are this process's reserved but not
-	// yet used budget; they are not part of Spent.
+	// EpsilonReserved, DeltaReserved and RhoReserved are this process's
+	// reserved but not yet used budget; they are not part of Spent.
 	EpsilonReserved float64
 	DeltaReserved   float64
+	RhoReserved     float64
 	// EpsilonGranted and DeltaGranted are extra budget given with Grant.
 	EpsilonGranted float64
 	DeltaGranted   float64
@@ -156,31 +158,6 @@ type analystState struct {
 	chunks map[ir.Accounting]*chunk
 }
 
-// chunk is an open reservation: written to the database (and counted as
-// spent there) in full; remaining is what this process has not used.
-type chunk struct {
-	id                           int64
-	remainingEps, remainingDelta float64
-	// spentEps/spentDelta: the kind's durable total right after the
-	// reservation was written (it includes the whole reservation), and
-	// grantEps/grantDelta the grants then; an in-memory spend must keep
-	// spentEps - remainingEps within the caller's current caps plus grants.
-	spentEps, spentDelta float64
-	grantEps, grantDelta float64
-	// answered counts the charges spent from the reservation, and runs
-	// summarise them for the history (ledger_history.go).
-	answered int
-	runs     []chargeRun
-}
-
-// spend takes e, charged at at, from the reservation.
-func (c *chunk) spend(at time.Time, e Entry) {
-	c.remainingEps -= e.Epsilon
-	c.remainingDelta -= e.Delta
-	c.answered++
-	c.runs = appendCharge(c.runs, at, e)
-}
-
 // OpenLedger creates the ledger's tables if needed. db must be a SQLite database
 // in WAL mode with synchronous=FULL (as Open opens it), or a
 // PostgreSQL database opened by openPostgres (dialect.go), so that a committed charge
@@ -207,7 +184,8 @@ CREATE TABLE IF NOT EXISTS ledger_reservations (
 	analyst TEXT NOT NULL,
 	kind    TEXT NOT NULL,
 	epsilon REAL NOT NULL,
-	delta   REAL NOT NULL
+	delta   REAL NOT NULL,
+	rho     REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS ledger_grants (
 	id      INTEGER PRIMARY KEY,
@@ -225,8 +203,10 @@ CREATE TABLE IF NOT EXISTS ledger_resets (
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return nil, fmt.Errorf("ledger: creating tables: %w", err)
 	}
-	if err := addRhoColumn(ctx, db, "ledger_spent"); err != nil {
-		return nil, err
+	for _, table := range []string{"ledger_spent", "ledger_reservations"} {
+		if err := addRhoColumn(ctx, db, table); err != nil {
+			return nil, err
+		}
 	}
 	l := &Ledger{db: db, reserve: max(opts.Reserve, 1), now: opts.Now, analysts: map[string]*analystState{}}
 	if l.now == nil {
@@ -297,33 +277,15 @@ func (l *Ledger) Charge(ctx context.Context, e Entry, caps Caps) (Balance, error
 	st := l.analyst(e.Analyst)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if e.Rho > 0 {
-		return l.chargeRho(ctx, st, e, caps)
-	}
 	if e.Kind == ir.AccountingNone || l.reserve <= 1 {
 		return l.chargeDirect(ctx, e, caps)
 	}
-	if c := st.chunks[e.Kind]; c != nil && c.answered < l.reserve &&
-		c.remainingEps >= e.Epsilon && c.remainingDelta >= e.Delta {
-		answered := Balance{EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta}
-		capE, capD := caps.Epsilon+c.grantEps, caps.Delta+c.grantDelta
-		if fits(answered.EpsilonSpent, e.Epsilon, capE) && fits(answered.DeltaSpent, e.Delta, capD) {
-			c.spend(l.now(), e)
-			return l.chunkBalance(e.Analyst, e.Kind, c, caps), nil
+	if c := st.chunks[e.Kind]; c != nil {
+		if bal, ok := l.spendReserved(c, e, caps); ok {
+			return bal, nil
 		}
 	}
 	return l.chargeReserving(ctx, st, e, caps)
-}
-
-// chunkBalance is the balance implied by an open reservation.
-func (l *Ledger) chunkBalance(analyst string, kind ir.Accounting, c *chunk, caps Caps) Balance {
-	return Balance{
-		Analyst: analyst, Kind: kind,
-		EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta,
-		EpsilonReserved: c.remainingEps, DeltaReserved: c.remainingDelta,
-		EpsilonGranted: c.grantEps, DeltaGranted: c.grantDelta,
-		EpsilonCap: caps.Epsilon + c.grantEps, DeltaCap: caps.Delta + c.grantDelta,
-	}
 }
 
 // exhausted is the refusal for a charge over the cap.
@@ -336,145 +298,42 @@ func exhausted(e Entry, what string, spent, limit, cost float64) error {
 	}
 }
 
+// chargeDirect commits e on its own (no reservation is open when it is used).
 func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance, error) {
 	var bal Balance
 	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		b, err := l.read(ctx, tx, e.Analyst, e.Kind, caps)
+		raw, err := l.readRaw(ctx, tx, e.Analyst, e.Kind, caps)
 		if err != nil {
 			return err
 		}
-		if e.Kind != ir.AccountingNone {
-			if !fits(b.EpsilonSpent, e.Epsilon, b.EpsilonCap) {
-				return exhausted(e, "epsilon", b.EpsilonSpent, b.EpsilonCap, e.Epsilon)
-			}
-			if !fits(b.DeltaSpent, e.Delta, b.DeltaCap) {
-				return exhausted(e, "delta", b.DeltaSpent, b.DeltaCap, e.Delta)
-			}
+		after, refusal := admit(raw, e)
+		if refusal != nil {
+			return refusal
 		}
 		if err := writeHistory(ctx, tx, e.Analyst, e.Kind, appendCharge(nil, l.now(), e)); err != nil {
 			return err
 		}
 		if e.Kind != ir.AccountingNone {
-			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
+			if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta, e.Rho); err != nil {
 				return err
 			}
 		}
-		b.EpsilonSpent += e.Epsilon
-		b.DeltaSpent += e.Delta
-		bal = b
+		bal = after
 		return nil
 	})
 	return bal, err
 }
 
-// chargeReserving settles the kind's open reservation (if any) and takes a
-// new one that covers e, in one transaction.
-func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry, caps Caps) (Balance, error) {
-	old := st.chunks[e.Kind]
-	at := l.now()
-	var next *chunk
-	var refusal error
-	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
-			return err
-		}
-		b, err := l.read(ctx, tx, e.Analyst, e.Kind, caps)
-		if err != nil {
-			return err
-		}
-		if !fits(b.EpsilonSpent, e.Epsilon, b.EpsilonCap) {
-			refusal = exhausted(e, "epsilon", b.EpsilonSpent, b.EpsilonCap, e.Epsilon)
-			return nil // commit the settlement, charge nothing
-		}
-		if !fits(b.DeltaSpent, e.Delta, b.DeltaCap) {
-			refusal = exhausted(e, "delta", b.DeltaSpent, b.DeltaCap, e.Delta)
-			return nil
-		}
-		resEps := reservation(e.Epsilon, l.reserve, b.EpsilonCap-b.EpsilonSpent)
-		resDelta := reservation(e.Delta, l.reserve, b.DeltaCap-b.DeltaSpent)
-		res, err := tx.ExecContext(ctx, `INSERT INTO ledger_reservations (at, analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?, ?)`,
-			at.UTC().Format(time.RFC3339Nano), e.Analyst, string(e.Kind), resEps, resDelta)
-		if err != nil {
-			return fmt.Errorf("ledger: writing reservation: %w", err)
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("ledger: writing reservation: %w", err)
-		}
-		if err := addSpent(ctx, tx, e.Analyst, e.Kind, resEps, resDelta); err != nil {
-			return err
-		}
-		next = &chunk{
-			id: id, remainingEps: resEps, remainingDelta: resDelta,
-			spentEps: b.EpsilonSpent + resEps, spentDelta: b.DeltaSpent + resDelta,
-			grantEps: b.EpsilonGranted, grantDelta: b.DeltaGranted,
-		}
-		next.spend(at, e)
-		return nil
-	})
-	if err != nil {
-		return Balance{}, err
-	}
-	delete(st.chunks, e.Kind) // settled
-	if refusal != nil {
-		return Balance{}, refusal
-	}
-	st.chunks[e.Kind] = next
-	return l.chunkBalance(e.Analyst, e.Kind, next, caps), nil
-}
-
-// reservation is how much to reserve for a charge of cost: reserve times
-// the cost, or what is available if less (never less than the cost, which
-// the caller has checked fits).
-func reservation(cost float64, reserve int, available float64) float64 {
-	if cost == 0 {
-		return 0
-	}
-	return math.Max(cost, math.Min(cost*float64(reserve), available))
-}
-
-// settle writes a reservation's answered charges to the history and gives
-// back its unused part. If the reservation is gone (an analyst reset by another process),
-// the entries are charged afresh instead: counting them twice is the safe
-// side.
-func settle(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, c *chunk) error {
-	if c == nil { // no reservation open
-		return nil
-	}
-	if err := writeHistory(ctx, tx, analyst, kind, c.runs); err != nil {
-		return err
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM ledger_reservations WHERE id = ?`, c.id)
-	if err != nil {
-		return fmt.Errorf("ledger: settling reservation: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("ledger: settling reservation: %w", err)
-	} else if n == 1 {
-		return addSpent(ctx, tx, analyst, kind, -c.remainingEps, -c.remainingDelta)
-	}
-	usedEps, usedDelta := used(c.runs)
-	return addSpent(ctx, tx, analyst, kind, usedEps, usedDelta)
-}
-
-func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, eps, delta float64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_spent (analyst, kind, epsilon, delta) VALUES (?, ?, ?, ?)
-ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon + excluded.epsilon), delta = max(0, ledger_spent.delta + excluded.delta)`,
-		analyst, string(kind), eps, delta)
+// addSpent adds to the kind's durable totals (a negative amount gives back).
+func addSpent(ctx context.Context, tx *sql.Conn, analyst string, kind ir.Accounting, eps, delta, rho float64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO ledger_spent (analyst, kind, epsilon, delta, rho) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (analyst, kind) DO UPDATE SET epsilon = max(0, ledger_spent.epsilon + excluded.epsilon), delta = max(0, ledger_spent.delta + excluded.delta),
+	rho = max(0, ledger_spent.rho + excluded.rho)`,
+		analyst, string(kind), eps, delta, rho)
 	if err != nil {
 		return fmt.Errorf("ledger: updating spent total: %w", err)
 	}
 	return nil
-}
-
-// read returns the durable balance of one analyst and kind, zCDP spending
-// folded in.
-func (l *Ledger) read(ctx context.Context, q querier, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
-	b, err := l.readRaw(ctx, q, analyst, kind, caps)
-	if err != nil {
-		return Balance{}, err
-	}
-	return foldRho(b), nil
 }
 
 // readRaw returns the durable balance with the pure and zCDP spending apart

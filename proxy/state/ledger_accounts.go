@@ -41,16 +41,19 @@ func (l *Ledger) BalanceOf(ctx context.Context, analyst string, kind ir.Accounti
 }
 
 func (l *Ledger) balanceLocked(ctx context.Context, st *analystState, analyst string, kind ir.Accounting, caps Caps) (Balance, error) {
-	b, err := l.read(ctx, l.db, analyst, kind, caps)
+	raw, err := l.readRaw(ctx, l.db, analyst, kind, caps)
 	if err != nil {
 		return Balance{}, err
 	}
-	if c := st.chunks[kind]; c != nil {
-		b.EpsilonSpent -= c.remainingEps
-		b.DeltaSpent -= c.remainingDelta
-		b.EpsilonReserved, b.DeltaReserved = c.remainingEps, c.remainingDelta
+	c := st.chunks[kind]
+	if c == nil {
+		return foldRho(raw), nil
 	}
-	return b, nil
+	// What this process has reserved and not used is not spent yet.
+	raw.EpsilonSpent -= c.remainingEps
+	raw.DeltaSpent -= c.remainingDelta
+	raw.RhoSpent -= c.remainingRho
+	return c.withReserved(foldRho(raw)), nil
 }
 
 // List returns every analyst's balance in every kind with spending or

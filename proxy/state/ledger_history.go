@@ -68,12 +68,13 @@ func appendCharge(runs []chargeRun, at time.Time, e Entry) []chargeRun {
 }
 
 // used is what runs cost together.
-func used(runs []chargeRun) (eps, delta float64) {
+func used(runs []chargeRun) (eps, delta, rho float64) {
 	for _, r := range runs {
 		eps += r.epsilon
 		delta += r.delta
+		rho += r.rho
 	}
-	return eps, delta
+	return eps, delta, rho
 }
 
 // writeHistory records runs of the analyst's charges of kind, one row each.

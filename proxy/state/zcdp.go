@@ -30,55 +30,69 @@ func foldRho(b Balance) Balance {
 	return b
 }
 
-// chargeRho records a zCDP charge: the kind's open reservation is settled
-// first (it was sized against the spending before this rho), then the sum of
-// rho with this charge, converted, must fit the epsilon cap.
-func (l *Ledger) chargeRho(ctx context.Context, st *analystState, e Entry, caps Caps) (Balance, error) {
-	old := st.chunks[e.Kind]
-	var bal Balance
-	var refusal error
-	err := l.immediate(ctx, func(tx *sql.Conn) error {
-		if err := settle(ctx, tx, e.Analyst, e.Kind, old); err != nil {
-			return err
+// admit decides e against raw, a balance with the pure and zCDP spending
+// apart (readRaw's, or a reservation's answeredRaw), and returns the
+// balance after it, or the refusal. A pure charge must fit what the caps
+// leave once the rho spent is converted; a zCDP charge must keep the sum of
+// rho with it, converted, and the pure charges within the epsilon cap, and
+// its pure delta (a partition selection's) within the delta cap.
+func admit(raw Balance, e Entry) (Balance, error) {
+	before := foldRho(raw)
+	if e.Rho == 0 {
+		if e.Kind != ir.AccountingNone {
+			if !fits(before.EpsilonSpent, e.Epsilon, before.EpsilonCap) {
+				return Balance{}, exhausted(e, "epsilon", before.EpsilonSpent, before.EpsilonCap, e.Epsilon)
+			}
+			if !fits(before.DeltaSpent, e.Delta, before.DeltaCap) {
+				return Balance{}, exhausted(e, "delta", before.DeltaSpent, before.DeltaCap, e.Delta)
+			}
 		}
-		raw, err := l.readRaw(ctx, tx, e.Analyst, e.Kind, caps)
-		if err != nil {
-			return err
-		}
-		before := foldRho(raw)
-		raw.EpsilonSpent += e.Epsilon
-		raw.DeltaSpent += e.Delta
-		raw.RhoSpent += e.Rho
-		after := foldRho(raw)
-		if !fits(before.EpsilonSpent, after.EpsilonSpent-before.EpsilonSpent, after.EpsilonCap) {
-			refusal = exhausted(e, "epsilon", before.EpsilonSpent, before.EpsilonCap, after.EpsilonSpent-before.EpsilonSpent)
-			return nil // commit the settlement, charge nothing
-		}
-		if e.Delta > 0 && !fits(before.DeltaSpent-before.RhoDelta, e.Delta, after.DeltaCap) {
-			refusal = exhausted(e, "delta", before.DeltaSpent, before.DeltaCap, e.Delta)
-			return nil
-		}
-		if err := writeHistory(ctx, tx, e.Analyst, e.Kind, appendCharge(nil, l.now(), e)); err != nil {
-			return err
-		}
-		if err := addSpent(ctx, tx, e.Analyst, e.Kind, e.Epsilon, e.Delta); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE ledger_spent SET rho = rho + ? WHERE analyst = ? AND kind = ?`,
-			e.Rho, e.Analyst, string(e.Kind)); err != nil {
-			return fmt.Errorf("ledger: updating spent rho: %w", err)
-		}
-		bal = after
-		return nil
-	})
-	if err != nil {
-		return Balance{}, err
+		before.EpsilonSpent += e.Epsilon
+		before.DeltaSpent += e.Delta
+		return before, nil
 	}
-	delete(st.chunks, e.Kind) // settled
-	if refusal != nil {
-		return Balance{}, refusal
+	after := foldRho(raw.plus(e, 1))
+	cost := after.EpsilonSpent - before.EpsilonSpent
+	if !fits(before.EpsilonSpent, cost, after.EpsilonCap) {
+		return Balance{}, exhausted(e, "epsilon", before.EpsilonSpent, before.EpsilonCap, cost)
 	}
-	return bal, nil
+	if e.Delta > 0 && !fits(before.DeltaSpent-before.RhoDelta, e.Delta, after.DeltaCap) {
+		return Balance{}, exhausted(e, "delta", before.DeltaSpent, before.DeltaCap, e.Delta)
+	}
+	return after, nil
+}
+
+// plus is the raw balance b with k charges of e more.
+func (b Balance) plus(e Entry, k float64) Balance {
+	b.EpsilonSpent += k * e.Epsilon
+	b.DeltaSpent += k * e.Delta
+	b.RhoSpent += k * e.Rho
+	return b
+}
+
+// rhoMultiple is how many charges of e (at most most, at least the one
+// admit let through) a reservation holds: the largest number whose sum,
+// converted together with raw's spending, stays within the caps with no
+// rounding tolerance, so that a reservation never holds more than what is
+// left. The conversion grows with rho, so a bisection finds it.
+func rhoMultiple(raw Balance, e Entry, most int) int {
+	within := func(k int) bool {
+		b := raw.plus(e, float64(k))
+		f := foldRho(b)
+		return f.EpsilonSpent <= f.EpsilonCap && (e.Delta == 0 || b.DeltaSpent <= b.DeltaCap)
+	}
+	if within(most) {
+		return most
+	}
+	lo, hi := 1, most // lo is admitted, hi is not within
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; within(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // addRhoColumn adds the rho column to a table written before zCDP charges
