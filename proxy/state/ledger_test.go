@@ -311,57 +311,76 @@ func TestLedgerRaceProcesses(t *testing.T) {
 	}
 }
 
-// The crash test. A child process charges queries in a loop and prints
-// "answered <eps>" only after each Charge has returned; the parent kills it
-// with SIGKILL at a random (seeded) point, 20 times, and after each restart
-// checks that the durable spent total covers every answer it read.
+// The crash test. A child process charges queries in a loop (epsilon under
+// laplace, rho under gaussian) and prints "answered <amount>" only after
+// each Charge has returned; the parent kills it with SIGKILL at a random
+// (seeded) point, 20 times, and after each restart checks that the durable
+// spent total covers every answer it read.
 func TestLedgerCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: a child process killed 20 times at seeded points: skipped under -short; go test ./... runs it")
 	}
-	for _, reserve := range []int{1, 10} {
-		t.Run(fmt.Sprintf("reserve=%d", reserve), func(t *testing.T) {
-			path := newStatePath(t)
-			openLedger(t, path, 1)
-			rng := rand.New(rand.NewPCG(42, uint64(reserve)))
-			answered := 0.0
-			for round := 0; round < 20; round++ {
-				cmd := childCommand("crash", path, reserve, round)
-				stdout, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				cmd.Stderr = os.Stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				killAfter := rng.IntN(40)
-				sc := bufio.NewScanner(stdout)
-				lines := 0
-				for lines < killAfter && sc.Scan() {
-					answered += parseAnswered(t, sc.Text())
-					lines++
-				}
-				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
-				if err := cmd.Process.Kill(); err != nil {
-					t.Fatal(err)
-				}
-				for sc.Scan() { // answers written before the kill
-					answered += parseAnswered(t, sc.Text())
-					lines++
-				}
-				cmd.Wait()
-				eps, _ := durableSpent(t, path, "carol", dp)
-				if eps < answered*(1-1e-12) {
-					t.Fatalf("round %d: ledger shows %v spent, the client received answers worth %v", round, eps, answered)
-				}
-				t.Logf("round %d: killed after %d answers; answered %.4f, ledger %.4f", round, lines, answered, eps)
-			}
-			if answered == 0 {
-				t.Error("no child answered anything: the test tested nothing")
-			}
-		})
+	for _, job := range []string{"crash", "crash-rho"} {
+		for _, reserve := range []int{1, 10} {
+			t.Run(fmt.Sprintf("%s/reserve=%d", job, reserve), func(t *testing.T) { crashRounds(t, job, reserve) })
+		}
 	}
+}
+
+// crashRounds kills a child doing job 20 times.
+func crashRounds(t *testing.T, job string, reserve int) {
+	path := newStatePath(t)
+	openLedger(t, path, 1)
+	rng := rand.New(rand.NewPCG(42, uint64(reserve)))
+	answered := 0.0
+	for round := 0; round < 20; round++ {
+		cmd := childCommand(job, path, reserve, round)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		killAfter := rng.IntN(40)
+		sc := bufio.NewScanner(stdout)
+		lines := 0
+		for lines < killAfter && sc.Scan() {
+			answered += parseAnswered(t, sc.Text())
+			lines++
+		}
+		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		for sc.Scan() { // answers written before the kill
+			answered += parseAnswered(t, sc.Text())
+			lines++
+		}
+		cmd.Wait()
+		spent := durableRho(t, path, "carol")
+		if job == "crash" {
+			spent, _ = durableSpent(t, path, "carol", dp)
+		}
+		if spent < answered*(1-1e-12) {
+			t.Fatalf("round %d: ledger shows %v spent, the client received answers worth %v", round, spent, answered)
+		}
+		t.Logf("round %d: killed after %d answers; answered %.4f, ledger %.4f", round, lines, answered, spent)
+	}
+	if answered == 0 {
+		t.Error("no child answered anything: the test tested nothing")
+	}
+}
+
+// durableRho reads the rho spent as a fresh process would see it.
+func durableRho(t testing.TB, path, analyst string) float64 {
+	t.Helper()
+	b, err := openLedger(t, path, 1).BalanceOf(context.Background(), analyst, dp, Unlimited())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.RhoSpent
 }
 
 func parseAnswered(t *testing.T, line string) float64 {
@@ -392,15 +411,19 @@ func TestLedgerChildProcess(t *testing.T) {
 	round, _ := strconv.Atoi(os.Getenv("LEDGER_ROUND"))
 	l := openLedger(t, os.Getenv("LEDGER_DB"), reserve)
 	switch job {
-	case "crash":
+	case "crash", "crash-rho":
 		// Killed by the parent; the loop bound only stops a runaway child.
 		for i := 0; i < 100000; i++ {
-			eps := 0.001 * float64(1+(i+round)%3)
-			if _, err := l.Charge(context.Background(), Entry{Analyst: "carol", Mechanism: "laplace", Kind: dp, Epsilon: eps, Fingerprint: "q"}, Unlimited()); err != nil {
+			amount := 0.001 * float64(1+(i+round)%3)
+			e := Entry{Analyst: "carol", Mechanism: "laplace", Kind: dp, Epsilon: amount, Fingerprint: "q"}
+			if job == "crash-rho" {
+				e.Mechanism, e.Epsilon, e.Rho = "gaussian", 0, amount
+			}
+			if _, err := l.Charge(context.Background(), e, Unlimited()); err != nil {
 				fmt.Fprintln(os.Stderr, "child:", err)
 				os.Exit(2)
 			}
-			fmt.Fprintf(os.Stdout, "answered %g\n", eps)
+			fmt.Fprintf(os.Stdout, "answered %g\n", amount)
 		}
 	case "race":
 		ok := raceCharges(t, l, "erin", 4)
