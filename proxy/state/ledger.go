@@ -306,7 +306,7 @@ func (l *Ledger) chargeDirect(ctx context.Context, e Entry, caps Caps) (Balance,
 		if err != nil {
 			return err
 		}
-		after, refusal := admit(raw, e)
+		after, refusal := admit(raw, e, foldRho)
 		if refusal != nil {
 			return refusal
 		}

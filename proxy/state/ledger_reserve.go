@@ -25,40 +25,45 @@ import (
 type chunk struct {
 	id                                         int64
 	remainingEps, remainingDelta, remainingRho float64
-	// spentEps, spentDelta and spentRho are the kind's durable totals right
-	// after the reservation was written (the whole reservation included),
-	// the pure and zCDP spending apart as readRaw reads them, and
-	// grantEps/grantDelta the grants then; an in-memory spend must keep the
-	// spending less what remains within the caller's current caps plus
-	// grants.
-	spentEps, spentDelta, spentRho float64
-	grantEps, grantDelta           float64
-	// answered counts the charges spent from the reservation, and runs
+	// answered is the kind's raw balance (readRaw's) as this process has
+	// spent it: the durable totals before the reservation was written plus
+	// each charge taken from it, with the grants then and the caps of the
+	// last charge. An in-memory spend must keep it within the caller's
+	// current caps plus those grants.
+	answered Balance
+	// foldedRaw and folded remember the last fold of rho (foldRho), which
+	// costs microseconds: a charge's check ends where the next one's starts.
+	foldedRaw, folded Balance
+	// charges counts the charges spent from the reservation, and runs
 	// summarise them for the history (ledger_history.go).
-	answered int
-	runs     []chargeRun
+	charges int
+	runs    []chargeRun
 }
 
-// spend takes e, charged at at, from the reservation.
-func (c *chunk) spend(at time.Time, e Entry) {
+// spend takes e, charged at at, from the reservation; raw is the answered
+// balance e was admitted against.
+func (c *chunk) spend(at time.Time, raw Balance, e Entry) {
 	c.remainingEps -= e.Epsilon
 	c.remainingDelta -= e.Delta
 	c.remainingRho -= e.Rho
-	c.answered++
+	c.answered = raw.plus(e, 1)
+	c.charges++
 	c.runs = appendCharge(c.runs, at, e)
 }
 
-// answeredRaw is the raw balance (readRaw's) of what has been answered:
-// the totals when the reservation was written less what remains of it,
-// against caps plus the grants then.
-func (c *chunk) answeredRaw(analyst string, kind ir.Accounting, caps Caps) Balance {
-	return Balance{
-		Analyst: analyst, Kind: kind,
-		EpsilonSpent: c.spentEps - c.remainingEps, DeltaSpent: c.spentDelta - c.remainingDelta,
-		RhoSpent:       c.spentRho - c.remainingRho,
-		EpsilonGranted: c.grantEps, DeltaGranted: c.grantDelta,
-		EpsilonCap: caps.Epsilon + c.grantEps, DeltaCap: caps.Delta + c.grantDelta,
+// answeredRaw is the answered balance against caps plus the grants.
+func (c *chunk) answeredRaw(caps Caps) Balance {
+	b := c.answered
+	b.EpsilonCap, b.DeltaCap = caps.Epsilon+b.EpsilonGranted, caps.Delta+b.DeltaGranted
+	return b
+}
+
+// fold is foldRho(raw), remembered.
+func (c *chunk) fold(raw Balance) Balance {
+	if raw != c.foldedRaw {
+		c.foldedRaw, c.folded = raw, foldRho(raw)
 	}
+	return c.folded
 }
 
 // withReserved is b with what remains of the reservation.
@@ -72,14 +77,15 @@ func (c *chunk) withReserved(b Balance) Balance {
 // lowered them since c was written), and reports whether it did. When it
 // did not, the caller settles c and decides against the durable totals.
 func (l *Ledger) spendReserved(c *chunk, e Entry, caps Caps) (Balance, bool) {
-	if c.answered >= l.reserve || c.remainingEps < e.Epsilon || c.remainingDelta < e.Delta || c.remainingRho < e.Rho {
+	if c.charges >= l.reserve || c.remainingEps < e.Epsilon || c.remainingDelta < e.Delta || c.remainingRho < e.Rho {
 		return Balance{}, false
 	}
-	after, refusal := admit(c.answeredRaw(e.Analyst, e.Kind, caps), e)
+	raw := c.answeredRaw(caps)
+	after, refusal := admit(raw, e, c.fold)
 	if refusal != nil {
 		return Balance{}, false
 	}
-	c.spend(l.now(), e)
+	c.spend(l.now(), raw, e)
 	return c.withReserved(after), true
 }
 
@@ -99,7 +105,7 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 		if err != nil {
 			return err
 		}
-		if bal, refusal = admit(raw, e); refusal != nil {
+		if bal, refusal = admit(raw, e, foldRho); refusal != nil {
 			return nil // commit the settlement, charge nothing
 		}
 		resEps, resDelta, resRho := l.reservationFor(raw, e)
@@ -115,12 +121,8 @@ func (l *Ledger) chargeReserving(ctx context.Context, st *analystState, e Entry,
 		if err := addSpent(ctx, tx, e.Analyst, e.Kind, resEps, resDelta, resRho); err != nil {
 			return err
 		}
-		next = &chunk{
-			id: id, remainingEps: resEps, remainingDelta: resDelta, remainingRho: resRho,
-			spentEps: raw.EpsilonSpent + resEps, spentDelta: raw.DeltaSpent + resDelta, spentRho: raw.RhoSpent + resRho,
-			grantEps: raw.EpsilonGranted, grantDelta: raw.DeltaGranted,
-		}
-		next.spend(at, e)
+		next = &chunk{id: id, remainingEps: resEps, remainingDelta: resDelta, remainingRho: resRho}
+		next.spend(at, raw, e)
 		return nil
 	})
 	if err != nil {

@@ -22,5 +22,5 @@ func Preview(analyst string, b Balance, c ir.Charge) (Balance, error) {
 		raw.DeltaSpent -= b.RhoDelta
 		raw.RhoDelta = 0
 	}
-	return admit(raw, Entry{Analyst: analyst, Kind: c.Kind, Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho})
+	return admit(raw, Entry{Analyst: analyst, Kind: c.Kind, Epsilon: c.Epsilon, Delta: c.Delta, Rho: c.Rho}, foldRho)
 }

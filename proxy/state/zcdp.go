@@ -35,9 +35,10 @@ func foldRho(b Balance) Balance {
 // balance after it, or the refusal. A pure charge must fit what the caps
 // leave once the rho spent is converted; a zCDP charge must keep the sum of
 // rho with it, converted, and the pure charges within the epsilon cap, and
-// its pure delta (a partition selection's) within the delta cap.
-func admit(raw Balance, e Entry) (Balance, error) {
-	before := foldRho(raw)
+// its pure delta (a partition selection's) within the delta cap. fold is
+// foldRho, or a reservation's remembered one.
+func admit(raw Balance, e Entry, fold func(Balance) Balance) (Balance, error) {
+	before := fold(raw)
 	if e.Rho == 0 {
 		if e.Kind != ir.AccountingNone {
 			if !fits(before.EpsilonSpent, e.Epsilon, before.EpsilonCap) {
@@ -51,7 +52,7 @@ func admit(raw Balance, e Entry) (Balance, error) {
 		before.DeltaSpent += e.Delta
 		return before, nil
 	}
-	after := foldRho(raw.plus(e, 1))
+	after := fold(raw.plus(e, 1))
 	cost := after.EpsilonSpent - before.EpsilonSpent
 	if !fits(before.EpsilonSpent, cost, after.EpsilonCap) {
 		return Balance{}, exhausted(e, "epsilon", before.EpsilonSpent, before.EpsilonCap, cost)
