@@ -133,6 +133,9 @@ func run(ctx context.Context, w io.Writer, o Options) (err error) {
 			return err
 		}
 	}
+	if err := b.benchZCDP(ctx, o.Rounds, o.PerRound); err != nil {
+		return err
+	}
 	return benchLong(ctx, tw, o.Dir, o.Rows, auditSync, measure)
 }
 

@@ -24,7 +24,8 @@ func TestRunPrintsEveryLine(t *testing.T) {
 	for _, w := range []string{"audit.sync normal", "COUNT straight to SQLite", "start: table read into memory", "long table, start: table read into memory", "exact, in process", "× raw", "over the wire (simple protocol)", "cellkey / exact, in process",
 		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
 		"laplace, bounded per person: GROUP BY / exact", "long table, laplace C=3: COUNT / exact", "long table, laplace C=3 G=8: GROUP BY / exact",
-		"long table, clip then sum in Go (no firewall): COUNT"} {
+		"long table, clip then sum in Go (no firewall): COUNT", "gaussian, each charge alone, 1 wire client(s) at once",
+		"gaussian, rho reserved, 32 wire client(s) at once", "× laplace (time)"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("bench output lacks %q:\n%s", w, out.String())
 		}
