@@ -22,13 +22,14 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 	defer ev.release()
 	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn
-	var keys []uint32
+	var keys, words []uint32
 	if withUnits {
 		if unit = snap.columns[strings.ToLower(t.PrivacyUnit)]; unit == nil || !unit.countsUnits(needs.Oblivious) {
 			return nil, false, nil
 		}
 		if needs.Key {
-			keys = snap.unitKeys(unit, secret)
+			k := snap.recordKeys(unit, secret)
+			keys, words = k.keys, k.words
 		}
 	}
 	groups, ok := snap.groupColumns(t, q)
@@ -52,7 +53,7 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 			return nil, false, nil
 		}
 		var answered bool
-		if cells, answered = snap.answerRows(matched, groups, unit, keys, needs, q.Agg, keyed); !answered {
+		if cells, answered = snap.answerRows(matched, groups, unit, keys, words, needs, q.Agg, keyed); !answered {
 			return nil, false, nil
 		}
 	}
@@ -81,9 +82,9 @@ func (snap *Table) result(shape *plan.Shape, cells []ir.Cell, q *ir.Query, needs
 }
 
 // answerRows computes the cells of the matched rows.
-func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
+func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys, words []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
-		return []ir.Cell{tallyRows(matched, unit, keys, needs, agg, keyed, snap.runEndsAhead)}, true
+		return []ir.Cell{tallyRows(matched, unit, keys, words, needs, agg, keyed, snap.runEndsAhead)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg, keyed)
 }
@@ -110,10 +111,11 @@ func (c *snapColumn) countsUnits(oblivious bool) bool {
 }
 
 // tallyRows counts a row set's rows and, when unit is set, the distinct
-// non-NULL units among them with the sum of their record keys: the path of
-// every plain COUNT. When each unit value occupies one row (a table keyed by
-// its unit), no set of seen units is needed.
-func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg ir.AggKind, keyed bool, endsAhead bitset) ir.Cell {
+// non-NULL units among them with the sum of their record keys (keys by unit
+// code, words their sums per 64 codes): the path of every plain COUNT. When
+// each unit value occupies one row (a table keyed by its unit), no set of
+// seen units is needed.
+func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Needs, agg ir.AggKind, keyed bool, endsAhead bitset) ir.Cell {
 	c := ir.Cell{InDomain: true, Count: rows.count()}
 	if unit == nil {
 		return c
@@ -121,38 +123,11 @@ func tallyRows(rows bitset, unit *snapColumn, keys []uint32, needs ir.Needs, agg
 	var units int64
 	var key uint32
 	if keyed {
-		for wi, w := range rows {
-			units += int64(bits.OnesCount64(w &^ unit.nulls[wi]))
-		}
-		if keys == nil {
-			return finishTally(c, units, key, needs, agg)
-		}
-		// Each unit is one row: sum the keys of the matching rows, or, when
-		// they are most of the table, subtract those of the others from the
-		// total (uint32 arithmetic is mod 2^32 both ways). The rows are in
-		// the unit's order and no unit is NULL, so row r holds unit code r.
-		nonNull := int64(len(unit.codes8)+len(unit.codes16)+len(unit.codes32)) - unit.nulls.count()
-		complement := units > nonNull/2
-		if complement {
-			key = keys[len(keys)-1] // the total, kept after the per-value keys
-		}
-		for wi, w := range rows {
-			if complement {
-				w = ^w
-				if wi == len(rows)-1 && len(unit.nulls) > 0 {
-					w &= lastWordMask(len(unit.codes8) + len(unit.codes16) + len(unit.codes32))
-				}
-			}
-			w &^= unit.nulls[wi]
-			for w != 0 {
-				k := keys[wi<<6|bits.TrailingZeros64(w)]
-				if complement {
-					key -= k
-				} else {
-					key += k
-				}
-				w &= w - 1
-			}
+		// Each unit is one row and no unit is NULL (OnePerUnit): the rows
+		// are in the unit's order, so row r holds unit code r.
+		units = c.Count
+		if keys != nil {
+			key = keyedKeySum(rows, keys, words)
 		}
 		return finishTally(c, units, key, needs, agg)
 	}

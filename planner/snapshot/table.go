@@ -162,17 +162,27 @@ type unitKeys struct {
 	column string
 	secret string
 	keys   []uint32 // by value code
+	// words[i] is the sum of the keys of codes 64i..64i+63: on a table keyed
+	// by its unit, where row r holds code r, the key of a bitset word's 64
+	// rows (keysum.go).
+	words []uint32
 }
 
 // unitKeys returns the record key of every value of the unit column under
 // secret, computing them once per snapshot and secret.
 func (snap *Table) unitKeys(unit *snapColumn, secret []byte) []uint32 {
+	return snap.recordKeys(unit, secret).keys
+}
+
+// recordKeys is unitKeys with the keys' sums per 64 codes.
+func (snap *Table) recordKeys(unit *snapColumn, secret []byte) *unitKeys {
 	if k := snap.keys.Load(); k != nil && k.column == unit.name && k.secret == string(secret) {
-		return k.keys
+		return k
 	}
 	// One more entry after the per-value keys holds their sum, the key of
 	// the whole table when each unit is one row.
 	k := &unitKeys{column: unit.name, secret: string(secret), keys: make([]uint32, len(unit.values)+1)}
+	k.words = make([]uint32, (len(unit.values)+63)/64)
 	for i, v := range unit.values {
 		var val any
 		switch v.class {
@@ -189,7 +199,8 @@ func (snap *Table) unitKeys(unit *snapColumn, secret []byte) []uint32 {
 		}
 		k.keys[i] = plan.RecordKey(secret, val)
 		k.keys[len(unit.values)] += k.keys[i]
+		k.words[i>>6] += k.keys[i]
 	}
 	snap.keys.Store(k)
-	return k.keys
+	return k
 }
