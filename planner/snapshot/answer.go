@@ -182,6 +182,23 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	}
 	totals := newCellTotals(radix, 64*len(matched))
 	switch {
+	case len(groups) == 1 && (unit == nil || keyed): // totalled by value first
+		// On a table keyed by its unit, row r holds unit code r and no
+		// unit is NULL (OnePerUnit): a value's units are its rows.
+		counts, keySums := codeCounts(matched, groups[0].snapColumn, keys)
+		for code, n := range counts {
+			if n == 0 {
+				continue
+			}
+			units, key := int64(0), uint32(0)
+			if unit != nil {
+				units = n
+			}
+			if keySums != nil {
+				key = keySums[code]
+			}
+			totals.add(uint64(groups[0].grouping.group[code]), n, units, key)
+		}
 	case unit == nil: // rows counted, no units
 		matched.each(func(r int) { totals.add(groupID(groups, r), 1, 0, 0) })
 	case keyed: // each unit one row: its cell has it once

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"math/bits"
 	"slices"
 
 	"countwall/ir"
@@ -205,4 +206,46 @@ func eachUnitCell(matched bitset, unit *snapColumn, groups []groupColumn, add fu
 		cells.cells[i].rows++
 	})
 	flush()
+}
+
+// codeCounts is how many rows of matched hold each value code of c and,
+// when keys (by row) are given, the sum of those rows' keys: a GROUP BY on
+// one column, of counts alone or on a table keyed by its unit (not under
+// Oblivious: the work is the matching rows). Every row matching, the counts
+// are the dictionary's; otherwise one pass over the matching rows adds to
+// its code's totals, with no cell number to compute (the cells are totalled
+// from the codes' after).
+func codeCounts(matched bitset, c *snapColumn, keys []uint32) (counts []int64, keySums []uint32) {
+	counts = make([]int64, len(c.values))
+	if keys == nil && matched.count() == int64(c.rows()) {
+		for code := range counts {
+			counts[code] = int64(c.prefix[code+1] - c.prefix[code])
+		}
+		return counts, nil
+	}
+	if keys != nil {
+		keySums = make([]uint32, len(c.values))
+	}
+	switch {
+	case c.codes8 != nil:
+		countCodes(matched, c.codes8, counts, keys, keySums)
+	case c.codes16 != nil:
+		countCodes(matched, c.codes16, counts, keys, keySums)
+	default:
+		countCodes(matched, c.codes32, counts, keys, keySums)
+	}
+	return counts, keySums
+}
+
+func countCodes[C uint8 | uint16 | uint32](matched bitset, codes []C, counts []int64, keys, keySums []uint32) {
+	for wi, w := range matched {
+		base := wi << 6
+		for ; w != 0; w &= w - 1 {
+			r := base | bits.TrailingZeros64(w)
+			counts[codes[r]]++
+			if keys != nil {
+				keySums[codes[r]] += keys[r]
+			}
+		}
+	}
 }
