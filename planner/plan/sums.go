@@ -15,14 +15,14 @@ import (
 
 // checkSums refuses, before any read, a query with sums that a backend
 // cannot compute as asked: a summed column that is not numeric, clamping
-// without declared bounds, and the per-unit figures (units, contributor
-// keys, contribution-bounded counts) no mechanism asks of sums yet.
+// without declared bounds, contributor keys, units without bounds, and
+// each unit's contributions beside bounded sums.
 func checkSums(t *ir.Table, q *ir.Query, needs ir.Needs) error {
 	if !q.HasSums() {
 		return nil
 	}
-	if needs.Units || needs.Key || needs.Bound {
-		return pgerror.Errorf(pgerror.InternalError, "planner: units, contributor keys and contribution-bounded counts are not computed for SUM and AVG")
+	if needs.Key || (needs.Units && !needs.Bound) || (needs.Bound && needs.Contributions) {
+		return pgerror.Errorf(pgerror.InternalError, "planner: contributor keys, units without bounds and contributions beside bounds are not computed for SUM and AVG")
 	}
 	for _, name := range q.SumColumns() {
 		col := t.Columns[name]
@@ -31,7 +31,7 @@ func checkSums(t *ir.Table, q *ir.Query, needs ir.Needs) error {
 			return pgerror.Errorf(pgerror.InternalError, "column %q is not in the catalog of table %q", name, t.Name)
 		case col.Type == ir.TypeText:
 			return pgerror.Errorf(pgerror.InternalError, "planner: column %q is text and cannot be summed", name)
-		case (needs.Clamp || needs.Contributions) && col.Bounds == nil:
+		case (needs.Clamp || needs.Contributions || needs.Bound) && col.Bounds == nil:
 			return pgerror.Errorf(pgerror.FeatureNotSupported, "SUM and AVG over column %q need its public bounds", name).
 				WithHint("declare them in the config: tables." + t.Name + ".bounds." + name + ": {min: ..., max: ...}")
 		}

@@ -24,12 +24,20 @@ type SumsLayout struct {
 	// MaxCells, when positive, stops the read past that many cells: the
 	// accumulator then refuses the query for its groups.
 	MaxCells int
+	// Bounded rows are per cell and unit with the unit's value in the place
+	// of PerUnit's flag, folded under Bounds (Needs.Bound, sums_bounded.go);
+	// Rank and Secret choose a unit's cells as a bounded count's are chosen.
+	Bounded bool
+	Bounds  ir.Bounds
+	Rank    bool
+	Secret  []byte
 }
 
 // NewSumsLayout is the layout the sums SQL of q under needs has.
 func NewSumsLayout(t *ir.Table, q *ir.Query, needs ir.Needs) SumsLayout {
-	l := SumsLayout{Groups: len(q.GroupBy), PerUnit: needs.Contributions, Clamped: needs.Clamp || needs.Contributions,
-		TopK: needs.TopContributions, Contribute: needs.Contributions}
+	l := SumsLayout{Groups: len(q.GroupBy), PerUnit: needs.Contributions || needs.Bound,
+		Clamped: needs.Clamp || needs.Contributions || needs.Bound,
+		TopK:    needs.TopContributions, Contribute: needs.Contributions, Bounded: needs.Bound}
 	for _, name := range q.SumColumns() {
 		l.Integer = append(l.Integer, t.Columns[name].Type == ir.TypeInt)
 	}
@@ -65,6 +73,21 @@ func ScanSums(ctx context.Context, rd Querier, text string, args []any, l SumsLa
 	}
 	var order []string
 	cells := map[string]*ir.Cell{}
+	merge := func(c ir.Cell) {
+		key := GroupKey(c.Group)
+		if prior, ok := cells[key]; ok {
+			prior.Count += c.Count
+			prior.Units += c.Units
+			AddSums(prior.Sums, c.Sums)
+			return
+		}
+		order = append(order, key)
+		cells[key] = &c
+	}
+	var fold *boundedSums
+	if l.Bounded {
+		fold = newBoundedSums(l)
+	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
@@ -73,20 +96,22 @@ func ScanSums(ctx context.Context, rd Querier, text string, args []any, l SumsLa
 		if err != nil {
 			return err
 		}
-		key := GroupKey(c.Group)
-		if prior, ok := cells[key]; ok {
-			prior.Count += c.Count
-			AddSums(prior.Sums, c.Sums)
+		if fold != nil {
+			if fold.add(vals[l.Groups], vals[:l.Groups], c) {
+				break
+			}
 			continue
 		}
-		order = append(order, key)
-		cells[key] = &c
+		merge(c)
 		if l.MaxCells > 0 && len(order) > l.MaxCells {
 			break
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
+	}
+	if fold != nil {
+		fold.finish(merge)
 	}
 	for _, key := range order {
 		c := cells[key]
@@ -111,7 +136,10 @@ func (l SumsLayout) cell(vals []any) (ir.Cell, error) {
 	}
 	i := l.Groups
 	unit := false
-	if l.PerUnit {
+	switch {
+	case l.Bounded: // the unit's value, read by ScanSums
+		unit, i = vals[i] != nil, i+1
+	case l.PerUnit:
 		n, err := intOf(vals[i])
 		if err != nil {
 			return c, err

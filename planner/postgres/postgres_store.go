@@ -212,7 +212,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	var text string
 	var args []any
 	if q.HasSums() {
-		return s.runSums(ctx, t, q, needs, d, shape)
+		return s.runSums(ctx, t, q, needs, d, shape, plan.SumsLayout{Bounds: bounds, Rank: rank, Secret: secret})
 	}
 	if keysInSQL {
 		perUnit = false
@@ -255,7 +255,8 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 }
 
 // runSums computes the cells of a query with sums (plan.SumsLayout).
-func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, d sqlgen.PostgresDialect, shape *plan.Shape) (*ir.Result, error) {
+// bounded carries the contribution bounds and the choice of cells.
+func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, d sqlgen.PostgresDialect, shape *plan.Shape, bounded plan.SumsLayout) (*ir.Result, error) {
 	text, args, err := sqlgen.PostgresSums(t, q, needs, d)
 	if err != nil {
 		return nil, err
@@ -270,6 +271,7 @@ func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.
 		rd = tx
 	}
 	l := plan.NewSumsLayout(t, q, needs)
+	l.Bounds, l.Rank, l.Secret = bounded.Bounds, bounded.Rank, bounded.Secret
 	if shape.Product == nil {
 		l.MaxCells = shape.MaxGroups
 	}
@@ -281,7 +283,7 @@ func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.
 	if err != nil {
 		return nil, plan.ReadError(ctx, s.opts.QueryTimeout, t, err)
 	}
-	res := &ir.Result{Path: ir.PathPostgres}
+	res := &ir.Result{Path: ir.PathPostgres, Bounds: bounded.Bounds}
 	if res.Cells, res.DomainComplete, err = assembleCells(shape, cells); err != nil {
 		return nil, err
 	}

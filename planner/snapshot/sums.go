@@ -78,6 +78,9 @@ func (c *sumCell) add(cols []sumColumn, r int, m int64) {
 // answerSums computes a query with sums from the snapshot, or declines it
 // (ok false) for SQLite to answer.
 func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *plan.Shape) (*ir.Result, bool, error) {
+	if needs.Bound {
+		return nil, false, nil // bounded sums are folded per unit by the SQL path (plan.SumsLayout)
+	}
 	groups, ok := snap.groupColumns(t, q)
 	if !ok {
 		return nil, false, nil

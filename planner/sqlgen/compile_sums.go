@@ -87,12 +87,16 @@ func sumsSelect(c *compiler, t *ir.Table, q *ir.Query, needs ir.Needs) sumsBody 
 		b.groups = append(b.groups, c.group(g))
 	}
 	var list []string
-	if needs.Contributions {
+	switch {
+	case needs.Bound: // the unit itself, whose cells Go chooses (plan.SumsLayout)
+		b.unit = c.column(t.PrivacyUnit)
+		list = append(list, b.unit)
+	case needs.Contributions:
 		b.unit = c.column(t.PrivacyUnit)
 		list = append(list, "CASE WHEN "+b.unit+" IS NULL THEN 0 ELSE 1 END")
 	}
 	list = append(list, "COUNT(*)")
-	clamp := needs.Clamp || needs.Contributions
+	clamp := needs.Clamp || needs.Contributions || needs.Bound
 	for _, name := range q.SumColumns() {
 		col := t.Columns[name]
 		v, fv := c.sumValue(col)

@@ -159,7 +159,9 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if q.HasSums() {
-		res.Cells, res.DomainComplete, err = plan.ReadSums(ctx, rd, text, args, shape, plan.NewSumsLayout(t, q, needs))
+		l := plan.NewSumsLayout(t, q, needs)
+		l.Bounds, l.Rank, l.Secret = bounds, rank, secret
+		res.Cells, res.DomainComplete, err = plan.ReadSums(ctx, rd, text, args, shape, l)
 	} else {
 		res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key)
 	}

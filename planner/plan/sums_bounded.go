@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+
+	"countwall/ir"
+)
+
+// Sums bounded per privacy unit (Needs.Bound), folded in Go from one row
+// per cell and unit, as a bounded count's cells are chosen: rows without a
+// unit are left out, and a unit in more than G cells keeps the G of smallest
+// keyed hash (CellRank), a choice that depends on who the unit is and the
+// secret, never on the values.
+//
+// Within a cell a unit adds at most C rows to the count and at most C
+// values to each column's count of values, and to the clamped sum the total
+// of its values, each clamped to the column's bounds, scaled by C/n when it
+// has n > C values (C times the mean of its values). A unit's part of a
+// clamped sum is then within [k*min, k*max] for the k <= C values it is
+// counted with, so that one unit moves a cell's clamped sum by at most
+// C*max(|min|, |max|), its count of values by at most C, and at most G
+// cells: what laplace and gaussian calibrate their noise to. Cell.Units is
+// the units the cell keeps, which partition selection reads.
+
+// boundedSums collects each unit's rows until the read ends.
+type boundedSums struct {
+	l     SumsLayout
+	units map[string][]unitCell
+	order []string        // units in the order first read
+	seen  map[string]bool // the cells read, for MaxCells
+}
+
+// unitCell is one unit's figures in one cell, unbounded yet.
+type unitCell struct {
+	unit any
+	raw  []any // the group values as read, for the unit's rank
+	key  string
+	cell ir.Cell
+	rank int64
+}
+
+func newBoundedSums(l SumsLayout) *boundedSums {
+	return &boundedSums{l: l, units: map[string][]unitCell{}, seen: map[string]bool{}}
+}
+
+// add keeps one row's figures for its unit; stop is true once the read
+// has found more than MaxCells cells (the accumulator then refuses the
+// query for its groups).
+func (f *boundedSums) add(unit any, groups []any, c ir.Cell) (stop bool) {
+	if unit == nil {
+		return false // a row without a unit counts for nothing under bounds
+	}
+	unit = ownValue(unit)
+	raw := make([]any, len(groups))
+	for i, g := range groups {
+		raw[i] = ownValue(g)
+	}
+	id := string(appendRankValue(nil, unit))
+	if _, ok := f.units[id]; !ok {
+		f.order = append(f.order, id)
+	}
+	key := GroupKey(c.Group)
+	f.units[id] = append(f.units[id], unitCell{unit: unit, raw: raw, key: key, cell: c})
+	f.seen[key] = true
+	return f.l.MaxCells > 0 && len(f.seen) > f.l.MaxCells
+}
+
+// ownValue copies a driver's byte slice, which the next row may reuse.
+func ownValue(v any) any {
+	if b, ok := v.([]byte); ok {
+		return slices.Clone(b)
+	}
+	return v
+}
+
+// finish bounds each unit and hands merge its part of each kept cell.
+func (f *boundedSums) finish(merge func(ir.Cell)) {
+	b := f.l.Bounds
+	for _, id := range f.order {
+		cells := f.units[id]
+		if f.l.Rank && int64(len(cells)) > b.MaxGroupsPerUnit {
+			for i := range cells {
+				cells[i].rank = CellRank(f.l.Secret, cells[i].unit, cells[i].raw...)
+			}
+			slices.SortFunc(cells, func(x, y unitCell) int {
+				return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.key, y.key))
+			})
+			cells = cells[:b.MaxGroupsPerUnit]
+		}
+		for _, uc := range cells {
+			merge(boundUnitCell(uc.cell, b.MaxRowsPerUnit))
+		}
+	}
+}
+
+// boundUnitCell is one unit's part of a cell under C rows per unit.
+func boundUnitCell(c ir.Cell, rows int64) ir.Cell {
+	c.Count = min(c.Count, rows)
+	c.Units = 1
+	for k := range c.Sums {
+		s := &c.Sums[k]
+		if s.N > rows {
+			s.Clamped *= float64(rows) / float64(s.N)
+			s.N = rows
+		}
+	}
+	return c
+}
