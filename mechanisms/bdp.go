@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"countwall/ir"
+	"countwall/pgerror"
 )
 
 func init() { Register("bdp", newBDP) }
@@ -107,4 +108,12 @@ func (m *bdp) CheckShare(epsilon, _ float64) error { return checkLocalShare(epsi
 
 func (m *bdp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	return answerLocal(req, m.Name(), AccountingBDP, m.noise, bdpSensitivity)
+}
+
+// refuseSums: bdp's bootstrap sensitivity is derived for counts
+// (Protivash et al. Lemma 4.5); the papers give none for a sum, and one
+// made up here would claim what they do not.
+func (*bdp) refuseSums() error {
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "bdp does not answer SUM or AVG: its bootstrap sensitivity is derived for counts only (Protivash et al. Lemma 4.5), and the papers give none for sums").
+		WithHint("Ask COUNT(*) under bdp, or SUM and AVG under laplace or gaussian, which bound each person's contribution.")
 }

@@ -163,6 +163,12 @@ func (m *dpCount) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 			answers[i] = Answer{Dropped: true}
 			continue
 		}
+		if p.sums != nil {
+			if answers[i], err = m.sumAnswer(req, &p, p.sums, c); err != nil {
+				return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.name, err)
+			}
+			continue
+		}
 		noisy, err := m.draw(countReq, c.Count, p.l0, p.lInf)
 		if err != nil {
 			return nil, Charge{}, pgerror.Errorf(pgerror.InvalidParameterValue, "%s: %v", m.name, err)

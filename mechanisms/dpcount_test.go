@@ -33,6 +33,10 @@ func (r *recordingNoise) AddGaussian(v, l0, lInf int64, eps, delta float64) (int
 
 func (r *recordingNoise) AddLaplaceFloat(v, s, eps float64) (float64, error) { return v, nil }
 
+func (r *recordingNoise) AddGaussianFloat(v float64, l0 int64, lInf, eps, delta float64) (float64, error) {
+	return v, nil
+}
+
 // TestDPCountCalibratesToTheBounds: for the bounds a unit with r rows is
 // counted under (C rows per cell, G cells), every cell's noise is drawn for
 // l0 = G and lInf = C, so the Laplace scale is G*C/epsilon and the Gaussian

@@ -80,17 +80,20 @@ func (m *dpCount) Explain(req *Request) []ExplainLine {
 		return nil
 	}
 	lines := []ExplainLine{{"Contribution bounds", fmt.Sprintf("%s; G = %d cell(s) per person (max_groups_per_unit)", m.rowsBoundText(req, p.lInf), p.l0)}}
-	if m.withDelta {
+	switch {
+	case p.sums != nil:
+		lines = append(lines, m.sumExplain(req, &p)...)
+	case m.withDelta:
 		sigma, _ := GaussianSigma(p.l0, p.lInf, p.countEpsilon, p.countDelta)
 		lines = append(lines,
 			ExplainLine{"Sensitivity", fmt.Sprintf("L2 = sqrt(G)*C = %.4g", math.Sqrt(float64(p.l0))*float64(p.lInf))},
 			ExplainLine{"Noise", fmt.Sprintf("Gaussian, sigma %.4g (epsilon %g, delta %g for the counts), rounded to an integer", sigma, p.countEpsilon, p.countDelta)})
-	} else {
+	default:
 		lines = append(lines,
 			ExplainLine{"Sensitivity", fmt.Sprintf("L1 = G*C = %d", p.l0*p.lInf)},
 			ExplainLine{"Noise", fmt.Sprintf("Laplace, scale %.4g (epsilon %g for the counts), rounded to an integer", float64(p.l0*p.lInf)/p.countEpsilon, p.countEpsilon)})
 	}
-	if ci, err := m.noiseInterval(&p, 0, ExplainConfidence); err == nil {
+	if ci, err := m.noiseInterval(&p, 0, ExplainConfidence); err == nil && p.sums == nil {
 		text := fmt.Sprintf("95%% of counts within [%g, %g] of the truth (the library's confidence interval); below 0 published as 0", ci.LowerBound, ci.UpperBound)
 		if req.Query.Threshold != nil {
 			text = fmt.Sprintf("the 0/1 answer compares the noisy count with %d; 95%% of noisy counts are within [%g, %g] of the truth", req.Query.Threshold.Bound, ci.LowerBound, ci.UpperBound)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"countwall/ir"
+	"countwall/pgerror"
 )
 
 func init() { Register("idp", newIDP) }
@@ -109,4 +110,12 @@ func (m *idp) CheckShare(epsilon, _ float64) error { return checkLocalShare(epsi
 
 func (m *idp) Answer(_ context.Context, req *Request) ([]Answer, Charge, error) {
 	return answerLocal(req, m.Name(), AccountingIDP, m.noise, m.sensitivity())
+}
+
+// refuseSums: the k-local sensitivity idp noises by is derived for counts
+// (Protivash et al. Lemma 3.3); the papers give none for a sum, and one
+// made up here would claim what they do not.
+func (*idp) refuseSums() error {
+	return pgerror.Errorf(pgerror.FeatureNotSupported, "idp does not answer SUM or AVG: its k-local sensitivity is derived for counts only (Protivash et al. Lemma 3.3), and the papers give none for sums").
+		WithHint("Ask COUNT(*) under idp, or SUM and AVG under laplace or gaussian, which bound each person's contribution.")
 }

@@ -68,9 +68,16 @@ type Answer struct {
 	Sums *Sums
 }
 
-// Sums are one cell's published sums, one per column of Query.SumColumns.
+// Sums are one cell's published sums: the figures of each column of
+// Query.SumColumns that SUM and AVG are computed from (exact), or each
+// aggregate's published value (Aggregates).
 type Sums struct {
 	Columns []ir.SumValue
+	// Aggregates, when set, are the published value of each aggregate of
+	// Query.Aggregates, in select-list order, by a mechanism that noises
+	// SUM and AVG: float8, never NULL. A COUNT's place holds the count the
+	// answer's Int publishes.
+	Aggregates []float64
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.
@@ -149,6 +156,19 @@ type SumAnswerer interface {
 	AnswersSums() bool
 }
 
+// FloatSums reports whether m publishes SUM and AVG as noisy real numbers
+// (Sums.Aggregates): their columns are float8 whatever the summed column.
+func FloatSums(m Mechanism) bool {
+	f, ok := m.(interface{ FloatSums() bool })
+	return ok && f.FloatSums()
+}
+
+// sumRefuser is implemented by mechanisms that refuse SUM and AVG for a
+// reason of their own, which the refusal states.
+type sumRefuser interface {
+	refuseSums() error
+}
+
 // AnswersSums reports whether m answers SUM and AVG.
 func AnswersSums(m Mechanism) bool {
 	s, ok := m.(SumAnswerer)
@@ -160,6 +180,9 @@ func AnswersSums(m Mechanism) bool {
 // A query with SUM or AVG is refused (0A000) under a mechanism that does not
 // answer them.
 func Price(m Mechanism, req *Request) (Charge, error) {
+	if r, ok := m.(sumRefuser); ok && req.Query != nil && req.Query.HasSums() {
+		return Charge{}, r.refuseSums()
+	}
 	if req.Query != nil && req.Query.HasSums() && !AnswersSums(m) {
 		return Charge{}, pgerror.Errorf(pgerror.FeatureNotSupported, "mechanism %s does not answer SUM/AVG yet", m.Name()).
 			WithHint("SUM and AVG are answered under the exact mechanism; ask COUNT(*) under this one")

@@ -31,6 +31,9 @@ type NoiseSource interface {
 	// AddLaplaceFloat returns value plus Laplace noise of scale
 	// sensitivity/epsilon. sensitivity must be > 0.
 	AddLaplaceFloat(value, sensitivity, epsilon float64) (float64, error)
+	// AddGaussianFloat returns value plus Gaussian noise whose standard
+	// deviation is GaussianSigmaFloat(l0, lInf, epsilon, delta).
+	AddGaussianFloat(value float64, l0 int64, lInf, epsilon, delta float64) (float64, error)
 }
 
 // The edges of the noise library, guarded here so that it is never called
@@ -114,6 +117,25 @@ func GaussianSigma(l0, lInf int64, epsilon, delta float64) (float64, error) {
 	return sigma, nil
 }
 
+// GaussianSigmaFloat is GaussianSigma for a real lInf (a sum's C times its
+// largest bound), as the library computes it for its float aggregates.
+func GaussianSigmaFloat(l0 int64, lInf, epsilon, delta float64) (float64, error) {
+	if l0 < 1 || math.IsNaN(lInf) || lInf <= 0 || math.IsInf(lInf, 0) {
+		return 0, fmt.Errorf("sensitivities must be positive, got l0 %d and lInf %g", l0, lInf)
+	}
+	if err := checkEpsilon(epsilon); err != nil {
+		return 0, err
+	}
+	if err := checkDelta(delta); err != nil {
+		return 0, err
+	}
+	sigma := noise.SigmaForGaussian(l0, lInf, epsilon, delta)
+	if !(sigma > 0) || sigma > maxNoiseScale {
+		return 0, fmt.Errorf("Gaussian sigma %g for epsilon %g, delta %g is outside the supported (0, %g]", sigma, epsilon, delta, float64(maxNoiseScale))
+	}
+	return sigma, nil
+}
+
 // checkLaplaceFloat validates the arguments of a float Laplace draw.
 func checkLaplaceFloat(value, sensitivity, epsilon float64) error {
 	if math.IsNaN(value) || math.IsInf(value, 0) {
@@ -189,6 +211,20 @@ func (libraryNoise) AddLaplaceFloat(value, sensitivity, epsilon float64) (float6
 	return v, nil
 }
 
+func (libraryNoise) AddGaussianFloat(value float64, l0 int64, lInf, epsilon, delta float64) (float64, error) {
+	if _, err := GaussianSigmaFloat(l0, lInf, epsilon, delta); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return 0, fmt.Errorf("value %g is not finite", value)
+	}
+	v, err := noise.Gaussian().AddNoiseFloat64(value, l0, lInf, epsilon, delta)
+	if err != nil {
+		return 0, fmt.Errorf("drawing Gaussian noise: %w", err)
+	}
+	return v, nil
+}
+
 // SeededNoise is a reproducible noise source for tests and experiments. It
 // draws from the same distributions as LibraryNoise (rounded Laplace,
 // rounded Gaussian, continuous Laplace) from a ChaCha8 stream keyed by seed, so its answers can be
@@ -243,6 +279,20 @@ func (s *seededNoise) AddLaplaceFloat(value, sensitivity, epsilon float64) (floa
 		return 0, err
 	}
 	return value + s.laplace(sensitivity/epsilon), nil
+}
+
+func (s *seededNoise) AddGaussianFloat(value float64, l0 int64, lInf, epsilon, delta float64) (float64, error) {
+	sigma, err := GaussianSigmaFloat(l0, lInf, epsilon, delta)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return 0, fmt.Errorf("value %g is not finite", value)
+	}
+	s.mu.Lock()
+	z := s.rng.NormFloat64()
+	s.mu.Unlock()
+	return value + z*sigma, nil
 }
 
 // noiseFor picks the noise source for a mechanism built with env: the

@@ -169,6 +169,9 @@ type dpPlan struct {
 	selects                    bool
 	selectEpsilon, selectDelta float64
 	charge                     Charge
+	// sums splits the counts' share between the aggregates of a query
+	// with SUM or AVG (dpsums.go); nil for a COUNT query.
+	sums *sumPlan
 }
 
 // plan splits the request's share between the selection and the counts and
@@ -193,6 +196,15 @@ func (m *dpCount) plan(req *Request, bounds ir.Bounds) (dpPlan, error) {
 		if err := m.planSelection(req, &p); err != nil {
 			return dpPlan{}, err
 		}
+	}
+	if req.Query.HasSums() {
+		sp, err := m.planSums(req, &p)
+		if err != nil {
+			return dpPlan{}, err
+		}
+		p.sums = &sp
+		p.charge, err = m.sumCharge(req, &p, &sp)
+		return p, err
 	}
 	if p.charge, err = m.cost(req, &p); err != nil {
 		return dpPlan{}, err

@@ -66,7 +66,7 @@ func (s *Session) explain(ctx context.Context, rt *runtime, q *ir.Query) (*Resul
 		add("Groups", groupsText(p.req.Table, q, rt.mech))
 	}
 	if q.HasSums() {
-		add("Aggregates", aggregatesText(q))
+		add("Aggregates", aggregatesText(q, rt.mech))
 	}
 	for _, l := range mechanisms.Explain(rt.mech, p.req) {
 		add(l.Label, l.Text)

@@ -57,6 +57,7 @@ func (s *Session) query(ctx context.Context, rt *runtime, q *ir.Query, fp string
 	var res *Result
 	if q.HasSums() {
 		res = sumRows(rt, q, cells, answers, notice)
+		s.addSumIntervals(rt, req, answers, res)
 	} else {
 		res = s.rows(rt, q, cells, answers, notice)
 		s.addIntervals(rt, req, answers, res)

@@ -51,6 +51,9 @@ type Result struct {
 	// aggregates are a query with sums' aggregates, whose columns are
 	// placed by their positions (nil for any other answer).
 	aggregates []ir.Aggregate
+	// sumIntervals is how many interval columns follow an answer with
+	// sums' own (sum_intervals.go).
+	sumIntervals int
 }
 
 // countColumn is the index of an answer's count column: the last, or the

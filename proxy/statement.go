@@ -260,8 +260,8 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	d := &Description{Params: params}
 	switch sh := shape.(type) {
 	case *ir.Query:
-		if sh.HasSums() { // no interval columns: only exact answers sums
-			d.Columns = queryColumns(rt, sh)
+		if sh.HasSums() {
+			d.Columns = append(queryColumns(rt, sh), s.sumIntervalColumns(rt, sh)...)
 			break
 		}
 		d.Columns = s.withIntervalColumns(queryColumns(rt, sh))

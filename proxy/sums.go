@@ -14,7 +14,9 @@ import (
 // aggregate typed as PostgreSQL types it over the column as the catalog
 // shows it: an integer column is bigint, so its sum and its average are
 // numeric; a real column is double precision, and so are they. COUNT is
-// bigint. Confidence intervals are not added: only exact answers sums yet.
+// bigint. A mechanism that noises them (mechanisms.FloatSums) publishes
+// float8 SUM and AVG, never NULL; with countwall.confidence each aggregate's
+// interval follows (sum_intervals.go).
 
 // sumColumns are the output columns of a query with sums.
 func sumColumns(rt *runtime, q *ir.Query) []Column {
@@ -41,6 +43,8 @@ func aggregateType(rt *runtime, q *ir.Query, a ir.Aggregate) ColumnType {
 		return ColumnFloat8
 	case a.Func == ir.FuncCount:
 		return ColumnInt8
+	case mechanisms.FloatSums(rt.mech):
+		return ColumnFloat8
 	case rt.catalog.Tables[q.Table].Columns[a.Column].Type == ir.TypeInt:
 		return ColumnNumeric
 	}
@@ -59,13 +63,16 @@ func sumRows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.An
 		}
 		row := make([]Value, len(res.Columns))
 		taken := make([]bool, len(row))
-		for _, agg := range q.Aggregates {
+		for j, agg := range q.Aggregates {
 			taken[agg.Position] = true
-			if agg.Func == ir.FuncCount {
+			switch {
+			case agg.Func == ir.FuncCount:
 				row[agg.Position] = answerValue(a, floatOut)
-				continue
+			case a.Sums != nil && j < len(a.Sums.Aggregates):
+				row[agg.Position] = Value{Float: a.Sums.Aggregates[j]}
+			default:
+				row[agg.Position] = sumValue(agg, a.Sums, indexOf(sumCols, agg.Column))
 			}
-			row[agg.Position] = sumValue(agg, a.Sums, indexOf(sumCols, agg.Column))
 		}
 		g := 0
 		for j := range row {
@@ -133,6 +140,7 @@ func releasedSumCells(res *Result) []release.Cell {
 	}
 	cells := make([]release.Cell, 0, len(res.Rows))
 	for _, row := range res.Rows {
+		row = row[:len(row)-res.sumIntervals] // the intervals follow from what was sent
 		c := release.Cell{}
 		if count >= 0 {
 			c.IsFloat = res.Columns[count].Type == ColumnFloat8
@@ -158,10 +166,9 @@ func releasedSumCells(res *Result) []release.Cell {
 }
 
 // aggregatesText is EXPLAIN's line for a query with sums: each aggregate,
-// and that the values are summed as stored. Only exact answers sums yet,
-// and it neither needs bounds nor clamps; the mechanisms that will clamp to
-// tables.NAME.bounds say so here.
-func aggregatesText(q *ir.Query) string {
+// and whether the values are summed as stored (exact) or clamped to
+// tables.NAME.bounds (the mechanisms that noise sums).
+func aggregatesText(q *ir.Query, m mechanisms.Mechanism) string {
 	parts := make([]string, 0, len(q.Aggregates))
 	for _, a := range q.Aggregates {
 		if a.Func == ir.FuncCount {
@@ -169,6 +176,9 @@ func aggregatesText(q *ir.Query) string {
 		} else {
 			parts = append(parts, a.Func.String()+"("+a.Column+")")
 		}
+	}
+	if mechanisms.FloatSums(m) {
+		return strings.Join(parts, ", ") + "; each value clamped to its column's bounds (tables." + q.Table + ".bounds), NULL ignored"
 	}
 	return strings.Join(parts, ", ") + "; values summed as stored, not clamped (NULL ignored)"
 }
