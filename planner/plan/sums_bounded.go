@@ -107,3 +107,23 @@ func boundUnitCell(c ir.Cell, rows int64) ir.Cell {
 	}
 	return c
 }
+
+// UnitKeyedSums are the needs a backend computes bounded sums of a table
+// declared unit_keyed with (each unit one row, no row without one): there
+// every unit is in one cell with one row, so the bounded figures are the
+// clamped ones and each cell's units its rows (UnitsFromRows). ok is false
+// for any other table or needs.
+func UnitKeyedSums(t *ir.Table, q *ir.Query, needs ir.Needs) (ir.Needs, bool) {
+	if !q.HasSums() || !needs.Bound || !t.UnitKeyed {
+		return needs, false
+	}
+	needs.Bound, needs.Units, needs.Clamp = false, false, true
+	return needs, true
+}
+
+// UnitsFromRows sets each cell's units to its rows (UnitKeyedSums).
+func UnitsFromRows(cells []ir.Cell) {
+	for i := range cells {
+		cells[i].Units = cells[i].Count
+	}
+}

@@ -257,6 +257,7 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 // runSums computes the cells of a query with sums (plan.SumsLayout).
 // bounded carries the contribution bounds and the choice of cells.
 func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Needs, d sqlgen.PostgresDialect, shape *plan.Shape, bounded plan.SumsLayout) (*ir.Result, error) {
+	needs, keyed := plan.UnitKeyedSums(t, q, needs)
 	text, args, err := sqlgen.PostgresSums(t, q, needs, d)
 	if err != nil {
 		return nil, err
@@ -286,6 +287,9 @@ func (s *Store) runSums(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.
 	res := &ir.Result{Path: ir.PathPostgres, Bounds: bounded.Bounds}
 	if res.Cells, res.DomainComplete, err = assembleCells(shape, cells); err != nil {
 		return nil, err
+	}
+	if keyed {
+		plan.UnitsFromRows(res.Cells)
 	}
 	if err := plan.AddExtras(ctx, rd, s.opts.QueryTimeout, t, q, needs, sqlgen.TableSize(t), res); err != nil {
 		return nil, err

@@ -78,6 +78,7 @@ func (c *sumCell) add(cols []sumColumn, r int, m int64) {
 // answerSums computes a query with sums from the snapshot, or declines it
 // (ok false) for SQLite to answer.
 func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *plan.Shape) (*ir.Result, bool, error) {
+	needs, keyed := plan.UnitKeyedSums(t, q, needs)
 	if needs.Bound {
 		return nil, false, nil // bounded sums are folded per unit by the SQL path (plan.SumsLayout)
 	}
@@ -114,7 +115,11 @@ func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *p
 		p.dense = make([]*sumCell, radix)
 	}
 	p.run(snap.rows, matched, needs.Oblivious, unit)
-	return p.result(snap, shape, q, needs)
+	res, ok, err := p.result(snap, shape, q, needs)
+	if keyed && res != nil {
+		plan.UnitsFromRows(res.Cells)
+	}
+	return res, ok, err
 }
 
 // sumPass is one pass's cells, by cell number.

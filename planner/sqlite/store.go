@@ -133,7 +133,8 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	var args []any
 	switch {
 	case q.HasSums():
-		text, args, err = sqlgen.SQLiteSums(t, q, needs)
+		sumNeeds, _ := plan.UnitKeyedSums(t, q, needs)
+		text, args, err = sqlgen.SQLiteSums(t, q, sumNeeds)
 	case needs.Bound:
 		text, args, err = sqlgen.SQLiteBounded(t, q, needs, bounds, rank, secret)
 	default:
@@ -159,9 +160,13 @@ func (s *Store) Run(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.Need
 	res := &ir.Result{Bounds: bounds, Path: ir.PathSQLite}
 	withUnits := needs.Units || needs.Key
 	if q.HasSums() {
-		l := plan.NewSumsLayout(t, q, needs)
+		sumNeeds, keyed := plan.UnitKeyedSums(t, q, needs)
+		l := plan.NewSumsLayout(t, q, sumNeeds)
 		l.Bounds, l.Rank, l.Secret = bounds, rank, secret
 		res.Cells, res.DomainComplete, err = plan.ReadSums(ctx, rd, text, args, shape, l)
+		if keyed {
+			plan.UnitsFromRows(res.Cells)
+		}
 	} else {
 		res.Cells, res.DomainComplete, err = plan.ReadCells(ctx, rd, text, args, shape, withUnits, needs.Key)
 	}
