@@ -282,7 +282,29 @@ func deployedTests(table string, tc config.Table, person map[string]any, cols []
 			keysScore("group-keys", "how many rows that GROUP BY returns", groupSQL),
 			refusalScore("group-refused", "that GROUP BY's SQLSTATE", groupSQL))
 	}
-	return tests, storage
+	return append(tests, sumTests(tc, from+where)...), storage
+}
+
+// sumTests are a SUM and an AVG of the person's cell over the first column
+// with declared bounds (none when the config declares none), each scored
+// by its answer and by whether it was refused.
+func sumTests(tc config.Table, fromWhere string) []Distinguisher {
+	cols := make([]string, 0, len(tc.ValueBounds))
+	for c := range tc.ValueBounds {
+		cols = append(cols, c)
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	sort.Strings(cols)
+	col := pglex.QuoteIdentAlways(cols[0])
+	sumSQL, avgSQL := "SELECT SUM("+col+")"+fromWhere, "SELECT AVG("+col+")"+fromWhere
+	return []Distinguisher{
+		answerScore("sum", "one sum of the person's cell: "+sumSQL, sumSQL),
+		refusalScore("sum-refused", "that sum's SQLSTATE", sumSQL),
+		answerScore("avg", "one average of the person's cell: "+avgSQL, avgSQL),
+		refusalScore("avg-refused", "that average's SQLSTATE", avgSQL),
+	}
 }
 
 // targetColumns are the columns the tests aim at the person with: two with
