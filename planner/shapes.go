@@ -152,7 +152,7 @@ func shapeOf(toks []pglex.Token) (sh *shape, constants []sqlparser.SQLVal, ok bo
 		if t.Kind == pglex.Number && i > 0 && toks[i-1].Kind == pglex.Op && (toks[i-1].Text == "-" || toks[i-1].Text == "+") {
 			return false
 		}
-		if t.Kind == pglex.Number && isOrdinal(toks, i) {
+		if t.Kind == pglex.Number && IsOrdinal(toks, i) {
 			return false // GROUP BY 1 names a column: part of the shape
 		}
 		v, ok := constantOf(t, &arena)
@@ -206,9 +206,10 @@ func (sh *shape) read(p *parser, constants []sqlparser.SQLVal) (ir.Statement, er
 	return p.fromTree(sh.tree)
 }
 
-// isOrdinal reports whether the number at i is a GROUP BY or ORDER BY
+// IsOrdinal reports whether the number at i is a GROUP BY or ORDER BY
 // item of its own (GROUP BY 1, 2): a select-list position, not a value.
-func isOrdinal(toks []pglex.Token, i int) bool {
+// The audit's shape keeps it as this package's shape does.
+func IsOrdinal(toks []pglex.Token, i int) bool {
 	if i+1 < len(toks) {
 		if next := toks[i+1]; !(isOp(next, ",") || next.Kind == pglex.Word && ordinalFollowers[next.Text]) {
 			return false

@@ -7,6 +7,7 @@ import (
 
 	"countwall/pglex"
 	"countwall/pgtypes"
+	"countwall/planner"
 	"countwall/proxy/state/release"
 )
 
@@ -14,7 +15,8 @@ import (
 // tokens as PostgreSQL reads them (keywords and names folded, comments and
 // spacing dropped), one space apart, with each string and number constant,
 // and each parameter the extended protocol bound, replaced by $1, $2, ...
-// in order and kept as the constants. Statements that differ only in their
+// in order and kept as the constants; a GROUP BY or ORDER BY position
+// (GROUP BY 1) names a column and stays, as in the planner's shapes. Statements that differ only in their
 // constants share one shape, which the audit stores once. It is made from
 // the tokens the planner lexed when the statement was prepared (shapeOf);
 // a statement with $n parameters keeps its tokens, which each execution's
@@ -39,6 +41,9 @@ func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string,
 		case pglex.QuotedIdent:
 			text = pglex.QuoteIdent(t.Text)
 		case pglex.String, pglex.Number:
+			if t.Kind == pglex.Number && planner.IsOrdinal(toks, i) {
+				break // GROUP BY 1 names a column: part of the shape
+			}
 			consts = append(consts, release.Constant{Text: t.Text, String: t.Kind == pglex.String})
 			text = placeholder(len(consts))
 		case pglex.Param:

@@ -176,3 +176,52 @@ func TestPlainDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditShapeKeepsOrdinals: GROUP BY and ORDER BY positions name
+// select-list items, not values, so they stay in the audit's shape as the
+// planner keeps them in its own: statements grouped or ordered by other
+// positions are other shapes (the risk solvers count repeats by shape),
+// each recorded with the group columns it was answered with and read back
+// as sent.
+func TestAuditShapeKeepsOrdinals(t *testing.T) {
+	f := newFixture(t, 20)
+	e := f.open(t, "exact", nil)
+	ctx := context.Background()
+	s := e.NewSession("alice")
+	defer s.Close()
+	cases := []struct {
+		sql, shape string
+		consts     int
+		groupBy    []string
+	}{
+		{"SELECT sex, COUNT(*) FROM people WHERE age > 20 GROUP BY 1", "select sex, count(*) from people where age > $1 group by 1", 1, []string{"sex"}},
+		{"SELECT COUNT(*), sex FROM people WHERE age > 20 GROUP BY 2", "select count(*), sex from people where age > $1 group by 2", 1, []string{"sex"}},
+		{"SELECT sex, age, COUNT(*) FROM people GROUP BY 1, 2 ORDER BY 1", "select sex, age, count(*) from people group by 1, 2 order by 1", 0, []string{"sex", "age"}},
+		{"SELECT sex, age, COUNT(*) FROM people GROUP BY 2, 1 ORDER BY 2 DESC, 1", "select sex, age, count(*) from people group by 2, 1 order by 2 desc, 1", 0, []string{"sex", "age"}},
+	}
+	for _, tc := range cases {
+		if _, err := s.Exec(ctx, tc.sql, nil); err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+	}
+	e.state.Flush()
+	log, err := e.state.AuditLog(ctx, len(cases))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != len(cases) {
+		t.Fatalf("%d audit rows, want %d", len(log), len(cases))
+	}
+	for i, tc := range cases {
+		r := log[i]
+		if r.Shape != tc.shape || len(r.Constants) != tc.consts {
+			t.Errorf("%s: shape %q %v, want %q with %d constants", tc.sql, r.Shape, r.Constants, tc.shape, tc.consts)
+		}
+		if r.Query == nil || !reflect.DeepEqual(r.Query.GroupBy, tc.groupBy) {
+			t.Errorf("%s: recorded %+v, want GROUP BY %v", tc.sql, r.Query, tc.groupBy)
+		}
+		if got, want := tokenTexts(t, release.Release{Shape: r.Shape, Constants: r.Constants}.Statement()), tokenTexts(t, tc.sql); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read back as %q", tc.sql, release.Release{Shape: r.Shape, Constants: r.Constants}.Statement())
+		}
+	}
+}
