@@ -67,6 +67,7 @@ const (
 	CharacterNotInRepertoire     Code = "22021"
 	NumericValueOutOfRange       Code = "22003"
 	InvalidTextRepresentation    Code = "22P02"
+	ArraySubscriptError          Code = "2202E"
 )
 
 // Error is a refusal the analyst can act on. Message names the construct or
@@ -76,6 +77,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Hint    string // optional
+	// Detail is PostgreSQL's DETAIL where it gives one the analyst can
+	// act on (what is wrong with an array literal); optional.
+	Detail string
 	// cause is what an internal error hides from the analyst and keeps for
 	// the log (Internal); nil for every refusal.
 	cause error
@@ -101,6 +105,12 @@ func Errorf(code Code, format string, args ...any) *Error {
 // WithHint returns e with its hint set, for chaining after Errorf.
 func (e *Error) WithHint(hint string) *Error {
 	e.Hint = hint
+	return e
+}
+
+// WithDetail returns e with its detail set, for chaining after Errorf.
+func (e *Error) WithDetail(detail string) *Error {
+	e.Detail = detail
 	return e
 }
 

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"strings"
 
 	"countwall/pgerror"
@@ -300,10 +301,10 @@ func arrayElements(array []pglex.Token, elemType string) ([][]pglex.Token, error
 	case len(array) == 1 && array[0].Kind == pglex.String:
 		vals, err := pgtypes.ParseArray(array[0].Text)
 		switch {
-		case err == pgtypes.ErrNestedArray:
+		case errors.Is(err, pgtypes.ErrNestedArray):
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "multidimensional arrays are not supported in ANY and ALL")
 		case err != nil:
-			return nil, pgerror.Errorf(pgerror.InvalidTextRepresentation, "malformed array literal at %s", pglex.Near(array[0]))
+			return nil, arrayError(err, "a '{...}' constant")
 		}
 		elems := make([][]pglex.Token, len(vals))
 		for k, v := range vals {

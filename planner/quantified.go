@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -153,6 +155,19 @@ func (p *parser) arrayParam(f *sqlparser.FuncExpr, col string) (ops []operand, n
 	return arrayValues(p.args[n-1], elem, n)
 }
 
+// arrayError is an array literal ParseArray refused, as array_in reports
+// it, with its DETAIL; what names the literal (PostgreSQL quotes it).
+func arrayError(err error, what string) *pgerror.Error {
+	var ae *pgtypes.ArrayError
+	switch {
+	case errors.As(err, &ae) && ae.Bounds:
+		return pgerror.Errorf(pgerror.ArraySubscriptError, "upper bound cannot be less than lower bound in the array literal %s", what)
+	case errors.As(err, &ae):
+		return pgerror.Errorf(pgerror.InvalidTextRepresentation, "malformed array literal: %s", what).WithDetail(ae.Detail)
+	}
+	return pgerror.Errorf(pgerror.InvalidTextRepresentation, "malformed array literal: %s", what)
+}
+
 // arrayValues reads an array parameter's text form into its elements.
 func arrayValues(arg *string, elem pgtypes.OID, n int) (ops []operand, nulls int, isNull bool, err error) {
 	if arg == nil {
@@ -160,11 +175,10 @@ func arrayValues(arg *string, elem pgtypes.OID, n int) (ops []operand, nulls int
 	}
 	vals, err := pgtypes.ParseArray(*arg)
 	switch {
-	case err == pgtypes.ErrNestedArray:
+	case errors.Is(err, pgtypes.ErrNestedArray):
 		return nil, 0, false, pgerror.Errorf(pgerror.FeatureNotSupported, "parameter $%d is a multidimensional array, which ANY and ALL do not take here", n)
 	case err != nil:
-		return nil, 0, false, pgerror.Errorf(pgerror.InvalidTextRepresentation, "malformed array literal: parameter $%d", n).
-			WithHint("An array parameter is sent as {v1,v2,...}.")
+		return nil, 0, false, arrayError(err, fmt.Sprintf("parameter $%d", n)).WithHint("An array parameter is sent as {v1,v2,...}.")
 	}
 	for _, v := range vals {
 		if v == nil {

@@ -367,7 +367,7 @@ func (c *conn) sendNotice(msg string) {
 // *pgerror.Error is reported generically so that no internal detail leaks.
 func (c *conn) sendError(err error) {
 	pe := pgerror.Public(err)
-	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: string(pe.Code), Message: pe.Message, Hint: pe.Hint}
+	er := &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: string(pe.Code), Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint}
 	if c.txStatus == txBlock {
 		c.txStatus = txFailed
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"countwall/pgerror"
 	"countwall/pgtypes"
 )
 
@@ -16,7 +17,7 @@ import (
 func decodeArray(raw []byte, elem pgtypes.OID, n int) (string, error) {
 	word := func() (int32, error) {
 		if len(raw) < 4 {
-			return 0, incorrectBinary(n, "insufficient data left in message")
+			return 0, pgerror.Errorf(pgerror.ProtocolViolation, "insufficient data left in message: bind parameter %d, an array, ends inside a length", n)
 		}
 		v := int32(binary.BigEndian.Uint32(raw))
 		raw = raw[4:]
@@ -26,7 +27,8 @@ func decodeArray(raw []byte, elem pgtypes.OID, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := word(); err != nil { // the has-NULLs flag, which the lengths tell again
+	flags, err := word() // has NULLs, which the lengths tell again
+	if err != nil {
 		return "", err
 	}
 	sent, err := word()
@@ -34,12 +36,17 @@ func decodeArray(raw []byte, elem pgtypes.OID, n int) (string, error) {
 		return "", err
 	}
 	switch {
+	case ndim < 0:
+		return "", incorrectBinary(n, fmt.Sprintf("invalid number of dimensions: %d", ndim))
+	case flags != 0 && flags != 1:
+		return "", incorrectBinary(n, "invalid array flags")
+	case pgtypes.OID(sent) != elem:
+		return "", pgerror.Errorf(pgerror.DatatypeMismatch, "binary data has array element type %d (%s) instead of expected %d (%s): bind parameter %d",
+			sent, pgtypes.OID(sent).Name(), elem, elem.Name(), n)
 	case ndim == 0:
 		return "{}", nil
 	case ndim != 1:
-		return "", incorrectBinary(n, fmt.Sprintf("an array of %d dimensions, where one is read", ndim))
-	case pgtypes.OID(sent) != elem:
-		return "", incorrectBinary(n, fmt.Sprintf("wrong element type: %s, in an array of %s", pgtypes.OID(sent).Name(), elem.Name()))
+		return "", pgerror.Errorf(pgerror.FeatureNotSupported, "bind parameter %d is an array of %d dimensions, which ANY and ALL do not take here", n, ndim)
 	}
 	length, err := word()
 	if err == nil {
