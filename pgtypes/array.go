@@ -237,6 +237,7 @@ func (r *arrayReader) space() {
 func isArraySpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
+
 // FormatArray writes elements in an array's text form, quoting an element
 // as array_out does (nil is NULL).
 func FormatArray(elems []*string) string {
