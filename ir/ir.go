@@ -104,6 +104,11 @@ type Query struct {
 	Threshold *Threshold // non-nil for threshold queries
 	Alias     string     // output column name of the aggregate ("count" by default)
 	GroupBy   []string   // canonical column names, in select-list order
+	// GroupCasts is, for each GroupBy column, the canonical type the
+	// select list casts it to ("text", "varchar", or the column's own
+	// "int8" or "float8"), "" where it selects the column itself: the
+	// answer's column has that type. Nil when no group column is cast.
+	GroupCasts []string
 	// GroupsAfterCount is how many of the GroupBy columns the select list
 	// names after the count (SELECT COUNT(*), sex ...: 1); the answer's
 	// columns follow the select list. 0: the count is last. A query with

@@ -177,13 +177,30 @@ func (p *parser) groupBy(groups sqlparser.GroupBy, items []selItem, q *ir.Query)
 	if err != nil {
 		return err
 	}
-	q.GroupBy = plain
+	q.GroupBy, q.GroupCasts = plain, selectedCasts(items)
 	for _, g := range q.GroupBy {
 		if g == p.table.PrivacyUnit {
 			return pgerror.Errorf(pgerror.InsufficientPrivilege, "GROUP BY the privacy-unit column %q is not allowed", g)
 		}
 	}
 	return p.checkGroupLimit(q.GroupBy)
+}
+
+// selectedCasts are the casts of the group columns selected, in the select
+// list's order; nil when none is cast.
+func selectedCasts(items []selItem) []string {
+	var casts []string
+	cast := false
+	for _, s := range items {
+		if s.col != "" {
+			casts = append(casts, s.cast)
+			cast = cast || s.cast != ""
+		}
+	}
+	if !cast {
+		return nil
+	}
+	return casts
 }
 
 // sameColumns checks the items selected against those grouped by and

@@ -89,13 +89,14 @@ func (s *Session) charge(ctx context.Context, rt *runtime, fp string, charge mec
 func (s *Session) rows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.Answer, notice string) *Result {
 	res := &Result{Columns: queryColumns(rt, q), Notice: notice, groupsAfter: q.GroupsAfterCount}
 	floatOut := res.Columns[len(res.Columns)-1].Type == ColumnFloat8
+	stored := storedTypes(rt, q)
 	for i, a := range answers {
 		if a.Dropped {
 			continue
 		}
 		row := make([]Value, 0, len(q.GroupBy)+1)
-		for _, g := range cells.Cells[i].Group {
-			row = append(row, Value{Null: g.Null, Text: g.Text})
+		for k, g := range cells.Cells[i].Group {
+			row = append(row, groupValue(res.Columns[k].Type, stored[k], g))
 		}
 		row = append(row, answerValue(a, floatOut))
 		res.Rows = append(res.Rows, row)

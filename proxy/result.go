@@ -6,13 +6,14 @@ import "countwall/ir"
 type ColumnType int
 
 const (
-	ColumnText      ColumnType = iota // group columns, SHOW output
-	ColumnInt8                        // integer answers
-	ColumnFloat8                      // real answers (noise added by idp/bdp)
+	ColumnText      ColumnType = iota // text group columns, SHOW output
+	ColumnInt8                        // counts, integer group columns
+	ColumnFloat8                      // real answers (noise added by idp/bdp), real group columns
 	ColumnBool                        // schema discovery's flags: Value.Int 1 is true
 	ColumnTextArray                   // schema discovery's arrays: Value.Text is the array's text form
 	ColumnInt8Array
 	ColumnNumeric // exact decimals (SUM and AVG over an integer column): Value.Text is the number's text
+	ColumnVarchar // a group column selected as CAST(col AS VARCHAR)
 )
 
 // Column describes one output column.

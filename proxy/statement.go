@@ -279,21 +279,6 @@ func (s *Session) Describe(ctx context.Context, st *Statement) (*Description, er
 	return d, nil
 }
 
-func queryColumns(rt *runtime, q *ir.Query) []Column {
-	if q.HasSums() {
-		return sumColumns(rt, q)
-	}
-	cols := make([]Column, 0, len(q.GroupBy)+1)
-	for _, g := range q.GroupBy {
-		cols = append(cols, Column{Name: g, Type: ColumnText})
-	}
-	typ := ColumnInt8
-	if rt.float {
-		typ = ColumnFloat8
-	}
-	return append(cols, Column{Name: q.Alias, Type: typ})
-}
-
 // Batch is the statements of a simple-protocol Query string, cut at the
 // semicolons that end them by the planner's lexer: the wire runs each in
 // turn, preparing each as its own statement.

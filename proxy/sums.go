@@ -29,7 +29,7 @@ func sumColumns(rt *runtime, q *ir.Query) []Column {
 	g := 0
 	for i := range cols {
 		if !taken[i] {
-			cols[i] = Column{Name: q.GroupBy[g], Type: ColumnText}
+			cols[i] = groupColumn(rt, q, g)
 			g++
 		}
 	}
@@ -57,6 +57,7 @@ func sumRows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.An
 	res := &Result{Columns: sumColumns(rt, q), Notice: notice}
 	floatOut := rt.float
 	sumCols := q.SumColumns()
+	stored := storedTypes(rt, q)
 	for i, a := range answers {
 		if a.Dropped {
 			continue
@@ -78,7 +79,7 @@ func sumRows(rt *runtime, q *ir.Query, cells *ir.Result, answers []mechanisms.An
 		for j := range row {
 			if !taken[j] {
 				gv := cells.Cells[i].Group[g]
-				row[j] = Value{Null: gv.Null, Text: gv.Text}
+				row[j] = groupValue(res.Columns[j].Type, stored[g], gv)
 				g++
 			}
 		}

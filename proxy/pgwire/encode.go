@@ -32,6 +32,8 @@ func typeOID(t proxy.ColumnType) uint32 {
 		return oidInt8Array
 	case proxy.ColumnNumeric:
 		return oidNumeric
+	case proxy.ColumnVarchar:
+		return uint32(pgtypes.Varchar)
 	default:
 		return oidText
 	}
@@ -39,7 +41,7 @@ func typeOID(t proxy.ColumnType) uint32 {
 
 func typeSize(t proxy.ColumnType) int16 {
 	switch t {
-	case proxy.ColumnText, proxy.ColumnTextArray, proxy.ColumnInt8Array, proxy.ColumnNumeric:
+	case proxy.ColumnText, proxy.ColumnVarchar, proxy.ColumnTextArray, proxy.ColumnInt8Array, proxy.ColumnNumeric:
 		return -1
 	case proxy.ColumnBool:
 		return 1
