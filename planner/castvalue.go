@@ -41,7 +41,7 @@ func (p *parser) castOperand(f *sqlparser.FuncExpr, col string) (operand, error)
 	if err := p.convert(&o, t, typName); err != nil {
 		return operand{}, err
 	}
-	if limit > 0 && !o.unbound {
+	if limit > 0 && !o.unbound && !o.null {
 		o.text = clipChars(o.text, limit)
 	}
 	return o, nil
@@ -54,6 +54,10 @@ var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 func (p *parser) convert(o *operand, t pgtypes.OID, typName string) error {
 	src := o.typ
 	switch {
+	case o.null && src == pgtypes.Unknown:
+		p.settle(o, t)
+	case o.null:
+		o.typ = t // NULL casts to any type as NULL
 	case src == pgtypes.Unknown:
 		p.settle(o, t)
 	case src == t:

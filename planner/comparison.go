@@ -33,6 +33,8 @@ func (p *parser) comparison(x *sqlparser.ComparisonExpr) (ir.Pred, error) {
 		return p.like(x, op)
 	case "=", "<>", "<", "<=", ">", ">=":
 		return p.ordered(x, op)
+	case sqlparser.NullSafeEqualStr:
+		return p.notDistinct(x)
 	default:
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", strings.ToUpper(x.Operator))
 	}
@@ -94,6 +96,9 @@ func (p *parser) like(x *sqlparser.ComparisonExpr, op string) (ir.Pred, error) {
 	p.settle(&pattern, pgtypes.Text)
 	if err := p.checkOperator(col, op, pattern); err != nil {
 		return nil, err
+	}
+	if pattern.null {
+		return unknown(col, ir.TypeText, p.negated), nil
 	}
 	v, err := pattern.read(col)
 	if err != nil {

@@ -99,6 +99,7 @@ func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysq
 			switch {
 			case t.Text == "::":
 				return mysqlText{}, pgerror.Errorf(pgerror.FeatureNotSupported, "type casts (::) are not supported")
+			case t.Text == "<=>" && t.Raw == notDistinctRaw:
 			case !allowedOps[t.Text]:
 				return mysqlText{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", pglex.Shorten(t.Raw))
 			}

@@ -27,6 +27,16 @@ func (p *parser) inPred(col string, negate bool, ops []operand) (ir.Pred, error)
 	}
 	ct := p.table.Columns[col].Type
 	common := p.commonType(col, ops)
+	var nulls int
+	if ops, nulls = p.dropNulls(ops, common); nulls > 0 {
+		// A NULL element makes each non-match unknown (threevalued.go).
+		switch positive := p.negated == negate; {
+		case !positive:
+			return negateIf(trueUnlessNull(col, ct), negate), nil
+		case len(ops) == 0:
+			return negateIf(falseUnlessNull(col, ct), negate), nil
+		}
+	}
 	in := &ir.In{Column: col, Negate: negate, Values: make([]ir.Literal, 0, len(ops))}
 	var others []ir.Pred
 	for _, o := range ops {
@@ -49,6 +59,27 @@ func (p *parser) inPred(col string, negate bool, ops []operand) (ir.Pred, error)
 		}
 	}
 	return joinIn(col, ct, in, others), nil
+}
+
+// dropNulls is ops without its NULLs, and how many there were; a NULL
+// parameter's type settles as common, for the client's description.
+func (p *parser) dropNulls(ops []operand, common pgtypes.OID) (kept []operand, nulls int) {
+	for i := range ops {
+		if ops[i].null {
+			p.settle(&ops[i], common)
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return ops, 0
+	}
+	kept = make([]operand, 0, len(ops)-nulls)
+	for _, o := range ops {
+		if !o.null {
+			kept = append(kept, o)
+		}
+	}
+	return kept, nulls
 }
 
 // inValue is what one value of an IN list adds: a literal the column may
@@ -106,6 +137,9 @@ func joinIn(col string, ct ir.ColumnType, in *ir.In, others []ir.Pred) ir.Pred {
 // each bound typed and compared on its own, as PostgreSQL reads BETWEEN.
 func (p *parser) betweenPred(col string, lo, hi operand, negate bool) (ir.Pred, error) {
 	ct := p.table.Columns[col].Type
+	if lo.null || hi.null {
+		return p.betweenNull(col, lo, hi, negate)
+	}
 	var vals [2]value
 	for i, o := range []operand{lo, hi} {
 		p.settle(&o, columnType(ct))
@@ -141,4 +175,33 @@ func (p *parser) betweenPred(col string, lo, hi operand, negate bool) (ir.Pred, 
 		return between(ir.Literal{Kind: ir.LitFloat, Float: vals[0].f}, ir.Literal{Kind: ir.LitFloat, Float: vals[1].f}), nil
 	}
 	return between(ir.Literal{Kind: ir.LitText, Text: vals[0].s}, ir.Literal{Kind: ir.LitText, Text: vals[1].s}), nil
+}
+
+// betweenNull is BETWEEN with a NULL end: `col >= lo AND col <= NULL` is
+// false or unknown for every row, so under an even number of NOTs it keeps
+// none, and under an odd number it keeps what its other end keeps
+// (threevalued.go); both ends NULL, an unknown.
+func (p *parser) betweenNull(col string, lo, hi operand, negate bool) (ir.Pred, error) {
+	ct := p.table.Columns[col].Type
+	for i, o := range []*operand{&lo, &hi} {
+		p.settle(o, columnType(ct))
+		if err := p.checkOperator(col, pick(i == 0, ">=", "<="), *o); err != nil {
+			return nil, err
+		}
+	}
+	positive := p.negated == negate
+	var a ir.Pred
+	var err error
+	switch {
+	case positive || (lo.null && hi.null):
+		a = unknown(col, ct, !positive)
+	case lo.null:
+		a, err = p.comparePred(col, "<=", hi)
+	default:
+		a, err = p.comparePred(col, ">=", lo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return negateIf(a, negate), nil
 }

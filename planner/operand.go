@@ -28,6 +28,9 @@ type operand struct {
 	// unbound marks a parameter read while the statement is described,
 	// before its value is known.
 	unbound bool
+	// null marks NULL, written or bound: a comparison with it is unknown
+	// for every row (threevalued.go), once its types are checked.
+	null bool
 }
 
 // operandOf reads the constant side of a condition on column col.
@@ -57,7 +60,7 @@ func (p *parser) operandOf(e sqlparser.Expr, col string) (operand, error) {
 			return p.signed(o)
 		}
 	case *sqlparser.NullVal:
-		return operand{}, pgerror.Errorf(pgerror.DatatypeMismatch, "comparison of %q with NULL is never true; use IS NULL", col)
+		return p.signed(operand{typ: pgtypes.Unknown, null: true, sign: sign})
 	case sqlparser.BoolVal:
 		return operand{}, pgerror.Errorf(pgerror.DatatypeMismatch, "boolean values are not supported (column %q)", col)
 	case *sqlparser.SQLVal:
@@ -108,9 +111,10 @@ func (p *parser) paramOperand(name string, sign byte) (operand, error) {
 	if p.bind {
 		arg := p.args[n-1]
 		if arg == nil {
-			return operand{}, pgerror.Errorf(pgerror.DatatypeMismatch, "parameter $%d is NULL; use IS NULL to test for NULL", n)
+			o.null = true
+		} else {
+			o.text = *arg
 		}
-		o.text = *arg
 	}
 	return p.signed(o)
 }

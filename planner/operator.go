@@ -101,6 +101,9 @@ func (p *parser) comparePred(col, op string, o operand) (ir.Pred, error) {
 	if err := p.checkOperator(col, op, o); err != nil {
 		return nil, err
 	}
+	if o.null {
+		return unknown(col, ct, p.negated), nil
+	}
 	v, err := o.read(col)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"countwall/pgerror"
@@ -43,8 +44,10 @@ func rewriteForms(toks []pglex.Token) ([]pglex.Token, error) {
 }
 
 func hasForms(toks []pglex.Token) bool {
-	for _, t := range toks {
+	for i, t := range toks {
 		switch {
+		case t.Kind == pglex.Word && t.Text == "distinct" && i > 0 && (isWord(toks[i-1], "is") || isWord(toks[i-1], "not")):
+			return true
 		case t.Kind == pglex.Op && (t.Text == "::" || t.Text == "["):
 			return true
 		case t.Kind == pglex.Word && (t.Text == "cast" || t.Text == "any" || t.Text == "some" || t.Text == "all" || strings.HasPrefix(t.Text, internalCall)):
@@ -98,6 +101,13 @@ func rewriteTokens(toks []pglex.Token) ([]pglex.Token, error) {
 			i = end
 		case isOp(t, "["):
 			return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "arrays are supported only as col = ANY(array) and col <> ALL(array)")
+		case t.Kind == pglex.Word && t.Text == "is" && distinctFrom(toks[i+1:]) > 0:
+			n := distinctFrom(toks[i+1:])
+			var err error
+			if out, err = appendNotDistinct(out, t, n == 2); err != nil {
+				return nil, err
+			}
+			i += n
 		default:
 			out = append(out, t)
 		}
@@ -359,4 +369,36 @@ func arrayItems(inner []pglex.Token) ([][]pglex.Token, error) {
 		items, start = append(items, item), j+1
 	}
 	return items, nil
+}
+
+// notDistinctRaw marks the operator IS [NOT] DISTINCT FROM is rewritten
+// into: MySQL's null-safe equality <=>, which the grammar parses and the
+// planner reads as IS NOT DISTINCT FROM (notdistinct.go). A <=> the
+// analyst writes has its own text as Raw and is refused when rendered.
+const notDistinctRaw = "IS NOT DISTINCT FROM"
+
+// distinctFrom is how many tokens after IS make DISTINCT FROM (2) or NOT
+// DISTINCT FROM (3); 0 for anything else.
+func distinctFrom(rest []pglex.Token) int {
+	switch {
+	case len(rest) >= 2 && isWord(rest[0], "distinct") && isWord(rest[1], "from"):
+		return 2
+	case len(rest) >= 3 && isWord(rest[0], "not") && isWord(rest[1], "distinct") && isWord(rest[2], "from"):
+		return 3
+	}
+	return 0
+}
+
+// appendNotDistinct appends the null-safe equality after the operand out
+// ends with; IS DISTINCT FROM (distinct) puts NOT before the operand,
+// which binds more loosely than the comparison: NOT col <=> v.
+func appendNotDistinct(out []pglex.Token, at pglex.Token, distinct bool) ([]pglex.Token, error) {
+	start, err := primaryStart(out)
+	if err != nil {
+		return nil, pgerror.Errorf(pgerror.SyntaxError, "syntax error at or near \"IS\"")
+	}
+	if distinct {
+		out = slices.Insert(out, start, word("not", at))
+	}
+	return append(out, pglex.Token{Kind: pglex.Op, Text: "<=>", Raw: notDistinctRaw, Pos: at.Pos}), nil
 }

@@ -254,6 +254,9 @@ func (p *parser) numberLiteral(e sqlparser.Expr, want mathType) (ir.Literal, err
 	if err != nil {
 		return ir.Literal{}, err
 	}
+	if o.null {
+		return ir.Literal{}, pgerror.Errorf(pgerror.FeatureNotSupported, "an arithmetic condition compared with NULL is not supported (it is never true): use IS NULL on the column")
+	}
 	read := mathParamTypes[want]
 	if o.typ == pgtypes.Unknown {
 		p.settle(&o, read)

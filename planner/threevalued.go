@@ -62,3 +62,20 @@ func negateIf(p ir.Pred, negate bool) ir.Pred {
 	}
 	return p
 }
+
+// A comparison with NULL (`sex = NULL`, `age = $1` bound NULL, the NULL
+// of `IN ('F', NULL)` or of a BETWEEN's end) is unknown for every row,
+// NULL or not. WHERE keeps the rows where the whole condition is true, and
+// AND, OR and NOT are monotone in each comparison (NOT reversing it), so
+// under an even number of NOTs an unknown comparison keeps exactly the
+// rows false would, and under an odd number exactly those true would. It
+// is read as that, as the = ANY rewrite reads a NULL element
+// (quantified.go): a condition of the column's own, charged and audited as
+// what it means.
+
+// unknown is a comparison of col with NULL read under negated (an odd
+// number of NOTs): false unless col is NULL, or true unless col is NULL,
+// whose NULL rows stay unknown as they are.
+func unknown(col string, t ir.ColumnType, negated bool) ir.Pred {
+	return decided(col, t, negated)
+}

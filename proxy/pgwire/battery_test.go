@@ -149,8 +149,8 @@ var battery = []badInput{
 	// Literals of the wrong type.
 	{sql: "SELECT COUNT(*) FROM people WHERE age = 'x'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb = 3", code: "42883"},
-	{sql: "SELECT COUNT(*) FROM people WHERE age = NULL", code: "42804"},
-	{sql: "SELECT COUNT(*) FROM people WHERE suburb = NULL", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE age = true", code: "42804"},
+	{sql: "SELECT COUNT(*) FROM people WHERE suburb = NULL::int", code: "42883"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age IN ('a', 'b')", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE age BETWEEN 'a' AND 'b'", code: "22P02"},
 	{sql: "SELECT COUNT(*) FROM people WHERE suburb > 3", code: "42883"},
@@ -453,9 +453,9 @@ func TestBadProtocolInputs(t *testing.T) {
 		{"binary bool", func() error {
 			return conn.ExecParams(ctx, byAge, [][]byte{{1}}, []uint32{boolOID}, []int16{1}, nil).Read().Err
 		}, "42883"}, // bigint > boolean: no such operator
-		{"NULL for a comparison", func() error {
-			return conn.ExecParams(ctx, byAge, [][]byte{nil}, nil, nil, nil).Read().Err
-		}, "42804"},
+		{"NULL declared text for a comparison", func() error {
+			return conn.ExecParams(ctx, byAge, [][]byte{nil}, []uint32{25}, nil, nil).Read().Err
+		}, "42883"}, // bigint > text: no such operator, NULL or not
 		{"parameter beyond the statement's", func() error {
 			return conn.ExecParams(ctx, "SELECT COUNT(*) FROM people WHERE age > $2", [][]byte{[]byte("1"), []byte("2")}, nil, nil, nil).Read().Err
 		}, "42P18"}, // $1's type cannot be determined

@@ -2,7 +2,6 @@ package pgwire
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"countwall/internal/pgtest"
 	"countwall/pgtypes"
 )
 
@@ -182,39 +180,8 @@ func formsAgree(c formCase, mine, theirs formAnswer) bool {
 const oidName = uint32(pgtypes.Name)
 
 func TestPostgresSQLFormsDifferential(t *testing.T) {
-	srv := pgtest.Server(t)
+	ts, url := formsServers(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE m (id INTEGER NOT NULL, age INTEGER, score REAL, label TEXT);
-		CREATE TABLE g (id INTEGER NOT NULL, sex TEXT, age INTEGER);` + groupRows); err != nil {
-		t.Fatal(err)
-	}
-	url := srv.NewDatabase(t)
-	if err := pgtest.ExecURL(url, `CREATE TABLE m (id bigint NOT NULL, age bigint, score double precision, label text);
-		CREATE TABLE g (id bigint NOT NULL, sex text, age bigint);`+groupRows); err != nil {
-		t.Fatal(err)
-	}
-	pgdb, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range typedRows {
-		if _, err := db.Exec(`INSERT INTO m VALUES (?, ?, ?, ?)`, r...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pgdb.Exec(`INSERT INTO m VALUES ($1, $2, $3, $4)`, r...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	pgdb.Close()
-
-	ts := startFormsServer(t, dir, path)
 	mine, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
 	if err != nil {
 		t.Fatal(err)
