@@ -28,11 +28,11 @@ func goClients() []matrixClient {
 		return func(t *testing.T, ts *testServer) string { return pgxReport(t, ts.connect(t, mode), batch) }
 	}
 	return []matrixClient{
-		{name: "pgx/simple", types: pgTypeNames, run: pgxClient(pgx.QueryExecModeSimpleProtocol, false)},
-		{name: "pgx/extended", types: pgTypeNames, run: pgxClient(pgx.QueryExecModeCacheStatement, false)},
-		{name: "pgx/batch-simple", types: pgTypeNames, run: pgxClient(pgx.QueryExecModeSimpleProtocol, true)},
-		{name: "pgx/batch-extended", types: pgTypeNames, run: pgxClient(pgx.QueryExecModeCacheStatement, true)},
-		{name: "lib/pq", types: pgTypeNames, run: pqReport, noCopy: "lib/pq implements COPY FROM STDIN only (pq: COPY TO is not supported)"},
+		{name: "pgx/simple", types: pgTypeNames, values: "int64 int64", run: pgxClient(pgx.QueryExecModeSimpleProtocol, false)},
+		{name: "pgx/extended", types: pgTypeNames, values: "int64 int64", run: pgxClient(pgx.QueryExecModeCacheStatement, false)},
+		{name: "pgx/batch-simple", types: pgTypeNames, values: "int64 int64", run: pgxClient(pgx.QueryExecModeSimpleProtocol, true)},
+		{name: "pgx/batch-extended", types: pgTypeNames, values: "int64 int64", run: pgxClient(pgx.QueryExecModeCacheStatement, true)},
+		{name: "lib/pq", types: pgTypeNames, values: "int64 int64", run: pqReport, noCopy: "lib/pq implements COPY FROM STDIN only (pq: COPY TO is not supported)"},
 	}
 }
 
@@ -58,30 +58,27 @@ func (r *report) failed(key string, err error) {
 	}
 }
 
-// code writes the step's SQLSTATE alone: the message may differ between
-// a bound parameter and one pasted into the text.
-func (r *report) code(key string, err error) {
-	var pgErr *pgconn.PgError
-	var pqErr *pq.Error
-	switch {
-	case errors.As(err, &pgErr):
-		r.line(key, pgErr.Code)
-	case errors.As(err, &pqErr):
-		r.line(key, string(pqErr.Code))
-	default:
-		r.failed(key, err)
-	}
-}
-
-// cursorLines writes the chunk sizes and the rows read through a cursor.
-func (r *report) cursorLines(chunks []string, rows []string, err error) {
+// cursorLines writes the chunk sizes, the rows read through a cursor and
+// the Go types of the first row's values.
+func (r *report) cursorLines(chunks []string, rows []string, types string, err error) {
 	if err != nil {
 		r.failed("chunks", err)
 		r.failed("rows", err)
+		r.failed("types", err)
 		return
 	}
 	r.line("chunks", strings.Join(chunks, " "))
 	r.line("rows", strings.Join(rows, " "))
+	r.line("types", types)
+}
+
+// count writes a count, or the error that came instead.
+func (r *report) count(key string, n int64, err error) {
+	if err != nil {
+		r.failed(key, err)
+		return
+	}
+	r.line(key, fmt.Sprint(n))
 }
 
 func schemaLine(tables []string, columns []string) string {
@@ -108,7 +105,8 @@ func pgxReport(t *testing.T, conn *pgx.Conn, batch bool) string {
 		}
 	}
 	var n int64
-	r.code("null", conn.QueryRow(ctx, matrixNull, nil).Scan(&n))
+	err := conn.QueryRow(ctx, matrixNull, nil).Scan(&n)
+	r.count("null", n, err)
 	r.cursorLines(pgxCursor(ctx, conn))
 	var out bytes.Buffer
 	if _, err := conn.PgConn().CopyTo(ctx, &out, "COPY ("+matrixCopy+") TO STDOUT WITH (FORMAT csv, HEADER true)"); err != nil {
@@ -116,7 +114,7 @@ func pgxReport(t *testing.T, conn *pgx.Conn, batch bool) string {
 	} else {
 		r.line("copy", strings.ReplaceAll(strings.TrimSuffix(out.String(), "\n"), "\n", "|"))
 	}
-	_, err := conn.Exec(ctx, matrixRefused)
+	_, err = conn.Exec(ctx, matrixRefused)
 	r.failed("refused", err)
 	return r.b.String()
 }
@@ -165,25 +163,28 @@ func pgxBatch(ctx context.Context, conn *pgx.Conn, r *report) {
 
 // pgxCursor reads matrixCursor through DECLARE and FETCH in a
 // transaction, as pgx programs read a large answer.
-func pgxCursor(ctx context.Context, conn *pgx.Conn) (chunks, rows []string, err error) {
+func pgxCursor(ctx context.Context, conn *pgx.Conn) (chunks, rows []string, types string, err error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
 	if _, err := tx.Exec(ctx, "DECLARE matrix CURSOR FOR "+matrixCursor); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for {
 		got, err := pgx.CollectRows(mustQuery(tx.Query(ctx, fmt.Sprintf("FETCH %d FROM matrix", matrixChunk))), func(row pgx.CollectableRow) (string, error) {
-			v, err := row.Values() // a group column is text, its count int8
+			v, err := row.Values() // as pgx decodes each column's type
+			if err == nil && types == "" {
+				types = fmt.Sprintf("%T %T", v[0], v[1])
+			}
 			return fmt.Sprintf("%v=%v", v[0], v[1]), err
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		if len(got) == 0 {
-			return chunks, rows, tx.Commit(ctx)
+			return chunks, rows, types, tx.Commit(ctx)
 		}
 		chunks = append(chunks, fmt.Sprint(len(got)))
 		rows = append(rows, got...)
@@ -215,7 +216,8 @@ func pqReport(t *testing.T, ts *testServer) string {
 	} else {
 		r.line("count", fmt.Sprint(n))
 	}
-	r.code("null", db.QueryRowContext(ctx, matrixNull, nil).Scan(&n))
+	err = db.QueryRowContext(ctx, matrixNull, nil).Scan(&n)
+	r.count("null", n, err)
 	r.cursorLines(pqCursor(ctx, db))
 	r.line("copy", "skipped")
 	_, err = db.ExecContext(ctx, matrixRefused)
@@ -256,26 +258,46 @@ func pqStrings(rows *sql.Rows, err error) ([]string, error) {
 	return out, rows.Err()
 }
 
-func pqCursor(ctx context.Context, db *sql.DB) (chunks, rows []string, err error) {
+func pqCursor(ctx context.Context, db *sql.DB) (chunks, rows []string, types string, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit, a no-op
 	if _, err := tx.ExecContext(ctx, "DECLARE matrix CURSOR FOR "+matrixCursor); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for {
-		got, err := pqStrings(tx.QueryContext(ctx, fmt.Sprintf("FETCH %d FROM matrix", matrixChunk)))
+		got, err := pqValues(tx.QueryContext(ctx, fmt.Sprintf("FETCH %d FROM matrix", matrixChunk)))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		if len(got) == 0 {
-			return chunks, rows, tx.Commit()
+			return chunks, rows, types, tx.Commit()
+		}
+		if types == "" {
+			types = fmt.Sprintf("%T %T", got[0][0], got[0][1])
 		}
 		chunks = append(chunks, fmt.Sprint(len(got)))
 		for _, g := range got {
-			rows = append(rows, strings.Replace(g, ":", "=", 1))
+			rows = append(rows, fmt.Sprintf("%v=%v", g[0], g[1]))
 		}
 	}
+}
+
+// pqValues reads rows of two columns as lib/pq types them.
+func pqValues(rows *sql.Rows, err error) ([][2]any, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]any
+	for rows.Next() {
+		var v [2]any
+		if err := rows.Scan(&v[0], &v[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

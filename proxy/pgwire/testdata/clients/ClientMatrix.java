@@ -69,8 +69,10 @@ public class ClientMatrix {
         }
         try (PreparedStatement ps = conn.prepareStatement("SELECT COUNT(*) FROM visits WHERE sex = ?")) {
             ps.setNull(1, Types.VARCHAR);
-            ps.executeQuery();
-            System.out.println("null: no error");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                System.out.println("null: " + rs.getLong(1));
+            }
         } catch (PSQLException e) {
             System.out.println("null: " + e.getSQLState());
         }
@@ -88,6 +90,7 @@ public class ClientMatrix {
         DRIVER_LOG.addHandler(counter);
         List<String> chunks = new ArrayList<>();
         List<String> rows = new ArrayList<>();
+        String types = "";
         conn.setAutoCommit(false);
         try (Statement st = conn.createStatement()) {
             st.setFetchSize(6);
@@ -100,17 +103,21 @@ public class ClientMatrix {
                     }
                     chunk = executes;
                     size++;
-                    rows.add(rs.getString(1) + "=" + rs.getLong(2));
+                    Object age = rs.getObject(1), n = rs.getObject(2);
+                    if (types.isEmpty()) types = age.getClass().getSimpleName() + " " + n.getClass().getSimpleName();
+                    rows.add(age + "=" + n);
                 }
                 if (size > 0) chunks.add(String.valueOf(size));
             }
             conn.commit();
             System.out.println("chunks: " + String.join(" ", chunks));
             System.out.println("rows: " + String.join(" ", rows));
+            System.out.println("types: " + types);
         } catch (PSQLException e) {
             conn.rollback();
             System.out.println("chunks: " + e.getSQLState() + " " + e.getMessage());
             System.out.println("rows: " + e.getSQLState() + " " + e.getMessage());
+            System.out.println("types: " + e.getSQLState());
         } finally {
             DRIVER_LOG.removeHandler(counter);
             DRIVER_LOG.setLevel(Level.INFO);

@@ -16,24 +16,27 @@ async function main () {
 
   const count = await client.query('SELECT COUNT(*) AS n FROM visits WHERE age > $1 AND sex = $2 AND score > $3', [25, 'F', 2.5])
   console.log('count: ' + count.rows[0].n)
-  await client.query('SELECT COUNT(*) FROM visits WHERE sex = $1', [null]).then(
-    () => console.log('null: no error'), e => console.log('null: ' + e.code))
+  await client.query('SELECT COUNT(*) AS n FROM visits WHERE sex = $1', [null]).then(
+    r => console.log('null: ' + r.rows[0].n), e => console.log('null: ' + e.code))
 
   try {
     const cursor = client.query(new Cursor('SELECT age, COUNT(*) AS n FROM visits GROUP BY age ORDER BY age'))
-    const chunks = []; const rows = []
+    const chunks = []; const rows = []; let types = ''
     for (;;) {
       const got = await cursor.read(6)
       if (got.length === 0) break
       chunks.push(got.length)
       for (const r of got) rows.push(r.age + '=' + r.n)
+      types = types || typeof got[0].age + ' ' + typeof got[0].n
     }
     await cursor.close()
     console.log('chunks: ' + chunks.join(' '))
     console.log('rows: ' + rows.join(' '))
+    console.log('types: ' + types)
   } catch (e) {
     console.log('chunks: ' + e.code + ' ' + e.message)
     console.log('rows: ' + e.code + ' ' + e.message)
+    console.log('types: ' + e.code)
   }
 
   const parts = []

@@ -13,20 +13,23 @@ async function main () {
 
   const [count] = await sql`SELECT COUNT(*) AS n FROM visits WHERE age > ${25} AND sex = ${'F'} AND score > ${2.5}`
   console.log('count: ' + count.n)
-  await sql`SELECT COUNT(*) FROM visits WHERE sex = ${null}`.then(
-    () => console.log('null: no error'), e => console.log('null: ' + e.code))
+  await sql`SELECT COUNT(*) AS n FROM visits WHERE sex = ${null}`.then(
+    ([r]) => console.log('null: ' + r.n), e => console.log('null: ' + e.code))
 
   try {
-    const chunks = []; const rows = []
+    const chunks = []; const rows = []; let types = ''
     for await (const got of sql`SELECT age, COUNT(*) AS n FROM visits GROUP BY age ORDER BY age`.cursor(6)) {
       chunks.push(got.length)
       for (const r of got) rows.push(r.age + '=' + r.n)
+      types = types || typeof got[0].age + ' ' + typeof got[0].n
     }
     console.log('chunks: ' + chunks.join(' '))
     console.log('rows: ' + rows.join(' '))
+    console.log('types: ' + types)
   } catch (e) {
     console.log('chunks: ' + e.code + ' ' + e.message)
     console.log('rows: ' + e.code + ' ' + e.message)
+    console.log('types: ' + e.code)
   }
 
   try {

@@ -27,7 +27,7 @@ cur.execute("SELECT COUNT(*) FROM visits WHERE age > %s AND sex = %s AND score >
 print("count:", cur.fetchone()[0])
 try:
     cur.execute("SELECT COUNT(*) FROM visits WHERE sex = %s", (None,))
-    print("null: no error")
+    print("null:", cur.fetchone()[0])
 except psycopg2.Error as e:
     failed("null", e, message=False)
 
@@ -35,18 +35,20 @@ conn.autocommit = False
 named = conn.cursor(name="matrix")
 named.itersize = 6
 named.execute("SELECT age, COUNT(*) FROM visits GROUP BY age ORDER BY age")
-chunks, rows = [], []
+chunks, rows, types = [], [], ""
 while True:
     got = named.fetchmany(named.itersize)
     if not got:
         break
     chunks.append(str(len(got)))
     rows += ["%s=%s" % r for r in got]
+    types = types or "%s %s" % (type(got[0][0]).__name__, type(got[0][1]).__name__)
 named.close()
 conn.commit()
 conn.autocommit = True
 print("chunks:", " ".join(chunks))
 print("rows:", " ".join(rows))
+print("types:", types)
 
 out = io.StringIO()
 cur.copy_expert("COPY (SELECT sex, COUNT(*) FROM visits GROUP BY sex ORDER BY sex) TO STDOUT WITH (FORMAT csv, HEADER true)", out)

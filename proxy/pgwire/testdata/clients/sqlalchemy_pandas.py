@@ -19,19 +19,21 @@ with engine.connect() as conn:
                      {"age": 25, "sex": "F", "score": 2.5}).scalar()
     print("count:", n)
     try:
-        conn.execute(text("SELECT COUNT(*) FROM visits WHERE sex = :sex"), {"sex": None})
-        print("null: no error")
+        n = conn.execute(text("SELECT COUNT(*) FROM visits WHERE sex = :sex"), {"sex": None}).scalar()
+        print("null:", n)
     except exc.DBAPIError as e:
         print("null:", e.orig.pgcode)
 
 with engine.connect() as conn:
     streaming = conn.execution_options(stream_results=True)
-    chunks, rows = [], []
+    chunks, rows, types = [], [], ""
     for df in pd.read_sql(text("SELECT age, COUNT(*) AS n FROM visits GROUP BY age ORDER BY age"), streaming, chunksize=6):
         chunks.append(str(len(df)))
         rows += ["%s=%s" % (a, c) for a, c in zip(df["age"], df["n"])]
+        types = types or "%s %s" % (df["age"].dtype, df["n"].dtype)
     print("chunks:", " ".join(chunks))
     print("rows:", " ".join(rows))
+    print("types:", types)
 
 raw = engine.raw_connection()
 out = io.StringIO()
