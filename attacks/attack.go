@@ -6,26 +6,41 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	_ "modernc.org/sqlite" // the truth database is read with the sqlite driver
+
+	"countwall/pglex"
 )
 
-// Target is what an attack goes after: a table and a predicate whose count
-// the firewall would rather not reveal exactly.
+// Target is what an attack goes after: a table and a predicate whose count,
+// or whose sum of a numeric column (the sum attacks), the firewall would
+// rather not reveal exactly.
 type Target struct {
 	Table string
 	Where string // SQL predicate, as the analyst would type it
+	// Sum, when set, is the column whose SUM over the rows Where selects is
+	// the secret; otherwise it is their COUNT(*).
+	Sum string
 }
 
-func (t Target) countSQL() string {
-	if t.Where == "" {
-		return "SELECT COUNT(*) FROM " + t.Table
+// aggregate is the select list that asks the target's secret.
+func (t Target) aggregate() string {
+	if t.Sum != "" {
+		return "SUM(" + pglex.QuoteIdent(t.Sum) + ")"
 	}
-	return "SELECT COUNT(*) FROM " + t.Table + " WHERE " + t.Where
+	return "COUNT(*)"
+}
+
+func (t Target) querySQL() string {
+	if t.Where == "" {
+		return "SELECT " + t.aggregate() + " FROM " + t.Table
+	}
+	return "SELECT " + t.aggregate() + " FROM " + t.Table + " WHERE " + t.Where
 }
 
 // Options tune an attack run.
@@ -273,7 +288,7 @@ func Execute(ctx context.Context, a *Attack, q *Logged, o Options, truthPath str
 	ctx, cancel := afterRun(ctx)
 	defer cancel()
 	res.Progress = progress
-	res.Attack, res.Target = a.Name, o.Target.countSQL()
+	res.Attack, res.Target = a.Name, o.Target.querySQL()
 	res.Queries, res.Refused = q.Sent(), q.Refused()
 	res.Seconds = time.Since(start).Seconds()
 	readBack(ctx, q, reopen, res)
@@ -358,17 +373,25 @@ func Difference(after, before map[string]float64) map[string]float64 {
 	return out
 }
 
-// TrueCount reads the target's true count from the protected database,
-// opened read-only: the attacker's ground truth, never the firewall's path.
+// TrueCount reads the target's true count (its true sum, rounded, for a
+// sum target) from the protected database, opened read-only: the attacker's
+// ground truth, never the firewall's path.
 func TrueCount(ctx context.Context, path string, t Target) (int64, error) {
+	v, err := TrueValue(ctx, path, t)
+	return int64(math.Round(v)), err
+}
+
+// TrueValue reads the target's true count or sum (0 for the sum of no
+// value, which SQL makes NULL) from the protected database, read-only.
+func TrueValue(ctx context.Context, path string, t Target) (float64, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("opening the truth database: %w", err)
 	}
 	defer db.Close()
-	var n int64
-	if err := db.QueryRowContext(ctx, t.countSQL()).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting the target in the truth database: %w", err)
+	var n sql.NullFloat64
+	if err := db.QueryRowContext(ctx, t.querySQL()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("reading the target from the truth database: %w", err)
 	}
-	return n, nil
+	return n.Float64, nil
 }

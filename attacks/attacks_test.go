@@ -69,7 +69,7 @@ func TestDifferencingRecoversASuppressedCount(t *testing.T) {
 		t.Fatalf("target has %d people; the test needs a cell suppress withholds", truth)
 	}
 	q := engineQuerier(t, "suppress", "threshold: 10", 1)
-	direct, err := Count(ctx, q, smallTarget.countSQL())
+	direct, err := Count(ctx, q, smallTarget.querySQL())
 	if err != nil || direct != 0 {
 		t.Fatalf("the firewall answered the target directly with %g (%v), want a suppressed 0", direct, err)
 	}

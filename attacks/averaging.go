@@ -18,32 +18,11 @@ var Averaging = &Attack{
 	Run: func(ctx context.Context, q Querier, o Options) (*Result, error) {
 		// A bounded run settles within hundreds of answers; the cap stops one
 		// against a mechanism whose noise never averages below 1/2.
-		const minQueries, limit = 30, 20000
-		sql := o.Target.countSQL()
-		var n int
-		var mean, m2 float64 // Welford's running mean and squared deviations
-		var note string
-		for n < limit {
-			v, err := Count(ctx, q, sql)
-			if err != nil {
-				if n == 0 {
-					return nil, fmt.Errorf("asking the target: %w", err)
-				}
-				note = fmt.Sprintf("stopped after %d answers: %v", n, err)
-				break
-			}
-			n++
-			d := v - mean
-			mean += d / float64(n)
-			m2 += d * (v - mean)
-			if n >= minQueries && 3*math.Sqrt(m2/float64(n-1)/float64(n)) < 0.5 {
-				break
-			}
+		m, err := averageAnswers(ctx, q, o.Target.querySQL(), 0.5, 20000)
+		if err != nil {
+			return nil, err
 		}
-		if n == 0 {
-			return nil, fmt.Errorf("no answer to average")
-		}
-		return &Result{Estimate: mean, Recovered: int64(math.Round(math.Max(0, mean))), Note: note}, nil
+		return &Result{Estimate: m.mean, Recovered: int64(math.Round(math.Max(0, m.mean))), Note: m.note}, nil
 	},
 	Demo: func() Options {
 		return Options{Target: Target{Table: "people", Where: "sex = 'F' AND age BETWEEN 40 AND 44"}}
@@ -51,3 +30,51 @@ var Averaging = &Attack{
 }
 
 func init() { register(Averaging) }
+
+// averaged is what repeating one query gave: the mean of n answers, their
+// standard error, and why the repetition stopped early, if it did.
+type averaged struct {
+	mean, stdErr float64
+	n            int
+	note         string
+	withheld     int // answers the firewall sent as NULL, read as 0
+}
+
+// minAnswers is how many answers are averaged before the standard error is
+// trusted to stop the repetition.
+const minAnswers = 30
+
+// averageAnswers asks sql until three standard errors of the mean are below
+// tolerance, or limit answers; a refusal after the first answer ends it
+// with the mean so far, one at the first is returned as the error.
+func averageAnswers(ctx context.Context, q Querier, sql string, tolerance float64, limit int) (averaged, error) {
+	var a averaged
+	var m2 float64 // Welford's squared deviations
+	for a.n < limit {
+		v, withheld, err := SumAnswer(ctx, q, sql)
+		if err != nil {
+			if a.n == 0 {
+				return a, fmt.Errorf("asking the target: %w", err)
+			}
+			a.note = fmt.Sprintf("stopped after %d answers: %v", a.n, err)
+			break
+		}
+		if withheld {
+			a.withheld++
+		}
+		a.n++
+		d := v - a.mean
+		a.mean += d / float64(a.n)
+		m2 += d * (v - a.mean)
+		if a.n > 1 {
+			a.stdErr = math.Sqrt(m2 / float64(a.n-1) / float64(a.n))
+		}
+		if a.n >= minAnswers && 3*a.stdErr < tolerance {
+			break
+		}
+	}
+	if a.n == 0 {
+		return a, fmt.Errorf("no answer to average")
+	}
+	return a, nil
+}

@@ -103,7 +103,7 @@ func combinationValues(o Options, idx []int64) []string {
 }
 
 func existenceSQL(o Options, idx []int64) string {
-	return Target{Table: o.Target.Table, Where: andWhere(o.Target.Where, combinationWhere(o, idx))}.countSQL()
+	return Target{Table: o.Target.Table, Where: andWhere(o.Target.Where, combinationWhere(o, idx))}.querySQL()
 }
 
 func existenceScript(o Options) []string {

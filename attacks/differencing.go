@@ -42,7 +42,7 @@ func init() { register(Differencing) }
 
 func differencingScript(o Options) []string {
 	return []string{
-		Target{Table: o.Target.Table}.countSQL(),
-		Target{Table: o.Target.Table, Where: "NOT (" + o.Target.Where + ")"}.countSQL(),
+		Target{Table: o.Target.Table}.querySQL(),
+		Target{Table: o.Target.Table, Where: "NOT (" + o.Target.Where + ")"}.querySQL(),
 	}
 }

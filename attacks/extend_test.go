@@ -18,7 +18,7 @@ var targetCountExample = &Attack{
 	Source:  "an example",
 	Summary: "the target's count as the firewall publishes it",
 	Run: func(ctx context.Context, q Querier, o Options) (*Result, error) {
-		n, err := Count(ctx, q, o.Target.countSQL())
+		n, err := Count(ctx, q, o.Target.querySQL())
 		if err != nil {
 			return nil, err
 		}

@@ -81,8 +81,8 @@ func readResume(path string, o Options) (*resumePoint, error) {
 		return nil, fmt.Errorf("--resume %s: not a result of idp-reconstruct written with --json", path)
 	}
 	d := saved.Details
-	if saved.Target != o.Target.countSQL() {
-		return nil, fmt.Errorf("--resume %s: that run's target was %q, this one's is %q; give the same --table and --where", path, saved.Target, o.Target.countSQL())
+	if saved.Target != o.Target.querySQL() {
+		return nil, fmt.Errorf("--resume %s: that run's target was %q, this one's is %q; give the same --table and --where", path, saved.Target, o.Target.querySQL())
 	}
 	if d.TargetRows == nil {
 		return nil, fmt.Errorf("--resume %s: that run stopped before it knew the target's size, so there is nothing to resume; run again without --resume", path)

@@ -73,6 +73,7 @@ var LinearReconstruction = &Attack{
 		f.StringVar(&p.Solver, "solver", p.Solver, "lp (smallest max error), lsq (least squares) or exp (all 2^n subsets, n <= 12)")
 		f.IntVar(&p.MaxIn, "max-in", p.MaxIn, "values per IN list (the firewall's max_in_list)")
 		f.Uint64Var(&p.Seed, "subset-seed", p.Seed, "chooses the random subsets")
+		sumSecretFlags(f, o, &p.SumSecret)
 	},
 }
 
@@ -88,6 +89,9 @@ type LinearParams struct {
 	Solver      string
 	MaxIn       int
 	Seed        uint64
+	// SumSecret are the bounds and grain of a numeric secret
+	// (linear-reconstruction --sum): see linear_sum.go.
+	SumSecret
 }
 
 // secretCondition is the predicate true for the people whose bit is 1: a
@@ -120,7 +124,11 @@ func linearParams(o Options) (*LinearParams, error) {
 	if !IsIdentifier(o.Target.Table) || p.Key == "" {
 		return nil, fmt.Errorf("linear-reconstruction: the table must be a plain SQL identifier and --key a column")
 	}
-	if strings.TrimSpace(p.Secret) == "" {
+	if o.Target.Sum != "" {
+		if err := checkSumReconstruction(p); err != nil {
+			return nil, err
+		}
+	} else if strings.TrimSpace(p.Secret) == "" {
 		return nil, errors.New("linear-reconstruction: --secret is empty: give a 0/1 column or a condition (\"y = 'yes'\")")
 	}
 	if o.Background == "" {
@@ -226,10 +234,13 @@ func subsetSQL(o Options, p *LinearParams, g *linearGroup, s []bool) string {
 		cond = "(" + strings.Join(lists, " OR ") + ")"
 	}
 	where := p.secretCondition() + " AND " + cond
+	if o.Target.Sum != "" { // the secret is the summed value, not a condition
+		where = cond
+	}
 	if o.Target.Where != "" {
 		where = "(" + o.Target.Where + ") AND " + where
 	}
-	return "SELECT COUNT(*) FROM " + o.Target.Table + " WHERE " + where
+	return "SELECT " + o.Target.aggregate() + " FROM " + o.Target.Table + " WHERE " + where
 }
 
 func (p *LinearParams) queries(n int) int {
@@ -279,6 +290,11 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 	for j, s := range subs {
 		a, err := Count(ctx, q, subsetSQL(o, p, g, s))
 		if err != nil {
+			if j == 0 && o.Target.Sum != "" {
+				if r := stoppedResult(err, 0); r != nil {
+					return r, nil
+				}
+			}
 			if j == 0 && !Stopped(err) {
 				if st := SQLState(err); st == pgerror.InsufficientPrivilege || st == pgerror.ProgramLimitExceeded || st == pgerror.FeatureNotSupported {
 					// The policy refuses the subset SQL: the finding is which rule.
@@ -307,6 +323,9 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 	if len(answers) == 0 {
 		res.Undecided = true
 		return res, nil
+	}
+	if o.Target.Sum != "" {
+		return solveSumReconstruction(res, p, g, asked, answers)
 	}
 	var est []float64
 	switch p.Solver {
@@ -360,6 +379,15 @@ func maxResidual(subs [][]bool, answers []float64, ones []int64) float64 {
 // (equalities over non-negative variables x, t, two slacks per answer and
 // one per bound).
 func solveMaxErrorLP(subs [][]bool, answers []float64, caps []int) ([]float64, error) {
+	fcaps := make([]float64, len(caps))
+	for i, c := range caps {
+		fcaps[i] = float64(c)
+	}
+	return solveMaxErrorLPReal(subs, answers, fcaps)
+}
+
+// solveMaxErrorLPReal is the LP attack with real caps: 0 <= x_i <= caps[i].
+func solveMaxErrorLPReal(subs [][]bool, answers []float64, caps []float64) ([]float64, error) {
 	m, n := len(subs), len(caps)
 	cols := n + 1 + 2*m + n
 	rows := 2*m + n
@@ -382,7 +410,7 @@ func solveMaxErrorLP(subs [][]bool, answers []float64, caps []int) ([]float64, e
 	for i := range n {
 		A.Set(2*m+i, i, 1) // x_i + u_i = c_i
 		A.Set(2*m+i, n+1+2*m+i, 1)
-		b[2*m+i] = float64(caps[i])
+		b[2*m+i] = caps[i]
 	}
 	c := make([]float64, cols)
 	c[n] = 1
@@ -433,6 +461,9 @@ func scoreLinearReconstruction(ctx context.Context, truthPath string, o Options,
 	p, err := linearParams(o)
 	if err != nil {
 		return err
+	}
+	if o.Target.Sum != "" {
+		return scoreSumReconstruction(ctx, truthPath, o, p, r)
 	}
 	db, err := sql.Open("sqlite", "file:"+truthPath+"?mode=ro")
 	if err != nil {

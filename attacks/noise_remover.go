@@ -96,7 +96,7 @@ func inQuery(o Options, values []string) string {
 	if o.Target.Where != "" {
 		where = "(" + o.Target.Where + ") AND " + in
 	}
-	return Target{Table: o.Target.Table, Where: where}.countSQL()
+	return Target{Table: o.Target.Table, Where: where}.querySQL()
 }
 
 // errStopped marks the end of an attack the firewall cut short (a spent

@@ -97,7 +97,7 @@ func perturbationScript(o Options) []string {
 			cell + " AND " + o.Split[1],
 			cell,
 		} {
-			out = append(out, Target{Table: o.Target.Table, Where: strings.TrimSpace(where)}.countSQL())
+			out = append(out, Target{Table: o.Target.Table, Where: strings.TrimSpace(where)}.querySQL())
 		}
 	}
 	return out

@@ -67,6 +67,8 @@ func init() { register(SplitAveraging) }
 
 // SplitParams are split-averaging's own options.
 type SplitParams struct {
+	// SumParams round a recovered sum (sum-split-averaging) to its grain.
+	SumParams
 	Splits             int
 	SplitColumn        string
 	SplitLo, SplitStep int64
@@ -90,7 +92,7 @@ func splitPlan(o Options) (*SplitParams, []string, error) {
 // splitPair is step 2's two queries for form c and split i.
 func splitPair(o Options, p *SplitParams, c string, i int) [2]string {
 	x := fmt.Sprintf("%s < %d", pglex.QuoteIdent(p.SplitColumn), p.SplitLo+int64(i)*p.SplitStep)
-	base := "SELECT COUNT(*) FROM " + o.Target.Table + " WHERE (" + c + ") AND "
+	base := "SELECT " + o.Target.aggregate() + " FROM " + o.Target.Table + " WHERE (" + c + ") AND "
 	return [2]string{base + x, base + "NOT (" + x + ")"}
 }
 
@@ -160,7 +162,7 @@ forms:
 		return &Result{Undecided: true, Note: note}, nil
 	}
 	mean := meanOf(all)
-	return &Result{Estimate: mean, Recovered: int64(math.Round(math.Max(0, mean))), Note: note,
+	return &Result{Estimate: mean, Recovered: p.round(math.Max(0, mean)), Note: note,
 		Details: map[string]any{"forms": results, "splits": p.Splits}}, nil
 }
 

@@ -18,7 +18,19 @@ import (
 // minimises ||A x - a||_2 (the minimum-norm solution when there are fewer
 // answers than values), then clamps x to [0, caps].
 func SolveSubsetSums(subs [][]bool, answers []float64, caps []int) ([]float64, error) {
-	m, n := len(subs), len(caps)
+	lo, hi := make([]float64, len(caps)), make([]float64, len(caps))
+	for i, c := range caps {
+		hi[i] = float64(c)
+	}
+	return SolveBoundedSums(subs, answers, lo, hi)
+}
+
+// SolveBoundedSums is SolveSubsetSums with real-valued unknowns, each
+// within [lo[i], hi[i]]: the per-value sums of a numeric secret (a value
+// shared by c people, each with a value in [min, max], sums to within
+// [c min, c max]).
+func SolveBoundedSums(subs [][]bool, answers []float64, lo, hi []float64) ([]float64, error) {
+	m, n := len(subs), len(hi)
 	A := mat.NewDense(m, n, nil)
 	for j, s := range subs {
 		for i, in := range s {
@@ -38,7 +50,7 @@ func SolveSubsetSums(subs [][]bool, answers []float64, caps []int) ([]float64, e
 	}
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = math.Max(0, math.Min(float64(caps[i]), x.AtVec(i)))
+		out[i] = math.Max(lo[i], math.Min(hi[i], x.AtVec(i)))
 	}
 	return out, nil
 }
