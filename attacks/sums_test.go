@@ -194,3 +194,41 @@ func TestSumSplitAveragingOverStickyNoise(t *testing.T) {
 		t.Errorf("repeating under sticky noise: standard error %v after %d queries, want 0 after 30", se, rep.Queries)
 	}
 }
+
+// linear-reconstruction --sum recovers the hours of every age among the
+// 164 people of suburb_0001 aged 20 to 60 (41 ages) from exact subset sums,
+// and, as the noise grows, needs queries per person in proportion to its
+// variance: the error per unknown is about 2 sd / sqrt(m). Seeded: the
+// counts are exact.
+func TestLinearReconstructionOfASum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves least squares over thousands of subset sums: skipped under -short; go test ./... runs it")
+	}
+	for _, tc := range []struct {
+		sd          float64
+		mPerN       float64
+		solver      string
+		right, of   int
+		maxAbsError float64
+	}{
+		{0, 2, "lsq", 41, 41, 0},
+		{0, 1, "lp", 41, 41, 0}, // gonum's dense simplex: 30 s at m/n = 2
+		{8, 4, "lsq", 23, 41, 0.5}, // 2 sd / sqrt(m) = 0.62: P(|e| < 1/2) = 0.58
+		{4, 8, "lsq", 40, 41, 0.1}, // 0.22: P = 0.98
+	} {
+		o := sumOptions(t, attacks.LinearReconstruction)
+		p := o.Params.(*attacks.LinearParams)
+		p.MPerN, p.Solver = tc.mPerN, tc.solver
+		res, err := attacks.Execute(context.Background(), attacks.LinearReconstruction, &attacks.Logged{Querier: openTruth(t, tc.sd, false)}, o, sumPeople(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mae := res.Details["mean_abs_error"].(float64)
+		t.Logf("%.1fs: sd %g, %g queries per person (%d), %s: %d of %d values, mean abs error %.2f, residual rms %.2f", res.Seconds,
+			tc.sd, tc.mPerN, res.Queries, tc.solver, *res.CellsExact, res.CellsTotal, mae, res.Details["residual_rms"])
+		if res.CellsTotal != tc.of || *res.CellsExact != tc.right || mae > tc.maxAbsError {
+			t.Errorf("sd %g, m/n %g, %s: %d of %d values, mean abs error %.2f; want %d of %d, error at most %g",
+				tc.sd, tc.mPerN, tc.solver, *res.CellsExact, res.CellsTotal, mae, tc.right, tc.of, tc.maxAbsError)
+		}
+	}
+}
