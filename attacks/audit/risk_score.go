@@ -16,9 +16,9 @@ import (
 	"countwall/proxy/risk"
 )
 
-// Score reads each finding's true count from the protected SQLite
-// database (opened read-only) and says whether the finding holds it. The
-// conditions are the answered statements' own, which the firewall parsed
+// Score reads each finding's true count (its true sum, for a finding of a
+// sum) from the protected SQLite database (opened read-only) and says
+// whether the finding holds it. The conditions are the answered statements' own, which the firewall parsed
 // and validated before answering them.
 func Score(ctx context.Context, truthPath string, reports []risk.Report) error {
 	db, err := sql.Open("sqlite", "file:"+truthPath+"?mode=ro&_pragma=query_only(1)")
@@ -32,14 +32,19 @@ func Score(ctx context.Context, truthPath string, reports []risk.Report) error {
 			if f.Table == "" || (f.Parameter != "" && f.Pattern != "idp variance test") || f.Pattern == "tracing" {
 				continue
 			}
-			q := "SELECT COUNT(*) FROM " + pglex.QuoteIdent(f.Table)
+			agg := "COUNT(*)"
+			if f.Sum != "" {
+				agg = "SUM(" + pglex.QuoteIdent(f.Sum) + ")"
+			}
+			q := "SELECT " + agg + " FROM " + pglex.QuoteIdent(f.Table)
 			if len(f.Cell) > 0 {
 				q += " WHERE " + strings.Join(f.Cell, " AND ")
 			}
-			var n float64
-			if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			var v sql.NullFloat64 // the sum of no value is NULL: 0
+			if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil {
 				continue // a condition SQLite spells otherwise: left unscored
 			}
+			n := v.Float64
 			ok := math.Abs(n-f.Value) <= math.Max(f.Error, 0.5)
 			if f.AtLeast {
 				ok = n >= f.Value

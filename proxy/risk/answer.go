@@ -95,9 +95,9 @@ func newReader() *reader { return &reader{in: interner{}, conds: map[string]*rel
 // gives none.
 func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
 	q := r.Query
-	// SUM and AVG are audited, but the solvers read counts only so far: a
-	// statement with sums gives none.
-	if !r.Answered() || q == nil || len(q.Aggregates) > 0 {
+	// A statement with sums gives its counts when it selects COUNT(*) (the
+	// cell's Value), and its sums to appendSums.
+	if !r.Answered() || q == nil || len(q.Aggregates) > 0 && !selectsCount(q) {
 		return out
 	}
 	var th *threshold
@@ -121,6 +121,16 @@ func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
 		out = append(out, a)
 	}
 	return out
+}
+
+// selectsCount says whether a statement with sums selects COUNT(*) too.
+func selectsCount(q *release.Query) bool {
+	for _, a := range q.Aggregates {
+		if a.Func == "count" {
+			return true
+		}
+	}
+	return false
 }
 
 // conditions appends the conjuncts of cs to out, interned, opening a

@@ -13,6 +13,7 @@ type History struct {
 
 type analystHistory struct {
 	answers  []answer
+	sums     []sumAnswer
 	answered int // answered statements read (Report.Answered)
 	unread   int // of which without their structured record (Report.Unread)
 }
@@ -51,6 +52,7 @@ func (h *History) add(r *release.Release) {
 		}
 	}
 	a.answers = h.rd.appendAnswers(a.answers, r)
+	a.sums = h.rd.appendSums(a.sums, r)
 }
 
 // Unread is how many answered statements, of every analyst kept, came

@@ -40,6 +40,9 @@ type Finding struct {
 	Table     string   `json:"table"`
 	Cell      []string `json:"cell,omitempty"`
 	Parameter string   `json:"parameter,omitempty"`
+	// Sum, when set, is the column whose sum over the cell is determined
+	// (Value), rather than its count.
+	Sum string `json:"sum,omitempty"`
 	// Value is the count determined, within ±Error (0: exactly).
 	Value float64 `json:"value"`
 	Error float64 `json:"error"`
@@ -100,6 +103,9 @@ func (f Finding) What() string {
 		return fmt.Sprintf("%s%s = %g", f.Parameter, where, f.Value)
 	}
 	v := fmt.Sprintf("%g", f.Value)
+	if f.Sum != "" {
+		return "sum(" + f.Sum + ") of " + cellText(f.Table, f.Cell) + " = " + v
+	}
 	if f.AtLeast {
 		return "count of " + cellText(f.Table, f.Cell) + " >= " + v
 	}
@@ -218,6 +224,7 @@ func AssessHistory(h *History, o Options) []Report {
 		} else {
 			rep.Skipped = fmt.Sprintf("row reconstruction not run: %d answers, more than %d (assess windows of them with --since, or raise --rows-limit)", len(as), o.MaxRowsAnswers)
 		}
+		rep.Findings = append(rep.Findings, sumFindings(mine.sums, mine.answers)...)
 		rep.Findings = ownFindings(rep.Findings)
 		if len(rep.Findings) == 0 && rep.Skipped == "" {
 			continue
