@@ -212,7 +212,7 @@ func TestLinearReconstructionOfASum(t *testing.T) {
 		maxAbsError float64
 	}{
 		{0, 2, "lsq", 41, 41, 0},
-		{0, 1, "lp", 41, 41, 0}, // gonum's dense simplex: 30 s at m/n = 2
+		{0, 1, "lp", 41, 41, 0},    // gonum's dense simplex: 30 s at m/n = 2
 		{8, 4, "lsq", 23, 41, 0.5}, // 2 sd / sqrt(m) = 0.62: P(|e| < 1/2) = 0.58
 		{4, 8, "lsq", 40, 41, 0.1}, // 0.22: P = 0.98
 	} {
