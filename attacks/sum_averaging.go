@@ -24,10 +24,10 @@ var SumAveraging = &Attack{
 	Score:   scoreSum,
 	Demo: func() Options {
 		// The income of one suburb's managers: 33 people, one SUM asked
-		// until its mean is within 50 of the truth, or 2,000 times.
+		// until its mean is within 50 of the truth, or 500 times.
 		return Options{
 			Target: Target{Table: "people", Where: "suburb = 'suburb_0005' AND occupation = 'managers'", Sum: "income"},
-			Params: &SumAveragingParams{SumParams: SumParams{Grain: 100}, Limit: 2000},
+			Params: &SumAveragingParams{SumParams: SumParams{Grain: 100}, Limit: 500},
 		}
 	},
 	Flags: func(f *pflag.FlagSet, o *Options) {

@@ -77,5 +77,18 @@ func PeopleTables() (map[string]any, error) {
 			t.Columns[i].Categories = nil
 		}
 	}
-	return tables(t)
+	out, err := tables(t)
+	if err != nil {
+		return nil, err
+	}
+	// The sum attacks sum income: its public bounds, which the mechanisms
+	// that answer sums need, are its declared range.
+	if people, ok := out[t.Name].(map[string]any); ok && people["bounds"] == nil {
+		for _, c := range t.Columns {
+			if c.Name == "income" && c.HasRange {
+				people["bounds"] = map[string]any{"income": map[string]any{"min": c.Min, "max": c.Max}}
+			}
+		}
+	}
+	return out, nil
 }

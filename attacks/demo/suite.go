@@ -98,6 +98,8 @@ var AttackPlan = []struct {
 	{"linear-reconstruction", []string{"bounded", "cellkey", "layered", "laplace"}},
 	{"prior-release", []string{"laplace"}},
 	{"split-averaging", []string{"layered", "laplace"}},
+	{"sum-differencing", []string{"suppress", "laplace"}},
+	{"sum-averaging", []string{"bounded", "laplace"}},
 	{"tracing", []string{"cellkey genomes", "laplace genomes"}},
 }
 
