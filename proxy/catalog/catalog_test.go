@@ -135,6 +135,10 @@ func TestAnswers(t *testing.T) {
 		// quote_ident as PostgreSQL's: bare unless reserved, cased or not plain.
 		{`SELECT quote_ident('sex'), quote_ident('default'), quote_ident('Sex'), quote_ident('a"b'), quote_ident(' and ')`, `sex|"default"|"Sex"|"a""b"|" and "`},
 		{`SELECT relname AS "a "" and b" FROM pg_class`, "people"},
+		// psql's \gdesc: a VALUES list whose alias names its columns.
+		{"SELECT name AS \"Column\", pg_catalog.format_type(tp, tpm) AS \"Type\"\nFROM (VALUES ('age', '20'::pg_catalog.oid, -1), ('count', '20'::pg_catalog.oid, -1)) s(name, tp, tpm)", "age|bigint\ncount|bigint"},
+		{`SELECT b FROM (VALUES (1, 'x'), (2, 'y')) AS v (a, b) WHERE a = 2`, "y"},
+		{`SELECT column2 FROM (VALUES (1, 'x')) v`, "x"},
 	}
 	for _, tc := range tests {
 		v := "bigint"

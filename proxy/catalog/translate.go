@@ -323,6 +323,9 @@ func (t *translator) closeFrame(closer string) error {
 	switch f.kind {
 	case groupFrame:
 		out = "(" + inner + ")"
+		if len(f.pieces) > 0 && f.pieces[0] == "values" {
+			out = t.valuesList(inner)
+		}
 	case callFrame:
 		if set, ok := setReturning[f.name]; ok {
 			return t.startTableFunc(f.name, set, splitArgs(f.pieces))

@@ -19,8 +19,7 @@ const clientScripts = "testdata/clients"
 
 func scriptClients() []matrixClient {
 	return []matrixClient{
-		{name: "psql", types: pgTypeNames, values: "bigint bigint", run: psqlReport,
-			pending: map[string]string{"types": "psql's \\gdesc asks format_type over a VALUES list, which the catalog does not answer yet (issue 34)"}},
+		{name: "psql", types: pgTypeNames, values: "bigint bigint", run: psqlReport},
 		{name: "psycopg2", types: pgTypeNames, values: "int int", run: pythonClient("psycopg2_client.py", "psycopg2")},
 		{name: "sqlalchemy+pandas", types: driverTypes{"BIGINT", "TEXT", "DOUBLE_PRECISION"}, values: "int64 int64",
 			run: pythonClient("sqlalchemy_pandas.py", "sqlalchemy", "pandas", "psycopg2")},
