@@ -36,6 +36,9 @@ type Needs struct {
 	// Clamp.
 	Contributions    bool
 	TopContributions int
+	// Units and Key are computed for a query with sums too, from the same
+	// per-unit pass, so that a mechanism's count beside a SUM gets the
+	// noise the same count gets alone; Bound is not (yet).
 }
 
 // Cell is one output cell of a query.

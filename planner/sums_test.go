@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"countwall/internal/pgtest"
 	"countwall/ir"
 	"countwall/pgerror"
 	"countwall/planner/plan"
@@ -102,8 +103,9 @@ func sumTableRows() [][]any {
 	return rows
 }
 
-// sumReference computes a query's cells from the rows as the backends must.
-func sumReference(rows [][]any, grouped bool, b ir.ValueBounds, topK int) map[string]ir.Cell {
+// sumReference computes a query's cells from the rows as the backends must,
+// units and contributor keys under secret included.
+func sumReference(rows [][]any, grouped bool, b ir.ValueBounds, topK int, secret []byte) map[string]ir.Cell {
 	cells := map[string]ir.Cell{}
 	perUnit := map[string]map[int64][]float64{}
 	for _, r := range rows {
@@ -143,6 +145,12 @@ func sumReference(rows [][]any, grouped bool, b ir.ValueBounds, topK int) map[st
 		cells[key] = c
 	}
 	for key, units := range perUnit {
+		c := cells[key]
+		for u := range units {
+			c.Units++
+			c.Key += plan.RecordKey(secret, u)
+		}
+		cells[key] = c
 		for k := range 2 {
 			var contr []float64
 			for _, t := range units {
@@ -152,6 +160,14 @@ func sumReference(rows [][]any, grouped bool, b ir.ValueBounds, topK int) map[st
 		}
 	}
 	return cells
+}
+
+// sumsTable is the catalog entry of the sums test's table t.
+func sumsTable(bounds *ir.ValueBounds) *ir.Table {
+	return &ir.Table{Name: "t", PrivacyUnit: "unit", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
+		"unit": {Name: "unit", Type: ir.TypeInt}, "grp": {Name: "grp", Type: ir.TypeText},
+		"v": {Name: "v", Type: ir.TypeInt, Bounds: bounds}, "r": {Name: "r", Type: ir.TypeReal, Bounds: bounds},
+	}}
 }
 
 func TestSumsBackendsAgree(t *testing.T) {
@@ -170,60 +186,112 @@ func TestSumsBackendsAgree(t *testing.T) {
 		}
 	}
 	db.Close()
-	bounds := ir.ValueBounds{Min: -200, Max: 300}
-	table := &ir.Table{Name: "t", PrivacyUnit: "unit", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
-		"unit": {Name: "unit", Type: ir.TypeInt}, "grp": {Name: "grp", Type: ir.TypeText},
-		"v": {Name: "v", Type: ir.TypeInt, Bounds: &bounds}, "r": {Name: "r", Type: ir.TypeReal, Bounds: &bounds},
-	}}
-	aggs := []ir.Aggregate{{Func: ir.FuncSum, Column: "v", Alias: "sum"}, {Func: ir.FuncAvg, Column: "r", Alias: "avg", Position: 1}}
-	queries := map[bool]*ir.Query{
-		false: {Table: "t", Aggregates: aggs},
-		true:  {Table: "t", GroupBy: []string{"grp"}, Aggregates: []ir.Aggregate{aggs[0], {Func: ir.FuncAvg, Column: "r", Alias: "avg", Position: 2}}},
-	}
-	ctx := context.Background()
 	for _, opts := range []plan.StoreOptions{{NoSnapshot: true}, {}} {
 		s, err := OpenStore(path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		for _, needs := range []ir.Needs{{}, {Clamp: true}, {Contributions: true, TopContributions: 2}, {Contributions: true, Oblivious: true}, {Oblivious: true}} {
-			for grouped, q := range queries {
-				res, err := s.Run(ctx, table, q, needs, nil)
-				if err != nil {
-					t.Fatalf("%s %+v: %v", q.GroupBy, needs, err)
-				}
-				if want := map[bool]string{true: ir.PathSQLite, false: ir.PathSnapshot}[opts.NoSnapshot]; res.Path != want {
-					t.Errorf("path %s, want %s", res.Path, want)
-				}
-				want := sumReference(rows, grouped, bounds, needs.TopContributions)
-				if len(res.Cells) != len(want) {
-					t.Fatalf("%s %+v: %d cells, want %d", res.Path, needs, len(res.Cells), len(want))
-				}
-				for _, c := range res.Cells {
-					key := "all"
-					if grouped {
-						key = fmt.Sprint(c.Group[0].Text)
-						if c.Group[0].Null {
-							key = "<nil>"
-						}
-					}
-					w := want[key]
-					if !(needs.Clamp || needs.Contributions) {
-						w.Sums[0].Clamped, w.Sums[1].Clamped = 0, 0
-					}
-					if !needs.Contributions {
-						w.Sums[0].Contributions, w.Sums[1].Contributions = nil, nil
-					}
-					slices.Sort(c.Sums[0].Contributions) // ties among equal totals may come in any order
-					slices.Sort(w.Sums[0].Contributions)
-					slices.Sort(c.Sums[1].Contributions)
-					slices.Sort(w.Sums[1].Contributions)
-					if c.Count != w.Count || !reflect.DeepEqual(c.Sums, w.Sums) {
-						t.Errorf("%s %+v cell %s:\n got %d %+v\nwant %d %+v", res.Path, needs, key, c.Count, c.Sums, w.Count, w.Sums)
-					}
-				}
+		checkSumsBackend(t, s, rows, map[bool]string{true: ir.PathSQLite, false: ir.PathSnapshot}[opts.NoSnapshot])
+	}
+}
+
+// TestPostgresSumsAgree is TestSumsBackendsAgree against a PostgreSQL
+// store; the values that are not numbers are left out (PostgreSQL's
+// columns are typed).
+func TestPostgresSumsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	url := pgtest.Server(t).NewDatabase(t)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE t (unit bigint, grp text, v bigint, r double precision)"); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]any
+	for _, r := range sumTableRows() {
+		if _, ok := r[2].(int64); !ok {
+			r[2] = nil
+		}
+		rows = append(rows, r)
+		if _, err := db.Exec("INSERT INTO t VALUES ($1, $2, $3, $4)", r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := OpenStore(url, plan.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checkSumsBackend(t, s, rows, ir.PathPostgres)
+}
+
+// checkSumsBackend runs the sums test's queries under each needs and
+// compares the cells with sumReference's.
+func checkSumsBackend(t *testing.T, s *Store, rows [][]any, path string) {
+	t.Helper()
+	bounds := ir.ValueBounds{Min: -200, Max: 300}
+	table := sumsTable(&bounds)
+	aggs := []ir.Aggregate{{Func: ir.FuncSum, Column: "v", Alias: "sum"}, {Func: ir.FuncAvg, Column: "r", Alias: "avg", Position: 1}}
+	queries := map[bool]*ir.Query{
+		false: {Table: "t", Aggregates: aggs},
+		true:  {Table: "t", GroupBy: []string{"grp"}, Aggregates: []ir.Aggregate{aggs[0], {Func: ir.FuncAvg, Column: "r", Alias: "avg", Position: 2}}},
+	}
+	ctx := context.Background()
+	secret := []byte("the sums test's secret")
+	for _, needs := range []ir.Needs{{}, {Clamp: true}, {Contributions: true, TopContributions: 2}, {Contributions: true, Oblivious: true}, {Oblivious: true},
+		{Units: true, Key: true}, {Key: true, Contributions: true, TopContributions: 3}} {
+		for grouped, q := range queries {
+			res, err := s.Run(ctx, table, q, needs, secret)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", q.GroupBy, needs, err)
+			}
+			if res.Path != path {
+				t.Errorf("path %s, want %s", res.Path, path)
+			}
+			want := sumReference(rows, grouped, bounds, needs.TopContributions, secret)
+			if len(res.Cells) != len(want) {
+				t.Fatalf("%s %+v: %d cells, want %d", res.Path, needs, len(res.Cells), len(want))
+			}
+			for _, c := range res.Cells {
+				checkSumCell(t, res.Path, needs, grouped, c, want)
 			}
 		}
+	}
+}
+
+// checkSumCell compares one cell with the reference's, keeping of the
+// reference what needs asked for.
+func checkSumCell(t *testing.T, path string, needs ir.Needs, grouped bool, c ir.Cell, want map[string]ir.Cell) {
+	t.Helper()
+	key := "all"
+	if grouped {
+		key = fmt.Sprint(c.Group[0].Text)
+		if c.Group[0].Null {
+			key = "<nil>"
+		}
+	}
+	w := want[key]
+	w.Sums = slices.Clone(w.Sums)
+	if !(needs.Clamp || needs.Contributions) {
+		w.Sums[0].Clamped, w.Sums[1].Clamped = 0, 0
+	}
+	if !needs.Contributions {
+		w.Sums[0].Contributions, w.Sums[1].Contributions = nil, nil
+	}
+	if !needs.Units && !needs.Key {
+		w.Units, w.Key = 0, 0
+	}
+	for k := range 2 { // ties among equal totals may come in any order
+		slices.Sort(c.Sums[k].Contributions)
+		w.Sums[k].Contributions = slices.Clone(w.Sums[k].Contributions)
+		slices.Sort(w.Sums[k].Contributions)
+	}
+	if c.Count != w.Count || c.Units != w.Units || c.Key != w.Key || !reflect.DeepEqual(c.Sums, w.Sums) {
+		t.Errorf("%s %+v cell %s:\n got %d %d %d %+v\nwant %d %d %d %+v", path, needs, key, c.Count, c.Units, c.Key, c.Sums, w.Count, w.Units, w.Key, w.Sums)
 	}
 }

@@ -15,14 +15,15 @@ import (
 
 // checkSums refuses, before any read, a query with sums that a backend
 // cannot compute as asked: a summed column that is not numeric, clamping
-// without declared bounds, contributor keys, units without bounds, and
-// each unit's contributions beside bounded sums.
+// without declared bounds, and contributions or contributor keys beside
+// bounded sums. Units and contributor keys otherwise come from the
+// per-unit pass that contributions use.
 func checkSums(t *ir.Table, q *ir.Query, needs ir.Needs) error {
 	if !q.HasSums() {
 		return nil
 	}
-	if needs.Key || (needs.Units && !needs.Bound) || (needs.Bound && needs.Contributions) {
-		return pgerror.Errorf(pgerror.InternalError, "planner: contributor keys, units without bounds and contributions beside bounds are not computed for SUM and AVG")
+	if needs.Bound && (needs.Contributions || needs.Key) {
+		return pgerror.Errorf(pgerror.InternalError, "planner: contributions and contributor keys are not computed beside bounded SUM and AVG")
 	}
 	for _, name := range q.SumColumns() {
 		col := t.Columns[name]

@@ -10,8 +10,8 @@ import (
 )
 
 // SumsLayout is the row the SQL of a query with sums returns: the group
-// columns, then (PerUnit) 1 for a privacy unit and 0 for the rows without
-// one, the row count, and per summed column its count of values, its sum
+// columns, then (PerUnit) the privacy unit, NULL for the rows without one,
+// the row count, and per summed column its count of values, its sum
 // (an integer column's in two halves, v>>32 and v&(2^32-1), a real
 // column's in one), then its clamped sum when Clamped.
 type SumsLayout struct {
@@ -21,12 +21,17 @@ type SumsLayout struct {
 	Clamped    bool
 	TopK       int
 	Contribute bool
+	// Keyed asks for each cell's units and contributor key from the
+	// per-unit rows: Key is the sum of plan.RecordKey of the units under
+	// Secret, as for counts.
+	Keyed bool
 	// MaxCells, when positive, stops the read past that many cells: the
 	// accumulator then refuses the query for its groups.
 	MaxCells int
 	// Bounded rows are per cell and unit with the unit's value in the place
 	// of PerUnit's flag, folded under Bounds (Needs.Bound, sums_bounded.go);
-	// Rank and Secret choose a unit's cells as a bounded count's are chosen.
+	// Rank and Secret choose a unit's cells as a bounded count's are chosen;
+	// Secret also keys the units when Keyed.
 	Bounded bool
 	Bounds  ir.Bounds
 	Rank    bool
@@ -35,13 +40,20 @@ type SumsLayout struct {
 
 // NewSumsLayout is the layout the sums SQL of q under needs has.
 func NewSumsLayout(t *ir.Table, q *ir.Query, needs ir.Needs) SumsLayout {
-	l := SumsLayout{Groups: len(q.GroupBy), PerUnit: needs.Contributions || needs.Bound,
+	l := SumsLayout{Groups: len(q.GroupBy), PerUnit: PerUnitSums(needs),
 		Clamped: needs.Clamp || needs.Contributions || needs.Bound,
-		TopK:    needs.TopContributions, Contribute: needs.Contributions, Bounded: needs.Bound}
+		TopK:    needs.TopContributions, Contribute: needs.Contributions, Bounded: needs.Bound,
+		Keyed: (needs.Units || needs.Key) && !needs.Bound}
 	for _, name := range q.SumColumns() {
 		l.Integer = append(l.Integer, t.Columns[name].Type == ir.TypeInt)
 	}
 	return l
+}
+
+// PerUnitSums reports whether the sums of a query under needs are read one
+// row per cell and privacy unit: for contributions, units, keys or bounds.
+func PerUnitSums(needs ir.Needs) bool {
+	return needs.Contributions || needs.Units || needs.Key || needs.Bound
 }
 
 // ScanSums runs the sums SQL and hands add each cell, folded from its rows
@@ -78,6 +90,7 @@ func ScanSums(ctx context.Context, rd Querier, text string, args []any, l SumsLa
 		if prior, ok := cells[key]; ok {
 			prior.Count += c.Count
 			prior.Units += c.Units
+			prior.Key += c.Key
 			AddSums(prior.Sums, c.Sums)
 			return
 		}
@@ -136,15 +149,11 @@ func (l SumsLayout) cell(vals []any) (ir.Cell, error) {
 	}
 	i := l.Groups
 	unit := false
-	switch {
-	case l.Bounded: // the unit's value, read by ScanSums
+	if l.PerUnit { // the unit's value (a bounded read's is folded by ScanSums)
 		unit, i = vals[i] != nil, i+1
-	case l.PerUnit:
-		n, err := intOf(vals[i])
-		if err != nil {
-			return c, err
+		if unit && l.Keyed {
+			c.Units, c.Key = 1, RecordKey(l.Secret, vals[i-1])
 		}
-		unit, i = n.Sign() != 0, i+1
 	}
 	count, err := intOf(vals[i])
 	if err != nil {

@@ -87,8 +87,8 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 	answer := snap.answer
 	switch {
 	case q.HasSums():
-		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, _ []byte, shape *plan.Shape) (*ir.Result, bool, error) {
-			return snap.answerSums(t, q, needs, shape)
+		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
+			return snap.answerSums(t, q, needs, secret, shape)
 		}
 	case needs.Bound && !t.UnitKeyed:
 		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {

@@ -55,6 +55,8 @@ type sumCell struct {
 	float []float64
 	clamp []float64
 	contr [][]float64
+	units int64
+	key   uint32
 }
 
 func newSumCell(k int) *sumCell {
@@ -77,7 +79,7 @@ func (c *sumCell) add(cols []sumColumn, r int, m int64) {
 
 // answerSums computes a query with sums from the snapshot, or declines it
 // (ok false) for SQLite to answer.
-func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *plan.Shape) (*ir.Result, bool, error) {
+func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
 	needs, keyed := plan.UnitKeyedSums(t, q, needs)
 	if needs.Bound {
 		return nil, false, nil // bounded sums are folded per unit by the SQL path (plan.SumsLayout)
@@ -99,9 +101,13 @@ func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *p
 		cols = append(cols, newSumColumn(col, t.Columns[name]))
 	}
 	var unit *snapColumn
-	if needs.Contributions {
+	var keys []uint32
+	if plan.PerUnitSums(needs) {
 		if unit = snap.columns[strings.ToLower(t.PrivacyUnit)]; unit == nil || !unit.countsUnits(needs.Oblivious) {
 			return nil, false, nil
+		}
+		if needs.Key {
+			keys = snap.unitKeys(unit, secret)
 		}
 	}
 	ev := newSnapEval(snap, needs)
@@ -110,7 +116,7 @@ func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, shape *p
 	if !evaluated {
 		return nil, false, nil
 	}
-	p := sumPass{cols: cols, groups: groups, cells: map[uint64]*sumCell{}, topK: needs.TopContributions}
+	p := sumPass{cols: cols, groups: groups, cells: map[uint64]*sumCell{}, topK: needs.TopContributions, keys: keys}
 	if radix <= denseCells {
 		p.dense = make([]*sumCell, radix)
 	}
@@ -130,6 +136,7 @@ type sumPass struct {
 	cells  map[uint64]*sumCell
 	order  []uint64 // the cells in the order first formed
 	topK   int
+	keys   []uint32 // the unit column's record keys by value code, when keyed
 }
 
 func (p *sumPass) cell(gid uint64) *sumCell {
@@ -206,6 +213,10 @@ func (u *unitTotals) add(p *sumPass, unit *snapColumn, r int, gid uint64, m int6
 func (u *unitTotals) flush(p *sumPass) {
 	for gid, t := range u.cells {
 		c := p.cell(gid)
+		c.units++
+		if p.keys != nil {
+			c.key += p.keys[u.code]
+		}
 		for k, v := range t {
 			c.contr[k] = append(c.contr[k], v)
 		}
@@ -234,6 +245,9 @@ func (p *sumPass) result(snap *Table, shape *plan.Shape, q *ir.Query, needs ir.N
 			continue // only rows that do not match formed it
 		}
 		cell := ir.Cell{Group: groupValues(p.groups, gid), Count: c.count, InDomain: true, Sums: make([]ir.SumValue, len(p.cols))}
+		if needs.Units || needs.Key {
+			cell.Units, cell.Key = c.units, c.key
+		}
 		for k, col := range p.cols {
 			s := &cell.Sums[k]
 			s.N = c.n[k]

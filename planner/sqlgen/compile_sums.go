@@ -5,6 +5,7 @@ import (
 
 	"countwall/ir"
 	"countwall/pglex"
+	"countwall/planner/plan"
 )
 
 // Sums: a query with SUM or AVG is rendered as one aggregate whose rows
@@ -87,13 +88,9 @@ func sumsSelect(c *compiler, t *ir.Table, q *ir.Query, needs ir.Needs) sumsBody 
 		b.groups = append(b.groups, c.group(g))
 	}
 	var list []string
-	switch {
-	case needs.Bound: // the unit itself, whose cells Go chooses (plan.SumsLayout)
+	if plan.PerUnitSums(needs) { // the unit itself (plan.SumsLayout)
 		b.unit = c.column(t.PrivacyUnit)
 		list = append(list, b.unit)
-	case needs.Contributions:
-		b.unit = c.column(t.PrivacyUnit)
-		list = append(list, "CASE WHEN "+b.unit+" IS NULL THEN 0 ELSE 1 END")
 	}
 	list = append(list, "COUNT(*)")
 	clamp := needs.Clamp || needs.Contributions || needs.Bound
