@@ -169,9 +169,14 @@ func (exact) Interval(_ *Request, a Answer, _ float64) (float64, float64, bool) 
 	return float64(a.Int), float64(a.Int), !a.IsFloat
 }
 
-func (m *suppress) Explain(*Request) []ExplainLine {
-	return []ExplainLine{{"Noise", fmt.Sprintf("none; counts of %d or less are withheld", m.threshold)},
+func (m *suppress) Explain(req *Request) []ExplainLine {
+	lines := []ExplainLine{{"Noise", fmt.Sprintf("none; counts of %d or less are withheld", m.threshold)},
 		{"Expected error", fmt.Sprintf("0 for a published count; a withheld count is between 0 and %d", m.threshold)}}
+	if req != nil && req.Query != nil && req.Query.HasSums() {
+		lines = append(lines, ExplainLine{"Magnitude rules", m.rules.text() + "; a cell that breaks one is withheld whole (count and sums NULL)"},
+			ExplainLine{"Secondary suppression", m.rules.secondaryText()})
+	}
+	return lines
 }
 
 func (m *suppress) Interval(_ *Request, a Answer, _ float64) (float64, float64, bool) {
