@@ -39,15 +39,25 @@ type cellKey struct {
 	table      *ptable
 	suppressAt int64 // -1: no suppression
 	publish    bool
+	// The magnitude perturbation of sums (cellkey_sums.go).
+	magnitude *magnitudeTable
+	topK      int
+	percent   float64
 }
 
 func newCellKey(p Params, _ Env) (Mechanism, error) {
 	params := struct {
-		Ptable     string `mapstructure:"ptable"`
-		D          *int64 `mapstructure:"D"` // nil: not given
-		SuppressAt int64  `mapstructure:"suppress_at"`
-		Publish    bool   `mapstructure:"publish_parameters"`
-	}{Ptable: cellKeyTableUniform, SuppressAt: cellKeyDefaultSuppressAt}
+		Ptable     string  `mapstructure:"ptable"`
+		D          *int64  `mapstructure:"D"` // nil: not given
+		SuppressAt int64   `mapstructure:"suppress_at"`
+		Publish    bool    `mapstructure:"publish_parameters"`
+		TopK       int64   `mapstructure:"magnitude_top_k"`
+		Percent    float64 `mapstructure:"magnitude_percent"`
+		MagD       float64 `mapstructure:"magnitude_D"`
+		MagV       float64 `mapstructure:"magnitude_V"`
+		MagMu      float64 `mapstructure:"magnitude_mu"`
+	}{Ptable: cellKeyTableUniform, SuppressAt: cellKeyDefaultSuppressAt, TopK: cellKeyDefaultTopK,
+		Percent: cellKeyDefaultPercent, MagD: cellKeyDefaultMagD, MagV: cellKeyDefaultMagV}
 	if err := decodeParams(p, &params); err != nil {
 		return nil, err
 	}
@@ -85,13 +95,49 @@ func newCellKey(p Params, _ Env) (Mechanism, error) {
 	if err := intParamIn("suppress_at", params.SuppressAt, -1, math.MaxInt64); err != nil {
 		return nil, err
 	}
-	return &cellKey{table: table, suppressAt: params.SuppressAt, publish: params.Publish}, nil
+	m := &cellKey{table: table, suppressAt: params.SuppressAt, publish: params.Publish, topK: int(params.TopK), percent: params.Percent}
+	if err := m.magnitudeParams(params.TopK, params.Percent, params.MagD, params.MagV, params.MagMu); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func (*cellKey) Name() string { return "cellkey" }
 
-// Needs asks for the contributor key; the count is always there.
-func (*cellKey) Needs() ir.Needs { return ir.Needs{Key: true} }
+// Needs asks for the contributor key; the count is always there. A query
+// with sums also needs every unit's contribution (the largest are perturbed).
+func (*cellKey) Needs() ir.Needs { return ir.Needs{Key: true, Contributions: true} }
+
+// AnswersSums: sums are perturbed by their largest contributions.
+func (*cellKey) AnswersSums() bool { return true }
+
+// ClampsSums: sums are of values clamped to the columns' bounds.
+func (*cellKey) ClampsSums() bool { return true }
+
+// Price refuses a sum over a column without bounds; it charges nothing.
+func (*cellKey) Price(req *Request) (Charge, error) { return Charge{}, checkSumBounds(req) }
+
+// magnitudeParams checks and sets the magnitude perturbation's parameters.
+func (m *cellKey) magnitudeParams(topK int64, percent, d, v, mu float64) error {
+	if err := intParamIn("magnitude_top_k", topK, 1, 10); err != nil {
+		return err
+	}
+	if err := floatParamIn("magnitude_percent", percent, 0, 100); err != nil {
+		return err
+	}
+	if err := floatParamIn("magnitude_D", d, 0.01, 100); err != nil {
+		return err
+	}
+	if err := floatParamIn("magnitude_mu", mu, 0, 100); err != nil {
+		return err
+	}
+	t, err := newMagnitudeTable(d, v, mu)
+	if err != nil {
+		return paramErrorf("magnitude_V", "%v", err)
+	}
+	m.magnitude = t
+	return nil
+}
 
 func (m *cellKey) Describe() string {
 	claim := "cellkey: consistent perturbation from a perturbation table: the same contributors always get the same answer, " +
@@ -135,6 +181,9 @@ func (m *cellKey) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 				answers[i] = withheldIfZero(answers[i].Int)
 			}
 		}
+	}
+	if req.Query.HasSums() {
+		return m.answerSums(req, cells, answers), Charge{}, nil
 	}
 	return thresholdAnswers(req.Query, answers), Charge{}, nil
 }

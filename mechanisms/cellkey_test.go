@@ -87,8 +87,9 @@ func TestCellKeyExactCases(t *testing.T) {
 }
 
 func TestCellKeyNeedsKey(t *testing.T) {
-	if got := newMechanismForTest(t, "cellkey", nil, 0).Needs(); got != (ir.Needs{Key: true}) {
-		t.Errorf("Needs() = %+v, want the key only", got)
+	// Contributions are computed for a query with sums only.
+	if got := newMechanismForTest(t, "cellkey", nil, 0).Needs(); got != (ir.Needs{Key: true, Contributions: true}) {
+		t.Errorf("Needs() = %+v, want the key (and contributions for sums) only", got)
 	}
 }
 

@@ -201,12 +201,22 @@ func (m *bounded) Interval(_ *Request, a Answer, _ float64) (float64, float64, b
 	return publishedRange(m.publish, a, m.r, m.suppressAt)
 }
 
-func (m *cellKey) Explain(*Request) []ExplainLine {
+func (m *cellKey) Explain(req *Request) []ExplainLine {
+	sums := req != nil && req.Query != nil && req.Query.HasSums()
 	if !m.publish {
-		return []ExplainLine{{"Noise", "sticky noise from a perturbation table, keyed by the contributors"}, {"Expected error", "within the table's range, which is not published (publish_parameters: false)"}}
+		lines := []ExplainLine{{"Noise", "sticky noise from a perturbation table, keyed by the contributors"}, {"Expected error", "within the table's range, which is not published (publish_parameters: false)"}}
+		if sums {
+			lines = append(lines, ExplainLine{"Sums", "sticky perturbation of each sum's largest contributions per person, keyed by the contributors; " +
+				"values clamped to the column's bounds; the parameters are not published (publish_parameters: false)"})
+		}
+		return lines
 	}
-	return []ExplainLine{{"Noise", fmt.Sprintf("sticky noise from perturbation table %s, keyed by the contributors; zeros stay zero", m.table.name)},
+	lines := []ExplainLine{{"Noise", fmt.Sprintf("sticky noise from perturbation table %s, keyed by the contributors; zeros stay zero", m.table.name)},
 		{"Expected error", rangeError(m.table.maxV, m.suppressAt)}}
+	if sums {
+		lines = append(lines, ExplainLine{"Sums", m.magnitudeText()})
+	}
+	return lines
 }
 
 // Interval is the table's range around a, or [0, s] for a suppressed cell.
