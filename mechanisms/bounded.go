@@ -62,7 +62,8 @@ func newBounded(p Params, env Env) (Mechanism, error) {
 
 func (*bounded) Name() string { return "bounded" }
 
-func (*bounded) Needs() ir.Needs { return ir.Needs{} }
+// Needs asks, for a query with sums, for the sums of clamped values.
+func (*bounded) Needs() ir.Needs { return ir.Needs{Clamp: true} }
 
 func (m *bounded) Describe() string {
 	claim := "bounded: fresh uniform integer noise on every answer, clamped at 0; " +
@@ -92,6 +93,9 @@ func (m *bounded) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 		if m.suppressAt >= 0 {
 			answers[i] = withheldIfZero(answers[i].Int)
 		}
+	}
+	if req.Query.HasSums() {
+		return m.answerSums(req, cells, answers), Charge{}, nil
 	}
 	return thresholdAnswers(req.Query, answers), Charge{}, nil
 }

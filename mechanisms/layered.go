@@ -87,7 +87,7 @@ func newLayered(p Params, env Env) (Mechanism, error) {
 func (*layered) Name() string { return "layered" }
 
 func (*layered) Needs() ir.Needs {
-	return ir.Needs{Key: true, Conditions: true, Units: true}
+	return ir.Needs{Key: true, Conditions: true, Units: true, Contributions: true}
 }
 
 // DropsLowCounts is true: the noisy low-count filter drops groups whose
@@ -179,6 +179,9 @@ func (m *layered) Answer(_ context.Context, req *Request) ([]Answer, Charge, err
 				answers[i] = withheldIfZero(answers[i].Int)
 			}
 		}
+	}
+	if q.HasSums() {
+		return m.answerSums(req, cells, answers), Charge{}, nil
 	}
 	return thresholdAnswers(q, answers), Charge{}, nil
 }

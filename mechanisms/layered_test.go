@@ -152,7 +152,7 @@ func TestLayeredAnswersAreNonNegativeIntegers(t *testing.T) {
 	if negative == 0 {
 		t.Error("no answer was clamped at 0")
 	}
-	if m.Needs() != (ir.Needs{Key: true, Conditions: true, Units: true}) {
+	if m.Needs() != (ir.Needs{Key: true, Conditions: true, Units: true, Contributions: true}) { // contributions for sums only
 		t.Errorf("Needs = %+v", m.Needs())
 	}
 	if _, err := New("layered", nil, Env{}); err == nil {
