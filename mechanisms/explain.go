@@ -186,12 +186,22 @@ func (m *suppress) Interval(_ *Request, a Answer, _ float64) (float64, float64, 
 	return float64(a.Int), float64(a.Int), true
 }
 
-func (m *bounded) Explain(*Request) []ExplainLine {
+func (m *bounded) Explain(req *Request) []ExplainLine {
+	sums := req != nil && req.Query != nil && req.Query.HasSums()
 	if !m.publish {
-		return []ExplainLine{{"Noise", "fresh bounded integer noise on every answer"}, {"Expected error", "within the range, which is not published (publish_parameters: false)"}}
+		lines := []ExplainLine{{"Noise", "fresh bounded integer noise on every answer"}, {"Expected error", "within the range, which is not published (publish_parameters: false)"}}
+		if sums {
+			lines = append(lines, ExplainLine{"Sums", "fresh bounded noise scaled to one value's largest effect on every sum; values clamped to the column's bounds"})
+		}
+		return lines
 	}
-	return []ExplainLine{{"Noise", fmt.Sprintf("fresh uniform integer noise on [-%d, %d], answers below 0 published as 0", m.r, m.r)},
+	lines := []ExplainLine{{"Noise", fmt.Sprintf("fresh uniform integer noise on [-%d, %d], answers below 0 published as 0", m.r, m.r)},
 		{"Expected error", rangeError(m.r, m.suppressAt)}}
+	if sums {
+		lines = append(lines, ExplainLine{"Sums", fmt.Sprintf("fresh uniform noise on [-%d*B, %d*B] on every sum, B = max(|min|, |max|) of the column's bounds; "+
+			"values clamped to them; the values counted for AVG noised as a count; asking again averages the noise away", m.r, m.r)})
+	}
+	return lines
 }
 
 // Interval is the documented range: [a-r, a+r] from 0, or [0, s] for a
@@ -253,8 +263,13 @@ func publishedRange(publish bool, a Answer, d, suppressAt int64) (float64, float
 
 func (m *layered) Explain(req *Request) []ExplainLine {
 	layers := len(req.Query.GroupBy) + 1
-	return []ExplainLine{{"Noise", fmt.Sprintf("sticky Gaussian layers of SD %g: one per condition and group column (%d or more here) and one per set of contributors; low counts withheld", m.sd, layers)},
+	lines := []ExplainLine{{"Noise", fmt.Sprintf("sticky Gaussian layers of SD %g: one per condition and group column (%d or more here) and one per set of contributors; low counts withheld", m.sd, layers)},
 		{"Expected error", "about ±1.96 SD times the square root of the number of layers; the same question always gets the same answer, so asking again does not average it away"}}
+	if req.Query.HasSums() {
+		lines = append(lines, ExplainLine{"Sums", fmt.Sprintf("Diffix's sum: values clamped to the column's bounds; each cell's 1 or 2 largest contributions per person flattened to the average of the next 3 or 4, "+
+			"and the same sticky layers, seeded apart, with SD %g times that average", m.sd)})
+	}
+	return lines
 }
 
 func (m *idp) Explain(*Request) []ExplainLine {

@@ -168,7 +168,7 @@ func releasedSumCells(res *Result) []release.Cell {
 
 // aggregatesText is EXPLAIN's line for a query with sums: each aggregate,
 // and whether the values are summed as stored (exact) or clamped to
-// tables.NAME.bounds (the mechanisms that noise sums).
+// tables.NAME.bounds (the mechanisms that noise or withhold sums).
 func aggregatesText(q *ir.Query, m mechanisms.Mechanism) string {
 	parts := make([]string, 0, len(q.Aggregates))
 	for _, a := range q.Aggregates {
@@ -178,7 +178,7 @@ func aggregatesText(q *ir.Query, m mechanisms.Mechanism) string {
 			parts = append(parts, a.Func.String()+"("+a.Column+")")
 		}
 	}
-	if mechanisms.FloatSums(m) {
+	if mechanisms.FloatSums(m) || mechanisms.ClampsSums(m) {
 		return strings.Join(parts, ", ") + "; each value clamped to its column's bounds (tables." + q.Table + ".bounds), NULL ignored"
 	}
 	return strings.Join(parts, ", ") + "; values summed as stored, not clamped (NULL ignored)"
