@@ -302,6 +302,20 @@ func parseDeallocate(toks []pglex.Token) (ir.Statement, error) {
 	return &ir.Chatter{Kind: ir.ChatterDeallocate, Value: toks[0].Text}, nil
 }
 
+// parseDiscard reads DISCARD {ALL | PLANS | SEQUENCES | TEMP | TEMPORARY};
+// Value is what it discards, TEMPORARY read as TEMP.
+func parseDiscard(toks []pglex.Token) (ir.Statement, error) {
+	if len(toks) == 2 && toks[1].Kind == pglex.Word {
+		switch w := toks[1].Text; w {
+		case "all", "plans", "sequences", "temp":
+			return &ir.Chatter{Kind: ir.ChatterDiscard, Value: w}, nil
+		case "temporary":
+			return &ir.Chatter{Kind: ir.ChatterDiscard, Value: "temp"}, nil
+		}
+	}
+	return nil, pgerror.Errorf(pgerror.SyntaxError, "DISCARD takes ALL, PLANS, SEQUENCES or TEMP: DISCARD ALL")
+}
+
 // parseSavepoint reads SAVEPOINT name, RELEASE [SAVEPOINT] name and
 // ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name (kind says which); for
 // a ROLLBACK without TO, ok is false: it is the block's ROLLBACK.

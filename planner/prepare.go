@@ -339,6 +339,31 @@ func (pr *Prepared) Deallocates() (name string, ok bool) {
 	return "", false
 }
 
+// ChangesSettings reports whether the statement is SET, RESET or DISCARD,
+// which a rolled-back transaction undoes.
+func (pr *Prepared) ChangesSettings() bool {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return false
+	}
+	switch s := pr.stmt.(type) {
+	case *ir.Set:
+		return true
+	case *ir.Chatter:
+		return s.Kind == ir.ChatterDiscard
+	}
+	return false
+}
+
+// DiscardsAll reports whether the statement is DISCARD ALL, which drops
+// the session's prepared statements and cursors besides its settings.
+func (pr *Prepared) DiscardsAll() bool {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return false
+	}
+	c, ok := pr.stmt.(*ir.Chatter)
+	return ok && c.Kind == ir.ChatterDiscard && c.Value == "all"
+}
+
 // Control is the transaction control the statement is (ChatterBegin,
 // ChatterCommit, ChatterRollback or a savepoint's), known without binding it; "" for any
 // other statement, for one that is refused, and for an EXPLAIN.

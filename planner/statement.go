@@ -94,7 +94,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		sp, _, err := parseSavepoint(toks, ir.ChatterRelease)
 		return sp, err
 	case "discard":
-		return &ir.Chatter{Kind: ir.ChatterDiscard}, nil
+		return parseDiscard(toks)
 	case "deallocate":
 		return parseDeallocate(toks)
 	case "execute":

@@ -236,11 +236,15 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 	case ir.ChatterRollback:
 		return &Result{Tag: "ROLLBACK"}, nil
 	case ir.ChatterDiscard:
-		s.mu.Lock()
-		s.settings = map[string]string{}
-		s.epsilon, s.delta, s.hasDelta = 0, 0, false
-		s.mu.Unlock()
-		return &Result{Tag: "DISCARD ALL"}, nil
+		// PLANS, SEQUENCES and TEMP have nothing to drop here: countwall
+		// caches no plans and has no sequences or temporary tables.
+		if st.Value == "all" {
+			s.mu.Lock()
+			s.settings = map[string]string{}
+			s.epsilon, s.delta, s.hasDelta = 0, 0, false
+			s.mu.Unlock()
+		}
+		return &Result{Tag: "DISCARD " + strings.ToUpper(st.Value)}, nil
 	case ir.ChatterSavepoint:
 		return &Result{Tag: "SAVEPOINT"}, nil
 	case ir.ChatterRelease:
@@ -279,6 +283,15 @@ func (s *Session) Settings() Settings {
 		values[k] = v
 	}
 	return Settings{epsilon: s.epsilon, delta: s.delta, hasDelta: s.hasDelta, values: values}
+}
+
+// Setting is the value the session SET name to (name lower-cased); false
+// when it keeps its default.
+func (s *Session) Setting(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.settings[name]
+	return v, ok
 }
 
 // RestoreSettings returns the session's settings to saved ones.

@@ -41,6 +41,15 @@ type Statement struct {
 	// answers from the cursors it keeps.
 	CursorOp *ir.Chatter
 
+	// DiscardAll is set for DISCARD ALL: the front end drops the
+	// session's prepared statements and cursors once it has run (the
+	// Engine resets the settings), and refuses it inside a block.
+	DiscardAll bool
+	// ChangesSettings is set for SET, RESET and DISCARD: the front end
+	// saves the settings before one runs in an implicit transaction, to
+	// undo it if the transaction fails.
+	ChangesSettings bool
+
 	// PrepareName is set for PREPARE name AS query: the statement is the
 	// query, which the front end keeps under the name for EXECUTE, as it
 	// keeps a statement the protocol's Parse prepared.
@@ -145,6 +154,7 @@ func (st *Statement) read(cat *ir.Catalog) {
 	if op, ok := st.prepared.CursorOp(); ok {
 		st.CursorOp = &op
 	}
+	st.DiscardAll, st.ChangesSettings = st.prepared.DiscardsAll(), st.prepared.ChangesSettings()
 	if name, ok := st.prepared.Deallocates(); ok {
 		st.Deallocate = &Deallocation{Name: name, All: name == ""}
 	}

@@ -52,6 +52,10 @@ type conn struct {
 	// those at each savepoint.
 	txSettings        *proxy.Settings
 	savepointSettings []proxy.Settings
+	// reported are the values of the settings the client tracks as it was
+	// last told them (ParameterStatus), startupReported as at startup
+	// (report.go).
+	reported, startupReported map[string]string
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
@@ -162,6 +166,9 @@ func (c *conn) loop() {
 			}
 			return
 		}
+		if ignoreUntilSync && c.txStatus == txIdle {
+			c.rollbackSettings() // the implicit transaction up to Sync failed
+		}
 		if ignoreUntilSync {
 			switch msg.(type) {
 			case *pgproto3.Sync:
@@ -206,6 +213,7 @@ func (c *conn) loop() {
 }
 
 func (c *conn) ready() {
+	c.reportSettings()
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(c.txStatus)})
 	c.be.Flush()
 }

@@ -13,6 +13,9 @@ func (c *conn) checkHousekeeping(st *proxy.Statement) error {
 	if st.PrepareName != "" {
 		return preparable(st) // what runs is the PREPARE, not its query
 	}
+	if st.DiscardAll && (c.txStatus != txIdle || c.implicitBlock) {
+		return pgerror.Errorf(pgerror.ActiveSQLTransaction, "DISCARD ALL cannot run inside a transaction block")
+	}
 	if err := c.checkDeallocate(st); err != nil {
 		return err
 	}
@@ -40,8 +43,21 @@ func (c *conn) checkDeallocate(st *proxy.Statement) error {
 // deallocate drops what a DEALLOCATE that ran names: one named statement,
 // or for ALL every named one (the unnamed statement is the protocol's
 // own, which PostgreSQL's DEALLOCATE ALL leaves alone too).
+//
+// DISCARD ALL drops every named statement too, and every cursor and named
+// portal, as PostgreSQL's does (a pool such as PgBouncer sends it between
+// clients, which must not find the last one's statements).
 func (c *conn) deallocate(st *proxy.Statement) {
 	d := st.Deallocate
+	if st.DiscardAll {
+		d = &proxy.Deallocation{All: true}
+		clear(c.cursors)
+		for name := range c.portals {
+			if name != "" {
+				delete(c.portals, name)
+			}
+		}
+	}
 	if d == nil {
 		return
 	}

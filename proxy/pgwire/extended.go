@@ -191,6 +191,7 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}
+	c.saveSettingsForImplicit(p.stmt.stmt)
 	if err := c.unchangedColumns(p.stmt); err != nil {
 		c.refused(p.stmt.stmt, err)
 		return false

@@ -108,6 +108,15 @@ func protocolCases() []protocolCase {
 		{"typed PREPARE in SQL", cat(query("PREPARE q(int, text) AS SELECT COUNT(*) FROM people WHERE age > $1 AND sex = $2; EXECUTE q(30, 'F')"),
 			query("EXECUTE q('x', 'F')"), query("PREPARE r(widget) AS SELECT COUNT(*) FROM people"), query("PREPARE r AS FETCH 1 FROM c"),
 			query("PREPARE r AS COMMIT"), query("DEALLOCATE ALL"))},
+		{"a SET undone by a failure before Sync", cat(parse("", "SET application_name = 'p'"), bind("", ""), exec("", 0),
+			parse("", "SELECT COUNT(*) FROM nowhere"), sync, run("SET application_name = 'q'"), run("RESET application_name"),
+			query("SET application_name = 'r'; SELECT COUNT(*) FROM nowhere"))},
+		{"DISCARD, as a pool sends it between clients", cat(query("PREPARE q AS "+bySex), parse("s", bySex), sync,
+			query("DECLARE h CURSOR WITH HOLD FOR "+bySex), query("SET application_name = 'before'"),
+			query("BEGIN; DISCARD ALL"), query("ROLLBACK"), query("SELECT 1; DISCARD ALL"),
+			query("DISCARD ALL"), query("EXECUTE q"), describe('S', "s"), sync, query("FETCH 1 FROM h"),
+			query("DISCARD PLANS; DISCARD SEQUENCES; DISCARD TEMPORARY; DISCARD TEMP"), query("DISCARD"), query("DISCARD nothing"),
+			run("DISCARD ALL"))},
 	}
 }
 

@@ -32,6 +32,11 @@ type Session interface {
 	// undone, as PostgreSQL undoes it.
 	Settings() proxy.Settings
 	RestoreSettings(proxy.Settings)
+	// Setting is the value the session SET a setting to (its name
+	// lower-cased), false while it keeps its default: the front door
+	// reports a change of the settings clients track (application_name)
+	// with ParameterStatus, as PostgreSQL does.
+	Setting(name string) (string, bool)
 	// Done is closed when the engine ends the session (its analyst was
 	// removed from the config); the connection is then terminated with
 	// 57P01.

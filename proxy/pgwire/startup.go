@@ -148,6 +148,7 @@ func (c *conn) negotiateProtocol(version uint32, m *pgproto3.StartupMessage) {
 func (c *conn) greet(startup *pgproto3.StartupMessage) {
 	c.be.Send(&pgproto3.AuthenticationOk{})
 	appName := startup.Parameters["application_name"]
+	c.reported, c.startupReported = map[string]string{}, map[string]string{}
 	for _, p := range [][2]string{
 		{"server_version", ServerVersion},
 		{"server_encoding", "UTF8"},
@@ -162,6 +163,7 @@ func (c *conn) greet(startup *pgproto3.StartupMessage) {
 		{"application_name", appName},
 	} {
 		c.be.Send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+		c.reported[p[0]], c.startupReported[p[0]] = p[1], p[1]
 	}
 	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: uint32Bytes(c.secret)})
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(c.txStatus)})

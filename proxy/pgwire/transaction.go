@@ -141,6 +141,16 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 func (c *conn) endImplicitTransaction() {
 	if c.txStatus == txIdle {
 		clear(c.portals)
+		c.txSettings = nil // committed
+	}
+}
+
+// saveSettingsForImplicit saves the settings before a SET, RESET or
+// DISCARD runs in the extended protocol outside a block: the statements
+// up to Sync are one implicit transaction, whose failure undoes it.
+func (c *conn) saveSettingsForImplicit(st *proxy.Statement) {
+	if st.ChangesSettings && c.txStatus == txIdle && c.txSettings == nil {
+		c.beginSettings()
 	}
 }
 
