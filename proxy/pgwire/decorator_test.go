@@ -44,7 +44,7 @@ func (m meteredSession) Refused(st *proxy.Statement, err error) {
 
 func (m meteredSession) Settings() proxy.Settings             { return m.inner.Settings() }
 func (m meteredSession) RestoreSettings(saved proxy.Settings) { m.inner.RestoreSettings(saved) }
-func (m meteredSession) Setting(name string) (string, bool)    { return m.inner.Setting(name) }
+func (m meteredSession) Setting(name string) (string, bool)   { return m.inner.Setting(name) }
 func (m meteredSession) Done() <-chan struct{}                { return m.inner.Done() }
 func (m meteredSession) Close()                               { m.inner.Close() }
 

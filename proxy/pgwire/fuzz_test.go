@@ -44,7 +44,7 @@ func (echoSession) Refused(*proxy.Statement, error) {}
 
 func (echoSession) Settings() proxy.Settings       { return proxy.Settings{} }
 func (echoSession) RestoreSettings(proxy.Settings) {}
-func (echoSession) Setting(string) (string, bool)   { return "", false }
+func (echoSession) Setting(string) (string, bool)  { return "", false }
 
 func (echoSession) Done() <-chan struct{} { return nil }
 
