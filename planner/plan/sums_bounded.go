@@ -23,33 +23,38 @@ import (
 // cells: what laplace and gaussian calibrate their noise to. Cell.Units is
 // the units the cell keeps, which partition selection reads.
 
-// boundedSums collects each unit's rows until the read ends.
+// boundedSums collects each unit's rows until the read ends. The rows come
+// ordered by cell and then unit (the bounded sums SQL's ORDER BY), and the
+// kept ones are merged in that order, so that each cell adds its units'
+// parts in the unit's order: the snapshot adds them in the same order, and
+// the two paths' floating-point sums agree to the bit.
 type boundedSums struct {
 	l     SumsLayout
-	units map[string][]unitCell
-	order []string        // units in the order first read
-	seen  map[string]bool // the cells read, for MaxCells
+	read  []unitCell       // every (cell, unit) row, in the order read
+	units map[string][]int // by unit, its rows' places in read
+	order []string         // units in the order first read
 }
 
 // unitCell is one unit's figures in one cell, unbounded yet.
 type unitCell struct {
-	unit any
-	raw  []any // the group values as read, for the unit's rank
-	key  string
-	cell ir.Cell
-	rank int64
+	unit    any
+	raw     []any // the group values as read, for the unit's rank
+	key     string
+	cell    ir.Cell
+	rank    int64
+	dropped bool // past the unit's G cells
 }
 
 func newBoundedSums(l SumsLayout) *boundedSums {
-	return &boundedSums{l: l, units: map[string][]unitCell{}, seen: map[string]bool{}}
+	return &boundedSums{l: l, units: map[string][]int{}}
 }
 
-// add keeps one row's figures for its unit; stop is true once the read
-// has found more than MaxCells cells (the accumulator then refuses the
-// query for its groups).
-func (f *boundedSums) add(unit any, groups []any, c ir.Cell) (stop bool) {
+// add keeps one row's figures for its unit. The read is not stopped at
+// MaxCells: the cells a unit drops under G are not answered, and the
+// accumulator refuses too many of the cells kept, as the snapshot does.
+func (f *boundedSums) add(unit any, groups []any, c ir.Cell) {
 	if unit == nil {
-		return false // a row without a unit counts for nothing under bounds
+		return // a row without a unit counts for nothing under bounds
 	}
 	unit = ownValue(unit)
 	raw := make([]any, len(groups))
@@ -60,10 +65,8 @@ func (f *boundedSums) add(unit any, groups []any, c ir.Cell) (stop bool) {
 	if _, ok := f.units[id]; !ok {
 		f.order = append(f.order, id)
 	}
-	key := GroupKey(c.Group)
-	f.units[id] = append(f.units[id], unitCell{unit: unit, raw: raw, key: key, cell: c})
-	f.seen[key] = true
-	return f.l.MaxCells > 0 && len(f.seen) > f.l.MaxCells
+	f.units[id] = append(f.units[id], len(f.read))
+	f.read = append(f.read, unitCell{unit: unit, raw: raw, key: GroupKey(c.Group), cell: c})
 }
 
 // ownValue copies a driver's byte slice, which the next row may reuse.
@@ -74,21 +77,28 @@ func ownValue(v any) any {
 	return v
 }
 
-// finish bounds each unit and hands merge its part of each kept cell.
+// finish bounds each unit and hands merge each unit's part of each kept
+// cell, in the order read.
 func (f *boundedSums) finish(merge func(ir.Cell)) {
 	b := f.l.Bounds
 	for _, id := range f.order {
-		cells := f.units[id]
-		if f.l.Rank && int64(len(cells)) > b.MaxGroupsPerUnit {
-			for i := range cells {
-				cells[i].rank = CellRank(f.l.Secret, cells[i].unit, cells[i].raw...)
-			}
-			slices.SortFunc(cells, func(x, y unitCell) int {
-				return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.key, y.key))
-			})
-			cells = cells[:b.MaxGroupsPerUnit]
+		places := f.units[id]
+		if !f.l.Rank || int64(len(places)) <= b.MaxGroupsPerUnit {
+			continue
 		}
-		for _, uc := range cells {
+		for _, i := range places {
+			uc := &f.read[i]
+			uc.rank = CellRank(f.l.Secret, uc.unit, uc.raw...)
+		}
+		slices.SortFunc(places, func(x, y int) int {
+			return cmp.Or(cmp.Compare(f.read[x].rank, f.read[y].rank), cmp.Compare(f.read[x].key, f.read[y].key))
+		})
+		for _, i := range places[b.MaxGroupsPerUnit:] {
+			f.read[i].dropped = true
+		}
+	}
+	for _, uc := range f.read {
+		if !uc.dropped {
 			merge(boundUnitCell(uc.cell, b.MaxRowsPerUnit))
 		}
 	}

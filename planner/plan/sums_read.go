@@ -26,7 +26,8 @@ type SumsLayout struct {
 	// Secret, as for counts.
 	Keyed bool
 	// MaxCells, when positive, stops the read past that many cells: the
-	// accumulator then refuses the query for its groups.
+	// accumulator then refuses the query for its groups. Bounded rows are
+	// read to the end (a unit's dropped cells are not answered).
 	MaxCells int
 	// Bounded rows are per cell and unit with the unit's value in the place
 	// of PerUnit's flag, folded under Bounds (Needs.Bound, sums_bounded.go);
@@ -110,9 +111,7 @@ func ScanSums(ctx context.Context, rd Querier, text string, args []any, l SumsLa
 			return err
 		}
 		if fold != nil {
-			if fold.add(vals[l.Groups], vals[:l.Groups], c) {
-				break
-			}
+			fold.add(vals[l.Groups], vals[:l.Groups], c)
 			continue
 		}
 		merge(c)

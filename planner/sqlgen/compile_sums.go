@@ -9,8 +9,9 @@ import (
 )
 
 // Sums: a query with SUM or AVG is rendered as one aggregate whose rows
-// are the cells (or, when contributions are asked for, one per cell and
-// privacy unit, which Go folds into cells). Each row is laid out as
+// are the cells (or, when contributions or bounds are asked for, one per
+// cell and privacy unit, which Go folds into cells, ordered by cell and unit
+// under bounds). Each row is laid out as
 // plan.SumsLayout says. An integer column is summed in two halves, v>>32 and
 // v&(2^32-1), so that no SQL sum can overflow (SQLite's SUM fails on
 // overflow, a row's value deciding the error); Go adds them exactly. A
@@ -60,7 +61,9 @@ func PostgresSums(t *ir.Table, q *ir.Query, needs ir.Needs, d PostgresDialect) (
 type sumsBody struct {
 	groups []string
 	unit   string // the unit column, when the rows are per unit
-	list   string // what follows the group columns in the select list
+	// bounded rows are ordered by cell and then unit (Needs.Bound)
+	bounded bool
+	list    string // what follows the group columns in the select list
 }
 
 func (b sumsBody) sql(t *ir.Table, where string, ordered bool) string {
@@ -76,7 +79,12 @@ func (b sumsBody) sql(t *ir.Table, where string, ordered bool) string {
 	if len(keys) > 0 {
 		sb.WriteString(" GROUP BY " + strings.Join(keys, ", "))
 	}
-	if ordered && len(b.groups) > 0 {
+	switch {
+	case b.bounded:
+		// Every dialect: the fold adds each cell's units in the order read
+		// (plan's sums_bounded.go), so the order is part of the answer.
+		sb.WriteString(" ORDER BY " + strings.Join(keys, ", "))
+	case ordered && len(b.groups) > 0:
 		sb.WriteString(" ORDER BY " + strings.Join(b.groups, ", "))
 	}
 	return sb.String()
@@ -89,7 +97,7 @@ func sumsSelect(c *compiler, t *ir.Table, q *ir.Query, needs ir.Needs) sumsBody 
 	}
 	var list []string
 	if plan.PerUnitSums(needs) { // the unit itself (plan.SumsLayout)
-		b.unit = c.column(t.PrivacyUnit)
+		b.unit, b.bounded = c.column(t.PrivacyUnit), needs.Bound
 		list = append(list, b.unit)
 	}
 	list = append(list, "COUNT(*)")
