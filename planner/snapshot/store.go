@@ -88,7 +88,7 @@ func (s *Store) Answer(ctx context.Context, t *ir.Table, q *ir.Query, needs ir.N
 	switch {
 	case q.HasSums():
 		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
-			return snap.answerSums(t, q, needs, secret, shape)
+			return snap.answerSums(t, q, needs, secret, shape, bounds, rank)
 		}
 	case needs.Bound && !t.UnitKeyed:
 		answer = func(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {

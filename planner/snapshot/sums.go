@@ -79,10 +79,11 @@ func (c *sumCell) add(cols []sumColumn, r int, m int64) {
 
 // answerSums computes a query with sums from the snapshot, or declines it
 // (ok false) for SQLite to answer.
-func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
+// bounds and rank are Prepare's, for sums bounded per unit.
+func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape, bounds ir.Bounds, rank bool) (*ir.Result, bool, error) {
 	needs, keyed := plan.UnitKeyedSums(t, q, needs)
 	if needs.Bound {
-		return nil, false, nil // bounded sums are folded per unit by the SQL path (plan.SumsLayout)
+		return snap.answerBoundedSums(t, q, needs, secret, shape, bounds, rank)
 	}
 	groups, ok := snap.groupColumns(t, q)
 	if !ok {

@@ -97,6 +97,8 @@ type Table struct {
 	// (cellOrder).
 	ordersMu sync.Mutex
 	orders   []keptOrder
+	// sumScratch is bounded sums' accumulators, kept between queries.
+	sumScratch sumScratches
 }
 
 // OnePerUnit reports whether every row has a unit and no two rows share one
