@@ -59,6 +59,14 @@ func (snap *Table) answerBoundedSums(t *ir.Table, q *ir.Query, needs ir.Needs, s
 	if !ok {
 		return nil, false, nil
 	}
+	cells, _ := snap.boundedSumCells(matched, unit, groups, radix, cols, secret, b, rank)
+	res, err := snap.result(shape, cells, q, needs)
+	return res, true, err
+}
+
+// boundedSumCells is the pass over the matching rows and the cells it
+// keeps, with its work (rows and places visited) for the tests.
+func (snap *Table) boundedSumCells(matched bitset, unit *snapColumn, groups []groupColumn, radix uint64, cols []sumColumn, secret []byte, b ir.Bounds, rank bool) ([]ir.Cell, int) {
 	var order *cellOrder
 	if len(groups) > 0 {
 		order = snap.cellOrder(unit, groups, secret)
@@ -72,8 +80,7 @@ func (snap *Table) answerBoundedSums(t *ir.Table, q *ir.Query, needs ir.Needs, s
 	snap.sumScratch.use(snap.longestRun(unit, order != nil), len(cols), func(s *sumScratch) {
 		p.run(matched, s, totals)
 	})
-	res, err := snap.result(shape, totals.cells(groups, cols), q, needs)
-	return res, true, err
+	return totals.cells(groups, cols), p.work
 }
 
 // longestRun is the most places a unit's run needs: its rows when grouped
