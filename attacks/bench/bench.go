@@ -136,7 +136,11 @@ func run(ctx context.Context, w io.Writer, o Options) (err error) {
 	if err := b.benchZCDP(ctx, o.Rounds, o.PerRound); err != nil {
 		return err
 	}
-	return benchLong(ctx, tw, o.Dir, o.Rows, auditSync, measure)
+	if err := benchLong(ctx, tw, o.Dir, o.Rows, auditSync, measure); err != nil {
+		return err
+	}
+	longPath, _ := longTablePath(o.Dir, o.Rows)
+	return benchSums(ctx, tw, o.Dir, longPath, auditSync)
 }
 
 // measurer times statements on a querier: the median over rounds of the

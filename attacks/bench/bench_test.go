@@ -25,7 +25,8 @@ func TestRunPrintsEveryLine(t *testing.T) {
 		"× in process", "8 wire client(s) at once", "cellkey, in process", "noise-remover statements, cellkey, over the wire", "laplace, in process",
 		"laplace, bounded per person: GROUP BY / exact", "long table, laplace C=3: COUNT / exact", "long table, laplace C=3 G=8: GROUP BY / exact",
 		"long table, clip then sum in Go (no firewall): COUNT", "gaussian, each charge alone, 1 wire client(s) at once",
-		"gaussian, rho reserved, 32 wire client(s) at once", "× laplace (time)"} {
+		"gaussian, rho reserved, 32 wire client(s) at once", "× laplace (time)",
+		"long table, laplace C=3: SUM(income), epsilon 1", "× faster than dpagg", "dpagg.BoundedSumFloat64, same rows", "RMSE"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("bench output lacks %q:\n%s", w, out.String())
 		}

@@ -37,8 +37,7 @@ var benchLongGroupQueries = []string{
 // firewall (per person and cell, clip the rows at C, then sum), done in Go
 // over rows read once into memory, which countwall should beat.
 func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditSync state.AuditSync, measure measurer) error {
-	people = max(people/10, 1)
-	dbPath := filepath.Join(dir, fmt.Sprintf("bench-long-%d.db", people))
+	dbPath, people := longTablePath(dir, people)
 	if _, err := os.Stat(dbPath); err != nil {
 		o := dataset.PeopleOptions{Rows: int64(people), Seed: 1, MaxRowsPerPerson: longMaxRows}
 		if err := dataset.GeneratePeople(ctx, dbPath, o, dataset.WriteOptions{}); err != nil {
@@ -49,7 +48,7 @@ func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditS
 	var startTook time.Duration
 	for _, name := range []string{"exact", "laplace"} {
 		start := time.Now()
-		srv, err := startLong(ctx, dir, dbPath, name, auditSync)
+		srv, err := startLong(ctx, dir, dbPath, name, auditSync, nil)
 		if err != nil {
 			return fmt.Errorf("long table, %s: %w", name, err)
 		}
@@ -91,9 +90,16 @@ func benchLong(ctx context.Context, tw io.Writer, dir string, people int, auditS
 	return nil
 }
 
+// longTablePath is where the long table of a bench of rows rows is
+// written, and its people: rows/10.
+func longTablePath(dir string, rows int) (string, int) {
+	people := max(rows/10, 1)
+	return filepath.Join(dir, fmt.Sprintf("bench-long-%d.db", people)), people
+}
+
 // startLong starts a firewall on the long table at dbPath under the
-// mechanism name, with the long table's bounds.
-func startLong(ctx context.Context, dir, dbPath, name string, auditSync state.AuditSync) (*demo.Firewall, error) {
+// mechanism name, with the long table's bounds and the value bounds given.
+func startLong(ctx context.Context, dir, dbPath, name string, auditSync state.AuditSync, values map[string]any) (*demo.Firewall, error) {
 	tables, err := demo.PeopleTables()
 	if err != nil {
 		return nil, err
@@ -105,6 +111,9 @@ func startLong(ctx context.Context, dir, dbPath, name string, auditSync state.Au
 	delete(section, "unit_keyed")
 	section["max_rows_per_unit"] = longRowsBound
 	section["max_groups_per_unit"] = longCellBound
+	if values != nil {
+		section["bounds"] = values
+	}
 	s := demo.Settings[name]
 	s.Budget, s.AuditSync = benchBudget, string(auditSync)
 	return demo.StartFirewall(ctx, dir, dbPath, tables, s, []string{"bench"})

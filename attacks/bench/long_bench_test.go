@@ -47,7 +47,7 @@ func BenchmarkLong(b *testing.B) {
 		}
 	}
 	for _, mechanism := range []string{"exact", "laplace"} {
-		srv, err := startLong(ctx, dir, dbPath, mechanism, state.AuditSyncNormal)
+		srv, err := startLong(ctx, dir, dbPath, mechanism, state.AuditSyncNormal, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
