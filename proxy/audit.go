@@ -38,7 +38,8 @@ func (r auditRecord) entry() state.AuditEntry {
 
 // audit records a statement's outcome. A refusal is queued; an answer's
 // entry is committed before audit returns (group commit with the answers of
-// other sessions), so that a crash never leaves the audit showing fewer
+// other sessions), or, under WithHeldAnswers, before the front end lets the
+// answer leave, so that a crash never leaves the audit showing fewer
 // answers than clients received.
 func (e *Engine) audit(ctx context.Context, r auditRecord) error {
 	entry := r.entry()
@@ -51,6 +52,11 @@ func (e *Engine) audit(ctx context.Context, r auditRecord) error {
 	}
 	if e.queueAnswerAudit {
 		e.state.Audit(entry)
+		return nil
+	}
+	if h := heldAnswers(ctx); h != nil {
+		// The front end holds the answer and waits before it leaves.
+		h.pending = append(h.pending, e.state.AuditLater(entry))
 		return nil
 	}
 	// The wait is not cut short by the statement's deadline: the entry is

@@ -68,28 +68,54 @@ func (s *DB) Audit(e AuditEntry) {
 // Entries offered while a commit is in progress share the next one (group
 // commit).
 func (s *DB) AuditDurable(ctx context.Context, e AuditEntry) error {
+	return s.AuditLater(e).Wait(ctx)
+}
+
+// PendingAudit is an entry queued by AuditLater, whose commit its holder
+// waits for before the answer leaves.
+type PendingAudit struct {
+	s    *DB
+	done chan error
+	err  error // the entry could not be queued
+}
+
+// AuditLater queues an answer's entry and returns at once: AuditDurable in
+// two halves, for a front end that holds the answer until Wait returns
+// (the wire holds a connection's pipelined answers and waits once, so that
+// their entries share one commit).
+func (s *DB) AuditLater(e AuditEntry) PendingAudit {
 	e.done = make(chan error, 1)
 	if _, err := s.enqueue(e, false); err != nil {
-		return err
+		return PendingAudit{err: err}
 	}
-	// Either an earlier writer commits this entry with its batch, or this
-	// goroutine becomes the writer and commits every pending entry.
+	return PendingAudit{s: s, done: e.done}
+}
+
+// Wait, called once, returns when the entry is committed (as durably as
+// Options.AuditSync says), with the commit's error. Either an earlier
+// writer commits it with its batch, or this goroutine becomes the writer
+// and commits every pending entry.
+func (p PendingAudit) Wait(ctx context.Context) error {
+	if p.err != nil || p.done == nil {
+		return p.err
+	}
+	s := p.s
 	select {
-	case err := <-e.done:
+	case err := <-p.done:
 		return err
 	case s.writing <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case err := <-e.done: // written while this goroutine took its turn
+	case err := <-p.done: // written while this goroutine took its turn
 		<-s.writing
 		return err
 	default:
 	}
 	s.commitLocked()
 	<-s.writing
-	return <-e.done
+	return <-p.done
 }
 
 // enqueue adds an entry to the pending ones and says how many are pending;
