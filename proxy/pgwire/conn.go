@@ -61,6 +61,12 @@ type conn struct {
 	running context.CancelFunc // the statement in flight, for cancel requests
 
 	ended atomic.Bool // the engine ended the session (session.go)
+
+	// unflushed says a statement's cycle ended with output not yet
+	// written, and held are the answers waiting for their audit rows
+	// (held.go).
+	unflushed bool
+	held      proxy.HeldAnswers
 }
 
 func (c *conn) cancelRunning() {
@@ -212,10 +218,12 @@ func (c *conn) loop() {
 	}
 }
 
+// ready ends a statement's cycle; the answer is written before the server
+// next waits for input (held.go).
 func (c *conn) ready() {
 	c.reportSettings()
 	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: byte(c.txStatus)})
-	c.be.Flush()
+	c.unflushed = true
 }
 
 // run executes one statement with the query deadline, cancellable by a
@@ -228,6 +236,7 @@ func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
 	} else {
 		ctx, cancel = context.WithCancel(context.Background())
 	}
+	ctx = proxy.WithHeldAnswers(ctx, &c.held)
 	c.mu.Lock()
 	c.running = cancel
 	c.mu.Unlock()

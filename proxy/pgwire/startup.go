@@ -89,7 +89,7 @@ func (c *conn) startup() (*pgproto3.StartupMessage, bool) {
 			c.refuseProtocol(code)
 			return nil, false
 		default:
-			c.be = pgproto3.NewBackend(c.nc, c.nc)
+			c.be = pgproto3.NewBackend(inputReader{c}, heldWriter{c})
 			c.be.SetMaxBodyLen(c.srv.opts.MaxMessageBytes)
 			// Any 3.x is read as 3.0, the version countwall speaks, and told
 			// so as PostgreSQL tells it (NegotiateProtocolVersion).
