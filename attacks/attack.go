@@ -68,6 +68,10 @@ type Options struct {
 	// Parallel is how many connections an attack that can split its work
 	// may use (idp-reconstruct); 0 or 1 is one, the connection it was given.
 	Parallel int
+	// Pipeline is how many independent searches an attack may run at once
+	// on each connection, their statements sent together (BatchQuerier);
+	// 0 or 1 sends each statement after the answer to the one before.
+	Pipeline int
 	// Params are the attack's own parameters, a pointer to a struct declared
 	// in its file, filled by its Demo and bound to its Flags.
 	Params any

@@ -22,3 +22,9 @@ func (p InProcess) Query(ctx context.Context, sql string) (*Rows, error) {
 	}
 	return res.Text(), nil
 }
+
+// QueryBatch runs sqls one after another: in process there is no round
+// trip to save.
+func (p InProcess) QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error) {
+	return queryEach(ctx, p, sqls)
+}

@@ -54,6 +54,7 @@ var IDPReconstruct = &Attack{
 		}
 		f.StringVar(&p.Resume, "resume", p.Resume, "resume the run whose result (interrupted or stopped) was written to this file with --json: its completed columns are not asked again")
 		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
+		f.IntVar(&o.Pipeline, "pipeline", max(o.Pipeline, 1), "searches each connection runs at once, their statements sent together in one round trip (1: each statement awaited before the next)")
 	},
 	Demo: func() Options {
 		// One zip code's people (30 of the demo's 20,000 at seed 1), every
@@ -214,8 +215,11 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 		taken++
 		return taken - 1, true
 	}
-	work := func(oracle *ThresholdOracle) {
+	work := func(oracle *ThresholdOracle, step *lockstep) {
 		defer wg.Done()
+		if step != nil {
+			defer step.leave()
+		}
 		for {
 			gi, ok := take()
 			if !ok {
@@ -243,15 +247,23 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 			mu.Unlock()
 		}
 	}
-	wg.Add(len(oracles))
-	for _, o := range oracles[1:] {
-		go work(o)
+	searches, steps := r.searches(oracles)
+	wg.Add(len(searches))
+	for _, step := range steps {
+		if step != nil {
+			step.join() // before any search asks: a batch waits for it
+		}
 	}
-	work(oracles[0])
+	for i, o := range searches[1:] {
+		go work(o, steps[i+1])
+	}
+	work(searches[0], steps[0])
 	wg.Wait()
-	for _, o := range oracles[1:] {
-		r.oracle.Inconsistent += o.Inconsistent
-		o.Inconsistent = 0
+	for _, o := range searches {
+		if o != r.oracle {
+			r.oracle.Inconsistent += o.Inconsistent
+			o.Inconsistent = 0
+		}
 	}
 	// Without an error every group was reported: reported is len(groups).
 	for gi, g := range groups[:reported] {
@@ -260,6 +272,28 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 		}
 	}
 	return next, reported, firstErr
+}
+
+// searches are the searches that split a column's groups at once: one per
+// connection's oracle, or, with o.Pipeline above 1, that many per
+// connection, each a view of the connection's oracle through a slot of its
+// lockstep (returned beside it, nil for a search alone on its connection),
+// so that each connection has that many statements in flight.
+func (r *reconstruction) searches(oracles []*ThresholdOracle) ([]*ThresholdOracle, []*lockstep) {
+	depth := max(r.o.Pipeline, 1)
+	if depth == 1 {
+		return oracles, make([]*lockstep, len(oracles))
+	}
+	var views []*ThresholdOracle
+	var steps []*lockstep
+	for _, o := range oracles {
+		step := newLockstep(o.q)
+		for i := range depth {
+			views = append(views, o.via(step.slot(i)))
+			steps = append(steps, step)
+		}
+	}
+	return views, steps
 }
 
 // workers are the oracles of a run over o.Parallel connections: r.oracle,

@@ -51,6 +51,38 @@ func (c *reconQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
 	return rows, err
 }
 
+// QueryBatch sends sqls through the querier below in one batch, each
+// counted as Query counts it: a stop (a spent budget, the query limit)
+// halts the run and answers errStopped.
+func (c *reconQuerier) QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error) {
+	t := c.t
+	t.mu.Lock()
+	halted := t.halted
+	t.mu.Unlock()
+	if halted {
+		errs := make([]error, len(sqls))
+		for i := range errs {
+			errs[i] = errStopped
+		}
+		return make([]*Rows, len(sqls)), errs
+	}
+	rows, errs := QueryAll(ctx, c.q, sqls)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, err := range errs {
+		if err != nil && Stopped(err) {
+			if t.stop == nil {
+				t.stop = err
+			}
+			t.halted = true
+			rows[i], errs[i] = nil, errStopped
+			continue
+		}
+		t.n++
+	}
+	return rows, errs
+}
+
 // halt stops every connection sharing c's tally before its next query: one
 // worker's failure ends the others' searches.
 func (c *reconQuerier) halt() {

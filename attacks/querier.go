@@ -20,12 +20,47 @@ type Querier interface {
 	Query(ctx context.Context, sql string) (*Rows, error)
 }
 
+// BatchQuerier is a Querier that can have several statements in flight at
+// once: QueryBatch sends them all, in order, before it waits for the first
+// answer, and returns each statement's answer or error at its index. The
+// statements must not depend on one another's answers; a refusal of one
+// does not stop the others. The wire pipelines them (one round trip for
+// all); in process they run one after another.
+type BatchQuerier interface {
+	Querier
+	QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error)
+}
+
+// QueryAll sends sqls through q in one batch when q is a BatchQuerier, else
+// one after another; either way every statement is sent (unless a wrapper
+// stops them: the query limit, a spent budget) and answered at its index.
+func QueryAll(ctx context.Context, q Querier, sqls []string) ([]*Rows, []error) {
+	if b, ok := q.(BatchQuerier); ok {
+		return b.QueryBatch(ctx, sqls)
+	}
+	return queryEach(ctx, q, sqls)
+}
+
+// queryEach sends sqls one after another, each awaited.
+func queryEach(ctx context.Context, q Querier, sqls []string) ([]*Rows, []error) {
+	rows, errs := make([]*Rows, len(sqls)), make([]error, len(sqls))
+	for i, sql := range sqls {
+		rows[i], errs[i] = q.Query(ctx, sql)
+	}
+	return rows, errs
+}
+
 // Rows is a result in text form, as the wire delivers it.
 type Rows = proxy.TextRows
 
 // Count runs a single-cell COUNT query and returns its answer.
 func Count(ctx context.Context, q Querier, sql string) (float64, error) {
 	rows, err := q.Query(ctx, sql)
+	return countOf(rows, err)
+}
+
+// countOf reads a single-cell COUNT's answer.
+func countOf(rows *Rows, err error) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
@@ -99,6 +134,63 @@ func (l *Logged) send(ctx context.Context, q Querier, sql string) (*Rows, error)
 	return rows, err
 }
 
+// QueryBatch sends sqls through the wrapped Querier in one batch, counted,
+// limited and logged as one Query each, in order: past Max the rest are
+// answered with ErrQueryLimit unsent, and after a spent budget none is
+// sent. Statements already in flight when a refusal for a spent budget
+// comes back were sent: they are counted, and answered as the firewall
+// answered them.
+func (l *Logged) QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error) {
+	return l.sendBatch(ctx, l.Querier, sqls)
+}
+
+// sendBatch is send for several statements in flight at once.
+func (l *Logged) sendBatch(ctx context.Context, q Querier, sqls []string) ([]*Rows, []error) {
+	rows, errs := make([]*Rows, len(sqls)), make([]error, len(sqls))
+	l.mu.Lock()
+	allowed := len(sqls)
+	var stop error
+	switch {
+	case l.spent != nil:
+		allowed, stop = 0, l.spent
+	case ctx.Err() != nil:
+		allowed, stop = 0, fmt.Errorf("after %d queries: %w", l.sent, interrupted(ctx, ctx.Err()))
+	case l.Max > 0 && l.sent+allowed > l.Max:
+		allowed = max(l.Max-l.sent, 0)
+		stop = fmt.Errorf("after %d queries: %w", l.Max, ErrQueryLimit)
+	}
+	for _, sql := range sqls[:allowed] {
+		l.write(sql)
+	}
+	l.sent += allowed
+	l.mu.Unlock()
+	for i := allowed; i < len(sqls); i++ {
+		errs[i] = stop
+	}
+	if allowed == 0 {
+		return rows, errs
+	}
+	got, gotErrs := QueryAll(ctx, q, sqls[:allowed])
+	copy(rows, got)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, err := range gotErrs {
+		switch {
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			rows[i], err = nil, interrupted(ctx, err)
+		default:
+			l.refused++
+			if IsBudgetExhausted(err) && l.spent == nil {
+				l.spent = err
+			}
+		}
+		errs[i] = err
+	}
+	return rows, errs
+}
+
 // Setup sends a session statement (SET, SHOW) through the wrapped Querier:
 // written to the log, so that the log replays in psql as the attack ran,
 // but not counted, since it asks nothing of the data.
@@ -124,6 +216,10 @@ type loggedVia struct {
 
 func (v *loggedVia) Query(ctx context.Context, sql string) (*Rows, error) {
 	return v.l.send(ctx, v.q, sql)
+}
+
+func (v *loggedVia) QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error) {
+	return v.l.sendBatch(ctx, v.q, sqls)
 }
 
 // Setup sends a session statement on this connection, logged, not counted.

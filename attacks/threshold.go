@@ -94,6 +94,15 @@ func (o *ThresholdOracle) Through(ctx context.Context, q Querier) (*ThresholdOra
 	return &v, nil
 }
 
+// via is a view of o over q, a further way to the same session (a slot of
+// a lockstep over o's connection): nothing is asked on q, and Inconsistent
+// starts at 0 (the caller adds it to o's).
+func (o *ThresholdOracle) via(q Querier) *ThresholdOracle {
+	v := *o
+	v.q, v.Inconsistent = q, 0
+	return &v
+}
+
 // ThresholdSetup says how a threshold attack meets the firewall.
 type ThresholdSetup struct {
 	// GroupK is the idp group size k the attack assumes; negative means "ask

@@ -14,7 +14,7 @@ import (
 
 // Wire is a Querier over the PostgreSQL protocol to a running firewall.
 // It uses the simple protocol, so that what it sends is exactly the SQL in
-// its log.
+// its log, and pipelines a batch of independent statements (QueryBatch).
 //
 // pgx opens the connection (TLS, SCRAM, the startup parameters), then hands
 // it over: an attack sends millions of one-row statements, one at a time
@@ -62,10 +62,7 @@ func (w *Wire) Close() error {
 
 // Query sends sql and reads every row as text.
 func (w *Wire) Query(ctx context.Context, sql string) (*Rows, error) {
-	if w.broken != nil {
-		return nil, fmt.Errorf("the connection to the firewall is unusable: %w", w.broken)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := w.usable(ctx); err != nil {
 		return nil, err
 	}
 	// A cancelled context wakes the read or write in flight; the statement's
@@ -79,6 +76,66 @@ func (w *Wire) Query(ctx context.Context, sql string) (*Rows, error) {
 	return rows, err
 }
 
+// maxInFlight bounds the statements a batch has in flight: a batch's
+// Query messages are written before any answer is read, so the answers
+// waiting in the socket's buffers must stay well under what those buffers
+// hold (a few kilobytes for 64 one-row answers), or both sides would block
+// writing.
+const maxInFlight = 64
+
+// QueryBatch pipelines sqls: it writes up to maxInFlight Query messages in
+// one write, then reads their answers, each up to its own ReadyForQuery.
+// Each Query message is its own implicit transaction, so a refusal of one
+// statement leaves the others as they would be alone, and the statements,
+// as the log shows them, are exactly what is sent.
+func (w *Wire) QueryBatch(ctx context.Context, sqls []string) ([]*Rows, []error) {
+	rows, errs := make([]*Rows, len(sqls)), make([]error, len(sqls))
+	for start := 0; start < len(sqls); start += maxInFlight {
+		end := min(start+maxInFlight, len(sqls))
+		if err := w.usable(ctx); err != nil {
+			for i := start; i < len(sqls); i++ {
+				errs[i] = err
+			}
+			return rows, errs
+		}
+		cut := context.AfterFunc(ctx, func() { w.nc.SetDeadline(time.Now()) }) //nolint:errcheck // a closed socket fails the read anyway
+		w.pipeline(sqls[start:end], rows[start:end], errs[start:end])
+		if !cut() {
+			w.broken = ctx.Err()
+			for i := start; i < end; i++ {
+				rows[i], errs[i] = nil, ctx.Err()
+			}
+		}
+	}
+	return rows, errs
+}
+
+// pipeline writes every statement of sqls, then reads their answers into
+// rows and errs, in order.
+func (w *Wire) pipeline(sqls []string, rows []*Rows, errs []error) {
+	for _, sql := range sqls {
+		w.fe.Send(&pgproto3.Query{String: sql})
+	}
+	if err := w.fe.Flush(); err != nil {
+		w.broken = err
+		for i := range errs {
+			errs[i] = fmt.Errorf("sending to the firewall: %w", err)
+		}
+		return
+	}
+	for i := range sqls {
+		rows[i], errs[i] = w.answer()
+	}
+}
+
+// usable is why the connection cannot take a statement now, nil when it can.
+func (w *Wire) usable(ctx context.Context) error {
+	if w.broken != nil {
+		return fmt.Errorf("the connection to the firewall is unusable: %w", w.broken)
+	}
+	return ctx.Err()
+}
+
 // exchange writes one Query message and reads the answer to its
 // ReadyForQuery: the rows of every result as text, or the first error.
 func (w *Wire) exchange(sql string) (*Rows, error) {
@@ -86,6 +143,14 @@ func (w *Wire) exchange(sql string) (*Rows, error) {
 	if err := w.fe.Flush(); err != nil {
 		w.broken = err
 		return nil, fmt.Errorf("sending to the firewall: %w", err)
+	}
+	return w.answer()
+}
+
+// answer reads one Query message's answer up to its ReadyForQuery.
+func (w *Wire) answer() (*Rows, error) {
+	if w.broken != nil {
+		return nil, fmt.Errorf("the connection to the firewall is unusable: %w", w.broken)
 	}
 	out := &Rows{}
 	var firstErr error
