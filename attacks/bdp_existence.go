@@ -133,26 +133,34 @@ func runExistence(ctx context.Context, q Querier, o Options) (*Result, error) {
 	res := &Result{}
 	existing := [][]string{}
 	classified, fractional := 0, 0
-	for i := range total {
-		idx := combination(o, i)
-		v, err := Count(ctx, q, existenceSQL(o, idx))
-		if err != nil {
-			if Stopped(err) {
-				res.Note = fmt.Sprintf("stopped after %d of %d combinations: %v", classified, total, err)
-				break
+	// Each combination's statement is fixed in advance: they are sent
+	// o.Pipeline at a time.
+	var failed error
+	inBatches(ctx, q, o.Pipeline, total, func(i int) string { return existenceSQL(o, combination(o, i)) },
+		func(i int, rows *Rows, err error) bool {
+			v, err := countOf(rows, err)
+			if err != nil {
+				if Stopped(err) {
+					res.Note = fmt.Sprintf("stopped after %d of %d combinations: %v", classified, total, err)
+				} else {
+					failed = err
+				}
+				return false
 			}
-			return nil, err
-		}
-		classified++
-		if v != math.Trunc(v) {
-			fractional++
-		}
-		if v != 0 {
-			existing = append(existing, combinationValues(o, idx))
-		}
-		if o.Progress != nil {
-			o.Progress(classified, total)
-		}
+			classified++
+			if v != math.Trunc(v) {
+				fractional++
+			}
+			if v != 0 {
+				existing = append(existing, combinationValues(o, combination(o, i)))
+			}
+			if o.Progress != nil {
+				o.Progress(classified, total)
+			}
+			return true
+		})
+	if failed != nil {
+		return nil, failed
 	}
 	columns := make([]string, len(o.Domains))
 	for j, d := range o.Domains {

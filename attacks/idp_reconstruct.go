@@ -54,7 +54,6 @@ var IDPReconstruct = &Attack{
 		}
 		f.StringVar(&p.Resume, "resume", p.Resume, "resume the run whose result (interrupted or stopped) was written to this file with --json: its completed columns are not asked again")
 		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
-		f.IntVar(&o.Pipeline, "pipeline", max(o.Pipeline, 1), "searches each connection runs at once, their statements sent together in one round trip (1: each statement awaited before the next)")
 	},
 	Demo: func() Options {
 		// One zip code's people (30 of the demo's 20,000 at seed 1), every

@@ -265,6 +265,22 @@ func linearPlan(ctx context.Context, o Options) (*LinearParams, *linearGroup, []
 	return p, g, subsets(len(g.values), p.queries(g.people), p.Solver, p.Seed), nil
 }
 
+// subsetRefusal reads the error of subset count j: a stop keeps the answers
+// so far (a note), a policy refusal of the first is the finding (byPolicy,
+// with the refusal as failed), anything else fails the attack.
+func subsetRefusal(j int, err error) (note string, byPolicy bool, failed error) {
+	if j == 0 && !Stopped(err) {
+		if st := SQLState(err); st == pgerror.InsufficientPrivilege || st == pgerror.ProgramLimitExceeded || st == pgerror.FeatureNotSupported {
+			return "", true, err
+		}
+		return "", false, fmt.Errorf("asking the first subset count: %w", err)
+	}
+	if !Stopped(err) {
+		return "", false, fmt.Errorf("asking subset count %d: %w", j+1, err)
+	}
+	return fmt.Sprintf("stopped after %d answers: %v; solved with those", j, err), false, nil
+}
+
 // linearScript is the whole attack as SQL (it is not adaptive); it needs
 // the prior information to name the subsets.
 func linearScript(o Options) []string {
@@ -284,37 +300,45 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 	if err != nil {
 		return nil, err
 	}
+	// The subsets are fixed in advance (the attack is not adaptive): their
+	// statements are sent o.Pipeline at a time.
 	var answers []float64
 	var asked [][]bool
 	var note string
-	for j, s := range subs {
-		a, err := Count(ctx, q, subsetSQL(o, p, g, s))
-		if err != nil {
-			if j == 0 && o.Target.Sum != "" {
-				if r := stoppedResult(err, 0); r != nil {
-					return r, nil
+	var failed error
+	var early *Result // a sum attack's first subset refused
+	byPolicy := false
+	inBatches(ctx, q, o.Pipeline, len(subs), func(j int) string { return subsetSQL(o, p, g, subs[j]) },
+		func(j int, rows *Rows, err error) bool {
+			a, err := countOf(rows, err)
+			if err != nil {
+				if j == 0 && o.Target.Sum != "" {
+					early = stoppedResult(err, 0)
 				}
-			}
-			if j == 0 && !Stopped(err) {
-				if st := SQLState(err); st == pgerror.InsufficientPrivilege || st == pgerror.ProgramLimitExceeded || st == pgerror.FeatureNotSupported {
-					// The policy refuses the subset SQL: the finding is which rule.
-					return &Result{Undecided: true,
-						Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, err),
-						Details: map[string]any{"refused_by_policy": string(st)}}, nil
+				if early == nil {
+					note, byPolicy, failed = subsetRefusal(j, err)
 				}
-				return nil, fmt.Errorf("asking the first subset count: %w", err)
+				return false
 			}
-			if !Stopped(err) {
-				return nil, fmt.Errorf("asking subset count %d: %w", j+1, err)
+			answers = append(answers, a)
+			asked = append(asked, subs[j])
+			if o.Progress != nil {
+				o.Progress(j+1, len(subs))
 			}
-			note = fmt.Sprintf("stopped after %d answers: %v; solved with those", j, err)
-			break
+			return true
+		})
+	if early != nil {
+		return early, nil
+	}
+	if failed != nil {
+		if byPolicy {
+			// The policy refuses the subset SQL: the finding is which rule.
+			st := SQLState(failed)
+			return &Result{Undecided: true,
+				Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, failed),
+				Details: map[string]any{"refused_by_policy": string(st)}}, nil
 		}
-		answers = append(answers, a)
-		asked = append(asked, s)
-		if o.Progress != nil {
-			o.Progress(j+1, len(subs))
-		}
+		return nil, failed
 	}
 	res := &Result{Note: note, Details: map[string]any{
 		"people": g.people, "unknowns": len(g.values), "queries_planned": len(subs),

@@ -121,39 +121,45 @@ func (nr *noiseRemover) step() {
 	}
 }
 
-func (nr *noiseRemover) count(ctx context.Context, values []string) (int64, error) {
-	v, err := Count(ctx, nr.q, inQuery(nr.o, values))
-	nr.asked++
-	if err != nil {
-		if Stopped(err) {
-			nr.stop = err
-			return 0, errStopped
-		}
-		return 0, err
-	}
-	return int64(math.Round(v)), nil
+// countAll asks the count of each set, with up to o.Pipeline statements in
+// flight, and hands each to got, in order, up to the first error, which it
+// returns (errStopped for a stop, kept in nr.stop).
+func (nr *noiseRemover) countAll(ctx context.Context, sets [][]string, got func(i int, n int64)) error {
+	var first error
+	inBatches(ctx, nr.q, nr.o.Pipeline, len(sets), func(i int) string { return inQuery(nr.o, sets[i]) },
+		func(i int, rows *Rows, err error) bool {
+			nr.asked++
+			v, err := countOf(rows, err)
+			switch {
+			case err != nil && Stopped(err):
+				nr.stop, first = err, errStopped
+			case err != nil:
+				first = err
+			default:
+				got(i, int64(math.Round(v)))
+			}
+			return first == nil
+		})
+	return first
 }
 
 // total is Algorithm 4: the count of set (plus extra, when given, always on
 // the side holding set's last value) from k two-partitions of set, sampled
-// without repetition.
+// without repetition. The two-partitions' statements do not depend on one
+// another's answers: they are sent o.Pipeline at a time.
 func (nr *noiseRemover) total(ctx context.Context, set []string, extra string, k int) (int64, error) {
 	masks := sampleMasks(nr.rng, len(set), k)
-	var sum int64
+	sides := make([][]string, 0, 2*len(masks))
 	for _, mask := range masks {
 		a1, a2 := twoPartition(set, mask)
 		if extra != "" {
 			a2 = append(a2, extra)
 		}
-		x1, err := nr.count(ctx, a1)
-		if err != nil {
-			return 0, err
-		}
-		x2, err := nr.count(ctx, a2)
-		if err != nil {
-			return 0, err
-		}
-		sum += x1 + x2
+		sides = append(sides, a1, a2)
+	}
+	var sum int64
+	if err := nr.countAll(ctx, sides, func(_ int, n int64) { sum += n }); err != nil {
+		return 0, err
 	}
 	return int64(math.Round(float64(sum) / float64(len(masks)))), nil
 }
@@ -317,19 +323,19 @@ func noiseRemoverSizes(o Options) (k, baseK, baseSize int, err error) {
 // askEach asks for each value alone, records the answers in res, and
 // returns the indexes of the values with a non-zero answer.
 func (nr *noiseRemover) askEach(ctx context.Context, res *Result) ([]int, error) {
-	var nonZero []int
+	sets := make([][]string, len(nr.o.Values))
 	for i, v := range nr.o.Values {
-		a, err := nr.count(ctx, []string{v})
-		if err != nil {
-			return nil, err
-		}
+		sets[i] = []string{v}
+	}
+	var nonZero []int
+	err := nr.countAll(ctx, sets, func(i int, a int64) {
 		res.Histogram[i].Answer = a
 		if a > 0 {
 			nonZero = append(nonZero, i)
 		}
 		nr.step()
-	}
-	return nonZero, nil
+	})
+	return nonZero, err
 }
 
 // chooseBaseSet takes as the base set the baseSize values with the smallest

@@ -6,6 +6,12 @@ import (
 	"sync"
 )
 
+// DefaultPipeline is --pipeline's default: 16 statements in flight on a
+// connection take a round trip and a commit of the audit log where one
+// statement took each, and their answers fit the socket's buffers many
+// times over.
+const DefaultPipeline = 16
+
 // lockstep runs several searches over one connection with their statements
 // in flight together: each search asks its next statement through its own
 // slot (lockstep.slot) and waits; once every search still running has
@@ -98,4 +104,37 @@ func (s stepQuerier) Query(ctx context.Context, sql string) (*Rows, error) {
 	l.send(batch)
 	<-c.done
 	return c.rows, c.err
+}
+
+// inBatches sends n independent statements, sql(0) to sql(n-1), through q
+// with up to depth in flight at once (1: one after another), and hands
+// each answer to each, in order, until each returns false. The first
+// statement goes alone: a refusal of the first (the policy, the budget)
+// usually ends an attack, and should cost one statement, not a batch.
+// Statements of a batch past the one each stopped at were sent all the
+// same: a wrapper counting what is sent (Logged) counts them.
+func inBatches(ctx context.Context, q Querier, depth, n int, sql func(i int) string, each func(i int, rows *Rows, err error) bool) {
+	depth = max(depth, 1)
+	size := 1
+	for start := 0; start < n; {
+		end := min(start+size, n)
+		sqls := make([]string, 0, end-start)
+		for i := start; i < end; i++ {
+			sqls = append(sqls, sql(i))
+		}
+		var rows []*Rows
+		var errs []error
+		if len(sqls) == 1 {
+			r, err := q.Query(ctx, sqls[0])
+			rows, errs = []*Rows{r}, []error{err}
+		} else {
+			rows, errs = QueryAll(ctx, q, sqls)
+		}
+		for j := range sqls {
+			if !each(start+j, rows[j], errs[j]) {
+				return
+			}
+		}
+		start, size = end, depth
+	}
 }

@@ -182,3 +182,31 @@ func TestLoggedBatchCountsLimitsAndStops(t *testing.T) {
 		t.Errorf("after the spent budget: %v, %d sent", errs, len(inner.sent))
 	}
 }
+
+// The noise remover's statements do not depend on one another's answers:
+// over the wire with 16 in flight it sends the statements of the sequential
+// run in the same order, against cellkey (whose noise is keyed, so the
+// same statement gets the same answer), and recovers the same histogram.
+func TestNoiseRemoverPipelinedIsTheSequentialRun(t *testing.T) {
+	ctx := context.Background()
+	o := attacks.Options{Target: attacks.Target{Table: "synthetic"}, Column: "value", Values: attacks.IntRange(1, 40), K: 30, Seed: 1}
+	run := func(pipeline int) (*attacks.Result, string) {
+		e, _ := syntheticEngineOpen(t, "cellkey", "ptable: uniform, D: 2, suppress_at: 4", "full")
+		var log strings.Builder
+		q := &attacks.Logged{Querier: dialWire(t, serveWire(t, e, "tcp")), Log: &log}
+		o.Pipeline = pipeline
+		res, err := attacks.Execute(ctx, attacks.NoiseRemover, q, o, smallSynthetic(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, log.String()
+	}
+	seq, seqLog := run(1)
+	pipe, pipeLog := run(16)
+	if pipeLog != seqLog || pipe.Queries != seq.Queries || seq.Queries < 1000 {
+		t.Errorf("pipelined: %d queries, sequential %d; logs equal: %v", pipe.Queries, seq.Queries, pipeLog == seqLog)
+	}
+	if !reflect.DeepEqual(pipe.Histogram, seq.Histogram) || pipe.Recovered != seq.Recovered {
+		t.Errorf("pipelined histogram %v, sequential %v", pipe.Histogram, seq.Histogram)
+	}
+}

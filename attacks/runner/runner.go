@@ -111,6 +111,10 @@ func AddFlags(f *pflag.FlagSet, a *attacks.Attack, o *attacks.Options, ro *Optio
 		f.BoolVar(&ro.Emit, "emit", false, "print the attack's SQL script instead of running it")
 	}
 	f.IntVar(&o.MaxQueries, "max-queries", o.MaxQueries, "stop the attack after this many queries (0: no limit)")
+	if o.Pipeline == 0 {
+		o.Pipeline = attacks.DefaultPipeline
+	}
+	f.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "statements in flight at once on each connection, sent together, where an attack's next statements do not wait for the answers (idp-reconstruct's searches, noise-remover, bdp-existence, linear-reconstruction; 1: each answer awaited before the next statement)")
 	if a.Flags != nil {
 		a.Flags(f, o)
 	}
