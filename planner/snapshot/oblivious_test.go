@@ -56,8 +56,31 @@ func TestObliviousKernelsAgreeWithCodes(t *testing.T) {
 			}
 			rangeBits(got, c8, lo, hi)
 			check("range8", got, inRange, small)
+			rangeBits8(got, c8, lo, hi)
+			check("lanes8", got, inRange, small)
 			memberBits(got, c8, member)
 			check("member8", got, set.has, small)
+		}
+	}
+}
+
+// TestRangeBits8EveryRange holds the eight-rows-at-a-time kernel to the
+// plain reading for every range of an 8-bit dictionary, lo <= hi <= 256,
+// over codes holding every value 0..255 and a table that ends mid-word.
+func TestRangeBits8EveryRange(t *testing.T) {
+	codes := make([]uint8, 3*256+8)
+	for i := range codes {
+		codes[i] = uint8(i * 7)
+	}
+	got := newBitset(len(codes))
+	for lo := uint32(0); lo <= 256; lo++ {
+		for hi := lo; hi <= 256; hi++ {
+			rangeBits8(got, codes, lo, hi)
+			for i, c := range codes {
+				if want := lo <= uint32(c) && uint32(c) < hi; got.has(i) != want {
+					t.Fatalf("[%d, %d) row %d code %d: got %v", lo, hi, i, c, got.has(i))
+				}
+			}
 		}
 	}
 }
