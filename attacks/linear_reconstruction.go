@@ -265,6 +265,44 @@ func linearPlan(ctx context.Context, o Options) (*LinearParams, *linearGroup, []
 	return p, g, subsets(len(g.values), p.queries(g.people), p.Solver, p.Seed), nil
 }
 
+// askSubsets asks every subset's count, o.Pipeline at a time (the subsets
+// are fixed in advance: the attack is not adaptive), and returns the
+// answers with the subsets answered, a note when a stop cut them short, or
+// the result that ends the attack at once (a policy's refusal of the
+// subset SQL, a sum attack's first subset refused), or the error.
+func askSubsets(ctx context.Context, q Querier, o Options, p *LinearParams, g *linearGroup, subs [][]bool) (answers []float64, asked [][]bool, note string, early *Result, err error) {
+	var failed error
+	byPolicy := false
+	inBatches(ctx, q, o.Pipeline, len(subs), func(j int) string { return subsetSQL(o, p, g, subs[j]) },
+		func(j int, rows *Rows, err error) bool {
+			a, err := countOf(rows, err)
+			if err != nil {
+				if j == 0 && o.Target.Sum != "" {
+					early = stoppedResult(err, 0)
+				}
+				if early == nil {
+					note, byPolicy, failed = subsetRefusal(j, err)
+				}
+				return false
+			}
+			answers = append(answers, a)
+			asked = append(asked, subs[j])
+			if o.Progress != nil {
+				o.Progress(j+1, len(subs))
+			}
+			return true
+		})
+	if byPolicy {
+		// The policy refuses the subset SQL: the finding is which rule.
+		st := SQLState(failed)
+		early = &Result{Undecided: true,
+			Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, failed),
+			Details: map[string]any{"refused_by_policy": string(st)}}
+		return nil, nil, "", early, nil
+	}
+	return answers, asked, note, early, failed
+}
+
 // subsetRefusal reads the error of subset count j: a stop keeps the answers
 // so far (a note), a policy refusal of the first is the finding (byPolicy,
 // with the refusal as failed), anything else fails the attack.
@@ -300,45 +338,9 @@ func runLinearReconstruction(ctx context.Context, q Querier, o Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	// The subsets are fixed in advance (the attack is not adaptive): their
-	// statements are sent o.Pipeline at a time.
-	var answers []float64
-	var asked [][]bool
-	var note string
-	var failed error
-	var early *Result // a sum attack's first subset refused
-	byPolicy := false
-	inBatches(ctx, q, o.Pipeline, len(subs), func(j int) string { return subsetSQL(o, p, g, subs[j]) },
-		func(j int, rows *Rows, err error) bool {
-			a, err := countOf(rows, err)
-			if err != nil {
-				if j == 0 && o.Target.Sum != "" {
-					early = stoppedResult(err, 0)
-				}
-				if early == nil {
-					note, byPolicy, failed = subsetRefusal(j, err)
-				}
-				return false
-			}
-			answers = append(answers, a)
-			asked = append(asked, subs[j])
-			if o.Progress != nil {
-				o.Progress(j+1, len(subs))
-			}
-			return true
-		})
-	if early != nil {
-		return early, nil
-	}
-	if failed != nil {
-		if byPolicy {
-			// The policy refuses the subset SQL: the finding is which rule.
-			st := SQLState(failed)
-			return &Result{Undecided: true,
-				Note:    fmt.Sprintf("the firewall's policy refuses the subset queries (SQLSTATE %s: %v): this attack cannot be asked through it", st, failed),
-				Details: map[string]any{"refused_by_policy": string(st)}}, nil
-		}
-		return nil, failed
+	answers, asked, note, early, err := askSubsets(ctx, q, o, p, g, subs)
+	if early != nil || err != nil {
+		return early, err
 	}
 	res := &Result{Note: note, Details: map[string]any{
 		"people": g.people, "unknowns": len(g.values), "queries_planned": len(subs),
