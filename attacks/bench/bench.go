@@ -57,10 +57,15 @@ func benchAttackQueries() []string {
 	return out
 }
 
+// benchEpsilon is each bench answer's share of the budget, and the
+// library line's epsilon.
+const benchEpsilon = 0.001
+
 // benchBudget lets the accounting mechanisms answer every bench query: a
-// share of 0.001, a cap no run reaches, budget reserved 100 queries at a time.
+// share of benchEpsilon, a cap no run reaches, budget reserved 100 queries
+// at a time.
 var benchBudget = map[string]any{
-	"epsilon":     map[string]any{"default": 0.001, "min": 1e-12, "max": 1},
+	"epsilon":     map[string]any{"default": benchEpsilon, "min": 1e-12, "max": 1},
 	"epsilon_cap": 1e9,
 	"reserve":     100,
 }

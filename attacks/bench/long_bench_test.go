@@ -14,8 +14,7 @@ import (
 // BenchmarkLong answers each bench COUNT and GROUP BY on the long table
 // (10,000 people, 1-20 rows each) in process under exact and under laplace
 // with C = 3 and G = 8, one sub-benchmark per statement, and the COUNTs by
-// the clip-then-sum loop: the bench's "long table" lines, statement by
-// statement.
+// Google's dpagg: the bench's "long table" lines, statement by statement.
 //
 //	go test ./attacks/bench -run '^$' -bench Long -count 6 | benchstat -
 func BenchmarkLong(b *testing.B) {
@@ -56,9 +55,9 @@ func BenchmarkLong(b *testing.B) {
 		run(b, mechanism+"-count", q, benchQueries)
 		srv.Stop()
 	}
-	frame, err := openFrame(ctx, dbPath)
+	frame, err := openFrame(ctx, dbPath, benchEpsilon)
 	if err != nil {
 		b.Fatal(err)
 	}
-	run(b, "clip-then-sum", frame, benchQueries)
+	run(b, "dpagg", frame, benchQueries)
 }
