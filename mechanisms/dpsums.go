@@ -137,6 +137,7 @@ func (m *dpCount) sumAnswer(req *Request, p *dpPlan, sp *sumPlan, c ir.Cell) (An
 	q := req.Query
 	cols := q.SumColumns()
 	values := make([]float64, len(q.Aggregates))
+	var avgParts map[int][2]float64
 	var out Answer
 	for i, a := range q.Aggregates {
 		draws := sp.draws[i]
@@ -176,8 +177,12 @@ func (m *dpCount) sumAnswer(req *Request, p *dpPlan, sp *sumPlan, c ir.Cell) (An
 			return Answer{}, err
 		}
 		values[i] = b.Clamp(norm/math.Max(1, float64(n)) + mid)
+		if avgParts == nil {
+			avgParts = map[int][2]float64{}
+		}
+		avgParts[i] = [2]float64{float64(n), norm}
 	}
-	out.Sums = &Sums{Aggregates: values}
+	out.Sums = &Sums{Aggregates: values, avgParts: avgParts}
 	return out, nil
 }
 

@@ -87,9 +87,9 @@ func (m *dpCount) drawInterval(l0 int64, d sumDraw, x, confidence float64) (lo, 
 }
 
 // SumIntervals are the intervals of each aggregate of an answer with sums,
-// in select-list order, from the published values and the plan: the
-// library's interval for a COUNT (from 0) and a SUM; none for an AVG, a
-// ratio of two noisy figures neither of which is published.
+// in select-list order, from the noisy figures and the plan: the library's
+// interval for a COUNT (from 0) and a SUM; for an AVG, from its two noisy
+// figures (avgInterval).
 func (m *dpCount) SumIntervals(req *Request, a Answer, confidence float64) []SumInterval {
 	bounds := req.Bounds
 	if req.Result != nil {
@@ -101,7 +101,13 @@ func (m *dpCount) SumIntervals(req *Request, a Answer, confidence float64) []Sum
 	}
 	out := make([]SumInterval, len(req.Query.Aggregates))
 	for i, agg := range req.Query.Aggregates {
-		if agg.Func == ir.FuncAvg || i >= len(a.Sums.Aggregates) {
+		if i >= len(a.Sums.Aggregates) {
+			continue
+		}
+		if agg.Func == ir.FuncAvg {
+			if parts, ok := a.Sums.avgParts[i]; ok {
+				out[i] = m.avgInterval(p.l0, p.sums.draws[i], p.sums.bounds[i], parts, confidence)
+			}
 			continue
 		}
 		lo, hi, ok := m.drawInterval(p.l0, p.sums.draws[i][0], a.Sums.Aggregates[i], confidence)
@@ -111,6 +117,34 @@ func (m *dpCount) SumIntervals(req *Request, a Answer, confidence float64) []Sum
 		out[i] = SumInterval{Lo: lo, Hi: hi, OK: ok}
 	}
 	return out
+}
+
+// avgInterval is an AVG's interval: the library's intervals of its noisy
+// count of values and its noisy normalized sum, each at half the miss
+// rate (so that both hold together at the confidence asked, by the union
+// bound), give a box that holds the true count N and normalized sum S; the
+// true AVG, S/N plus the bounds' midpoint, lies between the box's corners,
+// and always within the bounds. A box that allows no value (N below 1)
+// leaves the whole range of the bounds.
+func (m *dpCount) avgInterval(l0 int64, draws []sumDraw, b ir.ValueBounds, parts [2]float64, confidence float64) SumInterval {
+	each := 1 - (1-confidence)/2
+	nLo, nHi, ok1 := m.drawInterval(l0, draws[0], parts[0], each)
+	sLo, sHi, ok2 := m.drawInterval(l0, draws[1], parts[1], each)
+	if !ok1 || !ok2 {
+		return SumInterval{}
+	}
+	nLo = max(nLo, 1)
+	if nHi < nLo {
+		return SumInterval{Lo: b.Min, Hi: b.Max, OK: true}
+	}
+	mid := b.Min + (b.Max-b.Min)/2
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range []float64{sLo, sHi} {
+		for _, n := range []float64{nLo, nHi} {
+			lo, hi = min(lo, s/n), max(hi, s/n)
+		}
+	}
+	return SumInterval{Lo: b.Clamp(lo + mid), Hi: b.Clamp(hi + mid), OK: true}
 }
 
 // SumInterval is one aggregate's interval; OK is false where none is stated.

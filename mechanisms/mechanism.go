@@ -78,6 +78,10 @@ type Sums struct {
 	// SUM and AVG: float8, never NULL. A COUNT's place holds the count the
 	// answer's Int publishes.
 	Aggregates []float64
+	// avgParts are an AVG's two noisy figures, its count of values and its
+	// normalized sum, by the AVG's place in Aggregates: never published,
+	// they give the AVG's interval.
+	avgParts map[int][2]float64
 }
 
 // Mechanism answers cells. Implementations are safe for concurrent use.

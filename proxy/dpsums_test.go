@@ -82,7 +82,8 @@ func TestDPSumsAnswered(t *testing.T) {
 				t.Fatal(err)
 			}
 			row := res.Rows[0]
-			if len(res.Columns) != 6 || res.Columns[2].Name != "sum_ci_low" || !(row[2].Float < row[0].Float && row[0].Float < row[3].Float) || !row[4].Null {
+			if len(res.Columns) != 6 || res.Columns[2].Name != "sum_ci_low" || !(row[2].Float < row[0].Float && row[0].Float < row[3].Float) ||
+				row[4].Null || !(row[4].Float <= row[1].Float && row[1].Float <= row[5].Float) {
 				t.Errorf("with intervals: columns %+v row %+v", res.Columns, row)
 			}
 		})
