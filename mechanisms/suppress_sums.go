@@ -92,7 +92,8 @@ func (m *suppress) withheldSums(q *ir.Query, cells []ir.Cell) []bool {
 }
 
 // secondarySuppress withholds, until none is left, one more cell of every
-// line of the answer that has exactly one withheld cell among two or more.
+// line of the answer that has exactly one withheld cell among two or more
+// that are not empty.
 // The lines are visited in the cells' order, so the choice is the same for
 // the same cells.
 func secondarySuppress(cells []ir.Cell, withheld []bool) {
@@ -136,8 +137,12 @@ func answerLines(cells []ir.Cell, j int) [][]int {
 }
 
 // complementInLine withholds a complement in a line with exactly one
-// withheld cell among two or more, and reports whether it did.
+// withheld cell among two or more, and reports whether it did. Empty cells
+// (a declared domain's values that no row has, often empty by the WHERE
+// itself) take no part: withheld, they add nothing to the margin and so
+// hide nothing, and the attacker can tell them empty from the WHERE.
 func complementInLine(cells []ir.Cell, withheld []bool, line []int) bool {
+	line = slices.DeleteFunc(slices.Clone(line), func(i int) bool { return cells[i].Count == 0 })
 	lone := -1
 	for _, i := range line {
 		if withheld[i] {

@@ -130,6 +130,13 @@ func TestSuppressSecondary(t *testing.T) {
 			[]ir.Cell{dominated("a"), even("b", 20)}, "W 20:60"},
 		{"drop mode drops the complement", Params{"mode": "drop"}, sumQuery("g"),
 			[]ir.Cell{dominated("a"), even("b", 40), even("c", 50)}, "D D 20:150"},
+		// WHERE g IN ('a', 'b') GROUP BY g over a declared domain a..d:
+		// c and d are empty by the WHERE, withheld by the threshold, and
+		// hide nothing (the margin minus b would be a), so b is withheld.
+		{"empty cells do not hide a lone withheld cell", nil, sumQuery("g"),
+			[]ir.Cell{dominated("a"), even("b", 50), magCell("c", 0, 0), magCell("d", 0, 0)}, "W W W W"},
+		{"an empty cell is never the complement", nil, sumQuery("g"),
+			[]ir.Cell{dominated("a"), magCell("b", 0, 0), even("c", 50)}, "W W W"},
 		{"without GROUP BY there is no line", nil, sumQuery(),
 			[]ir.Cell{dominated("")}, "W"},
 		// A 2x3 table: (x,1) is dominated. Column 1 takes (y,1), its only
