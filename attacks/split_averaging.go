@@ -111,8 +111,9 @@ func splitScript(o Options) []string {
 	return out
 }
 
-// splitForm is what one form of the target gave.
-type splitForm struct {
+// SplitForm is what one form of the target gave: its WHERE, the sum of
+// each split pair and their mean (Details["forms"]).
+type SplitForm struct {
 	Where string    `json:"where"`
 	Sums  []float64 `json:"sums"`
 	Mean  float64   `json:"mean"`
@@ -123,13 +124,13 @@ func runSplitAveraging(ctx context.Context, q Querier, o Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	var results []splitForm
+	var results []SplitForm
 	var all []float64
 	var note string
 	steps, done := len(forms)*p.Splits, 0
 forms:
 	for _, c := range forms {
-		f := splitForm{Where: c}
+		f := SplitForm{Where: c}
 		for i := range p.Splits {
 			pair := splitPair(o, p, c, i)
 			var sum float64
@@ -170,7 +171,7 @@ forms:
 // the first n sums of the first form, for n = 1, 2, 4, ...: how the error
 // falls (or stops falling) as the splits grow.
 func SplitErrors(r *Result, truth int64) map[int]float64 {
-	forms, _ := r.Details["forms"].([]splitForm)
+	forms, _ := r.Details["forms"].([]SplitForm)
 	out := map[int]float64{}
 	if len(forms) == 0 {
 		return out
@@ -198,7 +199,7 @@ func scoreSplitAveraging(ctx context.Context, truthPath string, o Options, r *Re
 	if r.Undecided {
 		return nil
 	}
-	forms, _ := r.Details["forms"].([]splitForm)
+	forms, _ := r.Details["forms"].([]SplitForm)
 	errs := make([]float64, len(forms))
 	for i, f := range forms {
 		errs[i] = f.Mean - float64(truth)

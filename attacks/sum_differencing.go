@@ -18,9 +18,10 @@ import (
 // counts). A cell's sum is suppressed for too few contributors or because
 // one of them dominates it, but the table's total and the total of the
 // cell's complement have many contributors and none dominant, so both are
-// published, and their difference is the cell's sum: two queries. Secondary
-// suppression guards the margins of one GROUP BY; it does not see two
-// queries with different WHERE clauses.
+// published, and their difference is the cell's sum. The attack asks the
+// cell first, as an analyst would, and says whether it was withheld (three
+// queries in all). Secondary suppression guards the margins of one GROUP
+// BY; it does not see two queries with different WHERE clauses.
 //
 // The p% rule suppresses a cell whose largest contribution x1 the
 // second-largest contributor could estimate, from the cell's sum, within p%:
@@ -83,6 +84,7 @@ func sumDifferencingParams(o Options) (*SumDifferencingParams, error) {
 
 func sumDifferencingScript(o Options) []string {
 	return []string{
+		o.Target.querySQL(),
 		Target{Table: o.Target.Table, Sum: o.Target.Sum}.querySQL(),
 		Target{Table: o.Target.Table, Sum: o.Target.Sum, Where: "NOT (" + o.Target.Where + ")"}.querySQL(),
 	}
@@ -100,23 +102,31 @@ func runSumDifferencing(ctx context.Context, q Querier, o Options) (*Result, err
 		}
 	}
 	script := sumDifferencingScript(o)
-	var answers [2]float64
+	names := []string{"cell", "total", "complement"}
+	var answers [3]float64
+	var cellWithheld bool
 	for i, s := range script {
 		v, withheld, err := SumAnswer(ctx, q, s)
 		if err != nil {
 			if r := stoppedResult(err, i); r != nil {
 				return r, nil
 			}
-			return nil, fmt.Errorf("asking the %s: %w", []string{"total", "complement"}[i], err)
+			return nil, fmt.Errorf("asking the %s: %w", names[i], err)
 		}
-		if withheld {
-			return &Result{Undecided: true, Note: fmt.Sprintf("stopped: the %s's sum was withheld", []string{"total", "complement"}[i])}, nil
+		if withheld && i == 0 {
+			cellWithheld = true
+		} else if withheld {
+			return &Result{Undecided: true, Note: fmt.Sprintf("stopped: the %s's sum was withheld", names[i]),
+				Details: map[string]any{"cell_withheld": cellWithheld}}, nil
 		}
 		answers[i] = v
 	}
-	est := answers[0] - answers[1]
+	est := answers[1] - answers[2]
 	res := &Result{Estimate: est, Recovered: p.round(est),
-		Details: map[string]any{"total": answers[0], "complement": answers[1]}}
+		Details: map[string]any{"cell_withheld": cellWithheld, "total": answers[1], "complement": answers[2]}}
+	if cellWithheld {
+		res.Note = "the cell's own sum was withheld; the total less its complement gave it"
+	}
 	if p.Own != "" {
 		res.Details["own"] = own
 		res.Details["largest_estimate"] = est - own

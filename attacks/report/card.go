@@ -45,11 +45,20 @@ func Recovered(r *attacks.Result) string {
 		return "no verdict"
 	case r.Exact != nil && r.Truth != nil:
 		if *r.Exact {
-			return fmt.Sprintf("%d, exact", r.Recovered)
+			return fmt.Sprintf("%d, exact%s", r.Recovered, withheldMark(r))
 		}
-		return fmt.Sprintf("%d, truth %d", r.Recovered, *r.Truth)
+		return fmt.Sprintf("%d, truth %d%s", r.Recovered, *r.Truth, withheldMark(r))
 	}
 	return fmt.Sprintf("%d (unscored)", r.Recovered)
+}
+
+// withheldMark says that the firewall withheld the very cell the run
+// recovered (sum-differencing asks it first), which the bare figure hides.
+func withheldMark(r *attacks.Result) string {
+	if w, _ := r.Details["cell_withheld"].(bool); w {
+		return " (withheld)"
+	}
+	return ""
 }
 
 // Headline is a run's scored figure in words, the first line of its text

@@ -23,6 +23,8 @@ func TestRecoveredAndCharged(t *testing.T) {
 		{"no result", nil, "-", "nothing"},
 		{"cells", &attacks.Result{CellsTotal: 101, CellsExact: ptr(93), Spent: map[string]float64{"dp": 0}}, "93 of 101 exact (92.1%)", "nothing"},
 		{"exact count", &attacks.Result{Recovered: 41, Truth: ptr(int64(41)), Exact: ptr(true)}, "41, exact", "nothing"},
+		{"a withheld sum recovered", &attacks.Result{Recovered: 17400, Truth: ptr(int64(17400)), Exact: ptr(true), Details: map[string]any{"cell_withheld": true}}, "17400, exact (withheld)", "nothing"},
+		{"a published sum missed", &attacks.Result{Recovered: 9, Truth: ptr(int64(17400)), Exact: ptr(false), Details: map[string]any{"cell_withheld": false}}, "9, truth 17400", "nothing"},
 		{"wrong count", &attacks.Result{Recovered: 55, Truth: ptr(int64(41)), Exact: ptr(false), Spent: map[string]float64{"dp": 0.2}}, "55, truth 41", "dp 0.2"},
 		{"no verdict", &attacks.Result{Recovered: -1, Undecided: true, Truth: ptr(int64(1)), Exact: ptr(false)}, "no verdict, truth 1", "nothing"},
 		{"unscored", &attacks.Result{Recovered: 3, Spent: map[string]float64{"idp": 1.737e-7, "bdp": 2e-10}}, "3 (unscored)", "bdp 2e-10, idp 1.74e-07"},
