@@ -62,11 +62,16 @@ var (
 // perturbation finder is scored against.
 const cellKeyD = 2
 
+// suppressParams are the demo's suppress firewall's rules, the magnitude
+// rules for sums stated as a statistical office would set them: the p%
+// rule withholds the students' cell that sum-differencing recovers.
+var suppressParams = map[string]any{"threshold": 10, "p_percent": 10, "dominance_n": 2, "dominance_k": 85, "secondary_suppression": true}
+
 // Settings are the demo's firewalls by name.
 var Settings = map[string]Setting{
 	"exact":           {Label: "exact", Mechanism: "exact", Budget: budgetUncounted},
 	"exact release":   {Label: "exact release", Mechanism: "exact", Budget: budgetUncounted},
-	"suppress":        {Label: "suppress", Mechanism: "suppress", Params: map[string]any{"threshold": 10}, Budget: budgetUncounted},
+	"suppress":        {Label: "suppress", Mechanism: "suppress", Params: suppressParams, Budget: budgetUncounted},
 	"bounded":         {Label: "bounded", Mechanism: "bounded", Params: map[string]any{"range": 2}, Budget: budgetUncounted},
 	"cellkey":         {Label: "cellkey", Mechanism: "cellkey", Params: map[string]any{"ptable": "uniform", "D": cellKeyD, "suppress_at": 4}, Budget: budgetUncounted},
 	"layered":         {Label: "layered", Mechanism: "layered", Budget: budgetUncounted},
@@ -99,7 +104,8 @@ var AttackPlan = []struct {
 	{"prior-release", []string{"laplace"}},
 	{"split-averaging", []string{"layered", "laplace"}},
 	{"sum-differencing", []string{"suppress", "laplace"}},
-	{"sum-averaging", []string{"bounded", "laplace"}},
+	{"sum-averaging", []string{"bounded", "cellkey", "laplace"}},
+	{"sum-split-averaging", []string{"layered", "laplace"}},
 	{"tracing", []string{"cellkey genomes", "laplace genomes"}},
 }
 
