@@ -115,7 +115,7 @@ func TestReleasedGroupsOverMaxGroupsAreTruncated(t *testing.T) {
 // past which one person adding a new value was refused with 54000 while
 // the table without them was answered). Neighbours with 4,000 and 4,001
 // distinct values, every group one person, max_groups 10: both answered,
-// the same way, with no group released.
+// the same way, with (almost) no group released.
 func TestFoundGroupsHaveNoLimit(t *testing.T) {
 	const stmt = "SELECT suburb, COUNT(*) FROM people GROUP BY suburb"
 	for _, m := range []struct {
@@ -154,8 +154,19 @@ func TestFoundGroupsHaveNoLimit(t *testing.T) {
 			if outcomes != [2]pgerror.Code{"", ""} {
 				t.Fatalf("SQLSTATE without the person %q, with %q: want both answered", outcomes[0], outcomes[1])
 			}
-			if released != [2]int{0, 0} {
-				t.Fatalf("groups released %v, want none (every group holds one person)", released)
+			// Under suppress no group of one person is released. Under
+			// layered and laplace each is released only with the small
+			// probability the threshold's noise or the selection's delta
+			// leaves, drawn afresh each run (the layered secret and the
+			// library's selection noise are not seeded): about one run in
+			// thirty releases one of the 4,000, and three or more in one
+			// world has a probability below 1e-4.
+			most := 0
+			if m.name != "suppress" {
+				most = 2
+			}
+			if released[0] > most || released[1] > most {
+				t.Fatalf("groups released %v, want at most %d (every group holds one person)", released, most)
 			}
 		})
 	}
