@@ -65,6 +65,7 @@ func Risk(ctx context.Context, out, log io.Writer, req RiskRequest) error {
 		for name, t := range cfg.Tables {
 			req.Trace.Units[name] = t.PrivacyUnit
 		}
+		o.Domains = admin.RiskDomains(cfg)
 	}
 	o.Analyst = req.Selection.Analyst
 	if o.Published, err = admin.ReadExports(req.Published); err != nil {

@@ -129,6 +129,9 @@ type axis struct {
 	text  bool
 	cuts  []edge
 	named map[string]bool // text constants the analyst named
+	// domain is the atoms of the column's declared domain, nil when it
+	// has none (domains.go).
+	domain atomSet
 }
 
 func (x *axis) atoms() int32 { return int32(len(x.cuts)) + 1 }
@@ -190,7 +193,11 @@ func (s *space) constraint(c *release.Conjunct) (constraint, bool) {
 
 // newSpace cuts every column at the constants of the answers' conjuncts;
 // a column compared with both integers and text is left opaque.
-func newSpace(as []answer) *space {
+func newSpace(as []answer) *space { return newDomainSpace(as, Options{}) }
+
+// newDomainSpace is newSpace with each column's declared domain
+// (o.Domains) read as closed at its ends.
+func newDomainSpace(as []answer, o Options) *space {
 	s := &space{axes: map[column]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
 	edges := map[column][]edge{}
 	mixed := map[column]bool{}
@@ -236,7 +243,15 @@ func newSpace(as []answer) *space {
 			delete(s.axes, name)
 			continue
 		}
+		d := o.domainOf(name.table, name.name)
+		if d != nil && d.domainEdges(x.text) != nil {
+			edges[name] = append(edges[name], d.domainEdges(x.text)...)
+			for _, c := range d.Categories {
+				x.named[c] = true
+			}
+		}
 		x.cuts = cutsOf(edges[name], x)
+		x.setDomain(d)
 	}
 	return s
 }
@@ -367,7 +382,7 @@ func (s *space) boxOf(table string, conj []*release.Conjunct) (family string, co
 		for _, r := range k.ranges {
 			set = append(set, x.index(r[0], 0), x.index(r[1], x.atoms()))
 		}
-		set = set.normal()
+		set = x.closed(set.normal())
 		if i := slices.IndexFunc(cols, func(c colSet) bool { return c.col == k.col }); i >= 0 {
 			cols[i].set = cols[i].set.intersect(set)
 			continue

@@ -166,6 +166,9 @@ type Options struct {
 	// says so) rather than running out of memory. 0 means
 	// DefaultMaxRowsAnswers.
 	MaxRowsAnswers int
+	// Domains are the columns' declared domains, by table and column:
+	// their ends are read as closed (domains.go).
+	Domains map[string]map[string]Domain
 }
 
 // DefaultMaxRowsAnswers is Options.MaxRowsAnswers when it is 0: about
@@ -214,7 +217,7 @@ func AssessHistory(h *History, o Options) []Report {
 		as = append(as, pub...)
 		rep := Report{Analyst: name, Answered: mine.answered, Unread: mine.unread}
 		withRows := len(as) <= o.MaxRowsAnswers
-		sp := spaceOnce(as)
+		sp := spaceOnce(as, o)
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, sp, o)...)
 		}
@@ -253,11 +256,11 @@ func withoutSpace(solve func([]answer, Options) []Finding) func([]answer, func()
 
 // spaceOnce is the answers' cells read as value sets (newSpace), made at
 // the first call and shared by the solvers that read it.
-func spaceOnce(as []answer) func() *space {
+func spaceOnce(as []answer, o Options) func() *space {
 	var sp *space
 	return func() *space {
 		if sp == nil {
-			sp = newSpace(as)
+			sp = newDomainSpace(as, o)
 		}
 		return sp
 	}

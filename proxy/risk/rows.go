@@ -214,7 +214,7 @@ func (s *splitter) splitAll(g *splitGroup) {
 	}
 	var full atomSet
 	if len(g.members) > 0 {
-		full = atomSet{0, s.sp.axis(g.members[0].table, g.col).atoms()}
+		full = s.sp.axis(g.members[0].table, g.col).whole()
 	}
 	for j := 0; j < len(g.members); j++ {
 		inner := g.members[j]

@@ -6,6 +6,7 @@ import (
 
 	"countwall/config"
 	"countwall/proxy"
+	"countwall/proxy/admin"
 	"countwall/proxy/monitor"
 	"countwall/proxy/risk"
 )
@@ -18,7 +19,7 @@ func startMonitor(ctx context.Context, engine *proxy.Engine, cfg *config.Config,
 		return nil
 	}
 	m := monitor.New(engine, engine, monitor.Options{Every: cfg.Monitor.Every, Suspend: cfg.Monitor.Suspend, MaxHistory: cfg.Monitor.MaxHistory,
-		Risk: risk.Options{IDPPlusOne: cfg.IDPPlusOne()}, Logger: logger, OnDecision: onRisk})
+		Risk: risk.Options{IDPPlusOne: cfg.IDPPlusOne(), Domains: admin.RiskDomains(cfg)}, Logger: logger, OnDecision: onRisk})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
