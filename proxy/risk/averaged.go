@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 
 	"gonum.org/v1/gonum/stat"
@@ -17,21 +18,29 @@ import (
 // one of the threshold (the IDP variance test; idp with plus_one adds one
 // to the sensitivity, and the spread then tells 1 from 0 as well).
 func averaged(as []answer, o Options) []Finding {
+	// A long search's noisy answers are nearly all of cells asked once:
+	// counted first by a hash of their key, only the answers of cells
+	// asked at least MinRepeats times are grouped by the key itself (a
+	// shared hash lets more through, never fewer).
+	seen := map[uint64]int32{}
+	for _, a := range as {
+		if !a.exact {
+			seen[repeatHash(a)]++
+		}
+	}
 	groups := map[string][]answer{}
 	var order []string
 	for _, a := range as {
-		if a.exact {
+		if a.exact || seen[repeatHash(a)] < int32(o.MinRepeats) {
 			continue
 		}
-		k := a.key()
-		if a.threshold != nil {
-			k = fmt.Sprintf("%s |>= %d", k, a.threshold.atLeast)
-		}
+		k := repeatKey(a)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], a)
 	}
+	clear(seen)
 	var out []Finding
 	for _, k := range order {
 		g := groups[k]
@@ -61,6 +70,23 @@ func averaged(as []answer, o Options) []Finding {
 		out = append(out, estimate("averaging", first.table, first.conj, mean, errBound, ids))
 	}
 	return out
+}
+
+// repeatKey is the statement an answer repeats: its cell and, for a
+// threshold, the threshold.
+func repeatKey(a answer) string {
+	k := a.key()
+	if a.threshold != nil {
+		k = fmt.Sprintf("%s |>= %d", k, a.threshold.atLeast)
+	}
+	return k
+}
+
+// repeatHash is a hash of repeatKey(a).
+func repeatHash(a answer) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(repeatKey(a)))
+	return h.Sum64()
 }
 
 // estimate is a finding of a count within ±errBound, rounded when that

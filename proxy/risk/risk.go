@@ -24,6 +24,7 @@ package risk
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"countwall/proxy/state/release"
@@ -201,7 +202,10 @@ func Assess(rs []release.Release, o Options) []Report {
 	return AssessHistory(HistoryOf(rs, o.Analyst), o)
 }
 
-// AssessHistory is Assess of the statements read into h.
+// AssessHistory is Assess of the statements read into h. It lets go of
+// each analyst's answers once assessed, but for an analyst whose noisy
+// marginals are flagged for the tracing test (History.Marginals): one
+// analyst's answers are held at a time beside the others' still to come.
 func AssessHistory(h *History, o Options) []Report {
 	o = o.withDefaults()
 	pub := publishedAnswers(o.Published)
@@ -229,6 +233,9 @@ func AssessHistory(h *History, o Options) []Report {
 		}
 		rep.Findings = append(rep.Findings, sumFindings(mine.sums, mine.answers)...)
 		rep.Findings = ownFindings(rep.Findings)
+		if !slices.ContainsFunc(rep.Findings, Finding.TracingFlag) {
+			mine.answers = nil // assessed: held on only for the tracing test (History.Marginals)
+		}
 		if len(rep.Findings) == 0 && rep.Skipped == "" {
 			continue
 		}
