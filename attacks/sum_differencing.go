@@ -96,8 +96,16 @@ func runSumDifferencing(ctx context.Context, q Querier, o Options) (*Result, err
 		return nil, err
 	}
 	var own float64
+	ownNote := ""
 	if p.Own != "" {
-		if own, err = ownValue(ctx, o, p.Own); err != nil {
+		switch own, err = ownValue(ctx, o, p.Own); {
+		case errors.Is(err, errOwnNotInTarget):
+			// The sum can still be recovered; only the estimate of the
+			// largest contribution needs the attacker among the
+			// contributors (the demo's attacker, on a table of another
+			// size, is not).
+			ownNote = "--own matches no contributor of the target in the prior information: the largest contribution was not estimated"
+		case err != nil:
 			return nil, err
 		}
 	}
@@ -127,12 +135,17 @@ func runSumDifferencing(ctx context.Context, q Querier, o Options) (*Result, err
 	if cellWithheld {
 		res.Note = "the cell's own sum was withheld; the total less its complement gave it"
 	}
-	if p.Own != "" {
+	if ownNote != "" {
+		res.Note = strings.TrimPrefix(res.Note+"; "+ownNote, "; ")
+	} else if p.Own != "" {
 		res.Details["own"] = own
 		res.Details["largest_estimate"] = est - own
 	}
 	return res, nil
 }
+
+// errOwnNotInTarget is --own matching no contributor of the target.
+var errOwnNotInTarget = errors.New("--own matches no row of the target in the prior information: the attacker must be one of its contributors")
 
 // ownValue is the attacker's own contribution to the target: the sum of
 // their rows, read in the prior information (never through the firewall).
@@ -153,7 +166,7 @@ func ownValue(ctx context.Context, o Options, own string) (float64, error) {
 		return 0, fmt.Errorf("reading the attacker's own record (--own) in the prior information: %w", err)
 	}
 	if n == 0 {
-		return 0, errors.New("--own matches no row of the target in the prior information: the attacker must be one of its contributors")
+		return 0, errOwnNotInTarget
 	}
 	return v.Float64, nil
 }

@@ -53,7 +53,9 @@ func sumEngine(t *testing.T, mechanism, params string) *attacks.Logged {
 // then estimates the largest: exactly where the cell has two earners, and
 // within the third earner's 2,800 (20.4% of 13,700) where it has three:
 // the p% rule withheld the cell so that no contributor could come within
-// p% of the largest, and differencing gets within what the cell holds.
+// p% of the largest, and differencing gets within what the cell holds. An
+// attacker who is not among the cell's contributors (id 1) still recovers
+// the sum, and the result says the largest was not estimated.
 func TestSumDifferencingUnderSuppress(t *testing.T) {
 	for _, tc := range []struct {
 		suburb, own         string
@@ -62,6 +64,7 @@ func TestSumDifferencingUnderSuppress(t *testing.T) {
 	}{
 		{"suburb_0032", "id = 3057", 17400, 9800, 9800},
 		{"suburb_0028", "id = 2714", 28000, 13700, 16500},
+		{"suburb_0032", "id = 1", 17400, 0, 0},
 	} {
 		o := attacks.SumDifferencing.Demo()
 		o.Target.Where = "suburb = '" + tc.suburb + "' AND occupation = 'student'"
@@ -74,6 +77,12 @@ func TestSumDifferencingUnderSuppress(t *testing.T) {
 		if res.Recovered != tc.sum || !*res.Exact || res.Queries != 3 || res.Refused != 0 || res.Details["cell_withheld"] != true {
 			t.Errorf("%s: recovered %d (exact %v) in %d queries, %d refused, withheld %v; want the withheld %d exactly in 3",
 				tc.suburb, res.Recovered, *res.Exact, res.Queries, res.Refused, res.Details["cell_withheld"], tc.sum)
+		}
+		if tc.largest == 0 {
+			if _, estimated := res.Details["largest_estimate"]; estimated || !strings.Contains(res.Note, "the largest contribution was not estimated") {
+				t.Errorf("%s with %s: details %v, note %q; want no estimate of the largest, said", tc.suburb, tc.own, res.Details, res.Note)
+			}
+			continue
 		}
 		rel := math.Abs(tc.largestEst-tc.largest) / tc.largest
 		if res.Details["largest"] != tc.largest || res.Details["largest_estimate"] != tc.largestEst || res.Details["largest_relative_error"] != rel {
