@@ -282,9 +282,10 @@ func TestDifferentialRandomPredicates(t *testing.T) {
 				defer func(old snapshot.Way) { snapshot.LeafWay = old }(snapshot.LeafWay)
 				snapshot.LeafWay = way
 			}
-			if path == "snapshot-rows-only" { // one-condition counts visit rows too
+			if path == "snapshot-rows-only" { // one-condition counts and keys visit rows too
 				defer func(old bool) { snapshot.OneConditionTallies = old }(snapshot.OneConditionTallies)
-				snapshot.OneConditionTallies = false
+				defer func(old bool) { snapshot.KeyGrids = old }(snapshot.KeyGrids)
+				snapshot.OneConditionTallies, snapshot.KeyGrids = false, false
 			}
 			r := rand.New(rand.NewPCG(20240611, 7))
 			rows := fixture.Rows(r, 400)

@@ -47,6 +47,8 @@ func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byt
 	}
 	if cell, ok := snap.oneConditionTally(ev, q, unit, keys, needs, keyed); ok {
 		cells = []ir.Cell{cell}
+	} else if grid, ok := snap.gridAnswer(ev, q, groups, unit, keys, needs, keyed); ok {
+		cells = grid
 	} else {
 		matched, evaluated := ev.matched(q)
 		if !evaluated {
@@ -180,25 +182,12 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	if needs.Oblivious && (unit == nil || keyed) {
 		return groupCellsOblivious(matched, groups, unit, keys, needs, agg, groups[0].rows()), true
 	}
+	if len(groups) == 1 && (unit == nil || keyed) { // totalled by value first
+		counts, keySums := codeCounts(matched, groups[0].snapColumn, keys)
+		return codeCells(groups[0], counts, keySums, unit != nil, needs, agg), true
+	}
 	totals := newCellTotals(radix, 64*len(matched))
 	switch {
-	case len(groups) == 1 && (unit == nil || keyed): // totalled by value first
-		// On a table keyed by its unit, row r holds unit code r and no
-		// unit is NULL (OnePerUnit): a value's units are its rows.
-		counts, keySums := codeCounts(matched, groups[0].snapColumn, keys)
-		for code, n := range counts {
-			if n == 0 {
-				continue
-			}
-			units, key := int64(0), uint32(0)
-			if unit != nil {
-				units = n
-			}
-			if keySums != nil {
-				key = keySums[code]
-			}
-			totals.add(uint64(groups[0].grouping.group[code]), n, units, key)
-		}
 	case unit == nil: // rows counted, no units
 		matched.each(func(r int) { totals.add(groupID(groups, r), 1, 0, 0) })
 	case keyed: // each unit one row: its cell has it once
@@ -218,4 +207,28 @@ func groupCells(matched bitset, groups []groupColumn, unit *snapColumn, keys []u
 	return totals.cells(groups, func(c ir.Cell, units int64, key uint32) ir.Cell {
 		return finishTally(c, units, key, needs, agg)
 	}), true
+}
+
+// codeCells are the cells of a GROUP BY on column g from the rows and key
+// sums of each of its value codes. With units, the table is keyed by its
+// unit: row r holds unit code r and no unit is NULL (OnePerUnit), so a
+// value's units are its rows.
+func codeCells(g groupColumn, counts []int64, keySums []uint32, units bool, needs ir.Needs, agg ir.AggKind) []ir.Cell {
+	totals := newCellTotals(uint64(len(g.grouping.values)), len(counts))
+	for code, n := range counts {
+		if n == 0 {
+			continue
+		}
+		u, key := int64(0), uint32(0)
+		if units {
+			u = n
+		}
+		if keySums != nil {
+			key = keySums[code]
+		}
+		totals.add(uint64(g.grouping.group[code]), n, u, key)
+	}
+	return totals.cells([]groupColumn{g}, func(c ir.Cell, units int64, key uint32) ir.Cell {
+		return finishTally(c, units, key, needs, agg)
+	})
 }

@@ -81,6 +81,10 @@ type Table struct {
 	// tallies holds, by column and unit column, *valueTallies: the per-value
 	// figures that answer a one-condition COUNT without visiting rows.
 	tallies sync.Map
+	// grids holds, by gridName, *keyGrid: the per-pair-of-values figures
+	// that answer cellkey's counts on a table keyed by its unit (keygrid.go).
+	grids     sync.Map
+	gridBytes atomic.Int64 // what the grids hold, at most bytes/gridShare
 
 	// byUnit is the unit column the rows are numbered in the order of (nil
 	// when they keep the file's order): each unit's rows are then the run
