@@ -37,6 +37,10 @@ type snapColumn struct {
 	prefix     []int32
 	rowsByCode []uint32
 	nulls      bitset // rows holding NULL
+	// nullFree is whether nulls is empty, counted once (nullsOnce): every
+	// statement on a table keyed by its unit asks.
+	nullsOnce sync.Once
+	nullFree  bool
 	// Row sets that answer conditions a word (64 rows) at a time; see
 	// rowsets.go.
 	denseCodes []uint32 // frequent values' codes, ascending
@@ -111,7 +115,14 @@ type Table struct {
 // and the snapshot's plain counts are the bounded ones.
 func (snap *Table) OnePerUnit(unitColumn string) bool {
 	unit := snap.columns[strings.ToLower(unitColumn)]
-	return unit != nil && unit.unique && unit.nulls.count() == 0
+	return unit != nil && unit.unique && unit.noNulls()
+}
+
+// noNulls reports whether no row holds NULL (the count is the same in any
+// order of the rows, so it is kept across orderRowsBy).
+func (c *snapColumn) noNulls() bool {
+	c.nullsOnce.Do(func() { c.nullFree = c.nulls.count() == 0 })
+	return c.nullFree
 }
 
 // orderedFor reports whether the rows are numbered as a read for unit would
