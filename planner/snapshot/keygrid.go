@@ -45,7 +45,7 @@ type gridName struct{ a, b string }
 // maxGridCells bounds a grid's cells (8 bytes each, and 1/8 of a byte for
 // their sums per word): an eighth of the rows, so that a grid's words are a
 // sixty-fourth of the rows' and its sums at most half its cells, and a grid
-// holds at most a byte a row.
+// holds about a byte a row at most.
 func (snap *Table) maxGridCells() int { return max(snap.rows/8, 4096) }
 
 // The grids of one snapshot hold at most a quarter of its memory: past
@@ -54,7 +54,7 @@ const gridShare = 4
 
 // gridFor returns the grid of columns a and b (a may be nil), built on first
 // use under these keys (one pass over the rows), or nil when it would have
-// more cells than maxGridCells.
+// more cells than maxGridCells or the grids' share of memory is spent.
 func (snap *Table) gridFor(a, b *snapColumn, keys []uint32) *keyGrid {
 	if a != nil && len(a.values) > len(b.values) || a != nil && len(a.values) == len(b.values) && a.name > b.name {
 		a, b = b, a // the fewer codes a, the fewer cells
