@@ -18,7 +18,7 @@ import (
 // contributor keys per cell, cells in SQLite's GROUP BY order, then the same
 // domain filling, group limit and ORDER BY as readCells.
 func (snap *Table) answer(t *ir.Table, q *ir.Query, needs ir.Needs, secret []byte, shape *plan.Shape) (*ir.Result, bool, error) {
-	ev := newSnapEval(snap, needs)
+	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
 	withUnits := q.Agg == ir.CountDistinct || needs.Units || needs.Key
 	var unit *snapColumn

@@ -38,7 +38,7 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 	if _, ok := groupRadix(groups); !ok {
 		return nil, false, nil
 	}
-	ev := newSnapEval(snap, needs)
+	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
 	matched, ok := ev.matched(q)
 	if !ok {

@@ -29,10 +29,20 @@ type snapEval struct {
 	// oblivious evaluates every condition over every row (oblivious.go)
 	// rather than the cheapest way.
 	oblivious bool
+	// table is the catalog's table, whose declared domains give the
+	// oblivious evaluation its planes (planes.go).
+	table *ir.Table
+	// work counts the oblivious evaluation's passes, for the tests that
+	// hold it to public facts.
+	work obliviousWork
 }
 
-func newSnapEval(snap *Table, needs ir.Needs) *snapEval {
-	return &snapEval{snap: snap, all: snap.allRows, oblivious: needs.Oblivious}
+// obliviousWork is the passes an oblivious evaluation made: word passes
+// over planes (rows/64 words each) and scans of every row's code.
+type obliviousWork struct{ planePasses, scans int }
+
+func newSnapEval(snap *Table, t *ir.Table, needs ir.Needs) *snapEval {
+	return &snapEval{snap: snap, all: snap.allRows, oblivious: needs.Oblivious, table: t}
 }
 
 // newSet is an empty row set of the table's size, held until release.

@@ -49,6 +49,9 @@ func (e *snapEval) obliviousPred(p ir.Pred) (t, f bitset, ok bool) {
 	case *ir.IsNull:
 		return e.pred(p, e.all, true) // word operations on the NULL set
 	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
+		if t, f, ok := e.planeLeaf(p); ok {
+			return t, f, true
+		}
 		c, set, negate, ok := e.leafSet(p)
 		if !ok {
 			return nil, nil, false
@@ -91,6 +94,7 @@ func oneRange(p ir.Pred) bool {
 // scanLeaf is the rows whose code is in set (t) and the non-NULL rows whose
 // code is not (f), from a pass over every row's code.
 func (e *snapEval) scanLeaf(c *snapColumn, set codeSet, single bool) (t, f bitset) {
+	e.work.scans++
 	t = e.newSet()
 	if single {
 		var lo, hi uint32

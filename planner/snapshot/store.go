@@ -125,7 +125,7 @@ func (s *Store) TalliesPerValue(ctx context.Context, t *ir.Table, q *ir.Query, n
 	if needs.Key {
 		keys = snap.unitKeys(snap.columns[strings.ToLower(t.PrivacyUnit)], secret)
 	}
-	ev := newSnapEval(snap, needs)
+	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
 	_, ok := snap.oneConditionTally(ev, q, unit, keys, needs, t.UnitKeyed)
 	return ok, nil

@@ -111,7 +111,7 @@ func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, secret [
 			keys = snap.unitKeys(unit, secret)
 		}
 	}
-	ev := newSnapEval(snap, needs)
+	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
 	matched, evaluated := ev.matched(q)
 	if !evaluated {

@@ -53,7 +53,7 @@ func (snap *Table) answerBoundedSums(t *ir.Table, q *ir.Query, needs ir.Needs, s
 		}
 		cols = append(cols, newSumColumn(col, t.Columns[name]))
 	}
-	ev := newSnapEval(snap, needs)
+	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
 	matched, ok := ev.matched(q)
 	if !ok {

@@ -100,7 +100,7 @@ func TestBoundedSumsWorkIsNotSetByOnePerson(t *testing.T) {
 			groups, _ := snap.groupColumns(tbl, q)
 			radix, _ := groupRadix(groups)
 			cols := []sumColumn{newSumColumn(snap.columns["v"], tbl.Columns["v"])}
-			ev := newSnapEval(snap, ir.Needs{Oblivious: true})
+			ev := newSnapEval(snap, tbl, ir.Needs{Oblivious: true})
 			matched, ok := ev.matched(q)
 			if !ok {
 				t.Fatal("the WHERE was not evaluated")

@@ -66,6 +66,11 @@ type snapColumn struct {
 	// a number (index 0), built at the first GROUP BY that needs each.
 	groupingOnce [2]sync.Once
 	groupings    [2]*grouping
+	// planes are the row sets over the column's declared domain that the
+	// oblivious evaluation answers its conditions from (planes.go), built
+	// at the first that needs them.
+	planesMu sync.Mutex
+	planes   atomic.Pointer[domainPlanes]
 }
 
 // driverTimeTypes are the declared types whose values modernc.org/sqlite
