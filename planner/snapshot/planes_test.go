@@ -98,7 +98,7 @@ func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 	}
 	lit := fixture.IntLit
 	statements := []struct {
-		where               ir.Pred
+		where              ir.Pred
 		planePasses, scans int
 	}{
 		{&ir.Compare{Column: "age", Op: "=", Value: lit(3)}, 2, 0},
