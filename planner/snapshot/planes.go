@@ -24,6 +24,16 @@ import (
 // planes hold at most 2*maxPlaneDomain+2 row sets, rows/8 bytes each.
 const maxPlaneDomain = 256
 
+// maxPlaneSets bounds the row sets all of a snapshot's planes may hold,
+// 2,048 of rows/8 bytes, 256 bytes a row at worst (the people table's
+// domains reserve about 1,100 and share their way down to about 470): a config that declares many
+// domains must not multiply the snapshot's memory. Each column reserves
+// its worst case, 2K+2 sets for a domain of K values, so that whether it
+// gets planes follows the config, the table's size and which columns
+// statements compared first, never the rows; a column refused keeps the
+// scan until the snapshot is read again.
+const maxPlaneSets = 2048
+
 // domainPlanes are one column's row sets over one declared domain.
 type domainPlanes struct {
 	domain *ir.Domain
@@ -48,12 +58,26 @@ func (e *snapEval) planesFor(c *snapColumn, name string) *domainPlanes {
 	if p := c.planes.Load(); p != nil && p.domain == d {
 		return p
 	}
+	if c.planesRefused.Load() == d {
+		return nil
+	}
 	c.planesMu.Lock()
 	defer c.planesMu.Unlock()
 	if p := c.planes.Load(); p != nil && p.domain == d {
 		return p
 	}
+	if c.planesRefused.Load() == d {
+		return nil
+	}
+	if sets := int64(2*d.Size() + 2); e.snap.planeSets.Add(sets) > maxPlaneSets {
+		e.snap.planeSets.Add(-sets)
+		c.planesRefused.Store(d)
+		return nil
+	}
 	p := buildPlanes(c, d, e.all)
+	if old := c.planes.Load(); old != nil {
+		e.snap.planeSets.Add(-int64(2*old.domain.Size() + 2)) // a reload's new domain replaces it
+	}
 	c.planes.Store(p)
 	return p
 }

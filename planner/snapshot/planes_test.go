@@ -161,3 +161,46 @@ func writeWorld(t *testing.T, row string) string {
 	}
 	return path
 }
+
+// TestPlanesBudget: the planes of one snapshot reserve their worst case,
+// 2K+2 row sets a column, within maxPlaneSets; past it a column keeps the
+// scan, decided by the domains' sizes and the order the columns were first
+// compared, and answers the same.
+func TestPlanesBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	path := filepath.Join(t.TempDir(), "people.db")
+	fixture.WritePeople(t, path, fixture.SQLRows(fixture.Rows(r, 500)))
+	snap := readFile(t, path, "people", "id")
+	table := fixture.People()
+	// 2*255+2 = 512 sets each: four fit, the fifth does not.
+	var names []string
+	for i := range 255 {
+		names = append(names, fmt.Sprintf("v%03d", i))
+	}
+	for _, col := range []string{"age", "income", "id"} {
+		table.Columns[col].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 254}
+	}
+	for _, col := range []string{"sex", "suburb"} {
+		table.Columns[col].Domain = &ir.Domain{Categories: names}
+	}
+	leaf := func(col string) ir.Pred {
+		if table.Columns[col].Type == ir.TypeText {
+			return &ir.Compare{Column: col, Op: "=", Value: ir.Literal{Kind: ir.LitText, Text: "v007"}}
+		}
+		return &ir.Compare{Column: col, Op: "<", Value: ir.Literal{Kind: ir.LitInt, Int: 40}}
+	}
+	for _, tc := range []struct {
+		column string
+		planes bool
+	}{{"age", true}, {"income", true}, {"sex", true}, {"id", true}, {"suburb", false}, {"age", true}, {"suburb", false}} {
+		e := newSnapEval(snap, table, ir.Needs{Oblivious: true})
+		_, _, ok := e.planeLeaf(leaf(tc.column))
+		if ok != tc.planes {
+			t.Errorf("%s: planes %v, want %v (sets reserved %d)", tc.column, ok, tc.planes, snap.planeSets.Load())
+		}
+		e.release()
+	}
+	if got := snap.planeSets.Load(); got != maxPlaneSets {
+		t.Errorf("reserved %d sets, want %d", got, maxPlaneSets)
+	}
+}

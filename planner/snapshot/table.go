@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"countwall/ir"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,9 @@ type snapColumn struct {
 	// at the first that needs them.
 	planesMu sync.Mutex
 	planes   atomic.Pointer[domainPlanes]
+	// planesRefused is the domain whose planes the snapshot's budget
+	// refused (maxPlaneSets).
+	planesRefused atomic.Pointer[ir.Domain]
 }
 
 // driverTimeTypes are the declared types whose values modernc.org/sqlite
@@ -94,6 +98,7 @@ type Table struct {
 	// that answer cellkey's counts on a table keyed by its unit (keygrid.go).
 	grids     sync.Map
 	gridBytes atomic.Int64 // what the grids hold, at most bytes/gridShare
+	planeSets atomic.Int64 // the row sets the planes reserve, at most maxPlaneSets
 
 	// byUnit is the unit column the rows are numbered in the order of (nil
 	// when they keep the file's order): each unit's rows are then the run
