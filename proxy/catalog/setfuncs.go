@@ -113,12 +113,13 @@ func sqlSeries(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, er
 	if !ok1 || !ok2 || stop < start {
 		return "[]", nil
 	}
-	if stop-start >= maxSeries {
-		stop = start + maxSeries - 1
-	}
-	vals := make([]int64, 0, stop-start+1)
-	for v := start; v <= stop; v++ {
-		vals = append(vals, v)
+	// The width in unsigned arithmetic: stop-start overflows int64 when
+	// the ends are far apart, and a loop to stop would never end when stop
+	// is the largest int64.
+	n := min(uint64(stop)-uint64(start), maxSeries-1) + 1
+	vals := make([]int64, 0, n)
+	for i := range n {
+		vals = append(vals, start+int64(i))
 	}
 	b, _ := json.Marshal(vals)
 	return string(b), nil
