@@ -354,6 +354,15 @@ func (pr *Prepared) ChangesSettings() bool {
 	return false
 }
 
+// IsShow reports whether the statement is SHOW.
+func (pr *Prepared) IsShow() bool {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return false
+	}
+	_, ok := pr.stmt.(*ir.Show)
+	return ok
+}
+
 // DiscardsAll reports whether the statement is DISCARD ALL, which drops
 // the session's prepared statements and cursors besides its settings.
 func (pr *Prepared) DiscardsAll() bool {

@@ -49,6 +49,8 @@ type Statement struct {
 	// saves the settings before one runs in an implicit transaction, to
 	// undo it if the transaction fails.
 	ChangesSettings bool
+	// Show is set for SHOW, which PREPARE does not take.
+	Show bool
 
 	// PrepareName is set for PREPARE name AS query: the statement is the
 	// query, which the front end keeps under the name for EXECUTE, as it
@@ -154,7 +156,7 @@ func (st *Statement) read(cat *ir.Catalog) {
 	if op, ok := st.prepared.CursorOp(); ok {
 		st.CursorOp = &op
 	}
-	st.DiscardAll, st.ChangesSettings = st.prepared.DiscardsAll(), st.prepared.ChangesSettings()
+	st.DiscardAll, st.ChangesSettings, st.Show = st.prepared.DiscardsAll(), st.prepared.ChangesSettings(), st.prepared.IsShow()
 	if name, ok := st.prepared.Deallocates(); ok {
 		st.Deallocate = &Deallocation{Name: name, All: name == ""}
 	}

@@ -19,10 +19,11 @@ func (c *conn) sqlPrepare(st *proxy.Statement) bool {
 }
 
 // preparable refuses a PREPARE of what is not a query (a cursor
-// statement, DEALLOCATE, EXECUTE, transaction control), which PostgreSQL's
-// grammar does not prepare.
+// statement, DEALLOCATE, EXECUTE, transaction control, SET, RESET, SHOW,
+// DISCARD), which PostgreSQL's grammar does not prepare: an EXECUTE of a
+// DISCARD ALL would otherwise run it past the checks of the front end.
 func preparable(st *proxy.Statement) error {
-	if st.CursorOp != nil || st.Deallocate != nil || st.Transaction != proxy.TxNone {
+	if st.CursorOp != nil || st.Deallocate != nil || st.Transaction != proxy.TxNone || st.ChangesSettings || st.Show {
 		return pgerror.Errorf(pgerror.SyntaxError, "PREPARE takes a query: PREPARE name AS SELECT ...")
 	}
 	return nil
