@@ -17,6 +17,8 @@ type Set struct {
 	// Reset is RESET name (RESET ALL: Name "all"): the setting returns to
 	// its default.
 	Reset bool
+	// Local is SET LOCAL: the setting lasts until the transaction ends.
+	Local bool
 }
 
 // Show is `SHOW name`.

@@ -220,7 +220,9 @@ func settingName(toks []pglex.Token) (string, int) {
 // "a, b".
 func parseSet(toks []pglex.Token) (ir.Statement, error) {
 	toks = toks[1:]
+	local := false
 	if len(toks) > 0 && toks[0].Kind == pglex.Word && (toks[0].Text == "session" || toks[0].Text == "local") {
+		local = toks[0].Text == "local"
 		toks = toks[1:]
 	}
 	name, n := settingName(toks)
@@ -262,7 +264,7 @@ func parseSet(toks []pglex.Token) (ir.Statement, error) {
 			return nil, pgerror.Errorf(pgerror.InvalidParameterValue, "SET %s needs a number in decimal or exponent form, such as 0.1 or 1e-6", name)
 		}
 	}
-	return &ir.Set{Name: name, Value: value}, nil
+	return &ir.Set{Name: name, Value: value, Local: local}, nil
 }
 
 // decimalRE is a number in plain decimal or exponent form: no hexadecimal,

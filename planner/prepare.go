@@ -354,6 +354,18 @@ func (pr *Prepared) ChangesSettings() bool {
 	return false
 }
 
+// SetsLocal is the setting a SET LOCAL names; false for any other
+// statement.
+func (pr *Prepared) SetsLocal() (string, bool) {
+	if pr.early != nil || pr.tokErr != nil || pr.explain {
+		return "", false
+	}
+	if s, ok := pr.stmt.(*ir.Set); ok && s.Local {
+		return s.Name, true
+	}
+	return "", false
+}
+
 // IsShow reports whether the statement is SHOW.
 func (pr *Prepared) IsShow() bool {
 	if pr.early != nil || pr.tokErr != nil || pr.explain {

@@ -274,6 +274,30 @@ type Settings struct {
 	values         map[string]string
 }
 
+// Reverted is s with the named settings as they are in to: a SET LOCAL's
+// settings at the end of its transaction.
+func (s Settings) Reverted(names []string, to Settings) Settings {
+	out := Settings{epsilon: s.epsilon, delta: s.delta, hasDelta: s.hasDelta, values: make(map[string]string, len(s.values))}
+	for k, v := range s.values {
+		out.values[k] = v
+	}
+	for _, name := range names {
+		switch name {
+		case "epsilon":
+			out.epsilon = to.epsilon
+		case "delta":
+			out.delta, out.hasDelta = to.delta, to.hasDelta
+		default:
+			if v, ok := to.values[name]; ok {
+				out.values[name] = v
+			} else {
+				delete(out.values, name)
+			}
+		}
+	}
+	return out
+}
+
 // Settings returns the session's settings now.
 func (s *Session) Settings() Settings {
 	s.mu.Lock()

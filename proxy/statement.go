@@ -51,6 +51,10 @@ type Statement struct {
 	ChangesSettings bool
 	// Show is set for SHOW, which PREPARE does not take.
 	Show bool
+	// LocalSetting is the setting a SET LOCAL names: the front end undoes
+	// it when the transaction ends, and ignores it (with a warning)
+	// outside a block, as PostgreSQL does.
+	LocalSetting string
 
 	// PrepareName is set for PREPARE name AS query: the statement is the
 	// query, which the front end keeps under the name for EXECUTE, as it
@@ -157,6 +161,7 @@ func (st *Statement) read(cat *ir.Catalog) {
 		st.CursorOp = &op
 	}
 	st.DiscardAll, st.ChangesSettings, st.Show = st.prepared.DiscardsAll(), st.prepared.ChangesSettings(), st.prepared.IsShow()
+	st.LocalSetting, _ = st.prepared.SetsLocal()
 	if name, ok := st.prepared.Deallocates(); ok {
 		st.Deallocate = &Deallocation{Name: name, All: name == ""}
 	}

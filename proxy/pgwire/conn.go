@@ -56,6 +56,9 @@ type conn struct {
 	// last told them (ParameterStatus), startupReported as at startup
 	// (report.go).
 	reported, startupReported map[string]string
+	// localSettings are the settings the open transaction SET LOCAL, each
+	// with the session's settings just before its first (setlocal.go).
+	localSettings map[string]proxy.Settings
 
 	mu      sync.Mutex
 	running context.CancelFunc // the statement in flight, for cancel requests
@@ -309,6 +312,7 @@ func (c *conn) simpleQuery(sql string) {
 	}
 	c.implicitBlock = false
 	if c.txStatus == txIdle {
+		c.revertLocal()
 		c.txSettings = nil // the implicit transaction ended
 		c.closeCursorsAtEnd()
 	}
@@ -329,6 +333,11 @@ func (c *conn) simpleStatement(sql string) bool {
 		c.refused(st, err)
 		return false
 	}
+	if c.setLocalOutsideBlock(st) {
+		c.be.Send(c.enc.commandComplete("SET"))
+		return true
+	}
+	c.noteLocal(st)
 	if st.PrepareName != "" {
 		return c.sqlPrepare(st)
 	}

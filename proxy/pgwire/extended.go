@@ -203,6 +203,11 @@ func (c *conn) execute(m *pgproto3.Execute) bool {
 		c.refused(p.stmt.stmt, err)
 		return false
 	}
+	if c.setLocalOutsideBlock(p.stmt.stmt) {
+		p.ran = &proxy.Result{Tag: "SET"}
+		return c.resume(p, m.MaxRows)
+	}
+	c.noteLocal(p.stmt.stmt)
 	if p.stmt.answersItself() || p.stmt.stmt.CursorOp != nil {
 		return c.executeOwn(p, m.MaxRows)
 	}

@@ -32,6 +32,14 @@ var setRollbackCases = []struct {
 	{"savepoint", []string{"BEGIN", "SET application_name = 'x'", "SAVEPOINT s", "SET application_name = 'y'", "ROLLBACK TO SAVEPOINT s", "COMMIT"}},
 	{"savepoint released", []string{"BEGIN", "SAVEPOINT s", "SET application_name = 'y'", "RELEASE SAVEPOINT s", "ROLLBACK"}},
 	{"failing SET alone", []string{"SET application_name = 'x'", "SET nosuch = 1"}},
+	{"SET LOCAL outside a block", []string{"SET LOCAL application_name = 'x'"}},
+	{"SET LOCAL in a block committed", []string{"BEGIN", "SET LOCAL application_name = 'x'", "COMMIT"}},
+	{"SET LOCAL seen inside its block", []string{"BEGIN", "SET LOCAL application_name = 'x'", "SET application_name = 'y'; SET LOCAL application_name = 'z'"}},
+	{"SET then SET LOCAL, committed", []string{"BEGIN", "SET application_name = 'x'", "SET LOCAL application_name = 'y'", "COMMIT"}},
+	{"SET LOCAL in a batch", []string{"SET LOCAL application_name = 'x'; SELECT 1"}},
+	{"SET LOCAL in a batch, shown inside", []string{"SET LOCAL application_name = 'x'; SHOW application_name"}},
+	{"SET and SET LOCAL in a failing batch", []string{"SET application_name = 'x'; SET LOCAL application_name = 'y'; SELECT COUNT(*) FROM nowhere"}},
+	{"SET LOCAL in a failed block, committed", []string{"BEGIN", "SET application_name = 'x'", "SET LOCAL application_name = 'y'", "SELECT COUNT(*) FROM nowhere", "COMMIT"}},
 }
 
 func TestPostgresSetRollbackDifferential(t *testing.T) {
@@ -64,6 +72,37 @@ func TestPostgresSetRollbackDifferential(t *testing.T) {
 				t.Errorf("%q: application_name %q, PostgreSQL 15 %q", tc.messages, got, want)
 			}
 		})
+	}
+}
+
+// TestSetLocalShare: SET LOCAL epsilon lasts until its block ends, and
+// outside a block changes nothing, as PostgreSQL treats SET LOCAL.
+func TestSetLocalShare(t *testing.T) {
+	ts := startServer(t, "exact", nil, nil)
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, tc := range []struct{ message, want string }{
+		{"SET LOCAL epsilon = 0.5; SHOW epsilon", "0.5"}, // one implicit transaction
+		{"SHOW epsilon", "0.1"},
+		{"SET LOCAL epsilon = 0.5", ""}, // outside a block: a warning, nothing set
+		{"SHOW epsilon", "0.1"},
+		{"BEGIN; SET epsilon = 0.3; SET LOCAL epsilon = 0.5; SHOW epsilon", "0.5"},
+		{"COMMIT; SHOW epsilon", "0.3"},
+	} {
+		res, err := conn.Exec(ctx, tc.message).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.message, err)
+		}
+		if tc.want == "" {
+			continue
+		}
+		if got := string(res[len(res)-1].Rows[0][0]); got != tc.want {
+			t.Errorf("%s: epsilon %s, want %s", tc.message, got, tc.want)
+		}
 	}
 }
 

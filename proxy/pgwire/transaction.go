@@ -96,6 +96,7 @@ func (c *conn) rollbackSettings() {
 		c.session.RestoreSettings(*c.txSettings)
 	}
 	c.txSettings = nil
+	c.localSettings = nil // undone with the rest
 }
 
 // transactionControl follows BEGIN, COMMIT and ROLLBACK as PostgreSQL does,
@@ -109,8 +110,10 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 		if c.txStatus == txIdle && c.txSettings == nil {
 			c.beginSettings()
 		}
+		if c.txStatus == txIdle {
+			c.savepoints, c.savepointSettings = nil, nil
+		}
 		c.txStatus = txBlock
-		c.savepoints, c.savepointSettings = nil, nil
 	case op == proxy.TxSavepoint, op == proxy.TxRelease, op == proxy.TxRollbackTo:
 		c.savepoint(op, name)
 	case op.Ends():
@@ -126,6 +129,7 @@ func (c *conn) transactionControl(op proxy.TxOp, name string, res *proxy.Result)
 		if res.Tag == "ROLLBACK" {
 			c.rollbackSettings()
 		}
+		c.revertLocal()
 		c.txSettings = nil
 		c.txStatus = txIdle
 		c.savepoints, c.savepointSettings = nil, nil
