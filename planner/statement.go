@@ -335,6 +335,10 @@ func (p *parser) aggregate(e sqlparser.Expr, q *ir.Query) error {
 		return pgerror.Errorf(pgerror.FeatureNotSupported, "only COUNT(*) may be selected besides the GROUP BY columns")
 	}
 	name := f.Name.Lowered()
+	if name == castCall {
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "a cast of an aggregate is not supported: the answer's type is the aggregate's").
+			WithHint("Select COUNT(*), SUM(col) or AVG(col) without :: or CAST, and convert the answer in the client.")
+	}
 	if name != "count" {
 		return pgerror.Errorf(pgerror.FeatureNotSupported, "function %s is not supported in the select list; only COUNT is answered", strings.ToUpper(name))
 	}
