@@ -77,6 +77,28 @@ func (c *sumCell) add(cols []sumColumn, r int, m int64) {
 	}
 }
 
+// sumInputs are what a query with sums reads: its group columns and their
+// radix, and its summed columns; false when the snapshot declines it.
+func (snap *Table) sumInputs(t *ir.Table, q *ir.Query) ([]groupColumn, uint64, []sumColumn, bool) {
+	groups, ok := snap.groupColumns(t, q)
+	if !ok {
+		return nil, 0, nil, false
+	}
+	radix, ok := groupRadix(groups)
+	if !ok {
+		return nil, 0, nil, false
+	}
+	var cols []sumColumn
+	for _, name := range q.SumColumns() {
+		col := snap.columns[strings.ToLower(name)]
+		if col == nil || col.affinity == affinityBlob {
+			return nil, 0, nil, false // no affinity: a column may hold any class
+		}
+		cols = append(cols, newSumColumn(col, t.Columns[name]))
+	}
+	return groups, radix, cols, true
+}
+
 // answerSums computes a query with sums from the snapshot, or declines it
 // (ok false) for SQLite to answer.
 // bounds and rank are Prepare's, for sums bounded per unit.
@@ -85,21 +107,9 @@ func (snap *Table) answerSums(t *ir.Table, q *ir.Query, needs ir.Needs, secret [
 	if needs.Bound {
 		return snap.answerBoundedSums(t, q, needs, secret, shape, bounds, rank)
 	}
-	groups, ok := snap.groupColumns(t, q)
+	groups, radix, cols, ok := snap.sumInputs(t, q)
 	if !ok {
 		return nil, false, nil
-	}
-	radix, ok := groupRadix(groups)
-	if !ok {
-		return nil, false, nil
-	}
-	var cols []sumColumn
-	for _, name := range q.SumColumns() {
-		col := snap.columns[strings.ToLower(name)]
-		if col == nil || col.affinity == affinityBlob {
-			return nil, false, nil // no affinity: a column may hold any class
-		}
-		cols = append(cols, newSumColumn(col, t.Columns[name]))
 	}
 	var unit *snapColumn
 	var keys []uint32

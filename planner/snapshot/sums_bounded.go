@@ -37,21 +37,9 @@ func (snap *Table) answerBoundedSums(t *ir.Table, q *ir.Query, needs ir.Needs, s
 	if unit == nil || !unit.countsUnits(true) {
 		return nil, false, nil
 	}
-	groups, ok := snap.groupColumns(t, q)
+	groups, radix, cols, ok := snap.sumInputs(t, q)
 	if !ok {
 		return nil, false, nil
-	}
-	radix, ok := groupRadix(groups)
-	if !ok {
-		return nil, false, nil
-	}
-	var cols []sumColumn
-	for _, name := range q.SumColumns() {
-		col := snap.columns[strings.ToLower(name)]
-		if col == nil || col.affinity == affinityBlob {
-			return nil, false, nil // no affinity: a column may hold any class
-		}
-		cols = append(cols, newSumColumn(col, t.Columns[name]))
 	}
 	ev := newSnapEval(snap, t, needs)
 	defer ev.release()
