@@ -23,6 +23,11 @@ func newDemoCmd() *cobra.Command {
 			return workdir.In(keep, "countwall-demo-", func(dir string) error {
 				o.Dir, o.Attacks, o.Keep = dir, !noAttacks, keep != ""
 				o.Progress = func(label string) func(done, total int) { return progress.Counter(os.Stderr, label) }
+				stopProfile, err := startCPUProfile(cmd)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
 				return demo.Run(cmd.Context(), cmd.OutOrStdout(), o)
 			})
 		},
@@ -32,5 +37,6 @@ func newDemoCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&noAttacks, "no-attacks", false, "compare the mechanisms only, without the attack suite")
 	cmd.Flags().StringVar(&o.HTML, "html", "", "also audit every mechanism and write the report card as one self-contained HTML page with plots")
 	cmd.Flags().IntVar(&o.AuditTrials, "audit-trials", 200, "trials per database and test of the audit that --html runs")
+	cmd.Flags().String("cpuprofile", "", "write a CPU profile of the demo to this file")
 	return cmd
 }
