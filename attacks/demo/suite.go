@@ -340,7 +340,7 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 		row.Err = err.Error()
 		return row
 	}
-	o.Progress = progress
+	o.Progress, o.Pipeline = progress, pipelineDepth(fw.setting)
 	conn, err := fw.Dial(ctx, name)
 	if err != nil {
 		row.Err = err.Error()
@@ -360,6 +360,36 @@ func (fw *Firewall) run(ctx context.Context, name, truthPath string, progress fu
 	row.Result = res
 	return row
 }
+
+// pipelineDepth is how many statements the demo's attacks keep in flight
+// on their connection to a firewall of setting s (attacks.Options.Pipeline):
+// the attack command's default, except where the budget's cap stops an
+// attack after a few answers (laplace's ten). There a batch would carry
+// statements past the refusal, which the card would count as sent and
+// refused, and the few answers have no round trips worth saving.
+func pipelineDepth(s Setting) int {
+	def, _ := s.Budget["epsilon"].(map[string]any)["default"].(float64)
+	capped, ok := s.Budget["epsilon_cap"]
+	if !ok || def <= 0 {
+		return attacks.DefaultPipeline
+	}
+	var limit float64
+	switch c := capped.(type) {
+	case int:
+		limit = float64(c)
+	case float64:
+		limit = c
+	}
+	if limit/def < minPipelinedAnswers {
+		return 1
+	}
+	return attacks.DefaultPipeline
+}
+
+// minPipelinedAnswers is how many answers a budget must pay for before the
+// demo's attacks pipeline their statements under it: more than any attack
+// of the plan sends.
+const minPipelinedAnswers = 1e6
 
 // Dial connects to the firewall as analyst over SCRAM.
 func (fw *Firewall) Dial(ctx context.Context, analyst string) (*attacks.Wire, error) {
