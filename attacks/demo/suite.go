@@ -8,9 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 
 	"countwall/attacks"
 	"countwall/attacks/report"
@@ -118,76 +116,6 @@ const publisher = "publisher"
 type riskPending struct {
 	label, statePath, truthPath string
 	plusOne, prior              bool
-}
-
-// runAttacks runs the attack suite over the wire: for each firewall
-// setting a loopback server with SCRAM authentication, one analyst per
-// attack (so each starts with a full budget), and the attacks scored against
-// the protected database. The prior-release attack reads its earlier exact
-// release from a firewall of its own (the exact release firewall, analyst
-// publisher), whose audit is combined with the attacked firewall's when
-// audit risk reads that. It returns the report card's rows in plan order,
-// audit risk's runs on each firewall's state and the published release.
-func runAttacks(ctx context.Context, o Options, dbPath string) ([]report.Row, []report.RiskRun, *published, error) {
-	order, bySetting := planned()
-	people, err := PeopleTables()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var release *Firewall
-	stopRelease := func() {}
-	if slices.ContainsFunc(order, func(s string) bool { return slices.Contains(bySetting[s], attacks.PriorRelease.Name) }) {
-		if release, err = StartFirewall(ctx, o.Dir, dbPath, people, Settings["exact release"], []string{publisher}); err != nil {
-			return nil, nil, nil, fmt.Errorf("starting the exact release firewall: %w", err)
-		}
-		stopRelease = sync.OnceFunc(release.Stop)
-		defer stopRelease()
-	}
-	results := map[[2]string]report.Row{}
-	var pending []riskPending
-	genomesPath := filepath.Join(o.Dir, "genomes.db")
-	for _, name := range order {
-		s := Settings[name]
-		db, tableSection := dbPath, people
-		if s.Genomes {
-			if err := writeGenomes(ctx, genomesPath); err != nil {
-				return nil, nil, nil, err
-			}
-			if tableSection, err = tables(dataset.GenomesTable(genomesSNPs)); err != nil {
-				return nil, nil, nil, err
-			}
-			db = genomesPath
-		}
-		fw, err := StartFirewall(ctx, o.Dir, db, tableSection, s, bySetting[name])
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("starting the %s firewall: %w", s.Label, err)
-		}
-		fw.release = release
-		for _, attack := range bySetting[name] {
-			results[[2]string{attack, name}] = fw.run(ctx, attack, db, o.progress(attack+" vs "+s.Label))
-		}
-		fw.Stop()
-		if err := ctx.Err(); err != nil {
-			// An interrupted attack keeps its result; the suite stops.
-			return nil, nil, nil, err
-		}
-		plusOne, _ := s.Params["plus_one"].(bool)
-		pending = append(pending, riskPending{s.Label, fw.StatePath, db, plusOne, slices.Contains(bySetting[name], attacks.PriorRelease.Name)})
-	}
-	stopRelease()
-	runs, pub, err := assessPending(ctx, pending, release)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var rows []report.Row
-	for _, p := range AttackPlan {
-		for _, s := range p.Settings {
-			if row, ok := results[[2]string{p.Attack, s}]; ok {
-				rows = append(rows, row)
-			}
-		}
-	}
-	return rows, runs, pub, nil
 }
 
 // planned is the settings of the attack plan in order of first use, and
