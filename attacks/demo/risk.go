@@ -54,36 +54,75 @@ func readState(ctx context.Context, statePath, analyst string) ([]release.Releas
 	return rs, analysts, err
 }
 
-// assessState is `countwall audit risk` on one firewall's state database
-// after its run: every analyst's answered statements, combined with the
-// published release when there is one, the solvers, the findings scored
-// against the protected table and the tracing test run on its people.
-func assessState(ctx context.Context, label, statePath, truthPath string, plusOne bool, pub *published) (report.RiskRun, error) {
-	run := report.RiskRun{Setting: label}
-	rs, analysts, err := readState(ctx, statePath, "")
+// assessStates is `countwall audit risk` on each firewall's state database
+// of ps after its run: every analyst's answered statements, combined with
+// the published release pub where p.prior, the solvers, the findings
+// scored against the protected table and the tracing test run on its
+// people. These are audit.EvaluateRisk's steps, with the states read and
+// assessed two at a time and the findings of every state on one protected
+// table scored together: the scorers copy and index that table once for
+// all of them, not once a state.
+func assessStates(ctx context.Context, ps []riskPending, pub *published) ([]report.RiskRun, error) {
+	runs := make([]report.RiskRun, len(ps))
+	histories := make([]*risk.History, len(ps))
+	err := eachAtOnce(ctx, len(ps), suiteWidth, func(ctx context.Context, i int) error {
+		var err error
+		if runs[i], histories[i], err = assessHistory(ctx, ps[i], pub); err != nil {
+			return fmt.Errorf("audit risk on the %s firewall: %w", ps[i].label, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return run, err
+		return nil, err
+	}
+	// The reports are copied into one list per table, but their findings
+	// are not: Score marks each finding where it lies, in runs.
+	var truths []string
+	byTruth := map[string][]risk.Report{}
+	for i, p := range ps {
+		if _, ok := byTruth[p.truthPath]; !ok {
+			truths = append(truths, p.truthPath)
+		}
+		byTruth[p.truthPath] = append(byTruth[p.truthPath], runs[i].Reports...)
+	}
+	for _, truth := range truths {
+		if err := audit.Score(ctx, truth, byTruth[truth]); err != nil {
+			return nil, fmt.Errorf("audit risk: scoring against %s: %w", filepath.Base(truth), err)
+		}
+	}
+	for i, p := range ps {
+		if err := audit.TraceHistory(ctx, p.truthPath, histories[i], runs[i].Reports, audit.TraceOptions{}); err != nil {
+			return nil, fmt.Errorf("audit risk on the %s firewall: %w", p.label, err)
+		}
+	}
+	return runs, nil
+}
+
+// assessHistory reads the state database of p and assesses its history,
+// with pub beside it where p.prior; the findings are not yet scored.
+func assessHistory(ctx context.Context, p riskPending, pub *published) (report.RiskRun, *risk.History, error) {
+	run := report.RiskRun{Setting: p.label}
+	rs, analysts, err := readState(ctx, p.statePath, "")
+	if err != nil {
+		return run, nil, err
 	}
 	run.Analysts = analysts
-	o := risk.Options{IDPPlusOne: plusOne}
-	if pub != nil {
+	o := risk.Options{IDPPlusOne: p.plusOne}
+	if p.prior && pub != nil {
 		o.Published, run.Published = pub.releases, pub.source
 	}
-	run.Reports, err = audit.EvaluateRisk(ctx, risk.HistoryOf(rs, ""), o, audit.TraceOptions{}, truthPath)
-	return run, err
+	h := risk.HistoryOf(rs, "")
+	run.Reports = risk.AssessHistory(h, o)
+	return run, h, nil
 }
 
 // assessOrdinary runs the risk check on the states of the mechanisms the
 // demo compared with its ordinary queries, where it must find nothing, even
 // beside the published release.
 func assessOrdinary(ctx context.Context, dir, truthPath string, pub *published) ([]report.RiskRun, error) {
-	var runs []report.RiskRun
-	for _, m := range mechanisms {
-		run, err := assessState(ctx, m.name+" (ordinary queries)", filepath.Join(dir, "state-"+m.name+".db"), truthPath, false, pub)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, run)
+	ps := make([]riskPending, len(mechanisms))
+	for i, m := range mechanisms {
+		ps[i] = riskPending{label: m.name + " (ordinary queries)", statePath: filepath.Join(dir, "state-"+m.name+".db"), truthPath: truthPath, prior: true}
 	}
-	return runs, nil
+	return assessStates(ctx, ps, pub)
 }

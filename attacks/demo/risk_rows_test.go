@@ -43,10 +43,11 @@ func TestAuditRiskFindsTheRowsRebuilt(t *testing.T) {
 		if len(rebuilt) == 0 || res.Recovered == 0 {
 			t.Fatalf("%s: the attack rebuilt no row: %+v", setting, res)
 		}
-		run, err := assessState(ctx, setting, fw.StatePath, db, false, nil)
+		runs, err := assessStates(ctx, []riskPending{{label: setting, statePath: fw.StatePath, truthPath: db}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		run := runs[0]
 		found := map[string]risk.Finding{}
 		for _, rep := range run.Reports {
 			for _, f := range rep.Findings {

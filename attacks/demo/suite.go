@@ -148,19 +148,8 @@ func assessPending(ctx context.Context, pending []riskPending, release *Firewall
 			return nil, nil, fmt.Errorf("reading the exact release firewall's audit: %w", err)
 		}
 	}
-	var runs []report.RiskRun
-	for _, p := range pending {
-		var with *published
-		if p.prior {
-			with = pub
-		}
-		run, err := assessState(ctx, p.label, p.statePath, p.truthPath, p.plusOne, with)
-		if err != nil {
-			return nil, nil, fmt.Errorf("audit risk on the %s firewall: %w", p.label, err)
-		}
-		runs = append(runs, run)
-	}
-	return runs, pub, nil
+	runs, err := assessStates(ctx, pending, pub)
+	return runs, pub, err
 }
 
 // writeGenomes writes the genomes table for tracing once per work directory.
