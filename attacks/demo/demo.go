@@ -121,48 +121,30 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	return writePage(ctx, w, o, card)
 }
 
+// column is one mechanism's answers to the demo queries, and its
+// refusals.
+type column struct {
+	name    string
+	answers []string
+	notes   []string
+}
+
 // compare prints the demo queries' answers under each mechanism, one
-// column each, and the refusals below.
+// column each, and the refusals below. The mechanisms answer two at a time,
+// each from its own engine and state database.
 func compare(ctx context.Context, w io.Writer, dir, dbPath string) error {
-	type column struct {
-		name    string
-		answers []string
-		notes   []string
-	}
-	var cols []column
 	people, err := PeopleTables()
 	if err != nil {
 		return err
 	}
-	for _, m := range mechanisms {
-		cfg, err := writeConfig(filepath.Join(dir, "countwall-"+m.name+".yaml"), configFile{
-			Database:   dbPath,
-			State:      filepath.Join(dir, "state-"+m.name+".db"),
-			Mechanism:  mechanismName{m.name},
-			Mechanisms: mechanismParams(m.name, m.params),
-			Budget:     map[string]any{"epsilon_cap": 100},
-			Analysts:   map[string]map[string]string{"demo": {}},
-			Tables:     people,
-		})
-		if err != nil {
-			return err
-		}
-		engine, err := proxy.Open(ctx, cfg, proxy.Options{})
-		if err != nil {
-			return fmt.Errorf("mechanism %s: %w", m.name, err)
-		}
-		col := column{name: m.name}
-		for _, q := range queries {
-			res, err := engine.Query(ctx, "demo", q)
-			if err != nil {
-				col.answers = append(col.answers, "-")
-				col.notes = append(col.notes, fmt.Sprintf("%s on %q: %v", m.name, q, err))
-				continue
-			}
-			col.answers = append(col.answers, renderAnswers(res))
-		}
-		engine.Close()
-		cols = append(cols, col)
+	cols := make([]column, len(mechanisms))
+	err = eachAtOnce(ctx, len(mechanisms), suiteWidth, func(ctx context.Context, i int) error {
+		var err error
+		cols[i], err = answerQueries(ctx, dir, dbPath, people, i)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 
 	widths := make([]int, len(cols))
@@ -200,6 +182,40 @@ func compare(ctx context.Context, w io.Writer, dir, dbPath string) error {
 		}
 	}
 	return nil
+}
+
+// answerQueries answers the demo queries under the i-th mechanism from an
+// engine of its own.
+func answerQueries(ctx context.Context, dir, dbPath string, people map[string]any, i int) (column, error) {
+	m := mechanisms[i]
+	col := column{name: m.name}
+	cfg, err := writeConfig(filepath.Join(dir, "countwall-"+m.name+".yaml"), configFile{
+		Database:   dbPath,
+		State:      filepath.Join(dir, "state-"+m.name+".db"),
+		Mechanism:  mechanismName{m.name},
+		Mechanisms: mechanismParams(m.name, m.params),
+		Budget:     map[string]any{"epsilon_cap": 100},
+		Analysts:   map[string]map[string]string{"demo": {}},
+		Tables:     people,
+	})
+	if err != nil {
+		return col, err
+	}
+	engine, err := proxy.Open(ctx, cfg, proxy.Options{})
+	if err != nil {
+		return col, fmt.Errorf("mechanism %s: %w", m.name, err)
+	}
+	defer engine.Close()
+	for _, q := range queries {
+		res, err := engine.Query(ctx, "demo", q)
+		if err != nil {
+			col.answers = append(col.answers, "-")
+			col.notes = append(col.notes, fmt.Sprintf("%s on %q: %v", m.name, q, err))
+			continue
+		}
+		col.answers = append(col.answers, renderAnswers(res))
+	}
+	return col, nil
 }
 
 // writePage audits every mechanism, prints the audit and writes the report
