@@ -130,17 +130,21 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 	b := max(ts.oracle.K, 1)
 	sqlText := thresholdSQL(o.Target.Table, o.Target.Where, b)
 	res := &Result{Undecided: true}
+	// The m answers do not depend on one another: they are asked
+	// o.Pipeline at a time.
 	z := make([]float64, 0, m)
 	exact, stopped := 0, false
-	for i := range m {
-		v, err := Count(ctx, q, sqlText)
+	var failed error
+	inBatches(ctx, q, o.Pipeline, m, func(int) string { return sqlText }, func(i int, rows *Rows, err error) bool {
+		v, err := countOf(rows, err)
 		if err != nil {
 			if Stopped(err) {
 				res.Note = fmt.Sprintf("stopped after %d of %d queries: %v", i, m, err)
 				stopped = true
-				break
+			} else {
+				failed = err
 			}
-			return nil, err
+			return false
 		}
 		z = append(z, v)
 		if v == 0 || v == 1 {
@@ -149,6 +153,10 @@ func runVariance(ctx context.Context, q Querier, o Options) (*Result, error) {
 		if o.Progress != nil {
 			o.Progress(i+1, m)
 		}
+		return true
+	})
+	if failed != nil {
+		return nil, failed
 	}
 	res.Details = map[string]any{
 		"m": m, "answers": len(z), "k": ts.oracle.K, "threshold": b, "epsilon_share": share,

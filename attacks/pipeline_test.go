@@ -3,6 +3,8 @@ package attacks_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -208,5 +210,49 @@ func TestNoiseRemoverPipelinedIsTheSequentialRun(t *testing.T) {
 	}
 	if !reflect.DeepEqual(pipe.Histogram, seq.Histogram) || pipe.Recovered != seq.Recovered {
 		t.Errorf("pipelined histogram %v, sequential %v", pipe.Histogram, seq.Histogram)
+	}
+}
+
+// The variance test's m answers do not depend on one another: over the
+// wire with 16 in flight against a seeded idp with plus_one it sends the
+// statements of the sequential run, gets the same answers (the server
+// draws its noise in the order the statements arrive) and so decides the
+// same from the same psi.
+func TestIDPVariancePipelinedIsTheSequentialRun(t *testing.T) {
+	ctx := context.Background()
+	const m = 200
+	run := func(pipeline int) (*attacks.Result, string) {
+		body := fmt.Sprintf(`database: %s
+state: %s
+mechanism: {name: idp}
+mechanisms:
+  idp: {k: 1, plus_one: true}
+budget:
+  epsilon: {default: 0.1, min: 1.0e-12, max: 1}
+  epsilon_cap: 1
+  reserve: 1000
+tables:
+  people:
+    privacy_unit: id
+`, targetsPeople(t), filepath.Join(t.TempDir(), "state.db"))
+		e, _ := openSeededEngine(t, body, 11)
+		var log strings.Builder
+		q := &attacks.Logged{Querier: dialWire(t, serveWire(t, e, "tcp")), Log: &log}
+		o := attacks.IDPVariance.Demo()
+		o.M, o.Pipeline = m, pipeline
+		res, err := attacks.Execute(ctx, attacks.IDPVariance, q, o, targetsPeople(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, log.String()
+	}
+	seq, seqLog := run(1)
+	pipe, pipeLog := run(16)
+	if pipeLog != seqLog || pipe.Queries != seq.Queries || seq.Queries != m {
+		t.Errorf("pipelined: %d queries, sequential %d, want %d; logs equal: %v", pipe.Queries, seq.Queries, m, pipeLog == seqLog)
+	}
+	if pipe.Details["psi"] != seq.Details["psi"] || pipe.Recovered != seq.Recovered || seq.Details["answers"] != m {
+		t.Errorf("pipelined: psi %v deciding %d; sequential: psi %v deciding %d over %v answers",
+			pipe.Details["psi"], pipe.Recovered, seq.Details["psi"], seq.Recovered, seq.Details["answers"])
 	}
 }

@@ -114,7 +114,7 @@ func AddFlags(f *pflag.FlagSet, a *attacks.Attack, o *attacks.Options, ro *Optio
 	if o.Pipeline == 0 {
 		o.Pipeline = attacks.DefaultPipeline
 	}
-	f.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "statements in flight at once on each connection, sent together, where an attack's next statements do not wait for the answers (idp-reconstruct's searches, noise-remover, bdp-existence, linear-reconstruction; 1: each answer awaited before the next statement)")
+	f.IntVar(&o.Pipeline, "pipeline", o.Pipeline, "statements in flight at once on each connection, sent together, where an attack's next statements do not wait for the answers (idp-reconstruct's searches, noise-remover, bdp-existence, linear-reconstruction, idp-variance; 1: each answer awaited before the next statement)")
 	if a.Flags != nil {
 		a.Flags(f, o)
 	}
