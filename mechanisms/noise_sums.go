@@ -57,6 +57,24 @@ func (*bounded) Price(req *Request) (Charge, error) { return Charge{}, checkSumB
 
 // answerSums adds fresh noise to each published cell's sums.
 func (m *bounded) answerSums(req *Request, cells []ir.Cell, counts []Answer) []Answer {
+	return publishNoisySums(req, cells, counts,
+		func(_ ir.Cell, _ string, s ir.SumValue) int64 {
+			return addNoiseClampedAtZero(s.N, m.rng.intIn(-m.r, m.r))
+		},
+		func(_ ir.Cell, col string, s ir.SumValue) float64 {
+			spread := float64(m.r) * largestEffect(req, col)
+			return s.Clamped + m.rng.floatIn(-spread, spread)
+		})
+}
+
+// publishNoisySums publishes each published cell's sums as a noisy
+// mechanism does: the count of a column's values is the cell's published
+// count, or valuesCount's where NULLs make it differ, at least 1; the sum
+// is noisySum's, kept within what that many values in bounds can reach. A
+// cell withheld or dropped, and a column with no value, publish no sum.
+func publishNoisySums(req *Request, cells []ir.Cell, counts []Answer,
+	valuesCount func(c ir.Cell, col string, s ir.SumValue) int64,
+	noisySum func(c ir.Cell, col string, s ir.SumValue) float64) []Answer {
 	cols := req.Query.SumColumns()
 	for i, c := range cells {
 		if counts[i].Suppressed || counts[i].Dropped {
@@ -69,11 +87,10 @@ func (m *bounded) answerSums(req *Request, cells []ir.Cell, counts []Answer) []A
 			}
 			n := counts[i].Int
 			if s.N != c.Count {
-				n = addNoiseClampedAtZero(s.N, m.rng.intIn(-m.r, m.r))
+				n = valuesCount(c, cols[k], s)
 			}
 			n = max(n, 1)
-			spread := float64(m.r) * largestEffect(req, cols[k])
-			out[k] = publishedSum(s, n, keepInBounds(req, cols[k], n, s.Clamped+m.rng.floatIn(-spread, spread)))
+			out[k] = publishedSum(s, n, keepInBounds(req, cols[k], n, noisySum(c, cols[k], s)))
 		}
 		counts[i].Sums = &Sums{Columns: out}
 	}
@@ -132,26 +149,12 @@ func (m *layered) sumLayers(prefix string, req *Request, c ir.Cell) float64 {
 
 // answerSums adds Diffix's sum noise to each published cell's sums.
 func (m *layered) answerSums(req *Request, cells []ir.Cell, counts []Answer) []Answer {
-	cols := req.Query.SumColumns()
-	for i, c := range cells {
-		if counts[i].Suppressed || counts[i].Dropped {
-			continue
-		}
-		out := make([]ir.SumValue, len(c.Sums))
-		for k, s := range c.Sums {
-			if s.N <= 0 {
-				continue
-			}
-			n := counts[i].Int
-			if s.N != c.Count {
-				n = roundCount(float64(s.N) + m.sd*m.sumLayers("values\x00"+cols[k], req, c))
-			}
-			n = max(n, 1)
-			sum, topAvg := m.flattened(s, c.Key, cols[k])
-			sum += m.sd * topAvg * m.sumLayers("sum\x00"+cols[k], req, c)
-			out[k] = publishedSum(s, n, keepInBounds(req, cols[k], n, sum))
-		}
-		counts[i].Sums = &Sums{Columns: out}
-	}
-	return counts
+	return publishNoisySums(req, cells, counts,
+		func(c ir.Cell, col string, s ir.SumValue) int64 {
+			return roundCount(float64(s.N) + m.sd*m.sumLayers("values\x00"+col, req, c))
+		},
+		func(c ir.Cell, col string, s ir.SumValue) float64 {
+			sum, topAvg := m.flattened(s, c.Key, col)
+			return sum + m.sd*topAvg*m.sumLayers("sum\x00"+col, req, c)
+		})
 }
