@@ -72,6 +72,24 @@ func nullCorpus() []nullCase {
 // formsServers fills tables m and g alike in SQLite and PostgreSQL and
 // returns countwall serving them with the exact mechanism, and
 // PostgreSQL's URL.
+// formsConns are the servers of formsServers and a connection to each,
+// closed when the test ends.
+func formsConns(t *testing.T) (ts *testServer, url string, mine, theirs *pgconn.PgConn) {
+	t.Helper()
+	ts, url = formsServers(t)
+	ctx := context.Background()
+	mine, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mine.Close(ctx) })
+	if theirs, err = pgconn.Connect(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { theirs.Close(ctx) })
+	return ts, url, mine, theirs
+}
+
 func formsServers(t *testing.T) (*testServer, string) {
 	t.Helper()
 	srv := pgtest.Server(t)
@@ -108,18 +126,8 @@ func formsServers(t *testing.T) (*testServer, string) {
 }
 
 func TestPostgresNullComparisonsDifferential(t *testing.T) {
-	ts, url := formsServers(t)
 	ctx := context.Background()
-	mine, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mine.Close(ctx)
-	theirs, err := pgconn.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer theirs.Close(ctx)
+	ts, url, mine, theirs := formsConns(t)
 	answered := 0
 	for _, c := range nullCorpus() {
 		fc := formCase{sql: c.sql, oids: c.oids}

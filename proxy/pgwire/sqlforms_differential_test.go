@@ -180,18 +180,8 @@ func formsAgree(c formCase, mine, theirs formAnswer) bool {
 const oidName = uint32(pgtypes.Name)
 
 func TestPostgresSQLFormsDifferential(t *testing.T) {
-	ts, url := formsServers(t)
 	ctx := context.Background()
-	mine, err := pgconn.Connect(ctx, ts.dsn(testAnalyst, testPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mine.Close(ctx)
-	theirs, err := pgconn.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer theirs.Close(ctx)
+	_, _, mine, theirs := formsConns(t)
 	counted := 0
 	for _, c := range formCorpus() {
 		a, b := formExec(ctx, mine, c), formExec(ctx, theirs, c)
