@@ -38,8 +38,9 @@ type snapEval struct {
 }
 
 // obliviousWork is the passes an oblivious evaluation made: word passes
-// over planes (rows/64 words each) and scans of every row's code.
-type obliviousWork struct{ planePasses, scans int }
+// over planes (rows/64 words each), bit planes of ranks read (as many
+// words each) and scans of every row's code.
+type obliviousWork struct{ planePasses, rankReads, scans int }
 
 func newSnapEval(snap *Table, t *ir.Table, needs ir.Needs) *snapEval {
 	return &snapEval{snap: snap, all: snap.allRows, oblivious: needs.Oblivious, table: t}

@@ -46,17 +46,62 @@ type domainPlanes struct {
 	bytes       int64  // the row sets' memory (equal sets are shared)
 }
 
-// planesFor is the column's planes over its declared domain d, built at
-// the first condition that needs them and kept with the snapshot; nil
-// when d declares more than maxPlaneDomain values.
-func (e *snapEval) planesFor(c *snapColumn, name string) *domainPlanes {
+// domainRows answers conditions on a column's declared domain from row
+// sets kept for it. Places on the domain's line are ranks: for a domain of
+// K values in SQLite's order, rank 2i+1 is the i-th value and 2i the gap
+// below it (2K the gap past the last), so that a stored value that is not
+// a domain value has its place too.
+type domainRows interface {
+	// size is K, the domain's values as the column reads them.
+	size() int
+	// index is v's place among the domain's values; ok is false when v is
+	// not one of them.
+	index(v dictValue) (int, bool)
+	// fill sets t (adds to t, when add) the non-NULL rows whose rank is in
+	// [lo, hi).
+	fill(t bitset, lo, hi int, add bool)
+	// work is what a fill of [lo, hi) reads: word passes over planes, and
+	// bit planes of ranks read.
+	work(lo, hi int) (passes, reads int)
+	memory() int64
+}
+
+// domainIndex is a column's row sets over one declared domain, and the sets
+// it reserved of maxPlaneSets.
+type domainIndex struct {
+	domain *ir.Domain
+	sets   int64
+	rows   domainRows
+}
+
+// reservedSets is the row sets a column's index over d may hold at worst:
+// two a value for planes, a bit of rank (and the non-NULL rows) for ranks;
+// 0 when d is too wide for either. It follows the config alone.
+func reservedSets(d *ir.Domain) int64 {
+	switch k := d.Size(); {
+	case k <= maxPlaneDomain:
+		return 2*k + 2
+	case k <= maxRankDomain:
+		return int64(rankBits(int(k))) + 1
+	}
+	return 0
+}
+
+// domainRowsFor is the column's row sets over its declared domain, built
+// at the first condition that needs them and kept with the snapshot; nil
+// when it has none, the domain is too wide, or the budget is spent.
+func (e *snapEval) domainRowsFor(c *snapColumn, name string) domainRows {
 	col := e.table.Columns[strings.ToLower(name)]
-	if col == nil || col.Domain == nil || col.Domain.Size() > maxPlaneDomain {
+	if col == nil || col.Domain == nil {
 		return nil
 	}
 	d := col.Domain
+	sets := reservedSets(d)
+	if sets == 0 {
+		return nil
+	}
 	if p := c.planes.Load(); p != nil && p.domain == d {
-		return p
+		return p.rows
 	}
 	if c.planesRefused.Load() == d {
 		return nil
@@ -64,37 +109,44 @@ func (e *snapEval) planesFor(c *snapColumn, name string) *domainPlanes {
 	c.planesMu.Lock()
 	defer c.planesMu.Unlock()
 	if p := c.planes.Load(); p != nil && p.domain == d {
-		return p
+		return p.rows
 	}
 	if c.planesRefused.Load() == d {
 		return nil
 	}
-	if sets := int64(2*d.Size() + 2); e.snap.planeSets.Add(sets) > maxPlaneSets {
+	if e.snap.planeSets.Add(sets) > maxPlaneSets {
 		e.snap.planeSets.Add(-sets)
 		c.planesRefused.Store(d)
 		return nil
 	}
-	p := buildPlanes(c, d, e.all)
-	if old := c.planes.Load(); old != nil {
-		e.snap.planeSets.Add(-int64(2*old.domain.Size() + 2)) // a reload's new domain replaces it
+	var rows domainRows
+	if d.Size() <= maxPlaneDomain {
+		rows = buildPlanes(c, d, e.all)
+	} else if r := buildRanks(c, d, e.all); r != nil {
+		rows = r
+	} else {
+		e.snap.planeSets.Add(-sets)
+		c.planesRefused.Store(d)
+		return nil
 	}
-	c.planes.Store(p)
-	return p
+	if old := c.planes.Load(); old != nil {
+		e.snap.planeSets.Add(-old.sets) // a reload's new domain replaces it
+	}
+	c.planes.Store(&domainIndex{domain: d, sets: sets, rows: rows})
+	return rows
 }
 
-// domainLiterals are a domain's values as literals of a statement.
-func domainLiterals(d *ir.Domain) []ir.Literal {
-	var out []ir.Literal
-	if d.IsRange {
-		for v := d.Min; v <= d.Max; v++ {
-			out = append(out, ir.Literal{Kind: ir.LitInt, Int: v})
+// sortedDomainValues are the domain's values as the column reads a literal
+// of them, in SQLite's order, each once.
+func sortedDomainValues(c *snapColumn, d *ir.Domain) []dictValue {
+	var values []dictValue
+	for i := range int(d.Size()) {
+		if v, ok := literalFor(c, domainLiteral(d, i)); ok {
+			values = append(values, v)
 		}
-		return out
 	}
-	for _, s := range d.Categories {
-		out = append(out, ir.Literal{Kind: ir.LitText, Text: s})
-	}
-	return out
+	slices.SortFunc(values, compareDict)
+	return slices.CompactFunc(values, func(a, b dictValue) bool { return compareDict(a, b) == 0 })
 }
 
 // buildPlanes sorts the rows into the classes the domain's values cut the
@@ -102,13 +154,7 @@ func domainLiterals(d *ir.Domain) []ir.Literal {
 // of the classes before it (one word pass a distinct cut).
 func buildPlanes(c *snapColumn, d *ir.Domain, all bitset) *domainPlanes {
 	p := &domainPlanes{domain: d, none: newBitset(c.rows()), nonNull: newBitset(c.rows())}
-	for _, l := range domainLiterals(d) {
-		if v, ok := literalFor(c, l); ok {
-			p.values = append(p.values, v)
-		}
-	}
-	slices.SortFunc(p.values, compareDict)
-	p.values = slices.CompactFunc(p.values, func(a, b dictValue) bool { return compareDict(a, b) == 0 })
+	p.values = sortedDomainValues(c, d)
 	// The cuts: each value's first code and the first code past it.
 	cuts := make([]uint32, 0, 2*len(p.values))
 	for _, v := range p.values {
@@ -157,13 +203,40 @@ func buildPlanes(c *snapColumn, d *ir.Domain, all bitset) *domainPlanes {
 	return p
 }
 
+func (p *domainPlanes) size() int     { return len(p.values) }
+func (p *domainPlanes) memory() int64 { return p.bytes }
+
 // index is the place of v among the domain's values; ok is false when v is
 // not one of them.
 func (p *domainPlanes) index(v dictValue) (int, bool) {
 	return slices.BinarySearchFunc(p.values, v, compareDict)
 }
 
-// planeLeaf evaluates a comparison, BETWEEN or IN from the planes of its
+// less is the rows whose rank is below k: below[i] holds the ranks up to
+// 2i, upto[i] those up to 2i+1.
+func (p *domainPlanes) less(k int) bitset {
+	switch {
+	case k <= 0:
+		return p.none
+	case k > 2*len(p.values):
+		return p.nonNull
+	case k%2 == 1:
+		return p.below[k/2]
+	}
+	return p.upto[k/2-1]
+}
+
+func (p *domainPlanes) fill(t bitset, lo, hi int, add bool) {
+	if add {
+		orAndNot(t, p.less(hi), p.less(lo))
+	} else {
+		andNot(t, p.less(hi), p.less(lo))
+	}
+}
+
+func (p *domainPlanes) work(lo, hi int) (passes, reads int) { return 1, 0 }
+
+// planeLeaf evaluates a comparison, BETWEEN or IN from the row sets of its
 // column's declared domain (t true, f false); ok is false when the column
 // has none or a literal is not a domain value, and the scan answers.
 func (e *snapEval) planeLeaf(p ir.Pred) (t, f bitset, ok bool) {
@@ -172,8 +245,8 @@ func (e *snapEval) planeLeaf(p ir.Pred) (t, f bitset, ok bool) {
 	if c == nil || c.collated || len(lits) == 0 {
 		return nil, nil, false
 	}
-	planes := e.planesFor(c, column)
-	if planes == nil {
+	rows := e.domainRowsFor(c, column)
+	if rows == nil {
 		return nil, nil, false
 	}
 	var at [8]int
@@ -183,43 +256,52 @@ func (e *snapEval) planeLeaf(p ir.Pred) (t, f bitset, ok bool) {
 		if !ok {
 			return nil, nil, false
 		}
-		i, ok := planes.index(v)
+		i, ok := rows.index(v)
 		if !ok {
 			return nil, nil, false
 		}
 		idx = append(idx, i)
 	}
-	t = e.newSet()
-	passes := 2 // the true rows and the false
+	// The ranks each literal's condition holds on, [lo, hi).
+	var spans [8][2]int
+	ranks := spans[:0]
+	end := 2*rows.size() + 1
+	value := func(i int) [2]int { return [2]int{2*i + 1, 2*i + 2} }
 	switch p := p.(type) {
 	case *ir.Compare:
 		i := idx[0]
 		switch p.Op {
 		case "=":
-			andNot(t, planes.upto[i], planes.below[i])
+			ranks = append(ranks, value(i))
 		case "<>", "!=":
-			andNot(t, planes.upto[i], planes.below[i])
+			ranks = append(ranks, value(i))
 			negate = true
 		case "<":
-			andNot(t, planes.below[i], planes.none)
+			ranks = append(ranks, [2]int{0, 2*i + 1})
 		case "<=":
-			andNot(t, planes.upto[i], planes.none)
+			ranks = append(ranks, [2]int{0, 2*i + 2})
 		case ">":
-			andNot(t, planes.nonNull, planes.upto[i])
+			ranks = append(ranks, [2]int{2*i + 2, end})
 		case ">=":
-			andNot(t, planes.nonNull, planes.below[i])
+			ranks = append(ranks, [2]int{2*i + 1, end})
 		default:
 			return nil, nil, false
 		}
 	case *ir.Between:
-		andNot(t, planes.upto[idx[1]], planes.below[idx[0]])
+		ranks = append(ranks, [2]int{2*idx[0] + 1, 2*idx[1] + 2})
 	case *ir.In:
 		for _, i := range idx {
-			orAndNot(t, planes.upto[i], planes.below[i])
+			ranks = append(ranks, value(i))
 		}
-		passes += len(idx) - 1
 	}
-	e.work.planePasses += passes
+	t = e.newSet()
+	for k, r := range ranks {
+		rows.fill(t, r[0], r[1], k > 0)
+		passes, reads := rows.work(r[0], r[1])
+		e.work.planePasses += passes
+		e.work.rankReads += reads
+	}
+	e.work.planePasses++ // the false rows
 	f = e.newSet()
 	for i := range f {
 		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]

@@ -14,7 +14,7 @@ import (
 
 // readFile reads the table of the SQLite file at path as the store would,
 // in the order of unit.
-func readFile(t *testing.T, path, table, unit string) *Table {
+func readFile(t testing.TB, path, table, unit string) *Table {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -33,24 +33,61 @@ func readFile(t *testing.T, path, table, unit string) *Table {
 	return snap
 }
 
-// TestPlanesAgreeWithScan holds every condition answered from planes to
-// the scan of every row's code, true rows and false, on a seeded table
-// whose columns also hold values between and outside their domains (reals
-// and text in integer columns, text outside the categories, NULLs): 4,000
-// seeded leaves, of which at least a quarter must take the planes.
+// TestPlanesAgreeWithScan holds every condition answered from a declared
+// domain's row sets to the scan of every row's code, true rows and false,
+// on a seeded table whose columns also hold values between and outside
+// their domains (reals and text in integer columns, text outside the
+// categories, NULLs): 4,000 seeded leaves for narrow domains (planes) and
+// as many for wide ones (ranks), of which at least a quarter must take
+// the domain's row sets.
 func TestPlanesAgreeWithScan(t *testing.T) {
-	r := rand.New(rand.NewPCG(36, 5))
-	path := filepath.Join(t.TempDir(), "people.db")
-	fixture.WritePeople(t, path, fixture.SQLRows(fixture.Rows(r, 3000)),
-		`INSERT INTO people VALUES (1, 2.5, 'G', 'Nz', 3.5), (2, 'x', x'00', 7, 'abc'), (3, -1.5, 'Fa', 'A', 20.0)`)
-	snap := readFile(t, path, "people", "id")
-	table := fixture.People()
-	table.Columns["age"].Domain = &ir.Domain{IsRange: true, Min: 0, Max: 9}
-	table.Columns["income"].Domain = &ir.Domain{IsRange: true, Min: -3, Max: 20}
-	table.Columns["sex"].Domain = &ir.Domain{Categories: []string{"M", "F", "", "Fa"}}
-	table.Columns["suburb"].Domain = &ir.Domain{Categories: []string{"South", "North", "East", "a_b", "Z"}}
-	gen := fixture.Gen{R: r}
-	planed := 0
+	wide := func(named ...string) []string {
+		out := append([]string(nil), named...)
+		for i := range 300 {
+			out = append(out, fmt.Sprintf("w%03d", (i*7)%300))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		domains map[string]*ir.Domain
+		ranks   bool
+	}{
+		{"planes", map[string]*ir.Domain{
+			"age":    {IsRange: true, Min: 0, Max: 9},
+			"income": {IsRange: true, Min: -3, Max: 20},
+			"sex":    {Categories: []string{"M", "F", "", "Fa"}},
+			"suburb": {Categories: []string{"South", "North", "East", "a_b", "Z"}},
+		}, false},
+		{"ranks", map[string]*ir.Domain{
+			"age":    {IsRange: true, Min: -300, Max: 300},
+			"income": {IsRange: true, Min: -3, Max: 100000},
+			"sex":    {Categories: wide("M", "F", "", "Fa")},
+			"suburb": {Categories: wide("South", "North", "East", "a_b", "Z")},
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(36, 5))
+			path := filepath.Join(t.TempDir(), "people.db")
+			fixture.WritePeople(t, path, fixture.SQLRows(fixture.Rows(r, 3000)),
+				`INSERT INTO people VALUES (1, 2.5, 'G', 'Nz', 3.5), (2, 'x', x'00', 7, 'abc'), (3, -1.5, 'Fa', 'A', 20.0)`)
+			snap := readFile(t, path, "people", "id")
+			table := fixture.People()
+			for col, d := range tc.domains {
+				table.Columns[col].Domain = d
+			}
+			if n := planesAgreeWithScan(t, snap, table, fixture.Gen{R: r}, tc.ranks); n < 4000/4 {
+				t.Errorf("only %d of 4000 leaves took the domain's row sets", n)
+			}
+		})
+	}
+}
+
+// planesAgreeWithScan checks 4,000 leaves and says how many the domains'
+// row sets answered.
+func planesAgreeWithScan(t *testing.T, snap *Table, table *ir.Table, gen fixture.Gen, ranks bool) int {
+	t.Helper()
+	answered := 0
 	for i := range 4000 {
 		p := gen.Leaf()
 		e := newSnapEval(snap, table, ir.Needs{Oblivious: true})
@@ -59,23 +96,29 @@ func TestPlanesAgreeWithScan(t *testing.T) {
 			e.release()
 			continue
 		}
-		planed++
+		answered++
+		if _, isRanks := e.domainRowsFor(e.column(leafColumn(p)), leafColumn(p)).(*domainRanks); isRanks != ranks {
+			t.Fatalf("leaf %d: ranks %v, want %v", i, isRanks, ranks)
+		}
 		c, set, negate, ok := e.leafSet(p)
 		if !ok {
-			t.Fatalf("leaf %d: planes answered a condition the scan declines", i)
+			t.Fatalf("leaf %d: the domain's row sets answered a condition the scan declines", i)
 		}
 		st, sf := e.scanLeaf(c, set, oneRange(p))
 		if negate {
 			st, sf = sf, st
 		}
 		if fmt.Sprint(pt) != fmt.Sprint(st) || fmt.Sprint(pf) != fmt.Sprint(sf) {
-			t.Errorf("leaf %d %#v: planes and scan differ (true %d and %d rows, false %d and %d)", i, p, pt.count(), st.count(), pf.count(), sf.count())
+			t.Errorf("leaf %d %#v: row sets and scan differ (true %d and %d rows, false %d and %d)", i, p, pt.count(), st.count(), pf.count(), sf.count())
 		}
 		e.release()
 	}
-	if planed < 4000/4 {
-		t.Errorf("only %d of 4000 leaves took the planes", planed)
-	}
+	return answered
+}
+
+func leafColumn(p ir.Pred) string {
+	column, _, _ := planeLiterals(p)
+	return column
 }
 
 // TestPlanesWorkIsNotSetByOnePerson is the timing check of the planes:
@@ -97,19 +140,24 @@ func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 		{"far outside the range", "(3000, 200, 'M', 100000)"},
 	}
 	lit := fixture.IntLit
+	// id's domain of 100,001 values takes ranks of 18 bits.
 	statements := []struct {
-		where              ir.Pred
-		planePasses, scans int
+		where                         ir.Pred
+		planePasses, rankReads, scans int
 	}{
-		{&ir.Compare{Column: "age", Op: "=", Value: lit(3)}, 2, 0},
-		{&ir.And{Left: &ir.Between{Column: "age", Lo: lit(2), Hi: lit(5)}, Right: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}}, 4, 0},
-		{&ir.In{Column: "score", Values: []ir.Literal{lit(7), lit(100), lit(250)}, Negate: true}, 4, 0},
-		{&ir.Not{Inner: &ir.Or{Left: &ir.Compare{Column: "age", Op: "<", Value: lit(4)}, Right: &ir.Compare{Column: "score", Op: ">=", Value: lit(100)}}}, 4, 0},
-		{&ir.And{Left: &ir.Compare{Column: "score", Op: ">", Value: lit(300)}, Right: &ir.Compare{Column: "sex", Op: "<>", Value: fixture.TextLit("X")}}, 0, 2},
-		{&ir.Compare{Column: "age", Op: "<=", Value: lit(6)}, 2, 0},
+		{&ir.Compare{Column: "age", Op: "=", Value: lit(3)}, 2, 0, 0},
+		{&ir.And{Left: &ir.Between{Column: "age", Lo: lit(2), Hi: lit(5)}, Right: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}}, 4, 0, 0},
+		{&ir.In{Column: "score", Values: []ir.Literal{lit(7), lit(100), lit(250)}, Negate: true}, 4, 0, 0},
+		{&ir.Not{Inner: &ir.Or{Left: &ir.Compare{Column: "age", Op: "<", Value: lit(4)}, Right: &ir.Compare{Column: "score", Op: ">=", Value: lit(100)}}}, 4, 0, 0},
+		{&ir.And{Left: &ir.Compare{Column: "score", Op: ">", Value: lit(300)}, Right: &ir.Compare{Column: "sex", Op: "<>", Value: fixture.TextLit("X")}}, 0, 0, 2},
+		{&ir.Compare{Column: "age", Op: "<=", Value: lit(6)}, 2, 0, 0},
+		{&ir.Compare{Column: "id", Op: ">", Value: lit(1500)}, 1, 18, 0},
+		{&ir.Compare{Column: "id", Op: "=", Value: lit(3000)}, 1, 18, 0},
+		{&ir.And{Left: &ir.Between{Column: "id", Lo: lit(10), Hi: lit(1999)}, Right: &ir.In{Column: "id", Values: []ir.Literal{lit(5), lit(3000)}}}, 2, 72, 0},
+		{&ir.Compare{Column: "id", Op: ">", Value: lit(200000)}, 0, 0, 1},
 	}
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
-		"id":    {Name: "id", Type: ir.TypeInt},
+		"id":    {Name: "id", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 100000}},
 		"age":   {Name: "age", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 6}},
 		"sex":   {Name: "sex", Type: ir.TypeText, Domain: &ir.Domain{Categories: []string{"F", "M"}}},
 		"score": {Name: "score", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 255}},
@@ -123,8 +171,8 @@ func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s, statement %d: not evaluated", w.name, i)
 			}
-			if e.work.planePasses != st.planePasses || e.work.scans != st.scans {
-				t.Errorf("%s, statement %d: %d plane passes and %d scans, want %d and %d", w.name, i, e.work.planePasses, e.work.scans, st.planePasses, st.scans)
+			if got, want := e.work, (obliviousWork{st.planePasses, st.rankReads, st.scans}); got != want {
+				t.Errorf("%s, statement %d: %+v, want %+v", w.name, i, got, want)
 			}
 			byData := newSnapEval(snap, table, ir.Needs{})
 			want, _ := byData.matched(q)

@@ -71,7 +71,7 @@ type snapColumn struct {
 	// oblivious evaluation answers its conditions from (planes.go), built
 	// at the first that needs them.
 	planesMu sync.Mutex
-	planes   atomic.Pointer[domainPlanes]
+	planes   atomic.Pointer[domainIndex]
 	// planesRefused is the domain whose planes the snapshot's budget
 	// refused (maxPlaneSets).
 	planesRefused atomic.Pointer[ir.Domain]
