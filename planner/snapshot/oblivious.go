@@ -56,7 +56,9 @@ func (e *snapEval) obliviousPred(p ir.Pred) (t, f bitset, ok bool) {
 		if !ok {
 			return nil, nil, false
 		}
-		t, f = e.scanLeaf(c, set, oneRange(p))
+		if t, f, ok = e.dictLeaf(c, set, p); !ok {
+			t, f = e.scanLeaf(c, set, oneRange(p))
+		}
 		if negate {
 			t, f = f, t
 		}

@@ -65,6 +65,7 @@ func TestPlanesAgreeWithScan(t *testing.T) {
 			"sex":    {Categories: wide("M", "F", "", "Fa")},
 			"suburb": {Categories: wide("South", "North", "East", "a_b", "Z")},
 		}, true},
+		{"dictionary", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(36, 5))
@@ -76,7 +77,7 @@ func TestPlanesAgreeWithScan(t *testing.T) {
 			for col, d := range tc.domains {
 				table.Columns[col].Domain = d
 			}
-			if n := planesAgreeWithScan(t, snap, table, fixture.Gen{R: r}, tc.ranks); n < 4000/4 {
+			if n := planesAgreeWithScan(t, snap, table, fixture.Gen{R: r}, tc.domains == nil, tc.ranks); n < 4000/4 {
 				t.Errorf("only %d of 4000 leaves took the domain's row sets", n)
 			}
 		})
@@ -84,14 +85,17 @@ func TestPlanesAgreeWithScan(t *testing.T) {
 }
 
 // planesAgreeWithScan checks 4,000 leaves and says how many the domains'
-// row sets answered.
-func planesAgreeWithScan(t *testing.T, snap *Table, table *ir.Table, gen fixture.Gen, ranks bool) int {
+// row sets (the dictionary's planes, when dict) answered.
+func planesAgreeWithScan(t *testing.T, snap *Table, table *ir.Table, gen fixture.Gen, dict, ranks bool) int {
 	t.Helper()
 	answered := 0
 	for i := range 4000 {
 		p := gen.Leaf()
 		e := newSnapEval(snap, table, ir.Needs{Oblivious: true})
 		pt, pf, ok := e.planeLeaf(p)
+		if dict {
+			pt, pf, ok = dictLeafOf(e, p)
+		}
 		if !ok {
 			e.release()
 			continue
@@ -116,6 +120,18 @@ func planesAgreeWithScan(t *testing.T, snap *Table, table *ir.Table, gen fixture
 	return answered
 }
 
+// dictLeafOf is p answered from its column's dictionary planes.
+func dictLeafOf(e *snapEval, p ir.Pred) (t, f bitset, ok bool) {
+	c, set, negate, ok := e.leafSet(p)
+	if !ok {
+		return nil, nil, false
+	}
+	if t, f, ok = e.dictLeaf(c, set, p); negate {
+		t, f = f, t
+	}
+	return t, f, ok
+}
+
 func leafColumn(p ir.Pred) string {
 	column, _, _ := planeLiterals(p)
 	return column
@@ -126,8 +142,8 @@ func leafColumn(p ir.Pred) string {
 // domain, a real between two of its values, text in an integer column, a
 // value outside the categories, a NULL, a value far outside the range)
 // get the same passes from every statement: as many word passes over
-// planes and scans of the codes, decided by the statement and the
-// domains. The counts are held to the evaluation that chooses its way by
+// planes, bit planes of ranks read and scans of the codes, decided by the
+// statement, the domains and the width of the dictionary's codes. The counts are held to the evaluation that chooses its way by
 // the data.
 func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 	worlds := []struct{ name, row string }{
@@ -149,12 +165,18 @@ func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 		{&ir.And{Left: &ir.Between{Column: "age", Lo: lit(2), Hi: lit(5)}, Right: &ir.Compare{Column: "sex", Op: "=", Value: fixture.TextLit("F")}}, 4, 0, 0},
 		{&ir.In{Column: "score", Values: []ir.Literal{lit(7), lit(100), lit(250)}, Negate: true}, 4, 0, 0},
 		{&ir.Not{Inner: &ir.Or{Left: &ir.Compare{Column: "age", Op: "<", Value: lit(4)}, Right: &ir.Compare{Column: "score", Op: ">=", Value: lit(100)}}}, 4, 0, 0},
-		{&ir.And{Left: &ir.Compare{Column: "score", Op: ">", Value: lit(300)}, Right: &ir.Compare{Column: "sex", Op: "<>", Value: fixture.TextLit("X")}}, 0, 0, 2},
+		{&ir.And{Left: &ir.Compare{Column: "score", Op: ">", Value: lit(300)}, Right: &ir.Compare{Column: "sex", Op: "<>", Value: fixture.TextLit("X")}}, 4, 17, 0},
+		// sex's dictionary planes (X is not a domain value): the ranges of
+		// the statement, held or not.
+		{&ir.In{Column: "sex", Values: []ir.Literal{fixture.TextLit("F"), fixture.TextLit("X"), fixture.TextLit("Q")}}, 4, 0, 0},
+		{&ir.Between{Column: "sex", Lo: fixture.TextLit("A"), Hi: fixture.TextLit("X")}, 2, 0, 0},
 		{&ir.Compare{Column: "age", Op: "<=", Value: lit(6)}, 2, 0, 0},
 		{&ir.Compare{Column: "id", Op: ">", Value: lit(1500)}, 1, 18, 0},
 		{&ir.Compare{Column: "id", Op: "=", Value: lit(3000)}, 1, 18, 0},
 		{&ir.And{Left: &ir.Between{Column: "id", Lo: lit(10), Hi: lit(1999)}, Right: &ir.In{Column: "id", Values: []ir.Literal{lit(5), lit(3000)}}}, 2, 72, 0},
-		{&ir.Compare{Column: "id", Op: ">", Value: lit(200000)}, 0, 0, 1},
+		// Outside id's domain: its codes (two bytes wide) bit-sliced.
+		{&ir.Compare{Column: "id", Op: ">", Value: lit(200000)}, 1, 17, 0},
+		{&ir.Like{Column: "sex", Pattern: "F%"}, 0, 0, 1},
 	}
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
 		"id":    {Name: "id", Type: ir.TypeInt, Domain: &ir.Domain{IsRange: true, Min: 0, Max: 100000}},

@@ -123,6 +123,13 @@ func buildRanks(c *snapColumn, d *ir.Domain, all bitset) *domainRanks {
 		i, in := order.index(c.values[code])
 		rankOf[code] = uint32(2*i) + uint32(b2u(in))
 	}
+	r.slice(c, rankOf, all)
+	return r
+}
+
+// slice sets each row's rank, rankOf its code, in the planes (one row
+// pass), and the non-NULL rows.
+func (r *domainRanks) slice(c *snapColumn, rankOf []uint32, all bitset) {
 	words := len(r.nonNull)
 	r.slices = make([]uint64, words*r.bits)
 	for row := range c.rows() {
@@ -134,20 +141,56 @@ func buildRanks(c *snapColumn, d *ir.Domain, all bitset) *domainRanks {
 	for i := range r.nonNull {
 		r.nonNull[i] = all[i] &^ c.nulls[i]
 	}
-	return r
 }
 
-func (r *domainRanks) size() int                           { return r.order.n }
-func (r *domainRanks) index(v dictValue) (int, bool)       { return r.order.index(v) }
-func (r *domainRanks) memory() int64                       { return 8 * int64(len(r.slices)+len(r.nonNull)) }
-func (r *domainRanks) work(lo, hi int) (passes, reads int) { return 0, r.bits * r.thresholds(lo, hi) }
+func (r *domainRanks) size() int                     { return r.order.n }
+func (r *domainRanks) index(v dictValue) (int, bool) { return r.order.index(v) }
+func (r *domainRanks) memory() int64                 { return 8 * int64(len(r.slices)+len(r.nonNull)) }
 
-// thresholds is how many ranks a fill of [lo, hi) compares every row's with.
-func (r *domainRanks) thresholds(lo, hi int) int {
-	if lo > 0 && hi <= 2*r.order.n && hi != lo+1 {
+func (r *domainRanks) work(lo, hi int) (passes, reads int) {
+	kernel, _, _ := r.kernel(lo, hi)
+	return 0, r.bits * kernel.thresholds()
+}
+
+// rankKernel is how a fill compares every row's rank: with one rank, below
+// one, from one up, or between two.
+type rankKernel int
+
+const (
+	rankNone rankKernel = iota
+	rankEqual
+	rankBelow
+	rankFrom
+	rankBetween
+)
+
+// thresholds is how many ranks the kernel compares every row's with.
+func (k rankKernel) thresholds() int {
+	switch k {
+	case rankNone:
+		return 0
+	case rankBetween:
 		return 2
 	}
 	return 1
+}
+
+// kernel is the comparison that fills [lo, hi), which the statement's
+// literals and the domain set.
+func (r *domainRanks) kernel(lo, hi int) (k rankKernel, a, b uint32) {
+	end := 2*r.order.n + 1
+	lo, hi = max(lo, 0), min(hi, end)
+	switch {
+	case hi <= lo:
+		return rankNone, 0, 0
+	case hi == lo+1:
+		return rankEqual, uint32(lo), 0
+	case lo == 0:
+		return rankBelow, uint32(hi), 0
+	case hi == end:
+		return rankFrom, uint32(lo), 0
+	}
+	return rankBetween, uint32(lo), uint32(hi)
 }
 
 // rankBlock is the words of rows a fill computes at once: its scratch
@@ -155,38 +198,43 @@ func (r *domainRanks) thresholds(lo, hi int) int {
 const rankBlock = 256
 
 // fill sets t (adds to t, when add) the non-NULL rows whose rank is in
-// [lo, hi). The kernel follows lo and hi, which the statement's literals
-// and the domain set: one rank, below one, from one up, or between two.
+// [lo, hi).
 func (r *domainRanks) fill(t bitset, lo, hi int, add bool) {
-	end := 2*r.order.n + 1
-	lo, hi = max(lo, 0), min(hi, end)
-	var a, b [rankBlock]uint64
+	kernel, a, b := r.kernel(lo, hi)
+	r.run(t, kernel, a, b, true, add)
+}
+
+// run sets t (adds to t, when add) the non-NULL rows the kernel keeps:
+// rank a, below a, from a up, or from a up and below b. held false keeps
+// none, after the same work.
+func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held, add bool) {
+	var first, second [rankBlock]uint64
+	keep, mask := -b2u(add), -b2u(held)
 	for from := 0; from < len(t); from += rankBlock {
 		to := min(from+rankBlock, len(t))
-		in, other := a[:to-from], b[:to-from]
-		switch {
-		case hi <= lo:
+		in, other := first[:to-from], second[:to-from]
+		switch kernel {
+		case rankNone:
 			clear(in)
-		case hi == lo+1:
-			r.equal(in, from, uint32(lo))
-		case lo == 0:
-			r.less(in, from, uint32(hi))
-		case hi == end:
-			r.less(in, from, uint32(lo))
+		case rankEqual:
+			r.equal(in, from, a)
+		case rankBelow:
+			r.less(in, from, a)
+		case rankFrom:
+			r.less(in, from, a)
 			for w := range in {
 				in[w] = ^in[w]
 			}
-		default:
-			r.less(in, from, uint32(hi))
-			r.less(other, from, uint32(lo))
+		case rankBetween:
+			r.less(in, from, b)
+			r.less(other, from, a)
 			for w := range in {
 				in[w] &^= other[w]
 			}
 		}
 		tb, nonNull := t[from:to], r.nonNull[from:to]
-		keep := -b2u(add)
 		for w := range tb {
-			tb[w] = tb[w]&keep | in[w]&nonNull[w]
+			tb[w] = tb[w]&keep | in[w]&nonNull[w]&mask
 		}
 	}
 }

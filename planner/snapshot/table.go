@@ -75,6 +75,12 @@ type snapColumn struct {
 	// planesRefused is the domain whose planes the snapshot's budget
 	// refused (maxPlaneSets).
 	planesRefused atomic.Pointer[ir.Domain]
+	// dictPlanes are the row sets over a byte-wide dictionary, codeSlices
+	// a two-byte one's codes bit-sliced (dictplanes.go); dictRefused is set
+	// when the budget refused them.
+	dictPlanes  atomic.Pointer[dictPlanes]
+	codeSlices  atomic.Pointer[domainRanks]
+	dictRefused atomic.Bool
 }
 
 // driverTimeTypes are the declared types whose values modernc.org/sqlite
