@@ -111,34 +111,34 @@ func (e *snapEval) codeSlicesFor(c *snapColumn) *domainRanks {
 }
 
 // dictLeaf answers a condition from the column's dictionary planes or code
-// slices (t true, f false, before negation); ok is false when the column
-// has neither.
-func (e *snapEval) dictLeaf(c *snapColumn, set codeSet, p ir.Pred) (t, f bitset, ok bool) {
+// slices: its true rows, before negation (falseRows completes them); ok
+// is false when the column has neither.
+func (e *snapEval) dictLeaf(c *snapColumn, set codeSet, p ir.Pred) (t bitset, ok bool) {
 	if c.codes16 != nil {
 		return e.slicesLeaf(c, p)
 	}
 	passes := statementRanges(p)
 	if set.lut != nil || len(set.ranges) > passes {
-		return nil, nil, false
+		return nil, false
 	}
 	planes := e.dictPlanesFor(c)
 	if planes == nil {
-		return nil, nil, false
+		return nil, false
 	}
-	t = e.newSet()
+	t = e.newDirtySet()
 	for i := range passes {
 		var lo, hi uint32 // an empty range past the held ones
 		if i < len(set.ranges) {
 			lo, hi = set.ranges[i].lo, set.ranges[i].hi
 		}
-		orAndNot(t, planes.less[hi], planes.less[lo])
+		if i == 0 {
+			andNot(t, planes.less[hi], planes.less[lo])
+		} else {
+			orAndNot(t, planes.less[hi], planes.less[lo])
+		}
 	}
-	f = e.newSet()
-	for i := range f {
-		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
-	}
-	e.work.planePasses += passes + 1
-	return t, f, true
+	e.work.planePasses += passes
+	return t, true
 }
 
 // statementRanges is how many code ranges a condition of p's kind can
@@ -160,27 +160,27 @@ func statementRanges(p ir.Pred) int {
 
 // slicesLeaf answers a comparison, BETWEEN or IN from the column's code
 // slices: the kernel and its thresholds follow the kind of condition, the
-// codes its literals' places in the dictionary.
-func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t, f bitset, ok bool) {
+// codes its literals' places in the dictionary. A <> is answered as its
+// = and reads complemented: its codes are all but one value's.
+func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t bitset, ok bool) {
 	column, lits, _ := planeLiterals(p)
 	if column == "" || len(lits) == 0 {
-		return nil, nil, false
+		return nil, false
 	}
 	var at [8]codeRange
 	codes := at[:0]
 	for _, l := range lits {
 		v, ok := literalFor(c, l)
 		if !ok {
-			return nil, nil, false
+			return nil, false
 		}
 		codes = append(codes, codeRange{c.lowerBound(v), c.upperBound(v)})
 	}
 	slices := e.codeSlicesFor(c)
 	if slices == nil {
-		return nil, nil, false
+		return nil, false
 	}
-	t = e.newSet()
-	complement := false
+	t = e.newDirtySet()
 	run := func(kernel rankKernel, a, b uint32, held, add bool) {
 		slices.run(t, kernel, a, b, held, add)
 		e.work.rankReads += slices.bits * kernel.thresholds()
@@ -189,9 +189,11 @@ func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t, f bitset, ok bool) {
 	case *ir.Compare:
 		r := codes[0]
 		switch p.Op {
-		case "=", "<>", "!=":
+		case "=":
 			run(rankEqual, r.lo, 0, r.hi > r.lo, false)
-			complement = p.Op != "="
+		case "<>", "!=":
+			run(rankFrom, r.hi, 0, true, false) // the values above, then those below
+			run(rankBelow, r.lo, 0, true, true)
 		case "<":
 			run(rankBelow, r.lo, 0, true, false)
 		case "<=":
@@ -201,7 +203,7 @@ func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t, f bitset, ok bool) {
 		case ">=":
 			run(rankFrom, r.lo, 0, true, false)
 		default:
-			return nil, nil, false
+			return nil, false
 		}
 	case *ir.Between:
 		run(rankBetween, codes[0].lo, codes[1].hi, true, false)
@@ -210,13 +212,5 @@ func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t, f bitset, ok bool) {
 			run(rankEqual, r.lo, 0, r.hi > r.lo, i > 0)
 		}
 	}
-	f = e.newSet()
-	for i := range f {
-		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
-	}
-	e.work.planePasses++
-	if complement {
-		t, f = f, t
-	}
-	return t, f, true
+	return t, true
 }

@@ -54,6 +54,14 @@ func (e *snapEval) newSet() bitset {
 	return *p
 }
 
+// newDirtySet is a row set of the table's size whose words the caller
+// writes, every one, before reading any.
+func (e *snapEval) newDirtySet() bitset {
+	p := wordScratch.take(len(e.all))
+	e.sets = append(e.sets, p)
+	return *p
+}
+
 // release returns the evaluation's row sets to the pool: nothing it
 // returned may be read after.
 func (e *snapEval) release() {
@@ -70,7 +78,7 @@ func (ev *snapEval) matched(q *ir.Query) (bitset, bool) {
 		return ev.all, true
 	}
 	if ev.oblivious {
-		tr, _, evaluated := ev.obliviousPred(q.Where)
+		tr, _, evaluated := ev.obliviousPred(q.Where, false)
 		return tr, evaluated
 	}
 	tr, _, evaluated := ev.pred(q.Where, ev.all, false)

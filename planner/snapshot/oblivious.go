@@ -20,60 +20,97 @@ import (
 // value) is measured in docs/timing.md.
 
 // obliviousPred evaluates p over every row with three-valued logic: t holds
-// the rows where p is true, f those where it is false.
-func (e *snapEval) obliviousPred(p ir.Pred) (t, f bitset, ok bool) {
+// the rows where p is true, f (when wantF) those where it is false. Which
+// sets are computed follows the statement's shape: a WHERE's AND and OR
+// need only their sides' true rows, a NOT or a negated leaf the false ones.
+func (e *snapEval) obliviousPred(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
 	case *ir.And:
-		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right)
+		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right, wantF)
 		if !ok {
 			return nil, nil, false
 		}
 		for i := range lt {
 			lt[i] &= rt[i]
-			lf[i] |= rf[i]
+		}
+		if wantF {
+			for i := range lf {
+				lf[i] |= rf[i]
+			}
 		}
 		return lt, lf, true
 	case *ir.Or:
-		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right)
+		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right, wantF)
 		if !ok {
 			return nil, nil, false
 		}
 		for i := range lt {
 			lt[i] |= rt[i]
-			lf[i] &= rf[i]
+		}
+		if wantF {
+			for i := range lf {
+				lf[i] &= rf[i]
+			}
 		}
 		return lt, lf, true
 	case *ir.Not:
-		it, inf, ok := e.obliviousPred(p.Inner)
+		it, inf, ok := e.obliviousPred(p.Inner, true)
 		return inf, it, ok
 	case *ir.IsNull:
 		return e.pred(p, e.all, true) // word operations on the NULL set
 	case *ir.Compare, *ir.Between, *ir.In, *ir.Like:
-		if t, f, ok := e.planeLeaf(p); ok {
-			return t, f, true
-		}
-		c, set, negate, ok := e.leafSet(p)
-		if !ok {
-			return nil, nil, false
-		}
-		if t, f, ok = e.dictLeaf(c, set, p); !ok {
-			t, f = e.scanLeaf(c, set, oneRange(p))
-		}
-		if negate {
-			t, f = f, t
-		}
-		return t, f, true
+		return e.obliviousLeaf(p, wantF)
 	case ir.Derived:
-		return e.obliviousPred(p.Lower())
+		return e.obliviousPred(p.Lower(), wantF)
 	}
 	return nil, nil, false // MathCompare and anything new run in SQLite
 }
 
-func (e *snapEval) obliviousSides(left, right ir.Pred) (lt, lf, rt, rf bitset, ok bool) {
-	if lt, lf, ok = e.obliviousPred(left); !ok {
+// obliviousLeaf evaluates a comparison, BETWEEN, IN or LIKE from the
+// column's declared domain, its dictionary's planes or code slices, or a
+// scan of every row's code; the false rows when wantF or the leaf is
+// negated.
+func (e *snapEval) obliviousLeaf(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
+	if t, f, ok := e.planeLeaf(p, wantF); ok {
+		return t, f, true
+	}
+	c, set, negate, ok := e.leafSet(p)
+	if !ok {
+		return nil, nil, false
+	}
+	if t, ok = e.dictLeaf(c, set, p); !ok {
+		t, f = e.scanLeaf(c, set, oneRange(p))
+		if negate {
+			t, f = f, t
+		}
+		return t, f, true
+	}
+	return e.falseRows(c, t, negate, wantF)
+}
+
+// falseRows completes a leaf's true rows t (before negation) with its false
+// rows, the non-NULL rows t leaves out: one word pass, made when the
+// statement needs them.
+func (e *snapEval) falseRows(c *snapColumn, t bitset, negate, wantF bool) (bitset, bitset, bool) {
+	if !negate && !wantF {
+		return t, nil, true
+	}
+	e.work.planePasses++
+	f := e.newDirtySet()
+	for i := range f {
+		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
+	}
+	if negate {
+		return f, t, true
+	}
+	return t, f, true
+}
+
+func (e *snapEval) obliviousSides(left, right ir.Pred, wantF bool) (lt, lf, rt, rf bitset, ok bool) {
+	if lt, lf, ok = e.obliviousPred(left, wantF); !ok {
 		return nil, nil, nil, nil, false
 	}
-	if rt, rf, ok = e.obliviousPred(right); !ok {
+	if rt, rf, ok = e.obliviousPred(right, wantF); !ok {
 		return nil, nil, nil, nil, false
 	}
 	return lt, lf, rt, rf, true

@@ -239,7 +239,7 @@ func (p *domainPlanes) work(lo, hi int) (passes, reads int) { return 1, 0 }
 // planeLeaf evaluates a comparison, BETWEEN or IN from the row sets of its
 // column's declared domain (t true, f false); ok is false when the column
 // has none or a literal is not a domain value, and the scan answers.
-func (e *snapEval) planeLeaf(p ir.Pred) (t, f bitset, ok bool) {
+func (e *snapEval) planeLeaf(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 	column, lits, negate := planeLiterals(p)
 	c := e.column(column)
 	if c == nil || c.collated || len(lits) == 0 {
@@ -294,22 +294,14 @@ func (e *snapEval) planeLeaf(p ir.Pred) (t, f bitset, ok bool) {
 			ranks = append(ranks, value(i))
 		}
 	}
-	t = e.newSet()
+	t = e.newDirtySet()
 	for k, r := range ranks {
 		rows.fill(t, r[0], r[1], k > 0)
 		passes, reads := rows.work(r[0], r[1])
 		e.work.planePasses += passes
 		e.work.rankReads += reads
 	}
-	e.work.planePasses++ // the false rows
-	f = e.newSet()
-	for i := range f {
-		f[i] = e.all[i] &^ t[i] &^ c.nulls[i]
-	}
-	if negate {
-		t, f = f, t
-	}
-	return t, f, true
+	return e.falseRows(c, t, negate, wantF)
 }
 
 // planeLiterals is a leaf's column, its literals (Between's low then high)

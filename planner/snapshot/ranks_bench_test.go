@@ -45,7 +45,7 @@ func BenchmarkWideDomainLeaf(b *testing.B) {
 		b.Run(bc.name+"/ranks", func(b *testing.B) {
 			for range b.N {
 				e := newSnapEval(snap, table, ir.Needs{Oblivious: true})
-				if _, _, ok := e.planeLeaf(bc.leaf); !ok {
+				if _, _, ok := e.planeLeaf(bc.leaf, true); !ok {
 					b.Fatal("not answered from ranks")
 				}
 				e.release()
