@@ -33,8 +33,6 @@ type Chatter struct {
 	Value string // for current_setting: the setting name
 	// Rows is how many rows a FETCH or MOVE asks for (-1: ALL).
 	Rows int64
-	// Args are an EXECUTE's arguments in text form (nil: NULL).
-	Args []*string
 }
 
 // ChatterKind names a kind of client chatter.

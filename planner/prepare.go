@@ -35,6 +35,7 @@ type Prepared struct {
 	explain bool         // EXPLAIN of the statement read
 	tokErr  error        // met reading the tokens
 	stmt    ir.Statement // decided from the tokens alone: SET, SHOW, BEGIN, ...
+	execute []executeArg // an EXECUTE's arguments, as written (ExecuteArgs)
 	params  []int        // the N of each $n token, in the text's order
 	treeErr error        // met rendering or parsing the text
 	tree    tree
@@ -144,6 +145,15 @@ func (pr *Prepared) readTokens(sql string, buf *[]pglex.Token, lexed func([]pgle
 	}
 	if err != nil {
 		pr.tokErr = err
+		return nil
+	}
+	if len(toks) > 0 && isWord(toks[0], "execute") {
+		ex, args, err := readExecute(toks)
+		if err != nil {
+			pr.tokErr = err
+		} else {
+			pr.stmt, pr.execute = ex, args
+		}
 		return nil
 	}
 	pr.stmt, pr.tokErr = fromTokens(toks)

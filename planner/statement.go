@@ -97,8 +97,7 @@ func fromTokens(toks []pglex.Token) (ir.Statement, error) {
 		return parseDiscard(toks)
 	case "deallocate":
 		return parseDeallocate(toks)
-	case "execute":
-		return parseExecute(toks)
+	// EXECUTE is read before, by readExecute, which keeps its arguments.
 	case "prepare":
 		// A PREPARE the Engine reads before the planner (ReadOuter); what
 		// reaches here is one it does not take.

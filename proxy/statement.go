@@ -113,6 +113,15 @@ func (st *Statement) bind(args []*string) (ir.Statement, []pgtypes.OID, error) {
 	return st.prepared.BindTypes(args)
 }
 
+// ExecuteArgs are the arguments the EXECUTE the statement is gives the
+// prepared statement name, whose parameters have the given types: in text
+// form for its run (nil: NULL), each cast to its parameter's type as
+// PostgreSQL casts an EXECUTE's arguments.
+func (st *Statement) ExecuteArgs(name string, types []pgtypes.OID) ([]*string, error) {
+	args, err := st.prepared.ExecuteArgs(name, types)
+	return args, publicError(err)
+}
+
 // read reads the statement against cat: its text is lexed once, and its
 // tokens decide what it is (schema discovery, else the planner's; EXPLAIN
 // or transaction control among those) and give the audit its shape.

@@ -40,7 +40,7 @@ func (c *conn) sqlExecute(st *proxy.Statement, ex *ir.Chatter) bool {
 }
 
 // executeResult runs the prepared statement an EXECUTE names with its
-// arguments, read by the types of the statement's parameters; false when
+// arguments, cast to the types of the statement's parameters; false when
 // it was refused or failed, which has been reported.
 func (c *conn) executeResult(st *proxy.Statement, ex *ir.Chatter) (*proxy.Result, bool) {
 	p, ok := c.statements[ex.Value]
@@ -52,15 +52,16 @@ func (c *conn) executeResult(st *proxy.Statement, ex *ir.Chatter) (*proxy.Result
 		c.refused(st, pgerror.Errorf(pgerror.FeatureNotSupported, "EXECUTE runs a prepared query; prepared statement %q is a COPY, cursor or PREPARE statement: send it itself", ex.Value))
 		return nil, false
 	}
-	if len(ex.Args) != len(p.paramOIDs) {
-		c.refused(st, pgerror.Errorf(pgerror.SyntaxError, "wrong number of parameters for prepared statement %q: it takes %d, EXECUTE gave %d", ex.Value, len(p.paramOIDs), len(ex.Args)))
+	args, err := st.ExecuteArgs(ex.Value, p.paramOIDs)
+	if err != nil {
+		c.refused(st, err)
 		return nil, false
 	}
 	if err := c.unchangedColumns(p); err != nil {
 		c.refused(p.stmt, err)
 		return nil, false
 	}
-	res, err := c.run(p.stmt, ex.Args)
+	res, err := c.run(p.stmt, args)
 	if err != nil {
 		c.sendError(err)
 		return nil, false

@@ -12,7 +12,8 @@ import (
 
 // TestPrepareAndExecuteInSQL: PREPARE keeps a query under a name (in the
 // namespace the protocol's Parse uses), EXECUTE runs it with constant
-// arguments and answers as the query itself answers, DEALLOCATE drops it;
+// arguments (cast to the parameters' types as PostgreSQL casts them; any
+// other expression refused, 0A000) and answers as the query itself answers, DEALLOCATE drops it;
 // PostgreSQL's refusals keep their SQLSTATEs.
 func TestPrepareAndExecuteInSQL(t *testing.T) {
 	ts := startServer(t, "exact", nil, nil)
@@ -30,6 +31,14 @@ func TestPrepareAndExecuteInSQL(t *testing.T) {
 		{"EXECUTE q (40, 'F')", strconv.FormatInt(want, 10), "SELECT 1", ""},
 		{"EXECUTE q (40)", "", "", "42601"},
 		{"EXECUTE q ('forty', 'F')", "", "", "22P02"},
+		{"EXECUTE q (40.4, 'F')", strconv.FormatInt(want, 10), "SELECT 1", ""},
+		{"EXECUTE q (CAST(40 AS bigint), 'F'::text)", strconv.FormatInt(want, 10), "SELECT 1", ""},
+		{"EXECUTE q (39 + 1, 'F')", "", "", "0A000"},
+		{"EXECUTE q (abs(40), 'F')", "", "", "0A000"},
+		{"EXECUTE q (age, 'F')", "", "", "42703"},
+		{"EXECUTE q ($1, 'F')", "", "", "42P02"},
+		{"EXECUTE q (40, 'F'", "", "", "42601"},
+		{"EXECUTE q (40, )", "", "", "42601"},
 		{"PREPARE bad AS SELECT COUNT(*) FROM nowhere", "", "", "42P01"},
 		{"EXECUTE bad", "", "", "26000"},
 		{"DEALLOCATE q", "", "DEALLOCATE", ""},

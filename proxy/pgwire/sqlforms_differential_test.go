@@ -61,7 +61,8 @@ func formCorpus() []formCase {
 		"age = SOME(ARRAY[30])", "age = ANY('{0,x}')", "label = ANY(CAST('{a,b}' AS text[]))",
 		"age = '30'::int", "age = CAST('30' AS bigint)", "age = 30.5::int", "age = 29.5::int", "age = -30::int",
 		"label = 30::text", "label = CAST('abc' AS VARCHAR(2))", "label = 'abc'::char", "age = 'x'::int", "CAST(age AS bigint) = 30",
-		"age IN ('0'::int, 30)", "score < '1'::float8"} {
+		"age IN ('0'::int, 30)", "score < '1'::float8", "score = 0.1::real::float8", "score = 0.1::real", "label = 'ab  '::char(4)::text",
+		"label = 007::text", "label = -0.50::text", "age = 0.1::real::numeric::int"} {
 		add(w + cond)
 	}
 	for _, v := range []string{"{0,30}", "{}", "{0,NULL}", "NULL", "{ 30 , 31 }", "{0,"} {
@@ -100,10 +101,38 @@ func formCorpus() []formCase {
 		out = append(out, formCase{sql: q, binaryOut: true})
 	}
 	add("SELECT age::bigint, COUNT(*) FROM g GROUP BY 1 ORDER BY 1")
+	out = append(out, executeCorpus()...)
 	for _, q := range []string{"SELECT current_database()", "SELECT current_schema()", "SELECT current_user", "SELECT version()",
 		"SELECT session_user", "SELECT current_catalog", "SELECT pg_catalog.current_database()"} {
 		out = append(out, formCase{sql: q, namesOnly: true})
 	}
+	return out
+}
+
+// executeCorpus PREPAREs statements with typed parameters and EXECUTEs
+// them with arguments PostgreSQL casts to those types as an assignment
+// does: a number rounded to an integer, character's padding dropped for
+// text, a type with no such cast refused.
+func executeCorpus() []formCase {
+	var out []formCase
+	prepare := map[string]string{
+		"pi": "PREPARE pi(int) AS SELECT COUNT(*) FROM m WHERE age = $1", "ps": "PREPARE ps(smallint) AS SELECT COUNT(*) FROM m WHERE age = $1",
+		"pn": "PREPARE pn(numeric) AS SELECT COUNT(*) FROM m WHERE age = $1", "pf": "PREPARE pf(float8) AS SELECT COUNT(*) FROM m WHERE score = $1",
+		"pl": "PREPARE pl(text) AS SELECT COUNT(*) FROM m WHERE label = $1",
+	}
+	for _, name := range []string{"pi", "ps", "pn", "pf", "pl"} {
+		out = append(out, formCase{sql: prepare[name]})
+	}
+	for _, e := range []string{"pi(30.5)", "pi(29.5)", "pi(-4.5)", "pi(-(4.5)::int)", "pi(30.5::float8)", "pi(31.5::float8)",
+		"pi('30')", "pi('30.5')", "pi(3000000000)", "pi('30'::text)", "pi(-'30')", "pi(+'30')", "pi(NULL)", "pi(CAST(30.4 AS numeric))",
+		"pi(1e1)", "pi((30))", "pi(30, 31)", "pi()", "ps(70000)", "ps(30.5)", "pn(30)", "pn(30.0)", "pf(30.5)", "pf(0.1::real)", "pf(30)",
+		"pl('ab  '::char(4))", "pl('a')", "pl(007)", "pl('abc'::varchar(1))", "pl(NULL)", "nowhere(1)"} {
+		out = append(out, formCase{sql: "EXECUTE " + e})
+	}
+	// EXECUTE binds no parameters of its own: PostgreSQL types $1 by the
+	// Parse message alone and refuses it when EXECUTE runs.
+	out = append(out, formCase{sql: "EXECUTE pi($1)", oids: []uint32{23}, values: [][]byte{[]byte("30")}},
+		formCase{sql: "EXECUTE pi($1::int)", oids: []uint32{20}, values: [][]byte{[]byte("30")}})
 	return out
 }
 
