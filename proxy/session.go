@@ -43,6 +43,9 @@ type Session struct {
 	delta    float64
 	hasDelta bool
 	settings map[string]string // harmless client settings, for SHOW
+	// defaults are the client settings the startup packet set: what a
+	// setting the session has not SET (or has RESET) is.
+	defaults map[string]string
 }
 
 // NewSession starts a session for an analyst the caller has authenticated.

@@ -92,26 +92,16 @@ func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 		s.mu.Unlock()
 		return done, nil
 	}
-	if st.Name == "standard_conforming_strings" && !settingIsOn(st.Value) {
-		// The lexer always reads strings with it on; accepting off would let
-		// a client that escapes a quote as \' believe it is safe.
-		return nil, &pgerror.Error{Code: pgerror.FeatureNotSupported,
-			Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", st.Value),
-			Hint:    "Escape a quote in a string by doubling it ('it''s')."}
-	}
-	if st.Name == "client_encoding" {
-		v, err := ClientEncoding(st.Value, false)
-		if err != nil {
-			return nil, err
-		}
-		st = &ir.Set{Name: st.Name, Value: v}
-	}
 	if st.Name == confidenceSetting {
 		return s.setConfidence(st.Value)
 	}
 	if _, ok := clientSettings[st.Name]; ok {
+		v, err := clientValue(st.Name, st.Value, false)
+		if err != nil {
+			return nil, err
+		}
 		s.mu.Lock()
-		s.settings[st.Name] = st.Value
+		s.settings[st.Name] = v
 		s.mu.Unlock()
 		return done, nil
 	}
@@ -120,9 +110,60 @@ func (s *Session) set(rt *runtime, st *ir.Set) (*Result, error) {
 		Hint:    "countwall accepts SET epsilon and SET delta, and the usual client settings"}
 }
 
+// clientValue is the value a client setting takes when set to v, in a SET
+// or (atStartup) in the startup packet, or the error refusing v.
+func clientValue(name, v string, atStartup bool) (string, error) {
+	switch name {
+	case "standard_conforming_strings":
+		if !settingIsOn(v) {
+			// The lexer always reads strings with it on; accepting off would
+			// let a client that escapes a quote as \' believe it is safe.
+			return "", &pgerror.Error{Code: pgerror.FeatureNotSupported,
+				Message: fmt.Sprintf("standard_conforming_strings cannot be set to %q: countwall reads every string with it on", v),
+				Hint:    "Escape a quote in a string by doubling it ('it''s')."}
+		}
+	case "client_encoding":
+		return ClientEncoding(v, atStartup)
+	}
+	return v, nil
+}
+
+// readOnlySettings are the client settings that report the server, which
+// a startup packet does not set.
+var readOnlySettings = map[string]bool{"server_encoding": true, "integer_datetimes": true, "max_identifier_length": true}
+
+// StartupSettings are the client settings a startup packet's parameters
+// carry (application_name=psql, DateStyle=ISO), by lower-cased name: the
+// session's values until a SET, and the ones RESET and DISCARD ALL return
+// to, as PostgreSQL keeps them. A value SET would refuse is refused; the
+// other parameters (user, database, options) are not settings.
+func StartupSettings(params map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for name, v := range params {
+		name = strings.ToLower(name)
+		if _, ok := clientSettings[name]; !ok || readOnlySettings[name] {
+			continue
+		}
+		v, err := clientValue(name, v, true)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// UseStartupSettings makes the settings StartupSettings read the session's
+// defaults.
+func (s *Session) UseStartupSettings(defaults map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaults = defaults
+}
+
 // reset returns a setting to its default (RESET name), or every one (RESET
 // ALL): the share to the config's default, a client setting to its value
-// at connection.
+// at connection (the startup packet's, else countwall's default).
 func (s *Session) reset(name string) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,21 +253,19 @@ func (s *Session) chatter(st *ir.Chatter) (*Result, error) {
 		return &Result{Columns: []Column{{Name: "version", Type: ColumnText}},
 			Rows: [][]Value{{{Text: "PostgreSQL " + ServerVersion}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
 	case ir.ChatterCurrentSetting:
-		v, ok := clientSettings[st.Value]
+		_, ok := clientSettings[st.Value]
+		var v string
 		switch st.Value {
 		case "server_version":
 			v, ok = ServerVersion, true
 		case "server_version_num":
 			v, ok = ServerVersionNum, true
+		default:
+			v = s.clientSetting(st.Value)
 		}
 		if !ok {
 			return nil, pgerror.Errorf(pgerror.UndefinedObject, "unrecognized configuration parameter %q", st.Value)
 		}
-		s.mu.Lock()
-		if set, isSet := s.settings[st.Value]; isSet {
-			v = set
-		}
-		s.mu.Unlock()
 		return &Result{Columns: []Column{{Name: "current_setting", Type: ColumnText}},
 			Rows: [][]Value{{{Text: v}}}, Suppressed: []bool{false}, Tag: "SELECT 1"}, nil
 	case ir.ChatterBegin:

@@ -92,5 +92,8 @@ func (s *Session) clientSetting(name string) string {
 	if v, set := s.settings[name]; set {
 		return v
 	}
+	if v, set := s.defaults[name]; set {
+		return v
+	}
 	return clientSettings[name]
 }

@@ -101,11 +101,10 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	// Startup options are checked once the client is known, as
 	// PostgreSQL applies them after authentication.
-	if v, ok := startup.Parameters["client_encoding"]; ok {
-		if _, err := proxy.ClientEncoding(v, true); err != nil {
-			c.fatalError(err)
-			return
-		}
+	defaults, err := proxy.StartupSettings(startup.Parameters)
+	if err != nil {
+		c.fatalError(err)
+		return
 	}
 	s.authenticated(nc)
 	// A session slot is taken only once the password is proven, so that
@@ -121,8 +120,9 @@ func (s *Server) serveConn(nc net.Conn) {
 	nc.SetDeadline(time.Time{})
 	c.session = s.sessions(c.analyst)
 	defer c.session.Close()
+	c.session.UseStartupSettings(defaults)
 	defer c.watchTermination()()
-	c.greet(startup)
+	c.greet(defaults)
 	c.loop()
 }
 

@@ -42,11 +42,12 @@ func (m meteredSession) Refused(st *proxy.Statement, err error) {
 	m.inner.Refused(st, err)
 }
 
-func (m meteredSession) Settings() proxy.Settings             { return m.inner.Settings() }
-func (m meteredSession) RestoreSettings(saved proxy.Settings) { m.inner.RestoreSettings(saved) }
-func (m meteredSession) Setting(name string) (string, bool)   { return m.inner.Setting(name) }
-func (m meteredSession) Done() <-chan struct{}                { return m.inner.Done() }
-func (m meteredSession) Close()                               { m.inner.Close() }
+func (m meteredSession) Settings() proxy.Settings               { return m.inner.Settings() }
+func (m meteredSession) RestoreSettings(saved proxy.Settings)   { m.inner.RestoreSettings(saved) }
+func (m meteredSession) Setting(name string) (string, bool)     { return m.inner.Setting(name) }
+func (m meteredSession) UseStartupSettings(d map[string]string) { m.inner.UseStartupSettings(d) }
+func (m meteredSession) Done() <-chan struct{}                  { return m.inner.Done() }
+func (m meteredSession) Close()                                 { m.inner.Close() }
 
 // TestDecoratedSessionAuditsEveryStatement serves the engine's sessions
 // through a decorator and sends statements answered or refused at every

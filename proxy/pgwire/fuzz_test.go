@@ -42,9 +42,10 @@ func (echoSession) Describe(context.Context, *proxy.Statement) (*proxy.Descripti
 
 func (echoSession) Refused(*proxy.Statement, error) {}
 
-func (echoSession) Settings() proxy.Settings       { return proxy.Settings{} }
-func (echoSession) RestoreSettings(proxy.Settings) {}
-func (echoSession) Setting(string) (string, bool)  { return "", false }
+func (echoSession) Settings() proxy.Settings             { return proxy.Settings{} }
+func (echoSession) RestoreSettings(proxy.Settings)       {}
+func (echoSession) Setting(string) (string, bool)        { return "", false }
+func (echoSession) UseStartupSettings(map[string]string) {}
 
 func (echoSession) Done() <-chan struct{} { return nil }
 

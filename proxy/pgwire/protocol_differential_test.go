@@ -228,3 +228,56 @@ func sideBySide(mine, theirs []string) string {
 	}
 	return b.String()
 }
+
+// TestPostgresStartupSettingsDifferential connects to both servers with
+// settings in the startup packet, as psql sends application_name and JDBC
+// DateStyle and extra_float_digits: SHOW, current_setting and the
+// ParameterStatus values must agree with PostgreSQL's, before and after a
+// SET, and RESET, RESET ALL and DISCARD ALL return to the startup values.
+func TestPostgresStartupSettingsDifferential(t *testing.T) {
+	srv := pgtest.Server(t)
+	url := srv.NewDatabase(t)
+	ts := startServer(t, "exact", nil, nil)
+	params := map[string]string{"application_name": "myapp", "DateStyle": "ISO, DMY", "extra_float_digits": "2",
+		"client_min_messages": "warning", "search_path": "public"}
+	script := []string{"SHOW application_name", "SELECT current_setting('application_name')", "SHOW datestyle",
+		"SHOW extra_float_digits", "SHOW client_min_messages", "SHOW search_path",
+		"SET application_name = 'other'", "SHOW application_name", "RESET application_name", "SHOW application_name",
+		"SET DateStyle = 'ISO, YMD'", "SET extra_float_digits = 3", "RESET ALL", "SHOW DateStyle", "SHOW extra_float_digits",
+		"SET application_name = 'again'", "DISCARD ALL", "SHOW application_name"}
+	run := func(dsn string) []string {
+		cfg, err := pgconn.ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range params {
+			cfg.RuntimeParams[k] = v
+		}
+		ctx := context.Background()
+		conn, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		status := func() string {
+			return fmt.Sprintf("status %s|%s", conn.ParameterStatus("application_name"), conn.ParameterStatus("DateStyle"))
+		}
+		out := []string{status()}
+		for _, q := range script {
+			res, err := conn.Exec(ctx, q).ReadAll()
+			if err != nil {
+				out = append(out, q+": "+err.Error())
+				continue
+			}
+			for _, r := range res[0].Rows {
+				out = append(out, fmt.Sprintf("%s: %q", q, r))
+			}
+			out = append(out, status())
+		}
+		return out
+	}
+	mine, theirs := run(ts.dsn(testAnalyst, testPassword)), run(url)
+	if strings.Join(mine, "\n") != strings.Join(theirs, "\n") {
+		t.Errorf("countwall and PostgreSQL differ:\n%s", sideBySide(mine, theirs))
+	}
+}

@@ -32,6 +32,10 @@ type Session interface {
 	// undone, as PostgreSQL undoes it.
 	Settings() proxy.Settings
 	RestoreSettings(proxy.Settings)
+	// UseStartupSettings makes the client settings of the startup packet
+	// (proxy.StartupSettings) the session's: what SHOW reports until a
+	// SET, and what RESET returns to, as in PostgreSQL.
+	UseStartupSettings(defaults map[string]string)
 	// Setting is the value the session SET a setting to (its name
 	// lower-cased), false while it keeps its default: the front door
 	// reports a change of the settings clients track (application_name)

@@ -145,9 +145,11 @@ func (c *conn) negotiateProtocol(version uint32, m *pgproto3.StartupMessage) {
 	c.be.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknown})
 }
 
-func (c *conn) greet(startup *pgproto3.StartupMessage) {
+// greet ends the startup: the settings the client tracks, with the
+// values the startup packet gave those it may set (defaults, by lower-cased
+// name), its key for cancelling, and ReadyForQuery.
+func (c *conn) greet(defaults map[string]string) {
 	c.be.Send(&pgproto3.AuthenticationOk{})
-	appName := startup.Parameters["application_name"]
 	c.reported, c.startupReported = map[string]string{}, map[string]string{}
 	for _, p := range [][2]string{
 		{"server_version", ServerVersion},
@@ -160,8 +162,11 @@ func (c *conn) greet(startup *pgproto3.StartupMessage) {
 		{"IntervalStyle", "postgres"},
 		{"is_superuser", "off"},
 		{"session_authorization", c.analyst},
-		{"application_name", appName},
+		{"application_name", ""},
 	} {
+		if v, ok := defaults[strings.ToLower(p[0])]; ok {
+			p[1] = v
+		}
 		c.be.Send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
 		c.reported[p[0]], c.startupReported[p[0]] = p[1], p[1]
 	}
