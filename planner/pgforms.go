@@ -19,12 +19,16 @@ import (
 //	x::type, CAST(x AS type)      countwall_cast(x, `type`)
 //	op ANY (list), op ALL (list)  op countwall_any(v1, v2, ...), op countwall_all(...)
 //	op ANY ($n[::type[]])         op countwall_any_param($n[, `type`])
+//	op ANY (NULL[::type[]])       op countwall_any_param(NULL[, `type`])
+//	op ANY ('{}'::type[])         op countwall_any_param('{}', `type`)
 //
 // type is the type's canonical name (int4, varchar(10), float8), which the
 // grammar reads as a column name. A '{...}' constant or an ARRAY[...] is
 // spread into its elements here, so that each is one constant of the
 // statement's shape, as in an IN list; a parameter's elements are known at
-// Bind only.
+// Bind only. A NULL array, and an empty one of a type the column must be
+// compared with, have no elements to carry the type: they are written as
+// a parameter is, with the array in its place.
 const (
 	castCall     = "countwall_cast"
 	anyCall      = "countwall_any"
@@ -231,33 +235,71 @@ func appendQuantified(out []pglex.Token, q pglex.Token, inner []pglex.Token) ([]
 	if len(inner) > 0 && inner[0].Kind == pglex.Word && inner[0].Text == "select" {
 		return nil, pgerror.Errorf(pgerror.FeatureNotSupported, "subqueries are not supported")
 	}
-	array, elemType, err := arrayCast(inner)
+	array, elemType, err := arrayCast(withoutParens(inner))
 	if err != nil {
 		return nil, err
 	}
+	array = withoutParens(array)
 	all := q.Text == "all"
-	if len(array) == 1 && array[0].Kind == pglex.Param {
-		out = append(out, word(pick(all, allParamCall, anyParamCall), q), op("(", q), array[0])
-		if elemType != "" {
-			out = append(out, op(",", q), pglex.Token{Kind: pglex.QuotedIdent, Text: elemType, Raw: elemType, Pos: q.Pos})
-		}
-		return append(out, op(")", q)), nil
+	if len(array) == 1 && (array[0].Kind == pglex.Param || isWord(array[0], "null")) {
+		return appendWholeArray(out, q, array[0], elemType), nil
 	}
 	elems, err := arrayElements(array, elemType)
 	if err != nil {
 		return nil, err
+	}
+	if elemType == "" && unknownElements(array, elems) {
+		elemType = "text" // ARRAY['a', 'b'] is text[], as PostgreSQL resolves it
+	}
+	if len(elems) == 0 && elemType != "" {
+		empty := pglex.Token{Kind: pglex.String, Text: "{}", Raw: "'{}'", Pos: q.Pos}
+		return appendWholeArray(out, q, empty, elemType), nil
 	}
 	out = append(out, word(pick(all, allCall, anyCall), q), op("(", q))
 	for k, e := range elems {
 		if k > 0 {
 			out = append(out, op(",", q))
 		}
-		if elemType != "" && !(len(e) == 1 && e[0].Kind == pglex.Word && e[0].Text == "null") {
+		if elemType != "" {
 			e = appendCast(nil, e, elemType, e[0])
 		}
 		out = append(out, e...)
 	}
 	return append(out, op(")", q)), nil
+}
+
+// appendWholeArray appends the call of an array known as a whole: a
+// parameter, NULL, or an empty constant, with the type of its elements if
+// one was given.
+func appendWholeArray(out []pglex.Token, q, array pglex.Token, elemType string) []pglex.Token {
+	out = append(out, word(pick(q.Text == "all", allParamCall, anyParamCall), q), op("(", q), array)
+	if elemType != "" {
+		out = append(out, op(",", q), pglex.Token{Kind: pglex.QuotedIdent, Text: elemType, Raw: elemType, Pos: q.Pos})
+	}
+	return append(out, op(")", q))
+}
+
+// withoutParens is toks without the parentheses that enclose all of it.
+func withoutParens(toks []pglex.Token) []pglex.Token {
+	for len(toks) > 2 && isOp(toks[0], "(") && matchingParen(toks, 0) == len(toks)-1 {
+		toks = toks[1 : len(toks)-1]
+	}
+	return toks
+}
+
+// unknownElements reports whether an ARRAY[...] has only elements of no
+// type of their own (quoted constants and NULLs), which PostgreSQL then
+// types as text.
+func unknownElements(array []pglex.Token, elems [][]pglex.Token) bool {
+	if len(array) == 0 || !isWord(array[0], "array") {
+		return false
+	}
+	for _, e := range elems {
+		if len(e) != 1 || !(e[0].Kind == pglex.String || isWord(e[0], "null")) {
+			return false
+		}
+	}
+	return true
 }
 
 // arrayCast splits an array expression from the array type it is cast to
@@ -330,9 +372,12 @@ func arrayElements(array []pglex.Token, elemType string) ([][]pglex.Token, error
 		if err != nil || end != len(array)-1 {
 			return nil, errArrayForm
 		}
-		if end == 2 && elemType == "" {
+		switch {
+		case end == 2 && elemType == "":
 			return nil, pgerror.Errorf(pgerror.IndeterminateDatatype, "cannot determine type of empty array").
 				WithHint("Cast it to the type you want, such as ARRAY[]::integer[].")
+		case end == 2:
+			return nil, nil
 		}
 		return arrayItems(array[2:end])
 	}

@@ -63,7 +63,7 @@ func (p *parser) quantified(x *sqlparser.ComparisonExpr, op string, f *sqlparser
 	var ops []operand
 	nulls, isNull := 0, false
 	if name == anyParamCall || name == allParamCall {
-		ops, nulls, isNull, err = p.arrayParam(f, col)
+		ops, nulls, isNull, err = p.wholeArray(f, col, op)
 	} else {
 		ops, nulls, err = p.arrayList(f, col)
 	}
@@ -109,6 +109,29 @@ func (p *parser) arrayList(f *sqlparser.FuncExpr, col string) (ops []operand, nu
 		ops = append(ops, o)
 	}
 	return ops, nulls, nil
+}
+
+// wholeArray reads the elements of an array known as a whole: a
+// parameter (arrayParam), or NULL or an empty constant, whose element type,
+// when one was given, must compare with the column by op as an element
+// would, as PostgreSQL checks it whatever the array holds.
+func (p *parser) wholeArray(f *sqlparser.FuncExpr, col, op string) (ops []operand, nulls int, isNull bool, err error) {
+	arg := f.Exprs[0].(*sqlparser.AliasedExpr).Expr
+	_, null := arg.(*sqlparser.NullVal)
+	if v, ok := arg.(*sqlparser.SQLVal); !null && !(ok && v.Type == sqlparser.StrVal) {
+		return p.arrayParam(f, col)
+	}
+	if len(f.Exprs) == 2 {
+		_, typName := castArgs(&sqlparser.FuncExpr{Exprs: f.Exprs})
+		elem, _, err := castType(typName)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if err := p.checkOperator(col, op, operand{typ: elem, null: true}); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	return nil, 0, null, nil
 }
 
 // arrayParam reads the elements of an array parameter: by its declared

@@ -62,7 +62,14 @@ func formCorpus() []formCase {
 		"age = '30'::int", "age = CAST('30' AS bigint)", "age = 30.5::int", "age = 29.5::int", "age = -30::int",
 		"label = 30::text", "label = CAST('abc' AS VARCHAR(2))", "label = 'abc'::char", "age = 'x'::int", "CAST(age AS bigint) = 30",
 		"age IN ('0'::int, 30)", "score < '1'::float8", "score = 0.1::real::float8", "score = 0.1::real", "label = 'ab  '::char(4)::text",
-		"label = 007::text", "label = -0.50::text", "age = 0.1::real::numeric::int"} {
+		"label = 007::text", "label = -0.50::text", "age = 0.1::real::numeric::int",
+		// NULL arrays, empty typed ones, and ARRAY[...] of quoted constants, which is text[].
+		"age = ANY(NULL)", "age <> ALL(NULL)", "NOT (age = ANY(NULL))", "NOT (age <> ALL(NULL))", "age = ANY(NULL::int[])",
+		"age = ANY(NULL::text[])", "age = ANY(CAST(NULL AS bigint[]))", "label = ANY(NULL)", "age = ANY((NULL))",
+		"age = ANY('{NULL}'::text[])", "age = ANY(ARRAY[NULL])", "age = ANY(ARRAY[NULL, 30])", "age = ANY(ARRAY['30', 31])",
+		"age = ANY(ARRAY['30','31'])", "label = ANY(ARRAY['a','x'])", "label = ANY(ARRAY['a',NULL])", "NOT (label = ANY(ARRAY['a',NULL]))",
+		"age = ANY(ARRAY[]::int[])", "age <> ALL(ARRAY[]::int[])", "NOT (age <> ALL(ARRAY[]::int[]))", "age = ANY(ARRAY[]::text[])",
+		"age = ANY('{}'::text[])", "label = ANY('{}'::text[])", "age = ANY(ARRAY[])", "age = ANY(ARRAY[NULL]::int[])", "age = ANY((ARRAY[30]))"} {
 		add(w + cond)
 	}
 	for _, v := range []string{"{0,30}", "{}", "{0,NULL}", "NULL", "{ 30 , 31 }", "{0,"} {
