@@ -44,8 +44,54 @@ func rewriteForms(toks []pglex.Token) ([]pglex.Token, error) {
 	if !hasForms(toks) {
 		return toks, nil
 	}
-	return rewriteTokens(toks)
+	return rewriteTokens(signedPositions(toks))
 }
+
+// signedPositions keeps +1 from reading as a select-list position in
+// GROUP BY and ORDER BY. PostgreSQL reads only an integer constant there
+// as a position (GROUP BY 1); +1 is an expression, a constant, but the
+// MySQL grammar folds it into 1. A unary plus before a number that starts
+// an item of either list is written 0 +, the same value, which the grammar
+// keeps an expression.
+func signedPositions(toks []pglex.Token) []pglex.Token {
+	var out []pglex.Token
+	depth, listDepth, itemStart := 0, -1, false
+	for i, t := range toks {
+		switch {
+		case isOp(t, "(") || isOp(t, "["):
+			depth++
+		case isOp(t, ")") || isOp(t, "]"):
+			depth--
+			if depth < listDepth {
+				listDepth = -1
+			}
+		case t.Kind == pglex.Word && depth == listDepth && listEnds[t.Text], isOp(t, ";"):
+			listDepth = -1
+		}
+		if itemStart && isOp(t, "+") && i+1 < len(toks) && toks[i+1].Kind == pglex.Number {
+			if out == nil {
+				out = append(make([]pglex.Token, 0, len(toks)+1), toks[:i]...)
+			}
+			out = append(out, pglex.Token{Kind: pglex.Number, Text: "0", Raw: "0", Pos: t.Pos})
+		}
+		if out != nil {
+			out = append(out, t)
+		}
+		itemStart = (isWord(t, "by") && i > 0 && (isWord(toks[i-1], "group") || isWord(toks[i-1], "order"))) ||
+			(isOp(t, ",") && depth == listDepth)
+		if isWord(t, "by") && itemStart {
+			listDepth = depth
+		}
+	}
+	if out == nil {
+		return toks
+	}
+	return out
+}
+
+// listEnds are the words that end a GROUP BY or ORDER BY list.
+var listEnds = map[string]bool{"having": true, "order": true, "limit": true, "offset": true, "fetch": true,
+	"for": true, "window": true, "union": true, "intersect": true, "except": true}
 
 func hasForms(toks []pglex.Token) bool {
 	for i, t := range toks {
@@ -53,6 +99,8 @@ func hasForms(toks []pglex.Token) bool {
 		case t.Kind == pglex.Word && t.Text == "distinct" && i > 0 && (isWord(toks[i-1], "is") || isWord(toks[i-1], "not")):
 			return true
 		case t.Kind == pglex.Op && (t.Text == "::" || t.Text == "["):
+			return true
+		case t.Kind == pglex.Op && t.Text == "+" && i > 0 && (isWord(toks[i-1], "by") || isOp(toks[i-1], ",")):
 			return true
 		case t.Kind == pglex.Word && (t.Text == "cast" || t.Text == "any" || t.Text == "some" || t.Text == "all" || strings.HasPrefix(t.Text, internalCall)):
 			return true

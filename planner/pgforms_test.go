@@ -72,6 +72,9 @@ func TestSQLFormsSelectList(t *testing.T) {
 		{"SELECT age, COUNT(*), sex FROM people GROUP BY 1, 3 ORDER BY 3, 1", []string{"age", "sex"}, 1, []ir.Order{{Column: "sex"}, {Column: "age"}}},
 		{"SELECT CAST(age AS VARCHAR), COUNT(*) FROM people GROUP BY 1", []string{"age"}, 0, nil},
 		{"SELECT age::text, COUNT(*) FROM people GROUP BY age ORDER BY age", []string{"age"}, 0, []ir.Order{{Column: "age"}}},
+		// A constant beside a group column splits no group, and orders nothing.
+		{"SELECT sex, COUNT(*) FROM people GROUP BY sex, +1 ORDER BY +5, 1 DESC", []string{"sex"}, 0, []ir.Order{{Column: "sex", Desc: true}}},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY (1) ORDER BY 1+0, (1)", []string{"sex"}, 0, []ir.Order{{Column: "sex"}}},
 	}
 	for _, tc := range tests {
 		st, err := Parse(tc.sql, nil, testCatalog(nil))
@@ -96,6 +99,15 @@ func TestSQLFormsRefusals(t *testing.T) {
 		{"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY 3", pgerror.InvalidColumnReference},
 		{"SELECT sex, COUNT(*) FROM people GROUP BY 2", pgerror.GroupingError},
 		{"SELECT sex, COUNT(*) FROM people GROUP BY 1.5", pgerror.SyntaxError},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY NULL", pgerror.SyntaxError},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY sex ORDER BY true", pgerror.SyntaxError},
+		{"SELECT sex, COUNT(*) FROM people GROUP BY +1", pgerror.GroupingError},
+		{"SELECT COUNT(*) FROM people GROUP BY (1)", pgerror.GroupingError},
+		// GROUP BY only a constant is one group, which PostgreSQL leaves out
+		// when no row matches: refused, for the count without GROUP BY.
+		{"SELECT COUNT(*) FROM people GROUP BY +1", pgerror.FeatureNotSupported},
+		{"SELECT COUNT(*) FROM people GROUP BY 1::int, 2 - 1", pgerror.FeatureNotSupported},
+		{"SELECT COUNT(*) FROM people GROUP BY 1 / 1", pgerror.GroupingError},
 		{"SELECT age::text, COUNT(*) FROM people GROUP BY 1 ORDER BY 1", pgerror.FeatureNotSupported},
 		{"SELECT CAST(age AS int), COUNT(*) FROM people GROUP BY 1", pgerror.FeatureNotSupported},
 		{"SELECT COUNT(*)::int FROM people", pgerror.FeatureNotSupported},

@@ -135,8 +135,19 @@ func (p *parser) checkColumnCast(col, typ string, toText bool) error {
 // ordinal reads GROUP BY n and ORDER BY n: the n-th select-list item, as in
 // PostgreSQL; ok is false for anything but a constant.
 func ordinal(e sqlparser.Expr, items []selItem, clause string) (item selItem, ok bool, err error) {
+	for {
+		paren, isParen := e.(*sqlparser.ParenExpr)
+		if !isParen {
+			break
+		}
+		e = paren.Expr // (1) is 1, as PostgreSQL's grammar reads it
+	}
+	switch e.(type) {
+	case *sqlparser.NullVal, sqlparser.BoolVal:
+		return selItem{}, true, pgerror.Errorf(pgerror.SyntaxError, "non-integer constant in %s", clause)
+	}
 	v, isConst := e.(*sqlparser.SQLVal)
-	if !isConst {
+	if !isConst || v.Type == sqlparser.ValArg {
 		return selItem{}, false, nil
 	}
 	if v.Type != sqlparser.IntVal {
@@ -149,11 +160,37 @@ func ordinal(e sqlparser.Expr, items []selItem, clause string) (item selItem, ok
 	return items[n-1], true, nil
 }
 
+// isConstant reports whether e is a constant expression, the same for
+// every row: constants, casts of them, signs and + - * between them
+// (PostgreSQL evaluates a division when it runs, which may fail).
+func isConstant(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.SQLVal:
+		return x.Type != sqlparser.ValArg
+	case *sqlparser.NullVal, sqlparser.BoolVal:
+		return true
+	case *sqlparser.ParenExpr:
+		return isConstant(x.Expr)
+	case *sqlparser.UnaryExpr:
+		return (x.Operator == sqlparser.UPlusStr || x.Operator == sqlparser.UMinusStr) && isConstant(x.Expr)
+	case *sqlparser.BinaryExpr:
+		switch x.Operator {
+		case sqlparser.PlusStr, sqlparser.MinusStr, sqlparser.MultStr:
+			return isConstant(x.Left) && isConstant(x.Right)
+		}
+	case *sqlparser.FuncExpr:
+		inner, _ := castArgs(x)
+		return x.Name.Lowered() == castCall && inner != nil && isConstant(inner)
+	}
+	return false
+}
+
 // groupBy checks that the GROUP BY columns are exactly the group columns
 // selected and sets q.GroupBy to them in the select list's order. A column
 // selected cast is grouped by the same cast or by the column itself.
 func (p *parser) groupBy(groups sqlparser.GroupBy, items []selItem, q *ir.Query) error {
 	var grouped []selItem
+	constants := false
 	for _, g := range groups {
 		item, isOrdinal, err := ordinal(g, items, "GROUP BY")
 		if err != nil {
@@ -167,6 +204,10 @@ func (p *parser) groupBy(groups sqlparser.GroupBy, items []selItem, q *ir.Query)
 			if item, isColumn, err = p.groupItem(g); err != nil {
 				return err
 			}
+			if !isColumn && isConstant(g) {
+				constants = true // one value for every row: it splits no group
+				continue
+			}
 			if !isColumn {
 				return pgerror.Errorf(pgerror.GroupingError, "GROUP BY accepts column names, their casts to text and select-list positions only")
 			}
@@ -176,6 +217,11 @@ func (p *parser) groupBy(groups sqlparser.GroupBy, items []selItem, q *ir.Query)
 	plain, err := sameColumns(items, grouped)
 	if err != nil {
 		return err
+	}
+	if constants && len(grouped) == 0 {
+		// One group of every row: PostgreSQL answers no row when no row
+		// matches, which would tell that none does.
+		return pgerror.Errorf(pgerror.FeatureNotSupported, "GROUP BY a constant (+1, 1::int) puts every row in one group: leave GROUP BY out for the same count; GROUP BY 1 names the first select-list item")
 	}
 	q.GroupBy, q.GroupCasts = plain, selectedCasts(items)
 	for _, g := range q.GroupBy {
@@ -240,6 +286,9 @@ func (p *parser) orderBy(orders sqlparser.OrderBy, items []selItem, q *ir.Query)
 		}
 		if isOrdinal && item.col == "" {
 			return pgerror.Errorf(pgerror.FeatureNotSupported, "ORDER BY the count is not supported: only GROUP BY columns may be ordered on")
+		}
+		if !isOrdinal && isConstant(o.Expr) {
+			continue // the same for every row: it orders nothing
 		}
 		if !isOrdinal {
 			col, isColumn := o.Expr.(*sqlparser.ColName)

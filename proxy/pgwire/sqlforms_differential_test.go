@@ -98,6 +98,11 @@ func formCorpus() []formCase {
 		"SELECT COUNT(*) AS n, sex FROM g WHERE age = ANY('{1,3}') GROUP BY 2", "SELECT CAST(age AS VARCHAR), COUNT(*) FROM g GROUP BY age ORDER BY age",
 		"SELECT sex::text, COUNT(*) FROM g GROUP BY sex::text ORDER BY 1", "SELECT CAST(age AS VARCHAR), COUNT(*) FROM g GROUP BY 1",
 		"SELECT COUNT(*), age::text FROM g GROUP BY 2", "SELECT COUNT(DISTINCT id), sex FROM g GROUP BY 2",
+		// +1 is a constant, not a position; (1) is a position.
+		"SELECT sex, COUNT(*) FROM g GROUP BY +1", "SELECT sex, COUNT(*) FROM g GROUP BY sex, +1", "SELECT COUNT(*) FROM g GROUP BY (1)",
+		"SELECT sex, COUNT(*) FROM g GROUP BY (1) ORDER BY (1) DESC", "SELECT COUNT(*) FROM g GROUP BY NULL", "SELECT COUNT(*) FROM g GROUP BY true",
+		"SELECT sex, COUNT(*) FROM g GROUP BY 1 ORDER BY +5, 1", "SELECT sex, COUNT(*) FROM g GROUP BY 1 ORDER BY 1+0, 1 DESC",
+		"SELECT sex, COUNT(*) FROM g GROUP BY 1 ORDER BY NULL", "SELECT COUNT(*) FROM g GROUP BY -1",
 		"SELECT COUNT(*), sex FROM g WHERE age = ANY($1) GROUP BY sex"} {
 		add(q)
 	}
