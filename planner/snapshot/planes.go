@@ -108,32 +108,45 @@ func (e *snapEval) domainRowsFor(c *snapColumn, name string) domainRows {
 	}
 	c.planesMu.Lock()
 	defer c.planesMu.Unlock()
-	if p := c.planes.Load(); p != nil && p.domain == d {
-		return p.rows
+	old := c.planes.Load()
+	if old != nil && old.domain == d {
+		return old.rows
 	}
 	if c.planesRefused.Load() == d {
 		return nil
 	}
-	if e.snap.planeSets.Add(sets) > maxPlaneSets {
-		e.snap.planeSets.Add(-sets)
-		c.planesRefused.Store(d)
-		return nil
+	// A reload reads the config afresh: the same domain keeps its planes,
+	// and a new one replaces them, within the sets they held.
+	var held int64
+	if old != nil {
+		if sameDomain(old.domain, d) {
+			c.planes.Store(&domainIndex{domain: d, sets: old.sets, rows: old.rows})
+			return old.rows
+		}
+		held = old.sets
 	}
 	var rows domainRows
-	if d.Size() <= maxPlaneDomain {
-		rows = buildPlanes(c, d, e.all)
-	} else if r := buildRanks(c, d, e.all); r != nil {
-		rows = r
-	} else {
+	if e.snap.planeSets.Add(sets-held) <= maxPlaneSets {
+		if d.Size() <= maxPlaneDomain {
+			rows = buildPlanes(c, d, e.all)
+		} else if r := buildRanks(c, d, e.all); r != nil {
+			rows = r
+		}
+	}
+	if rows == nil { // the old planes go too: no statement of this config reads them
 		e.snap.planeSets.Add(-sets)
+		c.planes.Store(nil)
 		c.planesRefused.Store(d)
 		return nil
-	}
-	if old := c.planes.Load(); old != nil {
-		e.snap.planeSets.Add(-old.sets) // a reload's new domain replaces it
 	}
 	c.planes.Store(&domainIndex{domain: d, sets: sets, rows: rows})
 	return rows
+}
+
+// sameDomain reports whether a and b declare the same values in the same
+// order.
+func sameDomain(a, b *ir.Domain) bool {
+	return a.IsRange == b.IsRange && a.Min == b.Min && a.Max == b.Max && slices.Equal(a.Categories, b.Categories)
 }
 
 // sortedDomainValues are the domain's values as the column reads a literal
