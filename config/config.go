@@ -417,8 +417,9 @@ func parseDomain(raw any) (*ir.Domain, error) {
 		if lo > hi {
 			return nil, fmt.Errorf("min %d is greater than max %d", lo, hi)
 		}
-		if hi-lo >= 10_000_000 {
-			return nil, fmt.Errorf("range of %d values is too large to publish cell by cell", hi-lo+1)
+		// hi-lo overflows past 2^63: compare in unsigned arithmetic.
+		if width := uint64(hi) - uint64(lo); width >= 10_000_000 {
+			return nil, fmt.Errorf("range from %d to %d is too large to publish cell by cell (at most 10,000,000 values)", lo, hi)
 		}
 		return &ir.Domain{IsRange: true, Min: lo, Max: hi}, nil
 	default:

@@ -120,6 +120,8 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"missing unit", [2]string{"privacy_unit: ID", ""}, "tables.people.privacy_unit"},
 		{"range reversed", [2]string{"{min: 0, max: 120}", "{min: 9, max: 1}"}, "tables.people.domains.age: min 9 is greater than max 1"},
 		{"range not integers", [2]string{"{min: 0, max: 120}", "{min: a, max: 1}"}, "tables.people.domains.age"},
+		{"range too wide", [2]string{"{min: 0, max: 120}", "{min: 0, max: 10000000}"}, "tables.people.domains.age: range from 0 to 10000000 is too large"},
+		{"range of every int64", [2]string{"{min: 0, max: 120}", "{min: -9223372036854775808, max: 9223372036854775807}"}, "tables.people.domains.age: range from -9223372036854775808 to 9223372036854775807 is too large"},
 		{"duplicate category", [2]string{"[F, M]", "[F, F]"}, `category "F" is listed twice`},
 		{"unknown policy key", [2]string{"strict: true", "strictt: true"}, "tables.people.policy.strictt: unknown policy key"},
 		{"zero limit", [2]string{"max_in_list: 7", "max_in_list: 0"}, "policy.max_in_list: must be at least 1"},
