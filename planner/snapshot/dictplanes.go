@@ -70,6 +70,7 @@ func (e *snapEval) dictPlanesFor(c *snapColumn) *dictPlanes {
 			cur[i] |= prev[i]
 		}
 	}
+	e.snap.planeBytes.Add(8 * int64(len(p.less)) * int64(len(p.less[0])))
 	c.dictPlanes.Store(p)
 	return p
 }
@@ -106,6 +107,7 @@ func (e *snapEval) codeSlicesFor(c *snapColumn) *domainRanks {
 		codes[code] = uint32(code)
 	}
 	s.slice(c, codes, e.all)
+	e.snap.planeBytes.Add(s.memory())
 	c.codeSlices.Store(s)
 	return s
 }

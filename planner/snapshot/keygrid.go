@@ -319,3 +319,7 @@ func (snap *Table) KeyGridBytes() int64 { return snap.gridBytes.Load() }
 
 // Bytes is the memory the snapshot holds, as estimated when it was read.
 func (snap *Table) Bytes() int64 { return snap.bytes }
+
+// PlaneBytes is the memory the oblivious evaluation's planes, ranks and
+// code slices hold beside Bytes, at most maxPlaneSets row sets.
+func (snap *Table) PlaneBytes() int64 { return snap.planeBytes.Load() }

@@ -133,12 +133,16 @@ func (e *snapEval) domainRowsFor(c *snapColumn, name string) domainRows {
 			rows = r
 		}
 	}
+	if old != nil {
+		e.snap.planeBytes.Add(-old.rows.memory())
+	}
 	if rows == nil { // the old planes go too: no statement of this config reads them
 		e.snap.planeSets.Add(-sets)
 		c.planes.Store(nil)
 		c.planesRefused.Store(d)
 		return nil
 	}
+	e.snap.planeBytes.Add(rows.memory())
 	c.planes.Store(&domainIndex{domain: d, sets: sets, rows: rows})
 	return rows
 }

@@ -275,4 +275,13 @@ func TestPlanesBudget(t *testing.T) {
 	if got := snap.planeSets.Load(); got != maxPlaneSets {
 		t.Errorf("reserved %d sets, want %d", got, maxPlaneSets)
 	}
+	var held int64
+	for _, c := range snap.columns {
+		if p := c.planes.Load(); p != nil {
+			held += p.rows.memory()
+		}
+	}
+	if got, most := snap.PlaneBytes(), int64(maxPlaneSets)*8*int64(len(snap.allRows)); got != held || got == 0 || got > most {
+		t.Errorf("PlaneBytes %d, the planes hold %d (at most %d)", got, held, most)
+	}
 }

@@ -102,9 +102,10 @@ type Table struct {
 	tallies sync.Map
 	// grids holds, by gridName, *keyGrid: the per-pair-of-values figures
 	// that answer cellkey's counts on a table keyed by its unit (keygrid.go).
-	grids     sync.Map
-	gridBytes atomic.Int64 // what the grids hold, at most bytes/gridShare
-	planeSets atomic.Int64 // the row sets the planes reserve, at most maxPlaneSets
+	grids      sync.Map
+	gridBytes  atomic.Int64 // what the grids hold, at most bytes/gridShare
+	planeSets  atomic.Int64 // the row sets the planes reserve, at most maxPlaneSets
+	planeBytes atomic.Int64 // what the planes, ranks and code slices built hold
 
 	// byUnit is the unit column the rows are numbered in the order of (nil
 	// when they keep the file's order): each unit's rows are then the run
