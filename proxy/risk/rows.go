@@ -1,224 +1,28 @@
 package risk
 
 import (
-	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 )
-
-// box is a cell read by columns (boxes.go) with what the answers say of
-// its count: [lo, hi], narrowed by its own answers and by the counts of
-// the boxes it adds up with.
-type box struct {
-	family string
-	table  string
-	cols   []colSet
-	key    uint32 // the packed key's id (splitter.keys)
-	lo, hi float64
-	// own are the answers that narrowed the box, from the boxes whose
-	// counts did (through a split).
-	own    []int64
-	from   []*box
-	groups []*splitGroup
-	// wholeOf are the groups whose whole the box is, in the order made.
-	wholeOf []*splitGroup
-	// bad says the answers contradict each other here: left out.
-	bad bool
-}
-
-func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
-
-// splitGroup is the boxes that differ only in one column's set: within
-// it a box I holding a box J splits into J and I minus J, whose counts add
-// up to I's (the reconstruction's binary search: the count of the left half
-// is searched, the right half is the rest). The whole is the box without
-// that column (every value: no NULLs).
-type splitGroup struct {
-	col     string
-	whole   *box
-	members []*box
-	queued  bool
-	seq     uint32 // the order made
-}
-
-// maxGroup bounds the boxes compared pairwise in one group: a search
-// splits a group's values by halves, a few dozen boxes; hundreds of
-// unrelated sets of one column (a linear system's) derive nothing.
-const maxGroup = 256
-
-// splitter derives box counts from the answers of one analyst.
-type splitter struct {
-	sp     *space
-	boxes  map[uint32]*box
-	groups map[groupKey]*splitGroup
-	// columns are the column ids groups were made for: the groups whose
-	// whole a new box is are found by its key and each of them (a search
-	// makes millions of groups, most never meet their whole).
-	columns []uint32
-	queue   []*splitGroup
-	order   []*box
-	ids     map[string]uint32
-	keys    boxKeys
-	buf     []byte // a column set's key being written
-}
-
-// groupKey names a split group: its context's key id and its column's id.
-type groupKey struct{ context, column uint32 }
-
-func newSplitter(as []answer, sp *space, o Options) *splitter {
-	s := &splitter{sp: sp, boxes: map[uint32]*box{}, groups: map[groupKey]*splitGroup{},
-		ids: map[string]uint32{}, keys: newBoxKeys()}
-	for _, a := range as {
-		lo, hi, ok := boundsOf(a, o)
-		if !ok {
-			continue
-		}
-		family, cols := s.sp.boxOf(a.table, a.conj)
-		b := s.box(family, a.table, cols)
-		s.narrow(b, lo, hi, a.id, nil)
-	}
-	return s
-}
-
-// box finds or makes the box of a family's column sets. Boxes and groups
-// are keyed by interned ids of the family and of each column set: a
-// search leaves hundreds of thousands of them.
-func (s *splitter) box(family, table string, cols []colSet) *box {
-	fam, parts := s.internBox(family, cols)
-	k := s.keys.id(fam, parts, -1)
-	if b, ok := s.boxes[k]; ok {
-		return b
-	}
-	b := &box{family: family, table: table, cols: cols, key: k, hi: math.Inf(1)}
-	s.boxes[k] = b
-	s.order = append(s.order, b)
-	for i, c := range cols {
-		ctx := s.keys.id(fam, parts, i)
-		gk := groupKey{ctx, s.columnID(c.col)}
-		g, ok := s.groups[gk]
-		if !ok {
-			g = &splitGroup{col: c.col, whole: s.boxes[ctx], seq: uint32(len(s.groups))}
-			s.groups[gk] = g
-			if g.whole != nil {
-				g.whole.wholeOf = append(g.whole.wholeOf, g)
-			}
-		}
-		g.members = append(g.members, b)
-		b.groups = append(b.groups, g)
-		s.enqueue(g)
-	}
-	for _, col := range s.columns {
-		if g, ok := s.groups[groupKey{k, col}]; ok {
-			b.wholeOf = append(b.wholeOf, g)
-		}
-	}
-	slices.SortFunc(b.wholeOf, func(x, y *splitGroup) int { return cmp.Compare(x.seq, y.seq) })
-	for _, g := range b.wholeOf {
-		g.whole = b
-		s.enqueue(g)
-	}
-	return b
-}
-
-// columnID is the id of a column's groups.
-func (s *splitter) columnID(col string) uint32 {
-	n := len(s.ids)
-	id := s.id("column " + col)
-	if len(s.ids) > n {
-		s.columns = append(s.columns, id)
-	}
-	return id
-}
-
-// internBox interns a box's family and column sets.
-func (s *splitter) internBox(family string, cols []colSet) (uint32, []uint32) {
-	parts := make([]uint32, len(cols))
-	for i, c := range cols {
-		s.buf = c.set.appendKey(append(append(s.buf[:0], c.col...), ':'))
-		parts[i] = s.idOf(s.buf)
-	}
-	return s.id("family " + family), parts
-}
-
-// idOf is id(string(k)), allocating only for a new key.
-func (s *splitter) idOf(k []byte) uint32 {
-	if v, ok := s.ids[string(k)]; ok {
-		return v
-	}
-	return s.id(string(k))
-}
-
-// id interns a key.
-func (s *splitter) id(k string) uint32 {
-	if v, ok := s.ids[k]; ok {
-		return v
-	}
-	v := uint32(len(s.ids))
-	s.ids[k] = v
-	return v
-}
-
-func (s *splitter) enqueue(g *splitGroup) {
-	if !g.queued {
-		g.queued = true
-		s.queue = append(s.queue, g)
-	}
-}
-
-// narrow intersects b's bounds with [lo, hi]; on a change it records why
-// (an answer id, or the boxes whose counts gave it) and queues b's groups.
-func (s *splitter) narrow(b *box, lo, hi float64, id int64, from []*box) {
-	if b.bad {
-		return
-	}
-	lo, hi = math.Max(b.lo, math.Max(lo, 0)), math.Min(b.hi, hi)
-	if lo == b.lo && hi == b.hi {
-		return
-	}
-	b.lo, b.hi = lo, hi
-	if id != 0 {
-		b.own = append(b.own, id)
-	}
-	b.from = append(b.from, from...)
-	if lo > hi {
-		b.bad = true
-	}
-	for _, g := range b.groups {
-		s.enqueue(g)
-	}
-	for _, g := range b.wholeOf {
-		s.enqueue(g)
-	}
-}
-
-// run derives until no count narrows further.
-func (s *splitter) run() {
-	for len(s.queue) > 0 {
-		g := s.queue[0]
-		s.queue = s.queue[1:]
-		g.queued = false
-		s.splitAll(g)
-	}
-}
 
 // splitAll relates each box of g with the smallest box of g that holds
 // it (its parent in the search's halving), and the rest, when the box is a
 // prefix or a suffix of it. Only the nearest parent: relating every pair
 // would derive the differences of differences, without end.
-func (s *splitter) splitAll(g *splitGroup) {
-	if len(g.members) > maxGroup {
+func (s *splitter) splitAll(anchor *box, pos int) {
+	ms := s.members(anchor, pos)
+	if len(ms) > maxGroup {
 		return
 	}
-	var full atomSet
-	if len(g.members) > 0 {
-		full = s.sp.axis(g.members[0].table, g.col).whole()
-	}
-	for j := 0; j < len(g.members); j++ {
-		inner := g.members[j]
-		inSet := colOf(inner, g.col)
+	set := s.ids.sets[anchor.parts[pos]]
+	full := s.sp.axis(s.ids.families[anchor.family].table, set.col).whole()
+	whole := s.lookup(anchor.family, anchor.parts, pos)
+	for j := 0; j < len(ms); j++ {
+		inner := ms[j]
+		inSet := s.setAt(inner, pos)
 		if inner.bad || len(inSet) == 0 || (inner.lo == 0 && math.IsInf(inner.hi, 1)) {
 			continue
 		}
@@ -231,9 +35,9 @@ func (s *splitter) splitAll(g *splitGroup) {
 			}
 			outer, outSet = b, set
 		}
-		consider(g.whole, full)
-		for _, b := range g.members {
-			consider(b, colOf(b, g.col))
+		consider(whole, full)
+		for _, b := range ms {
+			consider(b, s.setAt(b, pos))
 		}
 		if outer == nil {
 			continue
@@ -242,19 +46,60 @@ func (s *splitter) splitAll(g *splitGroup) {
 		if !apart(inSet, rest) {
 			continue
 		}
-		other := g.member(rest)
+		restID := s.ids.set(set.col, rest)
+		other := memberWith(ms, pos, restID)
 		if other == nil {
-			other = s.box(inner.family, inner.table, withSet(inner.cols, g.col, rest))
+			other = s.box(inner.family, s.withPart(inner.parts, pos, restID))
+			ms = s.members(anchor, pos) // other joined them
 		}
 		s.relate(outer, inner, other)
 	}
 }
 
-// member is the box of g whose set for g's column is set, nil if none.
-func (g *splitGroup) member(set atomSet) *box {
-	for _, b := range g.members {
-		if slices.Equal(colOf(b, g.col), set) {
+// memberWith is the member whose set at pos is the set of that id, nil if
+// none.
+func memberWith(ms []*box, pos int, id uint32) *box {
+	for _, b := range ms {
+		if b.parts[pos] == id {
 			return b
+		}
+	}
+	return nil
+}
+
+// setAt is b's set of its column parts[pos].
+func (s *splitter) setAt(b *box, pos int) atomSet { return s.ids.sets[b.parts[pos]].set }
+
+// withPart is parts with the pos-th replaced by id, in s.buf.
+func (s *splitter) withPart(parts []uint32, pos int, id uint32) []uint32 {
+	s.buf = append(s.buf[:0], parts...)
+	s.buf[pos] = id
+	return s.buf
+}
+
+// lookup is the box of a family's parts but the skip-th, nil if none.
+func (s *splitter) lookup(family uint32, parts []uint32, skip int) *box {
+	q := boxKey(family, parts, skip)
+	if _, e, ok := s.find(&s.boxIndex, &q); ok {
+		return s.order[entryID(e)]
+	}
+	return nil
+}
+
+// cols are b's column sets.
+func (s *splitter) cols(b *box) []colSet {
+	out := make([]colSet, len(b.parts))
+	for i, p := range b.parts {
+		out[i] = s.ids.sets[p].colSet
+	}
+	return out
+}
+
+// colOf is b's set of col, nil if b leaves col open.
+func (s *splitter) colOf(b *box, col string) atomSet {
+	for _, p := range b.parts {
+		if c := s.ids.sets[p]; c.col == col {
+			return c.set
 		}
 	}
 	return nil
@@ -269,25 +114,6 @@ func size(s atomSet) int32 {
 	return n
 }
 
-// relate narrows the three counts of whole = a + b.
-func (s *splitter) relate(whole, a, b *box) {
-	if b.bad {
-		return
-	}
-	s.narrow(b, whole.lo-a.hi, whole.hi-a.lo, 0, []*box{whole, a})
-	s.narrow(a, whole.lo-b.hi, whole.hi-b.lo, 0, []*box{whole, b})
-	s.narrow(whole, a.lo+b.lo, a.hi+b.hi, 0, []*box{a, b})
-}
-
-func colOf(b *box, col string) atomSet {
-	for _, c := range b.cols {
-		if c.col == col {
-			return c.set
-		}
-	}
-	return nil
-}
-
 func withSet(cols []colSet, col string, set atomSet) []colSet {
 	out := append([]colSet(nil), cols...)
 	for i := range out {
@@ -300,10 +126,13 @@ func withSet(cols []colSet, col string, set atomSet) []colSet {
 
 // evidenceOf is every answer the boxes' counts rest on, through the boxes
 // they were derived from.
-func evidenceOf(bs ...*box) []int64 {
-	seen := map[*box]bool{}
+func (s *splitter) evidenceOf(bs ...*box) []int64 {
+	seen := map[uint32]bool{}
 	ids := map[int64]bool{}
-	stack := append([]*box(nil), bs...)
+	var stack []uint32
+	for _, b := range bs {
+		stack = append(stack, b.id)
+	}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -311,10 +140,10 @@ func evidenceOf(bs ...*box) []int64 {
 			continue
 		}
 		seen[x] = true
-		for _, id := range x.own {
+		for _, id := range s.order[x].own {
 			ids[id] = true
 		}
-		stack = append(stack, x.from...)
+		stack = append(stack, s.order[x].from...)
 	}
 	out := make([]int64, 0, len(ids))
 	for id := range ids {
@@ -352,7 +181,7 @@ func rows(as []answer, sp func() *space, o Options) []Finding {
 	refined := map[string]float64{} // a parent's rows found in its children
 	for _, b := range s.order {
 		// The target itself is the threshold search's finding.
-		if !b.pinned() || b.lo < 1 || len(b.cols) < 2 || b == targets[b.family] {
+		if !b.pinned() || b.lo < 1 || len(b.parts) < 2 || b == targets[b.family] {
 			continue
 		}
 		cols, empty, values := s.points(b, targets[b.family], ends)
@@ -362,7 +191,7 @@ func rows(as []answer, sp func() *space, o Options) []Finding {
 			continue
 		}
 		// The same row may be boxed with and without its empty ends.
-		k := colsKey(b.family, cols)
+		k := s.rowKey(b.family, cols)
 		if seen[k] {
 			continue
 		}
@@ -372,55 +201,67 @@ func rows(as []answer, sp func() *space, o Options) []Finding {
 		// target's set (a search that goes on to split a target column);
 		// a parent is left for its children once they hold all its rows.
 		for i, c := range cols {
-			refined[colsKey(b.family, without(cols, i))] += b.lo
-			if t := targets[b.family]; t != nil && colOf(t, c.col) != nil && !slices.Equal(colOf(t, c.col), c.set) {
-				refined[colsKey(b.family, withSet(cols, c.col, colOf(t, c.col)))] += b.lo
+			refined[s.rowKey(b.family, without(cols, i))] += b.lo
+			if t := targets[b.family]; t != nil && s.colOf(t, c.col) != nil && !slices.Equal(s.colOf(t, c.col), c.set) {
+				refined[s.rowKey(b.family, withSet(cols, c.col, s.colOf(t, c.col)))] += b.lo
 			}
 		}
 	}
 	var out []Finding
 	for _, r := range found {
-		if refined[r.key] >= r.b.lo || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(r.b.table)) {
+		table := s.ids.families[r.b.family].table
+		if refined[r.key] >= r.b.lo || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(table)) {
 			continue
 		}
 		pattern := "row reconstruction"
 		if r.values == 1 {
 			pattern = "attribute inference"
 		}
-		f := finding(pattern, r.b.table, s.sp.renderRow(r.b.table, r.cols), r.b.lo, evidenceOf(append(r.ends, r.b)...))
+		f := finding(pattern, table, s.sp.renderRow(table, r.cols), r.b.lo, s.evidenceOf(append(r.ends, r.b)...))
 		f.Individual = r.b.lo == 1
 		out = append(out, f)
 	}
 	return out
 }
 
+// rowKey is a row's key: its family's and its column sets' ids.
+func (s *splitter) rowKey(family uint32, cols []colSet) string {
+	b := binary.LittleEndian.AppendUint32(nil, family)
+	for _, c := range cols {
+		b = binary.LittleEndian.AppendUint32(b, s.ids.set(c.col, c.set))
+	}
+	return string(b)
+}
+
 // endKey names a column's end atom in a family.
-func endKey(family, col string, atom int32) string {
-	return family + "#" + col + "#" + strconv.Itoa(int(atom))
+type endKey struct {
+	family, column uint32
+	atom           int32
 }
 
 // emptyEnds are the boxes answered (or derived) empty whose set for a
 // column is that column's end atom alone, by that atom, those with the
 // fewest columns (the attack's domain check: the target and the end)
 // first.
-func (s *splitter) emptyEnds() map[string][]*box {
-	out := map[string][]*box{}
+func (s *splitter) emptyEnds() map[endKey][]*box {
+	out := map[endKey][]*box{}
 	for _, b := range s.order {
 		if !b.pinned() || b.lo != 0 {
 			continue
 		}
-		for _, c := range b.cols {
-			top := s.sp.axis(b.table, c.col).atoms() - 1
+		for _, p := range b.parts {
+			c := s.ids.sets[p]
+			top := s.sp.axis(s.ids.families[b.family].table, c.col).atoms() - 1
 			for _, end := range []int32{0, top} {
 				if len(c.set) == 2 && c.set[0] == end && c.set[1] == end+1 {
-					k := endKey(b.family, c.col, end)
+					k := endKey{b.family, c.column, end}
 					out[k] = append(out[k], b)
 				}
 			}
 		}
 	}
 	for _, zs := range out {
-		sort.SliceStable(zs, func(i, j int) bool { return len(zs[i].cols) < len(zs[j].cols) })
+		sort.SliceStable(zs, func(i, j int) bool { return len(zs[i].parts) < len(zs[j].parts) })
 	}
 	return out
 }
@@ -433,10 +274,10 @@ const maxEndChecks = 8
 // targets is, per family, the column sets of the largest cell with at
 // least one condition whose count is determined: the search's target,
 // whose conditions (zip <= 2009) a row keeps as they are.
-func (s *splitter) targets() map[string]*box {
-	out := map[string]*box{}
+func (s *splitter) targets() map[uint32]*box {
+	out := map[uint32]*box{}
 	for _, b := range s.order {
-		if t := out[b.family]; b.pinned() && len(b.cols) > 0 && (t == nil || b.lo > t.lo) {
+		if t := out[b.family]; b.pinned() && len(b.parts) > 0 && (t == nil || b.lo > t.lo) {
 			out[b.family] = b
 		}
 	}
@@ -446,17 +287,17 @@ func (s *splitter) targets() map[string]*box {
 // points is b's column sets with the end atoms an empty box holds taken
 // out, if every one is then a single value, or its target's set, those
 // empty boxes, and how many single values there are (0: not a row).
-func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*box, int) {
-	out := make([]colSet, len(b.cols))
+func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]colSet, []*box, int) {
+	out := s.cols(b)
 	var empty []*box
 	values := 0
-	for i, c := range b.cols {
-		if target != nil && target != b && slices.Equal(colOf(target, c.col), c.set) {
-			out[i] = c
+	for i, p := range b.parts {
+		c := s.ids.sets[p]
+		if target != nil && target != b && slices.Equal(s.colOf(target, c.col), c.set) {
 			continue
 		}
 		values++
-		x := s.sp.axis(b.table, c.col)
+		x := s.sp.axis(s.ids.families[b.family].table, c.col)
 		inner := c.set.minus(atomSet{0, 1, x.atoms() - 1, x.atoms()})
 		if len(inner) != 2 || inner[1] != inner[0]+1 {
 			return nil, nil, 0
@@ -469,7 +310,7 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 			if !c.set.covers(atom) {
 				continue
 			}
-			z := s.emptyEnd(b, c.col, atom, ends[endKey(b.family, c.col, end)])
+			z := s.emptyEnd(b, i, atom, ends[endKey{b.family, c.column, end}])
 			if z == nil {
 				return nil, nil, 0
 			}
@@ -482,15 +323,18 @@ func (s *splitter) points(b, target *box, ends map[string][]*box) ([]colSet, []*
 
 // emptyEnd is a box answered empty that holds b's rows whose col value is
 // in atom: b's own box with col narrowed to it, or one of zs.
-func (s *splitter) emptyEnd(b *box, col string, atom atomSet, zs []*box) *box {
-	if z := s.boxOf(b.family, withSet(b.cols, col, atom)); z != nil && z.pinned() && z.lo == 0 {
-		return z
+func (s *splitter) emptyEnd(b *box, pos int, atom atomSet, zs []*box) *box {
+	col := s.ids.sets[b.parts[pos]].col
+	if id, ok := s.ids.lookupSet(col, atom); ok {
+		if z := s.lookup(b.family, s.withPart(b.parts, pos, id), -1); z != nil && z.pinned() && z.lo == 0 {
+			return z
+		}
 	}
 	for i, z := range zs {
 		if i == maxEndChecks {
 			break
 		}
-		if holds(z, b, col) {
+		if s.holds(z, b, col) {
 			return z
 		}
 	}
@@ -499,12 +343,13 @@ func (s *splitter) emptyEnd(b *box, col string, atom atomSet, zs []*box) *box {
 
 // holds says whether box z holds every row of b whose col value is in z's
 // set for col: z constrains no column that b leaves open, and no wider.
-func holds(z, b *box, col string) bool {
-	for _, zc := range z.cols {
+func (s *splitter) holds(z, b *box, col string) bool {
+	for _, p := range z.parts {
+		zc := s.ids.sets[p]
 		if zc.col == col {
 			continue
 		}
-		bs := colOf(b, zc.col)
+		bs := s.colOf(b, zc.col)
 		if bs == nil || !zc.set.covers(bs) {
 			return false
 		}

@@ -1,0 +1,220 @@
+package risk
+
+// The splitter's boxes and groups are found by their keys through hash
+// tables of 8-byte entries (idTable): an entry holds a box's or a group's
+// id and a tag of its key's hash, and the key is told apart from another
+// of the same hash by the parts of the box it names, not kept as text.
+
+// keyQuery is a key looked up: a family's parts but the skip-th (-1:
+// none) and, for a group, its column's id.
+type keyQuery struct {
+	parts  []uint32
+	hash   uint64
+	skip   int
+	family uint32
+	column uint32
+	group  bool
+}
+
+// noColumn stands for the column of a box's key (a box has none).
+const noColumn = ^uint32(0)
+
+func boxKey(family uint32, parts []uint32, skip int) keyQuery {
+	return keyQuery{parts: parts, skip: skip, family: family, column: noColumn, hash: keyHash(family, parts, skip, noColumn)}
+}
+
+func groupKey(family uint32, parts []uint32, skip int, column uint32) keyQuery {
+	return keyQuery{parts: parts, skip: skip, family: family, column: column, group: true, hash: keyHash(family, parts, skip, column)}
+}
+
+// keyHash hashes the family, the parts but the skip-th and the column:
+// a group's context hashes as the box whose parts it is (its whole).
+func keyHash(family uint32, parts []uint32, skip int, column uint32) uint64 {
+	h := mix(0x2545f4914f6cdd1d, family)
+	for i, p := range parts {
+		if i != skip {
+			h = mix(h, p)
+		}
+	}
+	h = mix(h, column)
+	// murmur3's finaliser: every bit of h moves the tag and the slot.
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+func mix(h uint64, x uint32) uint64 {
+	h = (h ^ uint64(x)) * 0x9e3779b97f4a7c15
+	return h ^ h>>32
+}
+
+// An entry: used bit, a 15-bit tag of the hash, and a payload: an id (a
+// box's, or a group's under groupBit) and, for a box's implicit group,
+// its column's place.
+const (
+	usedBit     = uint64(1) << 63
+	tagMask     = uint64(0x7fff) << 48
+	payloadMask = uint64(1)<<48 - 1
+	groupBit    = uint64(1) << 47
+	posShift    = 32
+)
+
+func groupEntry(id uint32) uint64 { return groupBit | uint64(id) }
+
+func implicitEntry(box uint32, pos int) uint64 { return uint64(pos)<<posShift | uint64(box) }
+
+func entryID(e uint64) uint32 { return uint32(e) }
+
+func entryPos(e uint64) int32 { return int32(e>>posShift) & 0xff }
+
+// idTable is an open-addressing table of entries (0: empty).
+type idTable struct {
+	slots []uint64
+	n     int
+}
+
+// find is the slot of q's entry, or of the empty slot where it goes.
+func (s *splitter) find(t *idTable, q *keyQuery) (int, uint64, bool) {
+	if t.slots == nil {
+		t.slots = make([]uint64, 1<<10)
+	}
+	mask := len(t.slots) - 1
+	tag := q.hash >> 49 << 48
+	for i := int(q.hash) & mask; ; i = (i + 1) & mask {
+		e := t.slots[i]
+		if e == 0 {
+			return i, 0, false
+		}
+		if e&tagMask == tag && s.matches(e, q) {
+			return i, e, true
+		}
+	}
+}
+
+// matches says whether entry e names q's box or group.
+func (s *splitter) matches(e uint64, q *keyQuery) bool {
+	m, pos := (*box)(nil), -1
+	switch {
+	case !q.group:
+		m = s.order[entryID(e)]
+	case e&groupBit != 0:
+		g := s.groups[entryID(e)]
+		m, pos = g.members[0], int(g.pos)
+	default:
+		m, pos = s.order[entryID(e)], int(entryPos(e))
+	}
+	if m.family != q.family || pos >= 0 && s.ids.sets[m.parts[pos]].column != q.column {
+		return false
+	}
+	return sameBut(m.parts, pos, q.parts, q.skip)
+}
+
+// sameBut says whether a but its ath and b but its bth are equal.
+func sameBut(a []uint32, ai int, b []uint32, bi int) bool {
+	na, nb := len(a), len(b)
+	if ai >= 0 {
+		na--
+	}
+	if bi >= 0 {
+		nb--
+	}
+	if na != nb {
+		return false
+	}
+	for i, j := 0, 0; ; i, j = i+1, j+1 {
+		if i == ai {
+			i++
+		}
+		if j == bi {
+			j++
+		}
+		if i >= len(a) || j >= len(b) {
+			return true // both ended: they are as long
+		}
+		if a[i] != b[j] {
+			return false
+		}
+	}
+}
+
+// insert fills the empty slot find gave for q, growing the table past
+// three quarters full.
+func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint64) {
+	t.slots[slot] = usedBit | q.hash>>49<<48 | payload
+	t.n++
+	if t.n*4 < len(t.slots)*3 {
+		return
+	}
+	old := t.slots
+	t.slots = make([]uint64, 2*len(old))
+	mask := len(t.slots) - 1
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		h := s.entryKey(e, q.group).hash
+		i := int(h) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = e
+	}
+}
+
+// entryKey is the key of the box or group an entry names.
+func (s *splitter) entryKey(e uint64, group bool) keyQuery {
+	if !group {
+		b := s.order[entryID(e)]
+		return boxKey(b.family, b.parts, -1)
+	}
+	r := s.refOf(e)
+	b, pos := r.first()
+	return groupKey(b.family, b.parts, int(pos), s.ids.sets[b.parts[pos]].column)
+}
+
+// partsArena holds boxes' parts in shared blocks: one allocation per
+// thousands of boxes.
+type partsArena struct{ free []uint32 }
+
+func (a *partsArena) copy(p []uint32) []uint32 {
+	if cap(a.free)-len(a.free) < len(p) {
+		a.free = make([]uint32, 0, max(1<<14, len(p)))
+	}
+	n := len(a.free)
+	a.free = append(a.free, p...)
+	return a.free[n:len(a.free):len(a.free)]
+}
+
+// fifo is a queue of entries in blocks, each let go once read.
+type fifo struct {
+	blocks [][]uint64
+	head   int
+}
+
+const fifoBlock = 1 << 12
+
+func (q *fifo) push(e uint64) {
+	if n := len(q.blocks); n == 0 || len(q.blocks[n-1]) == fifoBlock {
+		q.blocks = append(q.blocks, make([]uint64, 0, fifoBlock))
+	}
+	last := &q.blocks[len(q.blocks)-1]
+	*last = append(*last, e)
+}
+
+func (q *fifo) pop() (uint64, bool) {
+	for len(q.blocks) > 0 {
+		b := q.blocks[0]
+		if q.head < len(b) {
+			q.head++
+			return b[q.head-1], true
+		}
+		if len(b) < fifoBlock {
+			return 0, false // the last block, read up to where it is filled
+		}
+		q.blocks[0] = nil
+		q.blocks, q.head = q.blocks[1:], 0
+	}
+	return 0, false
+}

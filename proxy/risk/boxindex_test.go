@@ -1,0 +1,108 @@
+package risk
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestEntriesEncode: an entry's payload gives back the id, the group bit
+// and an implicit group's column place, exactly.
+func TestEntriesEncode(t *testing.T) {
+	tests := []struct {
+		e     uint64
+		id    uint32
+		pos   int32
+		group bool
+	}{
+		{implicitEntry(0, 0), 0, 0, false},
+		{implicitEntry(7, 3), 7, 3, false},
+		{implicitEntry(1<<32-1, 31), 1<<32 - 1, 31, false},
+		{groupEntry(42), 42, 0, true},
+		{groupEntry(1<<32 - 1), 1<<32 - 1, 0, true},
+	}
+	for _, tc := range tests {
+		if tc.e&^payloadMask != 0 {
+			t.Errorf("entry %#x reaches past the payload", tc.e)
+		}
+		e := usedBit | tagMask | tc.e // the tag leaves the payload alone
+		if id, group := entryID(e), e&groupBit != 0; id != tc.id || group != tc.group || !group && entryPos(e) != tc.pos {
+			t.Errorf("entry %#x: id %d, group %t, place %d; want %d, %t, %d", e, id, group, entryPos(e), tc.id, tc.group, tc.pos)
+		}
+	}
+}
+
+// TestSameBut compares two part lists each without one place.
+func TestSameBut(t *testing.T) {
+	tests := []struct {
+		a    []uint32
+		ai   int
+		b    []uint32
+		bi   int
+		want bool
+	}{
+		{[]uint32{1, 2, 3}, -1, []uint32{1, 2, 3}, -1, true},
+		{[]uint32{1, 2, 3}, 1, []uint32{1, 3}, -1, true},
+		{[]uint32{1, 2, 3}, 1, []uint32{1, 9, 3}, 1, true},
+		{[]uint32{1, 2, 3}, 0, []uint32{9, 2, 3}, 0, true},
+		{[]uint32{1, 2, 3}, 2, []uint32{1, 2}, -1, true},
+		{[]uint32{1, 2, 3}, 2, []uint32{1, 2, 9}, 2, true},
+		{[]uint32{1, 2, 3}, 0, []uint32{1, 2, 3}, 2, false},
+		{[]uint32{1, 2, 3}, -1, []uint32{1, 2}, -1, false},
+		{[]uint32{1}, 0, nil, -1, true},
+		{[]uint32{1}, 0, []uint32{2}, 0, true},
+	}
+	for _, tc := range tests {
+		if got := sameBut(tc.a, tc.ai, tc.b, tc.bi); got != tc.want {
+			t.Errorf("sameBut(%v, %d, %v, %d) = %t, want %t", tc.a, tc.ai, tc.b, tc.bi, got, tc.want)
+		}
+	}
+}
+
+// TestIndexFindsEveryBoxAndGroup: past many growths of the tables, every
+// box is found by its parts and every group by its context, the box that
+// is a context is its groups' whole, and a group of two members is made
+// while a group of one stays implicit.
+func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
+	s := &splitter{ids: newInterned()}
+	fam := s.ids.family("people where zip <> 3", "people")
+	set := func(col string, v int32) uint32 { return s.ids.set(col, atomSet{v, v + 1}) }
+	const n = 3000
+	for i := range int32(n) {
+		s.box(fam, []uint32{set("age", i%50), set("sex", i/50)})
+	}
+	whole := s.box(fam, []uint32{set("sex", 0)}) // age left open: the whole of sex 0's ages
+	if len(s.order) != n+1 {
+		t.Fatalf("%d boxes, want %d", len(s.order), n+1)
+	}
+	for i := range int32(n) {
+		b := s.lookup(fam, []uint32{set("age", i%50), set("sex", i/50)}, -1)
+		if b == nil || b.id != uint32(i) {
+			t.Fatalf("box %d found as %v", i, b)
+		}
+	}
+	// Age's groups: a context per sex, 50 members each; sex's: a context
+	// per age, 60 members each.
+	if got := len(s.groups); got != 50+60 {
+		t.Errorf("%d groups made, want 110", got)
+	}
+	tests := []struct {
+		box, pos int
+		members  int
+	}{
+		{0, 0, 50}, // age 0, sex 0: the ages of sex 0
+		{0, 1, 60}, // the sexes of age 0
+		{2999, 0, 50},
+		{n, 0, 1}, // the whole's own group of sex: implicit
+	}
+	for _, tc := range tests {
+		if got := len(s.members(s.order[tc.box], tc.pos)); got != tc.members {
+			t.Errorf("box %d, column %d: %d members, want %d", tc.box, tc.pos, got, tc.members)
+		}
+	}
+	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || w[0].g.members[0] != s.order[0] || w[0].g.pos != 0 {
+		t.Errorf("the whole of sex 0's ages is the whole of %s", fmt.Sprint(w))
+	}
+	if got := s.lookup(fam, s.order[0].parts, 0); got != whole {
+		t.Errorf("box 0 without its age is %v, want the whole", got)
+	}
+}

@@ -1,0 +1,284 @@
+package risk
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// box is a cell read by columns (boxes.go) with what the answers say of
+// its count: [lo, hi], narrowed by its own answers and by the counts of
+// the boxes it adds up with. A search leaves millions of boxes, so a box
+// holds ids, not text: its family's and its column sets' (splitter.sets).
+type box struct {
+	// parts are its column sets' ids, in the order of their columns'
+	// names; a slice of the splitter's arena.
+	parts []uint32
+	// own are the answers that narrowed the box, from the ids of the
+	// boxes whose counts did (through a split).
+	own  []int64
+	from []uint32
+	lo   float64
+	hi   float64
+	id   uint32 // its place in splitter.order
+	// family is the id of its table and the conditions left as written.
+	family uint32
+	// queued has bit i set while the group of the box's column parts[i]
+	// is queued and the box is still its only member (implicit: made
+	// only when a second member comes).
+	queued uint32
+	// bad says the answers contradict each other here: left out.
+	bad bool
+}
+
+func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
+
+// splitGroup is the boxes that differ only in one column's set: within
+// it a box I holding a box J splits into J and I minus J, whose counts add
+// up to I's (the reconstruction's binary search: the count of the left half
+// is searched, the right half is the rest). The whole is the box without
+// that column (every value: no NULLs), found by its key when needed. A
+// search makes millions of groups, nearly all of one box that no other
+// ever joins: those are not made (groupRef), only found by the key of
+// their one member and column.
+type splitGroup struct {
+	members []*box
+	id      uint32
+	pos     int32 // the column's place in its members' parts
+	queued  bool
+}
+
+// groupRef is a group: made, or the implicit group of box b's column
+// parts[pos]. Groups are ordered as made: by their first member, then the
+// column's place.
+type groupRef struct {
+	g   *splitGroup
+	b   *box
+	pos int32
+}
+
+// first is the group's first member and the column's place in it.
+func (r groupRef) first() (*box, int32) {
+	if r.g != nil {
+		return r.g.members[0], r.g.pos
+	}
+	return r.b, r.pos
+}
+
+// maxGroup bounds the boxes compared pairwise in one group: a search
+// splits a group's values by halves, a few dozen boxes; hundreds of
+// unrelated sets of one column (a linear system's) derive nothing.
+const maxGroup = 256
+
+// implicitPlaces is how many of a box's columns can have an implicit
+// group (box.queued's bits); the groups of further columns are made.
+const implicitPlaces = 32
+
+// splitter derives box counts from the answers of one analyst.
+type splitter struct {
+	sp     *space
+	order  []*box
+	groups []*splitGroup
+	// boxIndex finds a box by its family and parts; groupIndex a group by
+	// its context (a member's family and parts but its column's) and the
+	// column's id.
+	boxIndex, groupIndex idTable
+	queue                fifo
+	ids                  interned
+	arena                partsArena
+	buf                  []uint32 // parts being looked up
+	one                  [1]*box  // an implicit group's members
+	whole                []groupRef
+}
+
+func newSplitter(as []answer, sp *space, o Options) *splitter {
+	s := &splitter{sp: sp, ids: newInterned()}
+	for _, a := range as {
+		lo, hi, ok := boundsOf(a, o)
+		if !ok {
+			continue
+		}
+		family, cols := s.sp.boxOf(a.table, a.conj)
+		s.buf = s.buf[:0]
+		for _, c := range cols {
+			s.buf = append(s.buf, s.ids.set(c.col, c.set))
+		}
+		b := s.box(s.ids.family(family, a.table), s.buf)
+		s.narrow(b, lo, hi, a.id)
+	}
+	return s
+}
+
+// box finds or makes the box of a family's parts (not kept: copied).
+func (s *splitter) box(family uint32, parts []uint32) *box {
+	q := boxKey(family, parts, -1)
+	slot, e, ok := s.find(&s.boxIndex, &q)
+	if ok {
+		return s.order[entryID(e)]
+	}
+	b := &box{id: uint32(len(s.order)), family: family, parts: s.arena.copy(parts), hi: math.Inf(1)}
+	s.order = append(s.order, b)
+	s.insert(&s.boxIndex, slot, &q, uint64(b.id))
+	for i := range b.parts {
+		s.join(b, i)
+	}
+	// The groups whose whole b is are queued: their splits can start.
+	for _, r := range s.wholeOf(b) {
+		s.enqueue(r)
+	}
+	return b
+}
+
+// join adds a new box to the group of its i-th column and queues it.
+func (s *splitter) join(b *box, i int) {
+	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
+	slot, e, ok := s.find(&s.groupIndex, &q)
+	switch {
+	case !ok && i < implicitPlaces:
+		s.insert(&s.groupIndex, slot, &q, implicitEntry(b.id, i))
+		s.enqueue(groupRef{b: b, pos: int32(i)})
+		return
+	case !ok:
+		g := s.newGroup(b, i)
+		s.insert(&s.groupIndex, slot, &q, groupEntry(g.id))
+		s.enqueue(groupRef{g: g})
+		return
+	}
+	r := s.refOf(e)
+	if r.g == nil {
+		// Its second member: made now, queued as it was (its place in
+		// the queue is the implicit group's entry).
+		r.g = s.newGroup(r.b, i)
+		bit := uint32(1) << i
+		r.g.queued = r.b.queued&bit != 0
+		r.b.queued &^= bit
+		s.groupIndex.slots[slot] = e&^payloadMask | groupEntry(r.g.id)
+	}
+	r.g.members = append(r.g.members, b)
+	s.enqueue(groupRef{g: r.g})
+}
+
+func (s *splitter) newGroup(first *box, pos int) *splitGroup {
+	g := &splitGroup{members: []*box{first}, id: uint32(len(s.groups)), pos: int32(pos)}
+	s.groups = append(s.groups, g)
+	return g
+}
+
+// refOf is the group an entry of groupIndex names.
+func (s *splitter) refOf(e uint64) groupRef {
+	if e&groupBit != 0 {
+		return groupRef{g: s.groups[entryID(e)]}
+	}
+	return groupRef{b: s.order[entryID(e)], pos: entryPos(e)}
+}
+
+// groupAt is the group of b's i-th column (made with b).
+func (s *splitter) groupAt(b *box, i int) groupRef {
+	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
+	_, e, _ := s.find(&s.groupIndex, &q)
+	return s.refOf(e)
+}
+
+// wholeOf are the groups whose whole b is, in the order made.
+func (s *splitter) wholeOf(b *box) []groupRef {
+	s.whole = s.whole[:0]
+	for col := range uint32(len(s.ids.columns)) {
+		q := groupKey(b.family, b.parts, -1, col)
+		if _, e, ok := s.find(&s.groupIndex, &q); ok {
+			s.whole = append(s.whole, s.refOf(e))
+		}
+	}
+	slices.SortFunc(s.whole, func(x, y groupRef) int {
+		bx, px := x.first()
+		by, py := y.first()
+		return cmp.Or(cmp.Compare(bx.id, by.id), cmp.Compare(px, py))
+	})
+	return s.whole
+}
+
+func (s *splitter) enqueue(r groupRef) {
+	if r.g != nil {
+		if !r.g.queued {
+			r.g.queued = true
+			s.queue.push(groupEntry(r.g.id))
+		}
+		return
+	}
+	if bit := uint32(1) << r.pos; r.b.queued&bit == 0 {
+		r.b.queued |= bit
+		s.queue.push(implicitEntry(r.b.id, int(r.pos)))
+	}
+}
+
+// narrow intersects b's bounds with [lo, hi]; on a change it records why
+// (an answer id, or the boxes whose counts gave it) and queues b's groups.
+func (s *splitter) narrow(b *box, lo, hi float64, id int64, from ...*box) {
+	if b.bad {
+		return
+	}
+	lo, hi = math.Max(b.lo, math.Max(lo, 0)), math.Min(b.hi, hi)
+	if lo == b.lo && hi == b.hi {
+		return
+	}
+	b.lo, b.hi = lo, hi
+	if id != 0 {
+		b.own = append(b.own, id)
+	}
+	for _, f := range from {
+		b.from = append(b.from, f.id)
+	}
+	if lo > hi {
+		b.bad = true
+	}
+	for i := range b.parts {
+		s.enqueue(s.groupAt(b, i))
+	}
+	for _, r := range s.wholeOf(b) {
+		s.enqueue(r)
+	}
+}
+
+// run derives until no count narrows further.
+func (s *splitter) run() {
+	for {
+		e, ok := s.queue.pop()
+		if !ok {
+			return
+		}
+		b, pos := (*box)(nil), int32(0)
+		if e&groupBit != 0 {
+			g := s.groups[entryID(e)]
+			g.queued = false
+			b, pos = g.members[0], g.pos
+		} else {
+			// An implicit group queued, made since (it took the flag) or
+			// not.
+			b, pos = s.order[entryID(e)], entryPos(e)
+			if r := s.groupAt(b, int(pos)); r.g != nil {
+				r.g.queued = false
+			} else {
+				b.queued &^= 1 << pos
+			}
+		}
+		s.splitAll(b, int(pos))
+	}
+}
+
+// members are the members of the group of b's column parts[pos].
+func (s *splitter) members(b *box, pos int) []*box {
+	if r := s.groupAt(b, pos); r.g != nil {
+		return r.g.members
+	}
+	s.one[0] = b
+	return s.one[:]
+}
+
+// relate narrows the three counts of whole = a + b.
+func (s *splitter) relate(whole, a, b *box) {
+	if b.bad {
+		return
+	}
+	s.narrow(b, whole.lo-a.hi, whole.hi-a.lo, 0, whole, a)
+	s.narrow(a, whole.lo-b.hi, whole.hi-b.lo, 0, whole, b)
+	s.narrow(whole, a.lo+b.lo, a.hi+b.hi, 0, a, b)
+}
