@@ -86,15 +86,6 @@ func (s *splitter) lookup(family uint32, parts []uint32, skip int) *box {
 	return nil
 }
 
-// cols are b's column sets.
-func (s *splitter) cols(b *box) []colSet {
-	out := make([]colSet, len(b.parts))
-	for i, p := range b.parts {
-		out[i] = s.ids.sets[p].colSet
-	}
-	return out
-}
-
 // colOf is b's set of col, nil if b leaves col open.
 func (s *splitter) colOf(b *box, col string) atomSet {
 	for _, p := range b.parts {
@@ -112,16 +103,6 @@ func size(s atomSet) int32 {
 		n += s[i+1] - s[i]
 	}
 	return n
-}
-
-func withSet(cols []colSet, col string, set atomSet) []colSet {
-	out := append([]colSet(nil), cols...)
-	for i := range out {
-		if out[i].col == col {
-			out[i].set = set
-		}
-	}
-	return out
 }
 
 // evidenceOf is every answer the boxes' counts rest on, through the boxes
@@ -166,69 +147,99 @@ func (s *splitter) evidenceOf(bs ...*box) []int64 {
 func rows(as []answer, sp func() *space, o Options) []Finding {
 	s := newSplitter(as, sp(), o)
 	s.run()
-	ends, targets := s.emptyEnds(), s.targets()
-	type row struct {
-		b    *box
-		cols []colSet
-		key  string
-		ends []*box // the empty boxes that pinned its columns' ends
-		// values is how many of its columns it pins to one value (the
-		// others are at the target's set).
-		values int
-	}
-	var found []row
-	seen := map[string]bool{}
-	refined := map[string]float64{} // a parent's rows found in its children
-	for _, b := range s.order {
-		// The target itself is the threshold search's finding.
-		if !b.pinned() || b.lo < 1 || len(b.parts) < 2 || b == targets[b.family] {
-			continue
-		}
-		cols, empty, values := s.points(b, targets[b.family], ends)
-		// One column at one value in a target of one person is that
-		// person's value (idp-attribute's search); a row needs two.
-		if values < 2 && (values < 1 || b.lo != 1) {
-			continue
-		}
-		// The same row may be boxed with and without its empty ends.
-		k := s.rowKey(b.family, cols)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		found = append(found, row{b, cols, k, empty, values})
-		// Its parent has one column fewer, or that column at the
-		// target's set (a search that goes on to split a target column);
-		// a parent is left for its children once they hold all its rows.
-		for i, c := range cols {
-			refined[s.rowKey(b.family, without(cols, i))] += b.lo
-			if t := targets[b.family]; t != nil && s.colOf(t, c.col) != nil && !slices.Equal(s.colOf(t, c.col), c.set) {
-				refined[s.rowKey(b.family, withSet(cols, c.col, s.colOf(t, c.col)))] += b.lo
-			}
-		}
-	}
+	found := s.found()
 	var out []Finding
 	for _, r := range found {
 		table := s.ids.families[r.b.family].table
-		if refined[r.key] >= r.b.lo || (r.b.lo > o.MaxCell && len(r.cols) < s.sp.columns(table)) {
+		if r.refined >= r.b.lo || (r.b.lo > o.MaxCell && len(r.parts) < s.sp.columns(table)) {
 			continue
 		}
 		pattern := "row reconstruction"
 		if r.values == 1 {
 			pattern = "attribute inference"
 		}
-		f := finding(pattern, table, s.sp.renderRow(table, r.cols), r.b.lo, s.evidenceOf(append(r.ends, r.b)...))
+		cols := make([]colSet, len(r.parts))
+		for i, p := range r.parts {
+			cols[i] = s.ids.sets[p].colSet
+		}
+		f := finding(pattern, table, s.sp.renderRow(table, cols), r.b.lo, s.evidenceOf(append(r.ends, r.b)...))
 		f.Individual = r.b.lo == 1
 		out = append(out, f)
 	}
 	return out
 }
 
+// foundRow is a box read as a row: its column sets' ids.
+type foundRow struct {
+	b     *box
+	parts []uint32
+	ends  []*box // the empty boxes that pinned its columns' ends
+	// values is how many of its columns it pins to one value (the others
+	// are at the target's set).
+	values int
+	// refined is how many of its rows its children hold (a parent is
+	// left for its children once they hold all its rows).
+	refined float64
+}
+
+// found are the boxes that read as rows, once each, with the rows their
+// children hold.
+func (s *splitter) found() []foundRow {
+	ends, targets := s.emptyEnds(), s.targets()
+	var found []foundRow
+	seen := map[string]int{} // a row's place in found, by its key
+	for _, b := range s.order {
+		// The target itself is the threshold search's finding.
+		if !b.pinned() || b.lo < 1 || len(b.parts) < 2 || b == targets[b.family] {
+			continue
+		}
+		parts, empty, values := s.points(b, targets[b.family], ends)
+		// One column at one value in a target of one person is that
+		// person's value (idp-attribute's search); a row needs two.
+		if values < 2 && (values < 1 || b.lo != 1) {
+			continue
+		}
+		// The same row may be boxed with and without its empty ends.
+		k := s.rowKey(b.family, parts)
+		if _, ok := seen[k]; ok {
+			continue
+		}
+		seen[k] = len(found)
+		found = append(found, foundRow{b: b, parts: parts, ends: empty, values: values})
+	}
+	// A row's parent has one column fewer, or that column at the target's
+	// set (a search that goes on to split a target column).
+	parent := func(b *box, parts []uint32) {
+		if i, ok := seen[s.rowKey(b.family, parts)]; ok {
+			found[i].refined += b.lo
+		}
+	}
+	for _, r := range found {
+		t := targets[r.b.family]
+		for i, p := range r.parts {
+			parent(r.b, without(r.parts, i))
+			c := s.ids.sets[p]
+			if ts := s.colOfOrNil(t, c.col); ts != nil && !slices.Equal(ts, c.set) {
+				parent(r.b, s.withPart(r.parts, i, s.ids.set(c.col, ts)))
+			}
+		}
+	}
+	return found
+}
+
+// colOfOrNil is colOf, nil for no box.
+func (s *splitter) colOfOrNil(b *box, col string) atomSet {
+	if b == nil {
+		return nil
+	}
+	return s.colOf(b, col)
+}
+
 // rowKey is a row's key: its family's and its column sets' ids.
-func (s *splitter) rowKey(family uint32, cols []colSet) string {
-	b := binary.LittleEndian.AppendUint32(nil, family)
-	for _, c := range cols {
-		b = binary.LittleEndian.AppendUint32(b, s.ids.set(c.col, c.set))
+func (s *splitter) rowKey(family uint32, parts []uint32) string {
+	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4*(len(parts)+1)), family)
+	for _, p := range parts {
+		b = binary.LittleEndian.AppendUint32(b, p)
 	}
 	return string(b)
 }
@@ -287,8 +298,8 @@ func (s *splitter) targets() map[uint32]*box {
 // points is b's column sets with the end atoms an empty box holds taken
 // out, if every one is then a single value, or its target's set, those
 // empty boxes, and how many single values there are (0: not a row).
-func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]colSet, []*box, int) {
-	out := s.cols(b)
+func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]uint32, []*box, int) {
+	out := slices.Clone(b.parts)
 	var empty []*box
 	values := 0
 	for i, p := range b.parts {
@@ -316,7 +327,7 @@ func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]colSet, []*
 			}
 			empty = append(empty, z)
 		}
-		out[i] = colSet{col: c.col, set: inner}
+		out[i] = s.ids.set(c.col, inner)
 	}
 	return out, empty, values
 }
