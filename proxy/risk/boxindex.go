@@ -218,3 +218,35 @@ func (q *fifo) pop() (uint64, bool) {
 	}
 	return 0, false
 }
+
+// evidenceLinks are the boxes' lists of evidence, in blocks: a box
+// narrowed once or twice holds one 4-byte start instead of two lists.
+type evidenceLinks struct{ blocks [][]evidenceLink }
+
+// evidenceLink is an answer's id, or (box) a box's, and where the list
+// goes on (0: it ends).
+type evidenceLink struct {
+	id   int64
+	next uint32
+	box  bool
+}
+
+const linksBlock = 1 << 14
+
+// add puts l before the list that starts at head; it returns the list's
+// new start.
+func (ls *evidenceLinks) add(head uint32, l evidenceLink) uint32 {
+	if n := len(ls.blocks); n == 0 || len(ls.blocks[n-1]) == linksBlock {
+		ls.blocks = append(ls.blocks, make([]evidenceLink, 0, linksBlock))
+	}
+	last := &ls.blocks[len(ls.blocks)-1]
+	l.next = head
+	*last = append(*last, l)
+	return uint32((len(ls.blocks)-1)*linksBlock + len(*last))
+}
+
+// at is the link at a list's place (one past its index).
+func (ls *evidenceLinks) at(at uint32) evidenceLink {
+	i := int(at) - 1
+	return ls.blocks[i/linksBlock][i%linksBlock]
+}

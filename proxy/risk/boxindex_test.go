@@ -106,3 +106,49 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 		t.Errorf("box 0 without its age is %v, want the whole", got)
 	}
 }
+
+// TestEvidenceLinksAndQueue: lists of evidence read back newest first,
+// across blocks; the queue gives its entries back in order, across
+// blocks, and says when it is empty.
+func TestEvidenceLinksAndQueue(t *testing.T) {
+	var ls evidenceLinks
+	var a, b uint32
+	for i := range int64(linksBlock + 3) {
+		if i%2 == 0 {
+			a = ls.add(a, evidenceLink{id: -i})
+		} else {
+			b = ls.add(b, evidenceLink{id: i, box: true})
+		}
+	}
+	read := func(at uint32) (ids []int64, boxes int) {
+		for ; at != 0; at = ls.at(at).next {
+			ids = append(ids, ls.at(at).id)
+			if ls.at(at).box {
+				boxes++
+			}
+		}
+		return ids, boxes
+	}
+	ids, boxes := read(a)
+	if len(ids) != linksBlock/2+2 || ids[0] != -linksBlock-2 || ids[len(ids)-1] != 0 || boxes != 0 {
+		t.Errorf("list a: %d ids from %d to %d, %d boxes", len(ids), ids[0], ids[len(ids)-1], boxes)
+	}
+	ids, boxes = read(b)
+	if len(ids) != linksBlock/2+1 || ids[0] != linksBlock+1 || ids[len(ids)-1] != 1 || boxes != len(ids) {
+		t.Errorf("list b: %d ids from %d to %d, %d boxes", len(ids), ids[0], ids[len(ids)-1], boxes)
+	}
+	var q fifo
+	for _, n := range []int{0, 1, fifoBlock, fifoBlock + 1, 3 * fifoBlock} {
+		for i := range n {
+			q.push(uint64(i))
+		}
+		for i := range n {
+			if e, ok := q.pop(); !ok || e != uint64(i) {
+				t.Fatalf("%d pushed: pop %d gave %d, %t", n, i, e, ok)
+			}
+		}
+		if e, ok := q.pop(); ok {
+			t.Fatalf("%d pushed and popped: pop gave %d", n, e)
+		}
+	}
+}

@@ -121,10 +121,15 @@ func (s *splitter) evidenceOf(bs ...*box) []int64 {
 			continue
 		}
 		seen[x] = true
-		for _, id := range s.order[x].own {
-			ids[id] = true
+		for at := s.order[x].evidence; at != 0; {
+			l := s.links.at(at)
+			if l.box {
+				stack = append(stack, uint32(l.id))
+			} else {
+				ids[l.id] = true
+			}
+			at = l.next
 		}
-		stack = append(stack, s.order[x].from...)
 	}
 	out := make([]int64, 0, len(ids))
 	for id := range ids {

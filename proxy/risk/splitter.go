@@ -14,13 +14,13 @@ type box struct {
 	// parts are its column sets' ids, in the order of their columns'
 	// names; a slice of the splitter's arena.
 	parts []uint32
-	// own are the answers that narrowed the box, from the ids of the
-	// boxes whose counts did (through a split).
-	own  []int64
-	from []uint32
-	lo   float64
-	hi   float64
-	id   uint32 // its place in splitter.order
+	lo    float64
+	hi    float64
+	id    uint32 // its place in splitter.order
+	// evidence is where its list of evidence starts in splitter.links:
+	// the answers that narrowed the box, and the boxes whose counts did
+	// (through a split).
+	evidence uint32
 	// family is the id of its table and the conditions left as written.
 	family uint32
 	// queued has bit i set while the group of the box's column parts[i]
@@ -86,6 +86,7 @@ type splitter struct {
 	queue                fifo
 	ids                  interned
 	arena                partsArena
+	links                evidenceLinks
 	buf                  []uint32 // parts being looked up
 	one                  [1]*box  // an implicit group's members
 	whole                []groupRef
@@ -222,10 +223,10 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from ...*box) {
 	}
 	b.lo, b.hi = lo, hi
 	if id != 0 {
-		b.own = append(b.own, id)
+		b.evidence = s.links.add(b.evidence, evidenceLink{id: id})
 	}
 	for _, f := range from {
-		b.from = append(b.from, f.id)
+		b.evidence = s.links.add(b.evidence, evidenceLink{id: int64(f.id), box: true})
 	}
 	if lo > hi {
 		b.bad = true
