@@ -95,6 +95,6 @@ func (req *RiskRequest) AddFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.MaxError, "max-error", 1, "the widest error (two standard errors) of an averaged or solved count reported")
 	f.Float64Var(&o.MaxCell, "max-cell", 10, "the largest pinned count reported (small cells are what is protected)")
 	f.StringVar(&req.MemProfile, "memprofile", "", "write a heap profile (go tool pprof -sample_index=alloc_space) to this file at the end")
-	f.IntVar(&o.MaxRowsAnswers, "rows-limit", risk.DefaultMaxRowsAnswers, "the most answers of one analyst the row reconstruction takes (it holds about 10 KB an answer); beyond it the analyst is assessed without it")
+	f.IntVar(&o.MaxRowsAnswers, "rows-limit", risk.DefaultMaxRowsAnswers, "the most answers of one analyst the row reconstruction takes (it holds about 0.8 KB an answer); beyond it the analyst is assessed without it")
 	f.BoolVar(&o.IDPPlusOne, "idp-plus-one", false, "the idp mechanism ran with plus_one (read from --config when given)")
 }

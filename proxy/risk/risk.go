@@ -162,7 +162,7 @@ type Options struct {
 	// and the solvers combine them with her own (sources.go).
 	Published []release.Release
 	// MaxRowsAnswers is the most answers of one analyst the rows solver
-	// takes: it holds about 10 KB an answer of a long threshold search,
+	// takes: it holds about 0.8 KB an answer of a long threshold search,
 	// and beyond this the analyst is assessed without it (Report.Skipped
 	// says so) rather than running out of memory. 0 means
 	// DefaultMaxRowsAnswers.
@@ -173,8 +173,8 @@ type Options struct {
 }
 
 // DefaultMaxRowsAnswers is Options.MaxRowsAnswers when it is 0: about
-// 5 GB for the rows solver at the most.
-const DefaultMaxRowsAnswers = 500000
+// 1.7 GB for the rows solver at the most.
+const DefaultMaxRowsAnswers = 2000000
 
 func (o Options) withDefaults() Options {
 	if o.MaxRowsAnswers <= 0 {
