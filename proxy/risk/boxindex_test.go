@@ -102,6 +102,11 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || w[0].g.members[0] != s.order[0] || w[0].g.pos != 0 {
 		t.Errorf("the whole of sex 0's ages is the whole of %s", fmt.Sprint(w))
 	}
+	// Box 0's two groups were made, the whole's own is not; only the
+	// whole is marked as one.
+	if b0 := s.order[0]; b0.made != 3 || b0.whole || whole.made != 0 || !whole.whole {
+		t.Errorf("box 0: made %b, whole %t; the whole: made %b, whole %t", b0.made, b0.whole, whole.made, whole.whole)
+	}
 	if got := s.lookup(fam, s.order[0].parts, 0); got != whole {
 		t.Errorf("box 0 without its age is %v, want the whole", got)
 	}

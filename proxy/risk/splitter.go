@@ -27,9 +27,19 @@ type box struct {
 	// is queued and the box is still its only member (implicit: made
 	// only when a second member comes).
 	queued uint32
+	// made has bit i set once the group of column parts[i] is made (a
+	// second member joined it); clear, the group is the box's implicit
+	// one, known without looking it up.
+	made uint32
+	// whole says the box is the whole of some group.
+	whole bool
 	// bad says the answers contradict each other here: left out.
 	bad bool
 }
+
+// implicit says whether the group of b's column parts[i] is b's implicit
+// one.
+func (b *box) implicit(i int) bool { return i < implicitPlaces && b.made&(1<<i) == 0 }
 
 func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
 
@@ -125,6 +135,7 @@ func (s *splitter) box(family uint32, parts []uint32) *box {
 	}
 	// The groups whose whole b is are queued: their splits can start.
 	for _, r := range s.wholeOf(b) {
+		b.whole = true
 		s.enqueue(r)
 	}
 	return b
@@ -137,11 +148,13 @@ func (s *splitter) join(b *box, i int) {
 	switch {
 	case !ok && i < implicitPlaces:
 		s.insert(&s.groupIndex, slot, &q, implicitEntry(b.id, i))
+		s.markWhole(b, i)
 		s.enqueue(groupRef{b: b, pos: int32(i)})
 		return
 	case !ok:
 		g := s.newGroup(b, i)
 		s.insert(&s.groupIndex, slot, &q, groupEntry(g.id))
+		s.markWhole(b, i)
 		s.enqueue(groupRef{g: g})
 		return
 	}
@@ -153,10 +166,22 @@ func (s *splitter) join(b *box, i int) {
 		bit := uint32(1) << i
 		r.g.queued = r.b.queued&bit != 0
 		r.b.queued &^= bit
+		r.b.made |= bit
 		s.groupIndex.slots[slot] = e&^payloadMask | groupEntry(r.g.id)
+	}
+	if i < implicitPlaces {
+		b.made |= 1 << i
 	}
 	r.g.members = append(r.g.members, b)
 	s.enqueue(groupRef{g: r.g})
+}
+
+// markWhole marks the whole of the new group of b's column parts[i], if
+// that box was made.
+func (s *splitter) markWhole(b *box, i int) {
+	if w := s.lookup(b.family, b.parts, i); w != nil {
+		w.whole = true
+	}
 }
 
 func (s *splitter) newGroup(first *box, pos int) *splitGroup {
@@ -175,6 +200,9 @@ func (s *splitter) refOf(e uint64) groupRef {
 
 // groupAt is the group of b's i-th column (made with b).
 func (s *splitter) groupAt(b *box, i int) groupRef {
+	if b.implicit(i) {
+		return groupRef{b: b, pos: int32(i)}
+	}
 	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
 	_, e, _ := s.find(&s.groupIndex, &q)
 	return s.refOf(e)
@@ -233,6 +261,9 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from ...*box) {
 	}
 	for i := range b.parts {
 		s.enqueue(s.groupAt(b, i))
+	}
+	if !b.whole {
+		return
 	}
 	for _, r := range s.wholeOf(b) {
 		s.enqueue(r)
