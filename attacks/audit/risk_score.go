@@ -3,11 +3,8 @@ package audit
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"sync"
 
@@ -124,12 +121,8 @@ func runRisk(ctx context.Context, w io.Writer, h *risk.History, req RiskRequest,
 		return err
 	}
 	if req.JSON != "" {
-		b, err := json.MarshalIndent(reports, "", "  ")
-		if err != nil {
+		if err := writeReportsJSON(req.JSON, reports); err != nil {
 			return err
-		}
-		if err := os.WriteFile(req.JSON, b, 0o600); err != nil {
-			return fmt.Errorf("writing %s: %w", req.JSON, err)
 		}
 	}
 	return risk.Print(w, reports)
