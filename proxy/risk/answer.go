@@ -9,25 +9,33 @@ import (
 )
 
 // answer is one released answer read back from the audit: the cell it
-// counts, how it was asked and the value sent.
+// counts, how it was asked and the value sent. What a statement shares
+// with the others of its shape is its kind, held once: a long history
+// holds millions of answers.
 type answer struct {
-	id        int64
-	analyst   string
-	mechanism string
-	epsilon   float64
-	table     string
-	shape     string // the statement's shape, for telling a search from a one-off
+	id int64
+	*kind
 	// conj are the cell's conditions: the WHERE clause's conjuncts and,
 	// for a GROUP BY row, the group's values as equalities.
-	conj []*release.Conjunct
-	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
-	threshold *threshold
-	value     float64
+	conj  []*release.Conjunct
+	value float64
 	// exact says the value is the true count (or the true 0/1 of a
 	// threshold): the mechanism adds no noise, or it answered without noise
 	// (idp and bdp send an integral value exactly when the local
 	// sensitivity is 0; their noisy answers are never integral).
 	exact bool
+}
+
+// kind is how a statement was asked: by which mechanism, at which epsilon,
+// of which table, its shape (for telling a search from a one-off) and its
+// threshold.
+type kind struct {
+	mechanism string
+	epsilon   float64
+	table     string
+	shape     string
+	// threshold is set for COUNT(*) > b and COUNT(*) >= b.
+	threshold *threshold
 }
 
 type threshold struct {
@@ -86,9 +94,12 @@ func answers(rs []release.Release) []answer {
 type reader struct {
 	in    interner
 	conds map[string]*release.Conjunct // by Text
+	kinds map[kindKey]*kind
 }
 
-func newReader() *reader { return &reader{in: interner{}, conds: map[string]*release.Conjunct{}} }
+func newReader() *reader {
+	return &reader{in: interner{}, conds: map[string]*release.Conjunct{}, kinds: map[kindKey]*kind{}}
+}
 
 // appendAnswers appends r's answers to out. A statement without its
 // structured record (a refusal, a row written before the audit kept it)
@@ -100,15 +111,10 @@ func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
 	if !r.Answered() || q == nil || len(q.Aggregates) > 0 && !selectsCount(q) {
 		return out
 	}
-	var th *threshold
-	if q.AtLeast != nil {
-		th = &threshold{atLeast: *q.AtLeast}
-	}
-	conj := rd.conditions(nil, q.Where)
-	in := rd.in
+	k := rd.kindOf(r)
+	conj := rd.conditions(make([]*release.Conjunct, 0, conditionCount(q.Where)), q.Where)
 	for _, c := range r.Cells {
-		a := answer{id: r.ID, analyst: in.of(r.Analyst), mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(q.Table),
-			shape: in.of(r.Shape), conj: conj, threshold: th, value: c.Value, exact: isExact(r.Mechanism, th != nil, c)}
+		a := answer{id: r.ID, kind: k, conj: conj, value: c.Value, exact: isExact(r.Mechanism, k.threshold != nil, c)}
 		if len(q.GroupBy) > 0 {
 			if len(c.Group) != len(q.GroupBy) {
 				continue
@@ -121,6 +127,47 @@ func (rd *reader) appendAnswers(out []answer, r *release.Release) []answer {
 		out = append(out, a)
 	}
 	return out
+}
+
+// kindKey is what makes a statement's kind.
+type kindKey struct {
+	mechanism, table, shape string
+	epsilon                 float64
+	threshold               bool
+	atLeast                 int64
+}
+
+// kindOf is the one copy of r's kind.
+func (rd *reader) kindOf(r *release.Release) *kind {
+	q := r.Query
+	key := kindKey{mechanism: r.Mechanism, table: q.Table, shape: r.Shape, epsilon: r.Epsilon}
+	if q.AtLeast != nil {
+		key.threshold, key.atLeast = true, *q.AtLeast
+	}
+	if k, ok := rd.kinds[key]; ok {
+		return k
+	}
+	in := rd.in
+	k := &kind{mechanism: in.of(r.Mechanism), epsilon: r.Epsilon, table: in.of(q.Table), shape: in.of(r.Shape)}
+	if key.threshold {
+		k.threshold = &threshold{atLeast: key.atLeast}
+	}
+	key.mechanism, key.table, key.shape = k.mechanism, k.table, k.shape
+	rd.kinds[key] = k
+	return k
+}
+
+// conditionCount is how many conditions conditions makes of cs.
+func conditionCount(cs []release.Conjunct) int {
+	n := 0
+	for _, c := range cs {
+		if c.Op == release.OpAnd {
+			n += conditionCount(c.Inner)
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // selectsCount says whether a statement with sums selects COUNT(*) too.

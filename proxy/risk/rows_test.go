@@ -25,7 +25,7 @@ func TestBoxesReadRewritesAlike(t *testing.T) {
 	}
 	var as []answer
 	for _, c := range cells {
-		as = append(as, answer{table: "people", conj: c})
+		as = append(as, answer{kind: &kind{table: "people"}, conj: c})
 	}
 	sp := newSpace(as)
 	var keys []string
@@ -192,7 +192,7 @@ func TestDistinctKeepsTheRow(t *testing.T) {
 	row := finding("row reconstruction", "people", conds(sex, eq("age", num("30"))), 1, nil)
 	var as []answer
 	for _, f := range []Finding{search, other, row} {
-		as = append(as, answer{table: "people", conj: f.conj})
+		as = append(as, answer{kind: &kind{table: "people"}, conj: f.conj})
 	}
 	got := distinct([]Finding{search, other, flagged, flagged, row}, newSpace(as))
 	if want := []Finding{row, other, flagged, flagged}; !reflect.DeepEqual(got, want) {
