@@ -222,11 +222,17 @@ func AssessHistory(h *History, o Options) []Report {
 		rep := Report{Analyst: name, Answered: mine.answered, Unread: mine.unread}
 		withRows := len(as) <= o.MaxRowsAnswers
 		sp := spaceOnce(as, o)
+		// The rows solver runs first, its working set let go before the
+		// others' findings are made; its findings still come after theirs.
+		var rowsFound []Finding
+		if withRows {
+			rowsFound = rows(as, sp, o)
+		}
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, sp, o)...)
 		}
 		if withRows {
-			rep.Findings = append(rep.Findings, rows(as, sp, o)...)
+			rep.Findings = append(rep.Findings, rowsFound...)
 			rep.Findings = distinct(rep.Findings, sp())
 		} else {
 			rep.Skipped = fmt.Sprintf("row reconstruction not run: %d answers, more than %d (assess windows of them with --since, or raise --rows-limit)", len(as), o.MaxRowsAnswers)
