@@ -33,13 +33,14 @@ func (c *cellBounds) pinned() bool { return c.lo == c.hi }
 // difference its parent).
 func pinned(as []answer, o Options) []Finding {
 	cells := map[string]*cellBounds{}
+	keys := newCellKeys()
 	var order []string
 	for _, a := range as {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
 			continue
 		}
-		k := a.key()
+		k := keys.of(a.table, a.conj)
 		c, ok := cells[k]
 		if !ok {
 			c = &cellBounds{shape: a.shape, mechanism: a.mechanism, table: a.table, conj: a.conj, hi: math.Inf(1)}
@@ -93,12 +94,12 @@ func pinned(as []answer, o Options) []Finding {
 				continue
 			}
 			parentConj := without(c.conj, i)
-			parent, ok := cells[keyOf(c.table, parentConj)]
+			parent, ok := cells[keys.of(c.table, parentConj)]
 			if !ok || !parent.pinned() || folded && (c.threshold || parent.threshold) {
 				continue
 			}
 			targetConj := append(append([]*release.Conjunct(nil), parentConj...), x...)
-			if t, ok := cells[keyOf(c.table, targetConj)]; ok && t.pinned() {
+			if t, ok := cells[keys.of(c.table, targetConj)]; ok && t.pinned() {
 				continue // asked directly
 			}
 			d := &cellBounds{table: c.table, conj: targetConj, lo: parent.lo - c.lo, hi: parent.lo - c.lo,

@@ -12,6 +12,7 @@ import (
 // its parts, bounds the noise (the perturbation finder: the sum of three
 // noisy answers differs from 0 by at most 3D).
 func splits(as []answer, sp func() *space, o Options) []Finding {
+	keys := newCellKeys()
 	first := map[string]answer{} // one answer per cell: sticky noise repeats itself
 	at := map[string]int{}       // the cell's place in order
 	var order []string
@@ -19,7 +20,7 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 		if a.exact || a.threshold != nil {
 			continue
 		}
-		k := a.key()
+		k := keys.of(a.table, a.conj)
 		if _, ok := first[k]; !ok {
 			first[k], at[k] = a, len(order)
 			order = append(order, k)
@@ -28,7 +29,7 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 	forms := map[string]*form{}
 	var formOrder []*form
 	add := func(a answer, conj []*release.Conjunct, x string, sum float64, ids ...int64) {
-		parent := keyOf(a.table, conj)
+		parent := keys.of(a.table, conj)
 		f, ok := forms[parent]
 		if !ok {
 			f = &form{table: a.table, conj: conj, mechanism: a.mechanism, byX: map[string]float64{}}
@@ -47,13 +48,13 @@ func splits(as []answer, sp func() *space, o Options) []Finding {
 			if ok {
 				// A split is taken at its NOT side or, where the NOT was
 				// folded into a comparison, at its later half, once.
-				k := keyOf(a.table, append(append([]*release.Conjunct(nil), rest...), x...))
+				k := keys.of(a.table, append(append([]*release.Conjunct(nil), rest...), x...))
 				if other, asked := first[k]; asked && (!folded || at[k] < n) {
 					add(a, rest, splitName(c, x, folded), a.value+other.value, other.id, a.id)
 				}
 			}
 			if c.Op == release.OpEq && c.Column != "" {
-				g := parentColumn{keyOf(a.table, rest), c.Column}
+				g := parentColumn{keys.of(a.table, rest), c.Column}
 				if _, seen := equalities[g]; !seen {
 					parents = append(parents, g)
 				}
