@@ -29,7 +29,7 @@ func Print(w io.Writer, reports []Report) error {
 		if scored, correct := Scored(r); scored > 0 {
 			fmt.Fprintf(w, "  scored against the protected table: %d of %s hold\n", correct, Findings(scored))
 		}
-		for i, f := range ordered(r.Findings) {
+		for i, f := range ordered(r.Findings, shown+1) {
 			if i == shown {
 				fmt.Fprintf(w, "  ... and %d more (every finding with --json)\n", len(r.Findings)-shown)
 				break
@@ -46,23 +46,23 @@ func Print(w io.Writer, reports []Report) error {
 
 // ordered puts the summaries (a flag with a note: how many people the
 // tracing test traced) first, then the findings about one person, keeping
-// their order.
-func ordered(fs []Finding) []Finding {
-	out := make([]Finding, 0, len(fs))
+// their order: the first n of them (a whole reconstruction's findings are
+// not copied to print a dozen).
+func ordered(fs []Finding, n int) []Finding {
+	var out []Finding
 	summary := func(f Finding) bool { return !f.Individual && f.Note != "" }
-	for _, f := range fs {
-		if summary(f) {
-			out = append(out, f)
-		}
-	}
-	for _, f := range fs {
-		if f.Individual {
-			out = append(out, f)
-		}
-	}
-	for _, f := range fs {
-		if !f.Individual && !summary(f) {
-			out = append(out, f)
+	for _, keep := range []func(Finding) bool{
+		summary,
+		func(f Finding) bool { return f.Individual },
+		func(f Finding) bool { return !f.Individual && !summary(f) },
+	} {
+		for _, f := range fs {
+			if len(out) == n {
+				return out
+			}
+			if keep(f) {
+				out = append(out, f)
+			}
 		}
 	}
 	return out
