@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"countwall/internal/profile"
@@ -34,11 +36,21 @@ type RiskRequest struct {
 	Reread func(*release.Release) bool
 }
 
+// riskGCPercent is the garbage collector's GOGC while `audit risk` runs
+// (unless GOGC is set): the row reconstruction of a whole threshold
+// search holds gigabytes, and at Go's 100 the heap grows to twice that
+// before it is collected. At 50 the 15,000-row bank's history is assessed
+// in 1.6 GB instead of 2.1, for a sixth more CPU.
+const riskGCPercent = 50
+
 // Risk reads the selected audit one statement at a time into a
 // risk.History (the releases are not all held), fills what the config
 // knows into the options, runs the solvers and prints their reports to
 // out; what it read, and how long that took, goes to log.
 func Risk(ctx context.Context, out, log io.Writer, req RiskRequest) error {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(riskGCPercent))
+	}
 	start := time.Now()
 	o := req.Options
 	h := risk.NewHistory(req.Selection.Analyst)
