@@ -69,26 +69,47 @@ func entryID(e uint64) uint32 { return uint32(e) }
 
 func entryPos(e uint64) int32 { return int32(e>>posShift) & 0xff }
 
-// idTable is an open-addressing table of entries (0: empty).
-type idTable struct {
+// idTable is an open-addressing table of entries (0: empty), in shards
+// by a few bits of the hash, each grown on its own: a whole search's
+// table of groups runs to a gigabyte, and grown at once it would hold its
+// old slots and twice as many new ones together.
+type idTable struct{ shards [tableShards]idShard }
+
+type idShard struct {
 	slots []uint64
 	n     int
 }
 
+const (
+	shardBits   = 6
+	tableShards = 1 << shardBits
+	shardShift  = 40 // the hash's bits that pick a shard: not the slot's, not the tag's
+	slotBits    = 25 // a slot is its shard's number above its place in it (in an int of 32 bits)
+)
+
+func shardOf(hash uint64) int { return int(hash>>shardShift) & (tableShards - 1) }
+
+// set overwrites the entry at a slot find gave.
+func (t *idTable) set(slot int, e uint64) {
+	t.shards[slot>>slotBits].slots[slot&(1<<slotBits-1)] = e
+}
+
 // find is the slot of q's entry, or of the empty slot where it goes.
 func (s *splitter) find(t *idTable, q *keyQuery) (int, uint64, bool) {
-	if t.slots == nil {
-		t.slots = make([]uint64, 1<<10)
+	n := shardOf(q.hash)
+	sh := &t.shards[n]
+	if sh.slots == nil {
+		sh.slots = make([]uint64, 1<<6)
 	}
-	mask := len(t.slots) - 1
+	mask := len(sh.slots) - 1
 	tag := q.hash >> 49 << 48
 	for i := int(q.hash) & mask; ; i = (i + 1) & mask {
-		e := t.slots[i]
+		e := sh.slots[i]
 		if e == 0 {
-			return i, 0, false
+			return n<<slotBits | i, 0, false
 		}
 		if e&tagMask == tag && s.matches(e, q) {
-			return i, e, true
+			return n<<slotBits | i, e, true
 		}
 	}
 }
@@ -139,27 +160,28 @@ func sameBut(a []uint32, ai int, b []uint32, bi int) bool {
 	}
 }
 
-// insert fills the empty slot find gave for q, growing the table past
+// insert fills the empty slot find gave for q, growing its shard past
 // three quarters full.
 func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint64) {
-	t.slots[slot] = usedBit | q.hash>>49<<48 | payload
-	t.n++
-	if t.n*4 < len(t.slots)*3 {
+	t.set(slot, usedBit|q.hash>>49<<48|payload)
+	sh := &t.shards[slot>>slotBits]
+	sh.n++
+	if sh.n*4 < len(sh.slots)*3 {
 		return
 	}
-	old := t.slots
-	t.slots = make([]uint64, 2*len(old))
-	mask := len(t.slots) - 1
+	old := sh.slots
+	sh.slots = make([]uint64, 2*len(old))
+	mask := len(sh.slots) - 1
 	for _, e := range old {
 		if e == 0 {
 			continue
 		}
 		h := s.entryKey(e, q.group).hash
 		i := int(h) & mask
-		for t.slots[i] != 0 {
+		for sh.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = e
+		sh.slots[i] = e
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *splitter) join(b *box, i int) {
 		r.g.queued = r.b.queued&bit != 0
 		r.b.queued &^= bit
 		r.b.made |= bit
-		s.groupIndex.slots[slot] = e&^payloadMask | groupEntry(r.g.id)
+		s.groupIndex.set(slot, e&^payloadMask|groupEntry(r.g.id))
 	}
 	if i < implicitPlaces {
 		b.made |= 1 << i
