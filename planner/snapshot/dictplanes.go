@@ -184,7 +184,11 @@ func (e *snapEval) slicesLeaf(c *snapColumn, p ir.Pred) (t bitset, ok bool) {
 	}
 	t = e.newDirtySet()
 	run := func(kernel rankKernel, a, b uint32, held, add bool) {
-		slices.run(t, kernel, a, b, held, add)
+		mode := fillSet
+		if add {
+			mode = fillOr
+		}
+		slices.run(t, kernel, a, b, held, mode)
 		e.work.rankReads += slices.bits * kernel.thresholds()
 	}
 	switch p := p.(type) {

@@ -26,17 +26,28 @@ import (
 func (e *snapEval) obliviousPred(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
 	case *ir.And:
+		if !wantF {
+			// A conjunction's comparison on a domain column is kept in
+			// place in its left side's rows: one pass, not a set and a pass.
+			if lt, _, ok := e.obliviousPred(p.Left, false); !ok {
+				return nil, nil, false
+			} else if e.planeLeafInto(p.Right, lt) {
+				return lt, nil, true
+			} else if rt, _, ok := e.obliviousPred(p.Right, false); ok {
+				for i := range lt {
+					lt[i] &= rt[i]
+				}
+				return lt, nil, true
+			}
+			return nil, nil, false
+		}
 		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right, wantF)
 		if !ok {
 			return nil, nil, false
 		}
 		for i := range lt {
 			lt[i] &= rt[i]
-		}
-		if wantF {
-			for i := range lf {
-				lf[i] |= rf[i]
-			}
+			lf[i] |= rf[i]
 		}
 		return lt, lf, true
 	case *ir.Or:

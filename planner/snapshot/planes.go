@@ -57,9 +57,9 @@ type domainRows interface {
 	// index is v's place among the domain's values; ok is false when v is
 	// not one of them.
 	index(v dictValue) (int, bool)
-	// fill sets t (adds to t, when add) the non-NULL rows whose rank is in
+	// fill writes into t, as mode says, the non-NULL rows whose rank is in
 	// [lo, hi).
-	fill(t bitset, lo, hi int, add bool)
+	fill(t bitset, lo, hi int, mode fillMode)
 	// work is what a fill of [lo, hi) reads: word passes over planes, and
 	// bit planes of ranks read.
 	work(lo, hi int) (passes, reads int)
@@ -243,45 +243,95 @@ func (p *domainPlanes) less(k int) bitset {
 	return p.upto[k/2-1]
 }
 
-func (p *domainPlanes) fill(t bitset, lo, hi int, add bool) {
-	if add {
-		orAndNot(t, p.less(hi), p.less(lo))
-	} else {
+func (p *domainPlanes) fill(t bitset, lo, hi int, mode fillMode) {
+	switch mode {
+	case fillSet:
 		andNot(t, p.less(hi), p.less(lo))
+	case fillOr:
+		orAndNot(t, p.less(hi), p.less(lo))
+	case fillAnd:
+		andAndNot(t, p.less(hi), p.less(lo))
 	}
 }
 
 func (p *domainPlanes) work(lo, hi int) (passes, reads int) { return 1, 0 }
 
+// fillMode is how a fill writes its rows into a set: in place of what it
+// held, added to it, or kept only where it held.
+type fillMode int
+
+const (
+	fillSet fillMode = iota
+	fillOr
+	fillAnd
+)
+
 // planeLeaf evaluates a comparison, BETWEEN or IN from the row sets of its
 // column's declared domain (t true, f false); ok is false when the column
 // has none or a literal is not a domain value, and the scan answers.
 func (e *snapEval) planeLeaf(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
-	column, lits, negate := planeLiterals(p)
-	c := e.column(column)
-	if c == nil || c.collated || len(lits) == 0 {
+	var buf [8][2]int
+	c, rows, spans, negate, ok := e.planeSpans(p, buf[:0])
+	if !ok {
 		return nil, nil, false
 	}
-	rows := e.domainRowsFor(c, column)
-	if rows == nil {
-		return nil, nil, false
+	t = e.newDirtySet()
+	for k, r := range spans {
+		mode := fillSet
+		if k > 0 {
+			mode = fillOr
+		}
+		e.fillSpan(rows, t, r, mode)
+	}
+	return e.falseRows(c, t, negate, wantF)
+}
+
+// planeLeafInto keeps in acc only the rows where p holds, in one pass, when
+// p is a comparison or BETWEEN answered from its domain's row sets; false
+// (acc untouched) for anything else, decided by the statement and the
+// config.
+func (e *snapEval) planeLeafInto(p ir.Pred, acc bitset) bool {
+	var buf [8][2]int
+	_, rows, spans, negate, ok := e.planeSpans(p, buf[:0])
+	if !ok || negate || len(spans) != 1 {
+		return false
+	}
+	e.fillSpan(rows, acc, spans[0], fillAnd)
+	return true
+}
+
+func (e *snapEval) fillSpan(rows domainRows, t bitset, span [2]int, mode fillMode) {
+	rows.fill(t, span[0], span[1], mode)
+	passes, reads := rows.work(span[0], span[1])
+	e.work.planePasses += passes
+	e.work.rankReads += reads
+}
+
+// planeSpans is p's column, the row sets of its declared domain, and the
+// ranks [lo, hi) its literals' conditions hold on (one a literal), appended
+// to spans; ok is false when the column has no such sets or a literal is
+// not a domain value.
+func (e *snapEval) planeSpans(p ir.Pred, spans [][2]int) (c *snapColumn, rows domainRows, _ [][2]int, negate, ok bool) {
+	column, lits, negate := planeLiterals(p)
+	if c = e.column(column); c == nil || c.collated || len(lits) == 0 {
+		return nil, nil, nil, false, false
+	}
+	if rows = e.domainRowsFor(c, column); rows == nil {
+		return nil, nil, nil, false, false
 	}
 	var at [8]int
 	idx := at[:0]
 	for _, l := range lits {
 		v, ok := literalFor(c, l)
 		if !ok {
-			return nil, nil, false
+			return nil, nil, nil, false, false
 		}
 		i, ok := rows.index(v)
 		if !ok {
-			return nil, nil, false
+			return nil, nil, nil, false, false
 		}
 		idx = append(idx, i)
 	}
-	// The ranks each literal's condition holds on, [lo, hi).
-	var spans [8][2]int
-	ranks := spans[:0]
 	end := 2*rows.size() + 1
 	value := func(i int) [2]int { return [2]int{2*i + 1, 2*i + 2} }
 	switch p := p.(type) {
@@ -289,36 +339,29 @@ func (e *snapEval) planeLeaf(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 		i := idx[0]
 		switch p.Op {
 		case "=":
-			ranks = append(ranks, value(i))
+			spans = append(spans, value(i))
 		case "<>", "!=":
-			ranks = append(ranks, value(i))
+			spans = append(spans, value(i))
 			negate = true
 		case "<":
-			ranks = append(ranks, [2]int{0, 2*i + 1})
+			spans = append(spans, [2]int{0, 2*i + 1})
 		case "<=":
-			ranks = append(ranks, [2]int{0, 2*i + 2})
+			spans = append(spans, [2]int{0, 2*i + 2})
 		case ">":
-			ranks = append(ranks, [2]int{2*i + 2, end})
+			spans = append(spans, [2]int{2*i + 2, end})
 		case ">=":
-			ranks = append(ranks, [2]int{2*i + 1, end})
+			spans = append(spans, [2]int{2*i + 1, end})
 		default:
-			return nil, nil, false
+			return nil, nil, nil, false, false
 		}
 	case *ir.Between:
-		ranks = append(ranks, [2]int{2*idx[0] + 1, 2*idx[1] + 2})
+		spans = append(spans, [2]int{2*idx[0] + 1, 2*idx[1] + 2})
 	case *ir.In:
 		for _, i := range idx {
-			ranks = append(ranks, value(i))
+			spans = append(spans, value(i))
 		}
 	}
-	t = e.newDirtySet()
-	for k, r := range ranks {
-		rows.fill(t, r[0], r[1], k > 0)
-		passes, reads := rows.work(r[0], r[1])
-		e.work.planePasses += passes
-		e.work.rankReads += reads
-	}
-	return e.falseRows(c, t, negate, wantF)
+	return c, rows, spans, negate, true
 }
 
 // planeLiterals is a leaf's column, its literals (Between's low then high)
@@ -340,6 +383,14 @@ func andNot(t, a, b bitset) {
 	a, b = a[:len(t)], b[:len(t)]
 	for i := range t {
 		t[i] = a[i] &^ b[i]
+	}
+}
+
+// andAndNot keeps in t only a &^ b, a word pass.
+func andAndNot(t, a, b bitset) {
+	a, b = a[:len(t)], b[:len(t)]
+	for i := range t {
+		t[i] &= a[i] &^ b[i]
 	}
 }
 

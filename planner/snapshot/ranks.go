@@ -197,19 +197,19 @@ func (r *domainRanks) kernel(lo, hi int) (k rankKernel, a, b uint32) {
 // stays in the first-level cache while every plane is read.
 const rankBlock = 256
 
-// fill sets t (adds to t, when add) the non-NULL rows whose rank is in
+// fill writes into t, as mode says, the non-NULL rows whose rank is in
 // [lo, hi).
-func (r *domainRanks) fill(t bitset, lo, hi int, add bool) {
+func (r *domainRanks) fill(t bitset, lo, hi int, mode fillMode) {
 	kernel, a, b := r.kernel(lo, hi)
-	r.run(t, kernel, a, b, true, add)
+	r.run(t, kernel, a, b, true, mode)
 }
 
-// run sets t (adds to t, when add) the non-NULL rows the kernel keeps:
+// run writes into t, as mode says, the non-NULL rows the kernel keeps:
 // rank a, below a, from a up, or from a up and below b. held false keeps
 // none, after the same work.
-func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held, add bool) {
+func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held bool, mode fillMode) {
 	var first, second [rankBlock]uint64
-	keep, mask := -b2u(add), -b2u(held)
+	mask := -b2u(held)
 	for from := 0; from < len(t); from += rankBlock {
 		to := min(from+rankBlock, len(t))
 		in, other := first[:to-from], second[:to-from]
@@ -233,8 +233,20 @@ func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held, add bo
 			}
 		}
 		tb, nonNull := t[from:to], r.nonNull[from:to]
-		for w := range tb {
-			tb[w] = tb[w]&keep | in[w]&nonNull[w]&mask
+		for w := range in {
+			in[w] &= nonNull[w] & mask
+		}
+		switch mode {
+		case fillSet:
+			copy(tb, in)
+		case fillOr:
+			for w := range tb {
+				tb[w] |= in[w]
+			}
+		case fillAnd:
+			for w := range tb {
+				tb[w] &= in[w]
+			}
 		}
 	}
 }
