@@ -27,19 +27,7 @@ func (e *snapEval) obliviousPred(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 	switch p := p.(type) {
 	case *ir.And:
 		if !wantF {
-			// A conjunction's comparison on a domain column is kept in
-			// place in its left side's rows: one pass, not a set and a pass.
-			if lt, _, ok := e.obliviousPred(p.Left, false); !ok {
-				return nil, nil, false
-			} else if e.planeLeafInto(p.Right, lt) {
-				return lt, nil, true
-			} else if rt, _, ok := e.obliviousPred(p.Right, false); ok {
-				for i := range lt {
-					lt[i] &= rt[i]
-				}
-				return lt, nil, true
-			}
-			return nil, nil, false
+			return e.obliviousConjunction(p)
 		}
 		lt, lf, rt, rf, ok := e.obliviousSides(p.Left, p.Right, wantF)
 		if !ok {
@@ -75,6 +63,27 @@ func (e *snapEval) obliviousPred(p ir.Pred, wantF bool) (t, f bitset, ok bool) {
 		return e.obliviousPred(p.Lower(), wantF)
 	}
 	return nil, nil, false // MathCompare and anything new run in SQLite
+}
+
+// obliviousConjunction is the rows where both sides of p hold. A comparison
+// on a domain column is kept in place in the left side's rows: one pass,
+// not a set of its own and a pass to combine them.
+func (e *snapEval) obliviousConjunction(p *ir.And) (t, f bitset, ok bool) {
+	lt, _, ok := e.obliviousPred(p.Left, false)
+	if !ok {
+		return nil, nil, false
+	}
+	if e.planeLeafInto(p.Right, lt) {
+		return lt, nil, true
+	}
+	rt, _, ok := e.obliviousPred(p.Right, false)
+	if !ok {
+		return nil, nil, false
+	}
+	for i := range lt {
+		lt[i] &= rt[i]
+	}
+	return lt, nil, true
 }
 
 // obliviousLeaf evaluates a comparison, BETWEEN, IN or LIKE from the
