@@ -132,10 +132,12 @@ func buildRanks(c *snapColumn, d *ir.Domain, all bitset) *domainRanks {
 func (r *domainRanks) slice(c *snapColumn, rankOf []uint32, all bitset) {
 	words := len(r.nonNull)
 	r.slices = make([]uint64, words*r.bits)
+	// Every bit of every rank is written, set or not, so that the build's
+	// time follows the rows and the bits, not the ranks the rows hold.
 	for row := range c.rows() {
-		bit := uint64(1) << (uint(row) & 63)
-		for rank := rankOf[c.code(row)]; rank != 0; rank &= rank - 1 {
-			r.slices[bits.TrailingZeros32(rank)*words+row>>6] |= bit
+		rank, shift, w := uint64(rankOf[c.code(row)]), uint(row)&63, row>>6
+		for j := range r.bits {
+			r.slices[j*words+w] |= (rank >> j & 1) << shift
 		}
 	}
 	for i := range r.nonNull {
