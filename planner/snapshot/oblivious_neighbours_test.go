@@ -100,25 +100,16 @@ func TestObliviousNeighboursTakeOnePath(t *testing.T) {
 func writeNeighbour(t *testing.T, id, suburb, score string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	var extra string
+	if id != "" {
+		extra = fmt.Sprintf(`INSERT INTO people VALUES (%s, 3, 'F', %s, %s)`, id, suburb, score)
 	}
-	defer db.Close()
-	stmts := []string{
+	fixture.WriteSQL(t, path,
 		`CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT, suburb TEXT, score INTEGER)`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
 		 INSERT INTO people SELECT i, i % 7, CASE i % 2 WHEN 0 THEN 'F' ELSE 'M' END,
 		   printf('suburb_%03d', i % 40), CASE WHEN i <= 312 THEN 7777 ELSE i % 500 END FROM n`,
-	}
-	if id != "" {
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO people VALUES (%s, 3, 'F', %s, %s)`, id, suburb, score))
-	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+		extra)
 	return path
 }
 

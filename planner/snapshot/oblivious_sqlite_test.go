@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 	"countwall/planner/plan"
 	"countwall/planner/sqlgen"
 )
@@ -242,23 +243,13 @@ func TestObliviousCodeWidthBoundaries(t *testing.T) {
 	const rows = 70_001
 	write := func(extra string) string {
 		path := filepath.Join(t.TempDir(), "w.db")
-		db, err := sql.Open("sqlite", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		for _, s := range []string{
+		fixture.WriteSQL(t, path,
 			`CREATE TABLE t (id INTEGER, a INTEGER, b INTEGER, c INTEGER, d INTEGER, e INTEGER)`,
 			fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
 			 INSERT INTO t SELECT i, (i * 7) %% 256, CASE WHEN i %% 300 = 0 THEN NULL ELSE i %% 255 END,
 			   CASE WHEN i %% 5 = 0 THEN (i %% 257) + 0.5 ELSE i %% 257 END,
 			   (i * 13) %% 65536, CASE WHEN i %% 65537 = 1 THEN NULL ELSE (i * 13) %% 65536 END FROM n`, rows-1),
-			extra,
-		} {
-			if _, err := db.Exec(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+			extra)
 		return path
 	}
 	pathA, pathB := write(`SELECT 1`), write(`UPDATE t SET a = 3, b = NULL, c = 2.5, d = 1, e = 7 WHERE id = 4242`)

@@ -213,24 +213,14 @@ func TestPlanesWorkIsNotSetByOnePerson(t *testing.T) {
 func writeWorld(t *testing.T, row string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "people.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	if row != "" {
+		row = "INSERT INTO people VALUES " + row
 	}
-	defer db.Close()
-	stmts := []string{
+	fixture.WriteSQL(t, path,
 		`CREATE TABLE people (id INTEGER, age INTEGER, sex TEXT, score INTEGER)`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
 		 INSERT INTO people SELECT i, i % 7, CASE i % 2 WHEN 0 THEN 'F' ELSE 'M' END, i % 500 FROM n`,
-	}
-	if row != "" {
-		stmts = append(stmts, "INSERT INTO people VALUES "+row)
-	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+		row)
 	return path
 }
 

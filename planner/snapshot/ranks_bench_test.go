@@ -1,11 +1,11 @@
 package snapshot
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // BenchmarkWideDomainLeaf compares a condition on a column of 500,001
@@ -14,20 +14,10 @@ import (
 // -bench WideDomainLeaf.
 func BenchmarkWideDomainLeaf(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "wide.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, s := range []string{
+	fixture.WriteSQL(b, path,
 		`CREATE TABLE people (id INTEGER, income INTEGER)`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1048576)
-		 INSERT INTO people SELECT i, abs(random()) % 500001 FROM n`,
-	} {
-		if _, err := db.Exec(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	db.Close()
+		 INSERT INTO people SELECT i, abs(random()) % 500001 FROM n`)
 	snap := readFile(b, path, "people", "id")
 	table := &ir.Table{Name: "people", PrivacyUnit: "id", Policy: ir.DefaultPolicy(), Columns: map[string]*ir.Column{
 		"id":     {Name: "id", Type: ir.TypeInt},

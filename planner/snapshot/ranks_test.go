@@ -1,13 +1,13 @@
 package snapshot
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
 	"countwall/ir"
+	"countwall/planner/internal/fixture"
 )
 
 // TestDomainOrder: a domain's values as a column reads them, in SQLite's
@@ -63,21 +63,11 @@ func TestRankBits(t *testing.T) {
 // absent, below and above the dictionary.
 func TestCodeSlicesAgreeWithScan(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
+	fixture.WriteSQL(t, path,
 		`CREATE TABLE people (id INTEGER, v INTEGER)`,
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
 		 INSERT INTO people SELECT i, CASE WHEN i % 31 = 0 THEN NULL WHEN i % 37 = 0 THEN 't' || (i % 5)
-		   WHEN i % 41 = 0 THEN (i % 600) + 0.5 ELSE (i * 7) % 600 * 2 END FROM n`,
-	} {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+		   WHEN i % 41 = 0 THEN (i % 600) + 0.5 ELSE (i * 7) % 600 * 2 END FROM n`)
 	snap := readFile(t, path, "people", "id")
 	if c := snap.columns["v"]; c.codes16 == nil {
 		t.Fatalf("v's %d values are not two-byte codes", len(c.values))
