@@ -1,6 +1,10 @@
 package snapshot
 
-import "countwall/ir"
+import (
+	"sync/atomic"
+
+	"countwall/ir"
+)
 
 // Planes over a small dictionary, for the oblivious evaluation of a column
 // with no declared domain (or a literal outside it). A column whose
@@ -38,41 +42,22 @@ func (e *snapEval) dictPlanesFor(c *snapColumn) *dictPlanes {
 	if c.codes8 == nil {
 		return nil
 	}
-	if p := c.dictPlanes.Load(); p != nil {
-		return p
-	}
-	if c.dictRefused.Load() {
-		return nil
-	}
-	c.planesMu.Lock()
-	defer c.planesMu.Unlock()
-	if p := c.dictPlanes.Load(); p != nil {
-		return p
-	}
-	if c.dictRefused.Load() {
-		return nil
-	}
-	if e.snap.planeSets.Add(dictPlaneSets) > maxPlaneSets {
-		e.snap.planeSets.Add(-dictPlaneSets)
-		c.dictRefused.Store(true)
-		return nil
-	}
-	p := &dictPlanes{less: make([]bitset, len(c.values)+1)}
-	for k := range p.less {
-		p.less[k] = newBitset(c.rows())
-	}
-	for r, code := range c.codes8 {
-		p.less[int(code)+1].set(r) // moved below every later code next
-	}
-	for k := 2; k < len(p.less); k++ {
-		prev, cur := p.less[k-1], p.less[k]
-		for i := range cur {
-			cur[i] |= prev[i]
+	return builtOnce(e, c, &c.dictPlanes, dictPlaneSets, func() (*dictPlanes, int64) {
+		p := &dictPlanes{less: make([]bitset, len(c.values)+1)}
+		for k := range p.less {
+			p.less[k] = newBitset(c.rows())
 		}
-	}
-	e.snap.planeBytes.Add(8 * int64(len(p.less)) * int64(len(p.less[0])))
-	c.dictPlanes.Store(p)
-	return p
+		for r, code := range c.codes8 {
+			p.less[int(code)+1].set(r) // moved below every later code next
+		}
+		for k := 2; k < len(p.less); k++ {
+			prev, cur := p.less[k-1], p.less[k]
+			for i := range cur {
+				cur[i] |= prev[i]
+			}
+		}
+		return p, 8 * int64(len(p.less)) * int64(len(p.less[0]))
+	})
 }
 
 // codeSlicesFor is c's codes bit-sliced, built at the first condition that
@@ -82,34 +67,38 @@ func (e *snapEval) codeSlicesFor(c *snapColumn) *domainRanks {
 	if c.codes16 == nil {
 		return nil
 	}
-	if s := c.codeSlices.Load(); s != nil {
-		return s
-	}
-	if c.dictRefused.Load() {
-		return nil
+	return builtOnce(e, c, &c.codeSlices, codeSliceBits+1, func() (*domainRanks, int64) {
+		s := &domainRanks{bits: codeSliceBits, nonNull: newBitset(c.rows())}
+		codes := make([]uint32, len(c.values))
+		for code := range codes {
+			codes[code] = uint32(code)
+		}
+		s.slice(c, codes, e.all)
+		return s, s.memory()
+	})
+}
+
+// builtOnce is what slot holds, built by build under the column's lock the
+// first time, when the snapshot's budget has the sets for it; nil once the
+// budget refused the column.
+func builtOnce[T any](e *snapEval, c *snapColumn, slot *atomic.Pointer[T], sets int64, build func() (*T, int64)) *T {
+	if p := slot.Load(); p != nil || c.dictRefused.Load() {
+		return p
 	}
 	c.planesMu.Lock()
 	defer c.planesMu.Unlock()
-	if s := c.codeSlices.Load(); s != nil {
-		return s
+	if p := slot.Load(); p != nil || c.dictRefused.Load() {
+		return p
 	}
-	if c.dictRefused.Load() {
-		return nil
-	}
-	if e.snap.planeSets.Add(codeSliceBits+1) > maxPlaneSets {
-		e.snap.planeSets.Add(-(codeSliceBits + 1))
+	if e.snap.planeSets.Add(sets) > maxPlaneSets {
+		e.snap.planeSets.Add(-sets)
 		c.dictRefused.Store(true)
 		return nil
 	}
-	s := &domainRanks{bits: codeSliceBits, nonNull: newBitset(c.rows())}
-	codes := make([]uint32, len(c.values))
-	for code := range codes {
-		codes[code] = uint32(code)
-	}
-	s.slice(c, codes, e.all)
-	e.snap.planeBytes.Add(s.memory())
-	c.codeSlices.Store(s)
-	return s
+	p, bytes := build()
+	e.snap.planeBytes.Add(bytes)
+	slot.Store(p)
+	return p
 }
 
 // dictLeaf answers a condition from the column's dictionary planes or code
