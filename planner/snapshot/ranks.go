@@ -89,6 +89,18 @@ func (o domainOrder) below(v dictValue) int {
 }
 
 func (o domainOrder) index(v dictValue) (int, bool) {
+	if !o.sorted && o.d.IsRange && v.class == classInt {
+		// The domain's i-th value is the integer Min+i: a literal's place
+		// is arithmetic, not a search of a million values.
+		if v.i < o.d.Min {
+			return 0, false
+		}
+		// v.i >= Min, so the difference is exact as a uint64.
+		if i := uint64(v.i) - uint64(o.d.Min); i < uint64(o.n) {
+			return int(i), true
+		}
+		return o.n, false
+	}
 	i := o.below(v)
 	return i, i < o.n && compareDict(o.at(i), v) == 0
 }

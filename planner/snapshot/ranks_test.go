@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,10 @@ func TestDomainOrder(t *testing.T) {
 		{"a real between two values", numeric, &ir.Domain{IsRange: true, Min: -5, Max: 500000}, true, 500006, dictValue{class: classReal, f: 2.5}, 8, false},
 		{"text sorts after every number", numeric, &ir.Domain{IsRange: true, Min: 0, Max: 300}, true, 301, textV("7"), 301, false},
 		{"below the range", numeric, &ir.Domain{IsRange: true, Min: 0, Max: 300}, true, 301, intV(-1), 0, false},
+		{"the range's last value", numeric, &ir.Domain{IsRange: true, Min: 0, Max: 300}, true, 301, intV(300), 300, true},
+		{"above the range", numeric, &ir.Domain{IsRange: true, Min: 0, Max: 300}, true, 301, intV(301), 301, false},
+		{"far above a range near the least integer", numeric, &ir.Domain{IsRange: true, Min: math.MinInt64, Max: math.MinInt64 + 9}, true, 10, intV(math.MaxInt64), 10, false},
+		{"the least integer itself", numeric, &ir.Domain{IsRange: true, Min: math.MinInt64, Max: math.MinInt64 + 9}, true, 10, intV(math.MinInt64), 0, true},
 		{"categories in output order", text, &ir.Domain{Categories: []string{"z", "b", "a", "b"}}, false, 3, textV("b"), 1, true},
 		{"categories in SQLite's order", text, &ir.Domain{Categories: []string{"a", "b", "z"}}, true, 3, textV("c"), 2, false},
 		{"integers a text column cannot read", text, &ir.Domain{IsRange: true, Min: 0, Max: 300}, false, 0, textV("7"), 0, false},
@@ -43,6 +48,11 @@ func TestDomainOrder(t *testing.T) {
 		}
 		if below, in := o.index(tc.probe); below != tc.below || in != tc.in {
 			t.Errorf("%s: index %d, %v; want %d, %v", tc.name, below, in, tc.below, tc.in)
+		}
+		// index reads an integer range's place arithmetically; the search
+		// it stands for must agree.
+		if searched := o.below(tc.probe); searched != tc.below {
+			t.Errorf("%s: the search places it at %d, want %d", tc.name, searched, tc.below)
 		}
 	}
 }
