@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
 );`
 
 const (
-	insertAuditRow     = `INSERT INTO audit_log (at, context, fingerprint, fp_text, shape, constants, cells, query) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insertAuditRow     = `INSERT INTO audit_log (at, context, fingerprint, fp_text, shape, constants, cells, query) VALUES ` + auditRowValues
 	insertAuditContext = `INSERT OR IGNORE INTO audit_context (hash, analyst, kind, mechanism, outcome, sqlstate, reason, charge_kind, epsilon, delta, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectAuditContext = `SELECT id FROM audit_context WHERE hash = ?`
 	insertAuditShape   = `INSERT OR IGNORE INTO audit_shape (hash, shape) VALUES (?, ?)`
@@ -67,6 +67,20 @@ const (
 	insertAuditText    = `INSERT OR IGNORE INTO audit_text (hash, text) VALUES (?, ?)`
 	selectAuditText    = `SELECT id FROM audit_text WHERE hash = ?`
 )
+
+// auditRowValues is one row's placeholders in insertAuditRow, and
+// auditRowArgs their count.
+const (
+	auditRowValues = "(?, ?, ?, ?, ?, ?, ?, ?)"
+	auditRowArgs   = 8
+)
+
+// auditRowsPerInsert is the rows insertAuditRows writes at once: a commit
+// of a busy server's statements holds a few dozen.
+const auditRowsPerInsert = 16
+
+// insertAuditRows is insertAuditRow of auditRowsPerInsert rows.
+var insertAuditRows = insertAuditRow + strings.Repeat(", "+auditRowValues, auditRowsPerInsert-1)
 
 // rowFingerprint is what a row stores of e's fingerprint. The fingerprint
 // stands in for a statement whose text is not kept (a refusal, SET, SHOW);
@@ -235,10 +249,8 @@ func (s *DB) moveOldAudit(ctx context.Context, conn *sql.Conn, w *auditTx, cols 
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if err := w.write(ctx, e); err != nil {
-			return err
-		}
+	if err := w.writeAll(ctx, entries); err != nil {
+		return err
 	}
 	_, err = conn.ExecContext(ctx, `DROP TABLE audit`)
 	return err

@@ -99,7 +99,7 @@ func (e AuditEntry) contextParts() []string {
 
 // auditStmts are the audit writer's statements inside one transaction.
 type auditStmts struct {
-	row, ctxInsert, ctxSelect, shapeInsert, shapeSelect, textInsert, textSelect execer
+	row, rows, ctxInsert, ctxSelect, shapeInsert, shapeSelect, textInsert, textSelect execer
 }
 
 type execer interface {
@@ -181,38 +181,39 @@ func (w *auditTx) textID(ctx context.Context, text string) (int64, error) {
 	return insertInterned(ctx, &w.textLearnt, strings.Clone(text), contentHash(text), w.st.textInsert, w.st.textSelect, text)
 }
 
-func (w *auditTx) write(ctx context.Context, e AuditEntry) error {
+// appendRow appends e's audit_log row (insertAuditRow's arguments) to
+// args, interning its context, shape and strings.
+func (w *auditTx) appendRow(ctx context.Context, args []any, e AuditEntry) ([]any, error) {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
 	ctxID, err := w.contextID(ctx, e)
 	if err != nil {
-		return err
+		return args, err
 	}
 	var shape any
 	if e.Shape != "" {
 		id, err := w.shapeID(ctx, e.Shape)
 		if err != nil {
-			return err
+			return args, err
 		}
 		shape = id
 	}
 	constants, err := encodeConstants(e.Constants, w.textRef)
 	if err != nil {
-		return err
+		return args, err
 	}
 	query, err := encodeQuery(e.Query, e.Constants, w.textRef)
 	if err != nil {
-		return err
+		return args, err
 	}
 	fp, fpText := rowFingerprint(e)
-	_, err = w.st.row.ExecContext(ctx, e.At.UnixMicro(), ctxID, fp, fpText, shape,
-		nullBlob(constants), nullBlob(encodeCells(e.Cells)), nullBlob(query))
-	return err
+	return append(args, e.At.UnixMicro(), ctxID, fp, fpText, shape,
+		nullBlob(constants), nullBlob(encodeCells(e.Cells)), nullBlob(query)), nil
 }
 
 // auditQueries are the writer's statements, prepared once.
-var auditQueries = []string{insertAuditRow, insertAuditContext, selectAuditContext, insertAuditShape, selectAuditShape, insertAuditText, selectAuditText}
+var auditQueries = []string{insertAuditRow, insertAuditRows, insertAuditContext, selectAuditContext, insertAuditShape, selectAuditShape, insertAuditText, selectAuditText}
 
 // preparedAudit are the writer's statements prepared on one handle.
 type preparedAudit map[string]*sql.Stmt
@@ -255,14 +256,31 @@ func (p preparedAudit) stmts(in func(*sql.Stmt) *sql.Stmt) auditStmts {
 		}
 		return stmtExecer{in(p[q])}
 	}
-	return auditStmts{row: st(insertAuditRow), ctxInsert: st(insertAuditContext), ctxSelect: st(selectAuditContext),
+	return auditStmts{row: st(insertAuditRow), rows: st(insertAuditRows), ctxInsert: st(insertAuditContext), ctxSelect: st(selectAuditContext),
 		shapeInsert: st(insertAuditShape), shapeSelect: st(selectAuditShape), textInsert: st(insertAuditText), textSelect: st(selectAuditText)}
 }
 
-// writeAll writes the batch's entries in the transaction.
+// writeAll writes the batch's entries in the transaction, in order:
+// auditRowsPerInsert rows a statement while that many are left, then one
+// a statement. A row is a statement execution's worth of work in SQLite's
+// VM and in database/sql; at attack scale the one-row INSERT was most of
+// the writer's time.
 func (w *auditTx) writeAll(ctx context.Context, batch []AuditEntry) error {
+	args := make([]any, 0, auditRowArgs*auditRowsPerInsert)
 	for _, e := range batch {
-		if err := w.write(ctx, e); err != nil {
+		var err error
+		if args, err = w.appendRow(ctx, args, e); err != nil {
+			return fmt.Errorf("writing audit log: %w", err)
+		}
+		if len(args) == cap(args) {
+			if _, err := w.st.rows.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("writing audit log: %w", err)
+			}
+			args = args[:0]
+		}
+	}
+	for ; len(args) > 0; args = args[auditRowArgs:] {
+		if _, err := w.st.row.ExecContext(ctx, args[:auditRowArgs]...); err != nil {
 			return fmt.Errorf("writing audit log: %w", err)
 		}
 	}

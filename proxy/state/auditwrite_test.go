@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"countwall/proxy/state/release"
 )
 
 // TestInternedCacheIsBounded: the ids kept of what the audit wrote once
@@ -72,5 +74,44 @@ func TestAuditRowsAfterTheCacheStartsAfresh(t *testing.T) {
 		if e.Shape != entry.Shape || e.Analyst != "a" || e.Fingerprint != "" {
 			t.Errorf("read back %+v", e)
 		}
+	}
+}
+
+// TestAuditBatchesKeepEveryRowInOrder: a batch is written sixteen rows a
+// statement and the rest one a statement; whatever its size, every row is
+// there once, in the batch's order, with its own context, shape and
+// constants.
+func TestAuditBatchesKeepEveryRowInOrder(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{1, auditRowsPerInsert - 1, auditRowsPerInsert, auditRowsPerInsert + 1, 3*auditRowsPerInsert + 5} {
+		t.Run(fmt.Sprint(n, " rows"), func(t *testing.T) {
+			db, err := Open(ctx, newStatePath(t), Options{AuditSync: AuditSyncNormal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			batch := make([]AuditEntry, n)
+			for i := range batch {
+				batch[i] = AuditEntry{Analyst: fmt.Sprint("analyst-", i%3), Kind: "query", Mechanism: "laplace",
+					Outcome: OutcomeAnswered, Shape: fmt.Sprintf("select count(*) from t where c%d = $1", i%5),
+					Constants: []release.Constant{{Text: fmt.Sprint("value-", i), String: true}}}
+			}
+			if err := db.writeAudit(batch); err != nil {
+				t.Fatal(err)
+			}
+			log, err := db.ListAudit(ctx, AuditFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(log) != n {
+				t.Fatalf("%d rows read back, want %d", len(log), n)
+			}
+			for i, e := range log {
+				want := batch[i]
+				if e.Analyst != want.Analyst || e.Shape != want.Shape || len(e.Constants) != 1 || e.Constants[0] != want.Constants[0] {
+					t.Errorf("row %d: %s %q %v; want %s %q %v", i, e.Analyst, e.Shape, e.Constants, want.Analyst, want.Shape, want.Constants)
+				}
+			}
+		})
 	}
 }

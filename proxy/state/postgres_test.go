@@ -31,6 +31,7 @@ func TestPostgresState(t *testing.T) {
 	t.Run("audit row keeps statement and cells", TestAuditRowKeepsStatementAndCells)
 	t.Run("export and retention", TestExportAndRetentionNeverTouchTheLedger)
 	t.Run("interned ids found again", TestAuditRowsAfterTheCacheStartsAfresh)
+	t.Run("batches keep every row in order", TestAuditBatchesKeepEveryRowInOrder)
 	t.Run("fingerprint only without a statement", TestAuditRowStoresFingerprintOnlyWithoutStatement)
 	t.Run("list and export without a fingerprint", TestAuditWithoutFingerprintListsAndExports)
 	t.Run("audit row keeps its query", TestAuditRowKeepsQuery)
