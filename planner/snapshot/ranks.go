@@ -224,6 +224,9 @@ func (r *domainRanks) fill(t bitset, lo, hi int, mode fillMode) {
 func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held bool, mode fillMode) {
 	var first, second [rankBlock]uint64
 	mask := -b2u(held)
+	// atLeast gives the rows from a rank up; "below" is its complement,
+	// taken in the pass that masks.
+	invert := -b2u(kernel == rankBelow)
 	for from := 0; from < len(t); from += rankBlock {
 		to := min(from+rankBlock, len(t))
 		in, other := first[:to-from], second[:to-from]
@@ -231,24 +234,19 @@ func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held bool, m
 		case rankNone:
 			clear(in)
 		case rankEqual:
-			r.equal(in, from, a)
-		case rankBelow:
-			r.less(in, from, a)
-		case rankFrom:
-			r.less(in, from, a)
-			for w := range in {
-				in[w] = ^in[w]
-			}
+			r.equal(in, other, from, a)
+		case rankBelow, rankFrom:
+			r.atLeast(in, from, a)
 		case rankBetween:
-			r.less(in, from, b)
-			r.less(other, from, a)
+			r.atLeast(in, from, a)
+			r.atLeast(other, from, b)
 			for w := range in {
 				in[w] &^= other[w]
 			}
 		}
 		tb, nonNull := t[from:to], r.nonNull[from:to]
 		for w := range in {
-			in[w] &= nonNull[w] & mask
+			in[w] = (in[w] ^ invert) & nonNull[w] & mask
 		}
 		switch mode {
 		case fillSet:
@@ -265,33 +263,16 @@ func (r *domainRanks) run(t bitset, kernel rankKernel, a, b uint32, held bool, m
 	}
 }
 
-// less sets out to the rows of words from.. whose rank is below k. From the
-// low bit up, out holds whether the rank's low bits are below k's: where
-// the rank's bit differs from k's, k's bit decides; where they agree, the
-// bits below do.
-func (r *domainRanks) less(out []uint64, from int, k uint32) {
-	words := len(r.nonNull)
-	clear(out)
-	for j := range r.bits {
-		plane := r.slices[j*words+from:][:len(out)]
-		if k>>j&1 == 1 {
-			for w := range out {
-				out[w] |= ^plane[w]
-			}
-		} else {
-			for w := range out {
-				out[w] &^= plane[w]
-			}
-		}
-	}
-}
-
-// equal sets out to the rows of words from.. whose rank is k: every bit
-// agrees.
-func (r *domainRanks) equal(out []uint64, from int, k uint32) {
+// atLeast sets out to the rows of words from.. whose rank is k or more.
+// From the low bit up, out holds whether the rank's low bits are at least
+// k's: where the rank's bit differs from k's, the rank's decides; where
+// they agree, the bits below do. So a plane where k's bit is 1 is ANDed
+// in, one where it is 0 ORed: an operation a word, where the rank's own
+// "below" would need a complement too.
+func (r *domainRanks) atLeast(out []uint64, from int, k uint32) {
 	words := len(r.nonNull)
 	for w := range out {
-		out[w] = ^uint64(0)
+		out[w] = ^uint64(0) // every rank is at least the empty low bits
 	}
 	for j := range r.bits {
 		plane := r.slices[j*words+from:][:len(out)]
@@ -301,8 +282,34 @@ func (r *domainRanks) equal(out []uint64, from int, k uint32) {
 			}
 		} else {
 			for w := range out {
-				out[w] &^= plane[w]
+				out[w] |= plane[w]
 			}
 		}
+	}
+}
+
+// equal sets out to the rows of words from.. whose rank is k: every plane
+// where k's bit is 1 holds the row (ANDed into out), and none where it is
+// 0 does (ORed into spare, taken away at the end).
+func (r *domainRanks) equal(out, spare []uint64, from int, k uint32) {
+	words := len(r.nonNull)
+	spare = spare[:len(out)]
+	for w := range out {
+		out[w], spare[w] = ^uint64(0), 0
+	}
+	for j := range r.bits {
+		plane := r.slices[j*words+from:][:len(out)]
+		if k>>j&1 == 1 {
+			for w := range out {
+				out[w] &= plane[w]
+			}
+		} else {
+			for w := range out {
+				spare[w] |= plane[w]
+			}
+		}
+	}
+	for w := range out {
+		out[w] &^= spare[w]
 	}
 }
