@@ -26,47 +26,58 @@ import (
 // shapeText is the shape of toks with args bound to their parameters, each
 // read as types says (nil elements of args are NULL, written as such).
 func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string, []release.Constant) {
-	var b strings.Builder
-	b.Grow(len(toks) * 4)
-	var consts []release.Constant
-	prev := pglex.Token{Kind: pglex.Op, Text: "("}
-	for i, t := range toks {
+	size, n := 0, 0
+	for _, t := range toks {
+		size += len(t.Raw) + 1
+		if t.Kind == pglex.String || t.Kind == pglex.Number || t.Kind == pglex.Param {
+			n++
+		}
+	}
+	b := make([]byte, 0, size+2*n)
+	consts := make([]release.Constant, 0, n)
+	prev := &pglex.Token{Kind: pglex.Op, Text: "("}
+	for i := range toks {
+		t := &toks[i]
 		if t.Kind == pglex.Op && t.Text == ";" && i == len(toks)-1 {
 			break
 		}
-		text := t.Raw
+		if len(b) > 0 && spaced(prev, t) {
+			b = append(b, ' ')
+		}
+		prev = t
 		switch t.Kind {
-		case pglex.Word:
-			text = t.Text
+		case pglex.Word, pglex.Op:
+			b = append(b, t.Text...)
+			continue
 		case pglex.QuotedIdent:
-			text = pglex.QuoteIdent(t.Text)
+			b = append(b, pglex.QuoteIdent(t.Text)...)
+			continue
 		case pglex.String, pglex.Number:
 			if t.Kind == pglex.Number && planner.IsOrdinal(toks, i) {
 				break // GROUP BY 1 names a column: part of the shape
 			}
 			consts = append(consts, release.Constant{Text: t.Text, String: t.Kind == pglex.String})
-			text = placeholder(len(consts))
+			b = appendPlaceholder(b, len(consts))
+			continue
 		case pglex.Param:
 			c, ok := boundConstant(args, types, t.N)
 			if !ok {
-				text = "NULL"
-				break
+				b = append(b, "NULL"...)
+				continue
 			}
 			consts = append(consts, c)
-			text = placeholder(len(consts))
-		case pglex.Op:
-			text = t.Text
+			b = appendPlaceholder(b, len(consts))
+			continue
 		}
-		if b.Len() > 0 && spaced(prev, t) {
-			b.WriteByte(' ')
-		}
-		b.WriteString(text)
-		prev = t
+		b = append(b, t.Raw...)
 	}
-	return b.String(), consts
+	if len(consts) == 0 {
+		consts = nil
+	}
+	return string(b), consts
 }
 
-func placeholder(n int) string { return "$" + strconv.Itoa(n) }
+func appendPlaceholder(b []byte, n int) []byte { return strconv.AppendInt(append(b, '$'), int64(n), 10) }
 
 // boundConstant is the value bound to $n: a number when the planner read
 // the parameter as one and the value is written as a plain decimal (NaN
@@ -128,7 +139,7 @@ func plainDecimal(s string) bool {
 // spaced says whether a space goes between two tokens: none inside
 // parentheses' edges, before a comma, or between a function's name and its
 // opening parenthesis.
-func spaced(prev, t pglex.Token) bool {
+func spaced(prev, t *pglex.Token) bool {
 	if prev.Kind == pglex.Op && prev.Text == "(" {
 		return false
 	}
