@@ -40,7 +40,7 @@ func releaseQuery(q *ir.Query, bounds *ir.Bounds) *release.Query {
 		out.Bounds = &release.Bounds{MaxRowsPerUnit: bounds.MaxRowsPerUnit, MaxGroupsPerUnit: bounds.MaxGroupsPerUnit}
 	}
 	if q.Where != nil {
-		out.Where = conjuncts(nil, q.Where, false)
+		out.Where = conjuncts(make([]release.Conjunct, 0, topConjuncts(q.Where)), q.Where, false)
 	}
 	return out
 }
@@ -65,6 +65,15 @@ func conjuncts(out []release.Conjunct, p ir.Pred, neg bool) []release.Conjunct {
 		return conjuncts(out, p.Lower(), neg)
 	}
 	return append(out, condition(p, neg))
+}
+
+// topConjuncts is how many conjuncts p's top-level ANDs make, so that
+// they are allocated once: a reconstruction's statement holds a dozen.
+func topConjuncts(p ir.Pred) int {
+	if and, ok := p.(*ir.And); ok {
+		return topConjuncts(and.Left) + topConjuncts(and.Right)
+	}
+	return 1
 }
 
 // alternatives appends p's alternatives to out: an OR's own, flattened, or

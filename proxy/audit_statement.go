@@ -28,12 +28,15 @@ import (
 func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string, []release.Constant) {
 	size, n := 0, 0
 	for _, t := range toks {
-		size += len(t.Raw) + 1
 		if t.Kind == pglex.String || t.Kind == pglex.Number || t.Kind == pglex.Param {
-			n++
+			size, n = size+len("$999 "), n+1
+			continue
 		}
+		size += len(t.Raw) + 1
 	}
-	b := make([]byte, 0, size+2*n)
+	var b strings.Builder // its String does not copy the text
+	b.Grow(size)
+	var digits [20]byte
 	consts := make([]release.Constant, 0, n)
 	prev := &pglex.Token{Kind: pglex.Op, Text: "("}
 	for i := range toks {
@@ -41,40 +44,40 @@ func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string,
 		if t.Kind == pglex.Op && t.Text == ";" && i == len(toks)-1 {
 			break
 		}
-		if len(b) > 0 && spaced(prev, t) {
-			b = append(b, ' ')
+		if b.Len() > 0 && spaced(prev, t) {
+			b.WriteByte(' ')
 		}
 		prev = t
 		switch t.Kind {
 		case pglex.Word, pglex.Op:
-			b = append(b, t.Text...)
+			b.WriteString(t.Text)
 			continue
 		case pglex.QuotedIdent:
-			b = append(b, pglex.QuoteIdent(t.Text)...)
+			b.WriteString(pglex.QuoteIdent(t.Text))
 			continue
 		case pglex.String, pglex.Number:
 			if t.Kind == pglex.Number && planner.IsOrdinal(toks, i) {
 				break // GROUP BY 1 names a column: part of the shape
 			}
 			consts = append(consts, release.Constant{Text: t.Text, String: t.Kind == pglex.String})
-			b = appendPlaceholder(b, len(consts))
+			b.Write(appendPlaceholder(digits[:0], len(consts)))
 			continue
 		case pglex.Param:
 			c, ok := boundConstant(args, types, t.N)
 			if !ok {
-				b = append(b, "NULL"...)
+				b.WriteString("NULL")
 				continue
 			}
 			consts = append(consts, c)
-			b = appendPlaceholder(b, len(consts))
+			b.Write(appendPlaceholder(digits[:0], len(consts)))
 			continue
 		}
-		b = append(b, t.Raw...)
+		b.WriteString(t.Raw)
 	}
 	if len(consts) == 0 {
 		consts = nil
 	}
-	return string(b), consts
+	return b.String(), consts
 }
 
 func appendPlaceholder(b []byte, n int) []byte { return strconv.AppendInt(append(b, '$'), int64(n), 10) }
