@@ -157,11 +157,20 @@ func (s *DB) commitPending() {
 func (s *DB) commitLocked() {
 	s.pendingMu.Lock()
 	batch := s.pending
-	s.pending = nil
+	s.pending, s.written = s.written, nil
 	s.pendingMu.Unlock()
 	if len(batch) == 0 {
+		s.written = batch
 		return
 	}
+	// The batch's slice is the next one's, emptied so that it keeps no
+	// statement alive: a busy server's batches are then not grown anew.
+	defer func() {
+		if cap(batch) <= maxPending {
+			clear(batch)
+			s.written = batch[:0]
+		}
+	}()
 	err := s.writeAudit(batch)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "countwall: audit log write failed:", err)

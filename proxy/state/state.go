@@ -57,6 +57,7 @@ type DB struct {
 	// background flusher (Audit).
 	pendingMu sync.Mutex
 	pending   []AuditEntry
+	written   []AuditEntry // the last batch's slice, emptied, for the next (the writing turn's)
 	closed    bool
 	writing   chan struct{} // the writing turn: capacity 1, held by sending
 	kick      chan struct{} // wakes the flusher; capacity 1
