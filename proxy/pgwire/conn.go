@@ -60,8 +60,9 @@ type conn struct {
 	// with the session's settings just before its first (setlocal.go).
 	localSettings map[string]proxy.Settings
 
-	mu      sync.Mutex
-	running context.CancelFunc // the statement in flight, for cancel requests
+	mu       sync.Mutex
+	running  context.CancelFunc // the statement in flight, for cancel requests and its deadline
+	deadline deadline           // the statement in flight's (deadline.go)
 
 	ended atomic.Bool // the engine ended the session (session.go)
 
@@ -232,20 +233,18 @@ func (c *conn) ready() {
 // run executes one statement with the query deadline, cancellable by a
 // CancelRequest. The session logs and audits it.
 func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
-	var ctx context.Context
-	var cancel context.CancelFunc
-	if t := c.srv.opts.QueryTimeout; t > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), t)
-	} else {
-		ctx, cancel = context.WithCancel(context.Background())
-	}
+	ctx, cancel := context.WithCancel(context.Background())
 	ctx = proxy.WithHeldAnswers(ctx, &c.held)
 	c.mu.Lock()
 	c.running = cancel
+	if t := c.srv.opts.QueryTimeout; t > 0 {
+		c.armDeadline(t)
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		c.running = nil
+		c.disarmDeadline()
 		c.mu.Unlock()
 		cancel()
 	}()
