@@ -16,18 +16,29 @@ import (
 // it exactly as PostgreSQL's read the original: strings re-escaped for a
 // reader where backslash escapes, identifiers in backquotes, no comments.
 
-// grammarWords stay unquoted for the MySQL-grammar parser because the COUNT
-// language (or a construct countwall names when it refuses it) uses them as
-// keywords. Every other word is an identifier, as PostgreSQL would read it,
-// and goes to the parser in backquotes, so that a MySQL-only keyword such as
-// div, regexp or interval is a column name, as it is in PostgreSQL.
-var grammarWords = map[string]bool{"between": true, "by": true, "exists": true, "escape": true}
+// isGrammarWord reports whether w stays unquoted for the MySQL-grammar
+// parser because the COUNT language (or a construct countwall names when it
+// refuses it) uses it as a keyword. Every other word is an identifier, as
+// PostgreSQL would read it, and goes to the parser in backquotes, so that a
+// MySQL-only keyword such as div, regexp or interval is a column name, as it
+// is in PostgreSQL. It and allowedOp are switches: they are asked of every
+// token of every statement, where a map's hashing costs more.
+func isGrammarWord(w string) bool {
+	switch w {
+	case "between", "by", "exists", "escape":
+		return true
+	}
+	return false
+}
 
-// allowedOps are the operators and punctuation the COUNT language uses.
-var allowedOps = map[string]bool{
-	"(": true, ")": true, ",": true, ";": true, ".": true, "*": true,
-	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true,
-	"+": true, "-": true, "/": true, "%": true,
+// allowedOp reports whether op is one of the operators and punctuation the
+// COUNT language uses.
+func allowedOp(op string) bool {
+	switch op {
+	case "(", ")", ",", ";", ".", "*", "=", "<>", "<", "<=", ">", ">=", "+", "-", "/", "%":
+		return true
+	}
+	return false
 }
 
 // mysqlText is the parser's text with where each token starts in it.
@@ -54,13 +65,21 @@ func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysq
 		size += len(t.Text) + 6 // a space, backquotes or quotes, a slot's number
 	}
 	b.Grow(size)
-	out := mysqlText{toks: toks, starts: make([]int, len(toks))}
+	out := mysqlText{toks: toks}
+	if slot == nil {
+		// Where each token starts places a syntax error; a shape's text
+		// (slot set) is never shown: a shape the parser refuses is read
+		// from the statement's own text.
+		out.starts = make([]int, len(toks))
+	}
 	slots := 0
 	for i, t := range toks {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		out.starts[i] = b.Len()
+		if out.starts != nil {
+			out.starts[i] = b.Len()
+		}
 		if slot != nil && (t.Kind == pglex.String || t.Kind == pglex.Number) && slot(i, t) {
 			slots++
 			b.WriteString(literalSlotPrefix)
@@ -70,7 +89,7 @@ func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysq
 		switch t.Kind {
 		case pglex.Word:
 			nextIsParen := i+1 < len(toks) && toks[i+1].Kind == pglex.Op && toks[i+1].Text == "("
-			if pglex.IsReserved(t.Text) || grammarWords[t.Text] || nextIsParen {
+			if pglex.IsReserved(t.Text) || isGrammarWord(t.Text) || nextIsParen {
 				b.WriteString(t.Text)
 			} else {
 				writeBackquoted(&b, t.Text)
@@ -100,7 +119,7 @@ func renderSlots(toks []pglex.Token, slot func(i int, t pglex.Token) bool) (mysq
 			case t.Text == "::":
 				return mysqlText{}, pgerror.Errorf(pgerror.FeatureNotSupported, "type casts (::) are not supported")
 			case t.Text == "<=>" && t.Raw == notDistinctRaw:
-			case !allowedOps[t.Text]:
+			case !allowedOp(t.Text):
 				return mysqlText{}, pgerror.Errorf(pgerror.FeatureNotSupported, "operator %s is not supported", pglex.Shorten(t.Raw))
 			}
 			b.WriteString(t.Text)
