@@ -137,10 +137,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Nee
 	// first of its rows there, which one carry round finds.
 	scratch := wordScratch.take(len(rows))
 	left := *scratch
-	for wi, w := range rows {
-		left[wi] = w &^ unit.nulls[wi]
-	}
-	units, _ = carryRounds(left, endsAhead, 1)
+	units, _ = carryRounds(rows, unit.nulls, endsAhead, left, 1)
 	if keys != nil {
 		for wi, w := range rows {
 			for first := w &^ unit.nulls[wi] &^ left[wi]; first != 0; first &= first - 1 {

@@ -133,20 +133,22 @@ const maxCarryRounds = 8
 // the last row. Its work is the same whichever rows match: perRow rounds
 // over the words, four to a pass.
 func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs ir.Needs) ir.Cell {
-	scratch := wordScratch.take(len(matched))
-	left := *scratch // the matching rows not yet found, with a unit
-	for w, m := range matched {
-		left[w] = m &^ nulls[w]
+	// A C of 4 or less is one pass that reads the matching rows and keeps
+	// nothing; a larger C keeps the rows not yet found for the next pass.
+	var left bitset
+	var scratch *[]uint64
+	if perRow > 4 {
+		scratch = wordScratch.take(len(matched))
+		left = *scratch
 	}
-	var count, units int64
-	for done := int64(0); done < perRow; done += 4 {
-		taken, first := carryRounds(left, endsAhead, int(min(perRow-done, 4)))
+	count, units := carryRounds(matched, nulls, endsAhead, left, int(min(perRow, 4)))
+	for done := int64(4); done < perRow; done += 4 {
+		taken, _ := carryRounds(left, nulls, endsAhead, left, int(min(perRow-done, 4)))
 		count += taken
-		if done == 0 {
-			units = first
-		}
 	}
-	wordScratch.put(scratch)
+	if scratch != nil {
+		wordScratch.put(scratch)
+	}
 	c := ir.Cell{InDomain: true, Count: count}
 	if needs.Units {
 		c.Units = units
@@ -154,14 +156,21 @@ func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs
 	return c
 }
 
-// carryRounds takes out of left, in one pass, the first rounds (1 to 4)
-// rows of each run, and returns how many it took in all and in the first
-// round. Each round keeps its carry across words in a variable of its own.
-func carryRounds(left, endsAhead bitset, rounds int) (taken, first int64) {
-	endsAhead = endsAhead[:len(left)]
+// carryRounds takes out of the rows of in that are not NULL, in one pass,
+// the first rounds (1 to 4) rows of each run, and returns how many it took
+// in all and in the first round; the rows left are written to left unless
+// it is nil (which may be in itself). Each round keeps its carry across
+// words in a variable of its own.
+func carryRounds(in, nulls, endsAhead, left bitset, rounds int) (taken, first int64) {
+	nulls, endsAhead = nulls[:len(in)], endsAhead[:len(in)]
+	keep := left != nil
+	if keep {
+		left = left[:len(in)]
+	}
 	var c0, c1, c2, c3 uint64
 	var all, firsts int
-	for w, m := range left {
+	for w, m := range in {
+		m &^= nulls[w]
 		propagate := ^endsAhead[w]
 		// Each step keeps the rows a matching row precedes in their run.
 		g := m & propagate
@@ -188,7 +197,9 @@ func carryRounds(left, endsAhead bitset, rounds int) (taken, first int64) {
 			}
 		}
 		all += bits.OnesCount64(m &^ rest)
-		left[w] = rest
+		if keep {
+			left[w] = rest
+		}
 	}
 	return int64(all), int64(firsts)
 }
