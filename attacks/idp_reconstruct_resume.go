@@ -15,6 +15,9 @@ type ReconstructParams struct {
 	// stopped part way: the columns it completed are taken as it found them
 	// and not asked again.
 	Resume string
+	// Search is how a split cuts a range of values: SearchWeighted (the
+	// default, "") or SearchHalving (the paper's).
+	Search string
 }
 
 // resumePoint is where a run picks up an earlier one: the columns it
