@@ -209,15 +209,36 @@ func (a *partsArena) copy(p []uint32) []uint32 {
 	return a.free[n:len(a.free):len(a.free)]
 }
 
-// fifo is a queue of entries in blocks, each let go once read.
+// fifo is a queue of entries in blocks, each let go once read. A box's
+// implicit groups are queued column after column as it is made and
+// narrowed: consecutive entries of one box's columns are held as one run
+// (the first column's entry and how many follow), which a whole search's
+// tens of millions of queued groups need a tenth of the room for.
 type fifo struct {
 	blocks [][]uint64
 	head   int
+	// taken is how many of the head entry's run were read.
+	taken uint64
 }
 
-const fifoBlock = 1 << 12
+const (
+	fifoBlock = 1 << 12
+	runShift  = 40 // the run's further columns, above the column's place
+	runMask   = uint64(0x3f) << runShift
+)
 
 func (q *fifo) push(e uint64) {
+	if n := len(q.blocks); n > 0 && e&groupBit == 0 {
+		last := q.blocks[n-1]
+		if i := len(last) - 1; i >= 0 && (n > 1 || i >= q.head) {
+			l := last[i]
+			run := l & runMask >> runShift
+			if l&groupBit == 0 && entryID(l) == entryID(e) && uint64(entryPos(l))+run+1 == uint64(entryPos(e)) && run+1 < runMask>>runShift {
+				last[i] = l&^runMask | (run+1)<<runShift
+				return
+			}
+		}
+	}
 	if n := len(q.blocks); n == 0 || len(q.blocks[n-1]) == fifoBlock {
 		q.blocks = append(q.blocks, make([]uint64, 0, fifoBlock))
 	}
@@ -229,8 +250,19 @@ func (q *fifo) pop() (uint64, bool) {
 	for len(q.blocks) > 0 {
 		b := q.blocks[0]
 		if q.head < len(b) {
-			q.head++
-			return b[q.head-1], true
+			e := b[q.head]
+			run := e & runMask >> runShift
+			out := e&^runMask + q.taken<<posShift
+			if e&groupBit != 0 {
+				out = e
+			}
+			if e&groupBit != 0 || q.taken == run {
+				q.head++
+				q.taken = 0
+			} else {
+				q.taken++
+			}
+			return out, true
 		}
 		if len(b) < fifoBlock {
 			return 0, false // the last block, read up to where it is filled
