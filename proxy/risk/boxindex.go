@@ -50,15 +50,11 @@ func mix(h uint64, x uint32) uint64 {
 	return h ^ h>>32
 }
 
-// An entry: used bit, a 15-bit tag of the hash, and a payload: an id (a
-// box's, or a group's under groupBit) and, for a box's implicit group,
-// its column's place.
+// A queue entry is an id: a box's, or a group's under groupBit, and for
+// a box's implicit group its column's place.
 const (
-	usedBit     = uint64(1) << 63
-	tagMask     = uint64(0x7fff) << 48
-	payloadMask = uint64(1)<<48 - 1
-	groupBit    = uint64(1) << 47
-	posShift    = 32
+	groupBit = uint64(1) << 47
+	posShift = 32
 )
 
 func groupEntry(id uint32) uint64 { return groupBit | uint64(id) }
@@ -69,10 +65,40 @@ func entryID(e uint64) uint32 { return uint32(e) }
 
 func entryPos(e uint64) int32 { return int32(e>>posShift) & 0xff }
 
+// A table's entry: the used bit, 31 bits of the key's hash (which place
+// it in the table, so a growth moves entries without reading their keys)
+// and a payload: a box's id in the table of boxes; in the table of groups
+// a group's id under slotGroupBit, or a box's id and, above it, the place
+// of the column of its implicit group.
+const (
+	usedBit        = uint64(1) << 63
+	fingerprints   = 33 // the hash's bits below the fingerprint
+	fingerprintBit = 32 // the fingerprint's place in an entry
+	slotGroupBit   = uint32(1) << 31
+	slotPosShift   = 26
+	// maxImplicitBox bounds the ids of boxes that have implicit groups
+	// (the payload's bits below the place): a larger box's groups are
+	// made at once.
+	maxImplicitBox = uint32(1) << slotPosShift
+)
+
+func slotEntry(hash uint64, payload uint32) uint64 {
+	return usedBit | hash>>fingerprints<<fingerprintBit | uint64(payload)
+}
+
+func slotPayload(e uint64) uint32 { return uint32(e) }
+
+func slotFingerprint(e uint64) uint64 { return e &^ usedBit >> fingerprintBit }
+
+func slotGroup(id uint32) uint32 { return slotGroupBit | id }
+
+func slotImplicit(box uint32, pos int) uint32 { return uint32(pos)<<slotPosShift | box }
+
 // idTable is an open-addressing table of entries (0: empty), in shards
-// by a few bits of the hash, each grown on its own: a whole search's
-// table of groups runs to a gigabyte, and grown at once it would hold its
-// old slots and twice as many new ones together.
+// by a few bits of the hash, each grown on its own by a quarter past four
+// fifths full: a whole search's table of groups runs to a gigabyte, and
+// grown at once it would hold its old slots and as many new ones
+// together.
 type idTable struct{ shards [tableShards]idShard }
 
 type idShard struct {
@@ -83,11 +109,15 @@ type idShard struct {
 const (
 	shardBits   = 6
 	tableShards = 1 << shardBits
-	shardShift  = 40 // the hash's bits that pick a shard: not the slot's, not the tag's
 	slotBits    = 25 // a slot is its shard's number above its place in it (in an int of 32 bits)
 )
 
-func shardOf(hash uint64) int { return int(hash>>shardShift) & (tableShards - 1) }
+// shardOf is the shard of a hash: its lowest bits, none of the
+// fingerprint's.
+func shardOf(hash uint64) int { return int(hash) & (tableShards - 1) }
+
+// home is the place of a fingerprint in a shard of n slots.
+func home(fingerprint uint64, n int) int { return int(fingerprint * uint64(n) >> (64 - fingerprints)) }
 
 // set overwrites the entry at a slot find gave.
 func (t *idTable) set(slot int, e uint64) {
@@ -101,30 +131,33 @@ func (s *splitter) find(t *idTable, q *keyQuery) (int, uint64, bool) {
 	if sh.slots == nil {
 		sh.slots = make([]uint64, 1<<6)
 	}
-	mask := len(sh.slots) - 1
-	tag := q.hash >> 49 << 48
-	for i := int(q.hash) & mask; ; i = (i + 1) & mask {
+	fp := q.hash >> fingerprints
+	for i := home(fp, len(sh.slots)); ; i++ {
+		if i == len(sh.slots) {
+			i = 0
+		}
 		e := sh.slots[i]
 		if e == 0 {
 			return n<<slotBits | i, 0, false
 		}
-		if e&tagMask == tag && s.matches(e, q) {
+		if slotFingerprint(e) == fp && s.matches(slotPayload(e), q) {
 			return n<<slotBits | i, e, true
 		}
 	}
 }
 
-// matches says whether entry e names q's box or group.
-func (s *splitter) matches(e uint64, q *keyQuery) bool {
+// matches says whether the payload p names q's box or group.
+func (s *splitter) matches(p uint32, q *keyQuery) bool {
 	m, pos := (*box)(nil), -1
 	switch {
 	case !q.group:
-		m = s.order[entryID(e)]
-	case e&groupBit != 0:
-		g := s.groups[entryID(e)]
+		m = s.order[p]
+	case p&slotGroupBit != 0:
+		g := s.groups[p&^slotGroupBit]
 		m, pos = g.members[0], int(g.pos)
 	default:
-		m, pos = s.order[entryID(e)], int(entryPos(e))
+		r := implicitRef(s, p)
+		m, pos = r.b, int(r.pos)
 	}
 	if m.family != q.family || pos >= 0 && s.ids.sets[m.parts[pos]].column != q.column {
 		return false
@@ -161,39 +194,28 @@ func sameBut(a []uint32, ai int, b []uint32, bi int) bool {
 }
 
 // insert fills the empty slot find gave for q, growing its shard past
-// three quarters full.
-func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint64) {
-	t.set(slot, usedBit|q.hash>>49<<48|payload)
+// four fifths full.
+func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint32) {
+	t.set(slot, slotEntry(q.hash, payload))
 	sh := &t.shards[slot>>slotBits]
 	sh.n++
-	if sh.n*4 < len(sh.slots)*3 {
+	if sh.n*5 < len(sh.slots)*4 {
 		return
 	}
 	old := sh.slots
-	sh.slots = make([]uint64, 2*len(old))
-	mask := len(sh.slots) - 1
+	sh.slots = make([]uint64, len(old)+len(old)/4)
 	for _, e := range old {
 		if e == 0 {
 			continue
 		}
-		h := s.entryKey(e, q.group).hash
-		i := int(h) & mask
+		i := home(slotFingerprint(e), len(sh.slots))
 		for sh.slots[i] != 0 {
-			i = (i + 1) & mask
+			if i++; i == len(sh.slots) {
+				i = 0
+			}
 		}
 		sh.slots[i] = e
 	}
-}
-
-// entryKey is the key of the box or group an entry names.
-func (s *splitter) entryKey(e uint64, group bool) keyQuery {
-	if !group {
-		b := s.order[entryID(e)]
-		return boxKey(b.family, b.parts, -1)
-	}
-	r := s.refOf(e)
-	b, pos := r.first()
-	return groupKey(b.family, b.parts, int(pos), s.ids.sets[b.parts[pos]].column)
 }
 
 // partsArena holds boxes' parts in shared blocks: one allocation per

@@ -5,28 +5,39 @@ import (
 	"testing"
 )
 
-// TestEntriesEncode: an entry's payload gives back the id, the group bit
-// and an implicit group's column place, exactly.
+// TestEntriesEncode: a table's entry gives back its fingerprint and its
+// payload's id, group bit and implicit group's column place, exactly; a
+// queue's entry its id and place.
 func TestEntriesEncode(t *testing.T) {
 	tests := []struct {
-		e     uint64
-		id    uint32
-		pos   int32
-		group bool
+		payload uint32
+		id      uint32
+		pos     int32
+		group   bool
 	}{
-		{implicitEntry(0, 0), 0, 0, false},
-		{implicitEntry(7, 3), 7, 3, false},
-		{implicitEntry(1<<32-1, 31), 1<<32 - 1, 31, false},
-		{groupEntry(42), 42, 0, true},
-		{groupEntry(1<<32 - 1), 1<<32 - 1, 0, true},
+		{slotImplicit(0, 0), 0, 0, false},
+		{slotImplicit(7, 3), 7, 3, false},
+		{slotImplicit(maxImplicitBox-1, 31), maxImplicitBox - 1, 31, false},
+		{slotGroup(42), 42, 0, true},
+		{slotGroup(1<<31 - 1), 1<<31 - 1, 0, true},
 	}
 	for _, tc := range tests {
-		if tc.e&^payloadMask != 0 {
-			t.Errorf("entry %#x reaches past the payload", tc.e)
+		for _, hash := range []uint64{0, 1<<64 - 1, 0x0123456789abcdef} {
+			e := slotEntry(hash, tc.payload)
+			if slotPayload(e) != tc.payload || slotFingerprint(e) != hash>>fingerprints || e&usedBit == 0 {
+				t.Errorf("entry %#x of hash %#x: payload %#x, fingerprint %#x", e, hash, slotPayload(e), slotFingerprint(e))
+			}
 		}
-		e := usedBit | tagMask | tc.e // the tag leaves the payload alone
-		if id, group := entryID(e), e&groupBit != 0; id != tc.id || group != tc.group || !group && entryPos(e) != tc.pos {
-			t.Errorf("entry %#x: id %d, group %t, place %d; want %d, %t, %d", e, id, group, entryPos(e), tc.id, tc.group, tc.pos)
+		if group := tc.payload&slotGroupBit != 0; group != tc.group {
+			t.Errorf("payload %#x: group %t, want %t", tc.payload, group, tc.group)
+		}
+		if !tc.group {
+			if id, pos := implicitOf(tc.payload); id != tc.id || pos != tc.pos {
+				t.Errorf("payload %#x: box %d, place %d; want %d, %d", tc.payload, id, pos, tc.id, tc.pos)
+			}
+		}
+		if q := implicitEntry(tc.id, int(tc.pos)); !tc.group && (entryID(q) != tc.id || entryPos(q) != tc.pos || q&groupBit != 0) {
+			t.Errorf("queue entry %#x: id %d, place %d", q, entryID(q), entryPos(q))
 		}
 	}
 }

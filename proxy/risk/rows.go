@@ -81,7 +81,7 @@ func (s *splitter) withPart(parts []uint32, pos int, id uint32) []uint32 {
 func (s *splitter) lookup(family uint32, parts []uint32, skip int) *box {
 	q := boxKey(family, parts, skip)
 	if _, e, ok := s.find(&s.boxIndex, &q); ok {
-		return s.order[entryID(e)]
+		return s.order[slotPayload(e)]
 	}
 	return nil
 }

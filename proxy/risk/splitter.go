@@ -125,11 +125,11 @@ func (s *splitter) box(family uint32, parts []uint32) *box {
 	q := boxKey(family, parts, -1)
 	slot, e, ok := s.find(&s.boxIndex, &q)
 	if ok {
-		return s.order[entryID(e)]
+		return s.order[slotPayload(e)]
 	}
 	b := &box{id: uint32(len(s.order)), family: family, parts: s.arena.copy(parts), hi: math.Inf(1)}
 	s.order = append(s.order, b)
-	s.insert(&s.boxIndex, slot, &q, uint64(b.id))
+	s.insert(&s.boxIndex, slot, &q, b.id)
 	for i := range b.parts {
 		s.join(b, i)
 	}
@@ -146,14 +146,17 @@ func (s *splitter) join(b *box, i int) {
 	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
 	slot, e, ok := s.find(&s.groupIndex, &q)
 	switch {
-	case !ok && i < implicitPlaces:
-		s.insert(&s.groupIndex, slot, &q, implicitEntry(b.id, i))
+	case !ok && i < implicitPlaces && b.id < maxImplicitBox:
+		s.insert(&s.groupIndex, slot, &q, slotImplicit(b.id, i))
 		s.markWhole(b, i)
 		s.enqueue(groupRef{b: b, pos: int32(i)})
 		return
 	case !ok:
 		g := s.newGroup(b, i)
-		s.insert(&s.groupIndex, slot, &q, groupEntry(g.id))
+		s.insert(&s.groupIndex, slot, &q, slotGroup(g.id))
+		if i < implicitPlaces {
+			b.made |= 1 << i
+		}
 		s.markWhole(b, i)
 		s.enqueue(groupRef{g: g})
 		return
@@ -167,7 +170,7 @@ func (s *splitter) join(b *box, i int) {
 		r.g.queued = r.b.queued&bit != 0
 		r.b.queued &^= bit
 		r.b.made |= bit
-		s.groupIndex.set(slot, e&^payloadMask|groupEntry(r.g.id))
+		s.groupIndex.set(slot, slotEntry(q.hash, slotGroup(r.g.id)))
 	}
 	if i < implicitPlaces {
 		b.made |= 1 << i
@@ -192,11 +195,20 @@ func (s *splitter) newGroup(first *box, pos int) *splitGroup {
 
 // refOf is the group an entry of groupIndex names.
 func (s *splitter) refOf(e uint64) groupRef {
-	if e&groupBit != 0 {
-		return groupRef{g: s.groups[entryID(e)]}
+	if p := slotPayload(e); p&slotGroupBit != 0 {
+		return groupRef{g: s.groups[p&^slotGroupBit]}
 	}
-	return groupRef{b: s.order[entryID(e)], pos: entryPos(e)}
+	return implicitRef(s, slotPayload(e))
 }
+
+// implicitRef is the implicit group a payload names.
+func implicitRef(s *splitter, p uint32) groupRef {
+	box, pos := implicitOf(p)
+	return groupRef{b: s.order[box], pos: pos}
+}
+
+// implicitOf is the box and column place of an implicit group's payload.
+func implicitOf(p uint32) (uint32, int32) { return p & (maxImplicitBox - 1), int32(p >> slotPosShift) }
 
 // groupAt is the group of b's i-th column (made with b).
 func (s *splitter) groupAt(b *box, i int) groupRef {
