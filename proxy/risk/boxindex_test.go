@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -166,5 +167,30 @@ func TestEvidenceLinksAndQueue(t *testing.T) {
 		if e, ok := q.pop(); ok {
 			t.Fatalf("%d pushed and popped: pop gave %d", n, e)
 		}
+	} // One box's columns queued in a row are one entry, read back one
+	// column at a time, in order, and a run read part way goes on.
+	want := []uint64{implicitEntry(5, 0), implicitEntry(5, 1), implicitEntry(5, 2), groupEntry(5),
+		implicitEntry(5, 3), implicitEntry(6, 4), implicitEntry(6, 5), implicitEntry(6, 7), implicitEntry(6, 8)}
+	q = fifo{}
+	for _, e := range want[:7] {
+		q.push(e)
+	}
+	if got := len(q.blocks[0]); got != 4 {
+		t.Errorf("%d entries held for 7 pushed, want 4", got)
+	}
+	var got []uint64
+	e, _ := q.pop()
+	got = append(got, e)
+	q.push(want[7]) // not the next column of box 6: its own entry
+	q.push(want[8])
+	for {
+		e, ok := q.pop()
+		if !ok {
+			break
+		}
+		got = append(got, e)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("popped %x, want %x", got, want)
 	}
 }
