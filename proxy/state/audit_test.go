@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,6 +207,46 @@ INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate,
 	}
 	if len(got) != 2 || got[0].Analyst != "old" || got[0].ChargeKind != "" || got[1].Epsilon != 0.5 {
 		t.Errorf("after migration: %+v", got)
+	}
+}
+
+// TestOldAuditTableMovesEveryRow: an old table of more rows than one
+// multi-row INSERT holds moves whole, in its order.
+func TestOldAuditTableMovesEveryRow(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	old, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`CREATE TABLE audit (id INTEGER PRIMARY KEY, at TEXT NOT NULL, analyst TEXT NOT NULL, fingerprint TEXT NOT NULL,
+	kind TEXT NOT NULL, mechanism TEXT NOT NULL, outcome TEXT NOT NULL, sqlstate TEXT NOT NULL, reason TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	n := 2*auditRowsPerInsert + 3
+	for i := range n {
+		if _, err := old.Exec(`INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason)
+		VALUES ('2026-01-01T00:00:00Z', ?, 'f0', 'query', 'exact', 'answered', '', '')`, fmt.Sprint("old-", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.ListAudit(ctx, AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("%d rows after the move, want %d", len(got), n)
+	}
+	for i, e := range got {
+		if want := fmt.Sprint("old-", i); e.Analyst != want {
+			t.Errorf("row %d: analyst %q, want %q", i, e.Analyst, want)
+		}
 	}
 }
 

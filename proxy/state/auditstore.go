@@ -168,7 +168,7 @@ func (s *DB) migrateAudit(ctx context.Context) error {
 		return fmt.Errorf("moving the old audit log: %w", err)
 	}
 	w := newAuditTx(s, auditStmts{
-		row: connExecer{conn, insertAuditRow}, ctxInsert: connExecer{conn, insertAuditContext}, ctxSelect: connExecer{conn, selectAuditContext},
+		row: connExecer{conn, insertAuditRow}, rows: connExecer{conn, insertAuditRows}, ctxInsert: connExecer{conn, insertAuditContext}, ctxSelect: connExecer{conn, selectAuditContext},
 		shapeInsert: connExecer{conn, insertAuditShape}, shapeSelect: connExecer{conn, selectAuditShape},
 		textInsert: connExecer{conn, insertAuditText}, textSelect: connExecer{conn, selectAuditText}})
 	if err := s.moveOldAudit(ctx, conn, w, cols); err != nil {
