@@ -76,10 +76,12 @@ type Querier interface {
 
 // RunError turns a failure into what the caller should see: a cancelled or
 // timed-out Run is pgerror.QueryCanceled, as PostgreSQL reports it; anything else
-// is wrapped with the table's name.
+// is wrapped with the table's name. A Run is timed out when its own
+// deadline passed or its caller cancelled it with the deadline as the
+// cause (the wire's statement timer).
 func RunError(ctx context.Context, timeout time.Duration, t *ir.Table, err error) error {
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		return &pgerror.Error{Code: pgerror.QueryCanceled, Message: "canceling statement due to statement timeout",
 			Hint: fmt.Sprintf("The firewall stops a query after %s.", timeout)}
 	case ctx.Err() != nil:

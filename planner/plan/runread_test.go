@@ -49,6 +49,12 @@ func TestRunError(t *testing.T) {
 	defer cancel()
 	cancelled, cancel2 := context.WithCancel(context.Background())
 	cancel2()
+	// The wire's statement timer cancels the statement's context with the
+	// deadline as the cause; the Run's own deadline has not passed.
+	timer, cancel3 := context.WithCancelCause(context.Background())
+	cancel3(context.DeadlineExceeded)
+	timedOut, cancel4 := context.WithTimeout(timer, time.Hour)
+	defer cancel4()
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
@@ -58,6 +64,7 @@ func TestRunError(t *testing.T) {
 	}{
 		{"deadline", expired, cause, pgerror.QueryCanceled, "canceling statement due to statement timeout"},
 		{"cancel", cancelled, cause, pgerror.QueryCanceled, "canceling statement due to user request"},
+		{"the caller's deadline", timedOut, cause, pgerror.QueryCanceled, "canceling statement due to statement timeout"},
 		{"other", context.Background(), cause, "", `planner: counting in table "people": disk I/O error`},
 	} {
 		err := plan.RunError(tc.ctx, 3*time.Second, people, tc.err)

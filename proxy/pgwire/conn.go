@@ -61,8 +61,8 @@ type conn struct {
 	localSettings map[string]proxy.Settings
 
 	mu       sync.Mutex
-	running  context.CancelFunc // the statement in flight, for cancel requests and its deadline
-	deadline deadline           // the statement in flight's (deadline.go)
+	running  context.CancelCauseFunc // the statement in flight, for cancel requests and its deadline
+	deadline deadline                // the statement in flight's (deadline.go)
 
 	ended atomic.Bool // the engine ended the session (session.go)
 
@@ -77,7 +77,7 @@ func (c *conn) cancelRunning() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running != nil {
-		c.running()
+		c.running(nil)
 	}
 }
 
@@ -233,7 +233,7 @@ func (c *conn) ready() {
 // run executes one statement with the query deadline, cancellable by a
 // CancelRequest. The session logs and audits it.
 func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ctx = proxy.WithHeldAnswers(ctx, &c.held)
 	c.mu.Lock()
 	c.running = cancel
@@ -246,7 +246,7 @@ func (c *conn) run(st *proxy.Statement, args []*string) (*proxy.Result, error) {
 		c.running = nil
 		c.disarmDeadline()
 		c.mu.Unlock()
-		cancel()
+		cancel(nil)
 	}()
 	var res *proxy.Result
 	err := c.guard("exec", func() (err error) {

@@ -1,11 +1,16 @@
 package pgwire
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A statement's deadline is one timer per connection, armed as each
 // statement starts and stopped as it ends, which cancels the statement in
-// flight (as a CancelRequest does) when it fires: a context with its own
-// deadline made a timer, and three allocations, for every statement.
+// flight when it fires, as a CancelRequest does but with the deadline as
+// the cause, so that the statement is reported as timed out: a context
+// with its own deadline made a timer, and three allocations, for every
+// statement.
 type deadline struct {
 	timer *time.Timer
 	at    time.Time // when the armed statement's time is up; zero when none is armed
@@ -17,7 +22,7 @@ type deadline struct {
 // with the timer.
 func (c *conn) armDeadline(d time.Duration) {
 	if d < time.Millisecond {
-		c.running()
+		c.running(context.DeadlineExceeded)
 		return
 	}
 	c.deadline.at = time.Now().Add(d)
@@ -44,6 +49,6 @@ func (c *conn) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running != nil && !c.deadline.at.IsZero() && !time.Now().Before(c.deadline.at) {
-		c.running()
+		c.running(context.DeadlineExceeded)
 	}
 }

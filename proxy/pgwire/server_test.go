@@ -345,8 +345,8 @@ func TestStatementTimeout(t *testing.T) {
 	conn := ts.connect(t, pgx.QueryExecModeSimpleProtocol)
 	_, err := conn.Exec(context.Background(), "SELECT age, COUNT(*) FROM people GROUP BY age")
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
-		t.Fatalf("error %v, want 57014", err)
+	if !errors.As(err, &pgErr) || pgErr.Code != "57014" || pgErr.Message != "canceling statement due to statement timeout" {
+		t.Fatalf("error %v, want 57014 for the statement timeout", err)
 	}
 }
 
