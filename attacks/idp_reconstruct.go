@@ -270,19 +270,31 @@ func (r *reconstruction) splitGroups(ctx context.Context, oracles []*ThresholdOr
 	}
 	work(searches[0], steps[0])
 	wg.Wait()
+	r.gatherInconsistent(searches)
+	// Without an error every group was reported: reported is len(groups).
+	return joinSplits(groups[:reported], parts), reported, firstErr
+}
+
+// gatherInconsistent counts the searches' inconsistent answers on
+// r.oracle.
+func (r *reconstruction) gatherInconsistent(searches []*ThresholdOracle) {
 	for _, o := range searches {
 		if o != r.oracle {
 			r.oracle.Inconsistent += o.Inconsistent
 			o.Inconsistent = 0
 		}
 	}
-	// Without an error every group was reported: reported is len(groups).
-	for gi, g := range groups[:reported] {
+}
+
+// joinSplits is each group extended by each of its splits' values, in
+// the order of the groups and then of their splits.
+func joinSplits(groups []recGroup, parts [][]recGroup) (next []recGroup) {
+	for gi, g := range groups {
 		for _, p := range parts[gi] {
 			next = append(next, recGroup{vals: append(slices.Clip(g.vals), p.vals[0]), count: p.count})
 		}
 	}
-	return next, reported, firstErr
+	return next
 }
 
 // searches are the searches that split a column's groups at once: one per
