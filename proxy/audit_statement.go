@@ -80,7 +80,9 @@ func shapeText(toks []pglex.Token, args []*string, types []pgtypes.OID) (string,
 	return b.String(), consts
 }
 
-func appendPlaceholder(b []byte, n int) []byte { return strconv.AppendInt(append(b, '$'), int64(n), 10) }
+func appendPlaceholder(b []byte, n int) []byte {
+	return strconv.AppendInt(append(b, '$'), int64(n), 10)
+}
 
 // boundConstant is the value bound to $n: a number when the planner read
 // the parameter as one and the value is written as a plain decimal (NaN
