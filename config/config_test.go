@@ -128,6 +128,7 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"epsilon default out of range", [2]string{"default: 0.1", "default: 0.9"}, "budget.epsilon.default: 0.9 is outside"},
 		{"plain password", [2]string{`"SCRAM-SHA-256$4096:c2FsdA==$c3RvcmVk:c2VydmVy"`, "hunter2"}, "analysts.alice.password"},
 		{"bad timeout", [2]string{"query_timeout: 3s", "query_timeout: 0s"}, "server.query_timeout"},
+		{"timeout under a millisecond", [2]string{"query_timeout: 3s", "query_timeout: 500us"}, "server.query_timeout: must be a duration of at least 1ms"},
 		{"bad auth timeout", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  auth_timeout: -1s"}, "server.auth_timeout: must be a positive duration"},
 		{"no pending logins", [2]string{"query_timeout: 3s", "query_timeout: 3s\n  max_pending_auth: 0"}, "server.max_pending_auth: must be at least 1"},
 		{"zero groups per unit", [2]string{"privacy_unit: ID", "privacy_unit: ID\n    max_groups_per_unit: 0"}, "tables.people.max_groups_per_unit: must be a whole number >= 1"},

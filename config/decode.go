@@ -136,8 +136,10 @@ func (cfg *Config) checkServer(p *problems) {
 	if cfg.Server.MaxConnections < 1 {
 		p.fail("server.max_connections", "must be at least 1")
 	}
-	if cfg.Server.QueryTimeout <= 0 {
-		p.fail("server.query_timeout", "must be a positive duration such as 10s")
+	if cfg.Server.QueryTimeout < time.Millisecond {
+		// PostgreSQL counts statement_timeout in milliseconds; a shorter
+		// time is up before any statement can run.
+		p.fail("server.query_timeout", "must be a duration of at least 1ms, such as 10s")
 	}
 	if cfg.Server.AuthTimeout <= 0 {
 		p.fail("server.auth_timeout", "must be a positive duration such as 10s")
