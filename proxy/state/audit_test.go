@@ -178,21 +178,34 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-// TestOldAuditTableGainsChargeColumns: a state database written before the
-// charge columns existed opens, keeps its rows and takes new ones.
-func TestOldAuditTableGainsChargeColumns(t *testing.T) {
-	ctx := context.Background()
+// writeOldAuditTable writes a state database as it was before the charge
+// columns, its audit table holding a row for each analyst given, in order.
+func writeOldAuditTable(t *testing.T, analysts ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
 	old, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer old.Close()
 	if _, err := old.Exec(`CREATE TABLE audit (id INTEGER PRIMARY KEY, at TEXT NOT NULL, analyst TEXT NOT NULL, fingerprint TEXT NOT NULL,
-	kind TEXT NOT NULL, mechanism TEXT NOT NULL, outcome TEXT NOT NULL, sqlstate TEXT NOT NULL, reason TEXT NOT NULL);
-INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason) VALUES ('2026-01-01T00:00:00Z', 'old', 'f0', 'query', 'exact', 'answered', '', '')`); err != nil {
+	kind TEXT NOT NULL, mechanism TEXT NOT NULL, outcome TEXT NOT NULL, sqlstate TEXT NOT NULL, reason TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	old.Close()
+	for _, a := range analysts {
+		if _, err := old.Exec(`INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason)
+		VALUES ('2026-01-01T00:00:00Z', ?, 'f0', 'query', 'exact', 'answered', '', '')`, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// TestOldAuditTableGainsChargeColumns: a state database written before the
+// charge columns existed opens, keeps its rows and takes new ones.
+func TestOldAuditTableGainsChargeColumns(t *testing.T) {
+	ctx := context.Background()
+	path := writeOldAuditTable(t, "old")
 	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -214,23 +227,12 @@ INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate,
 // multi-row INSERT holds moves whole, in its order.
 func TestOldAuditTableMovesEveryRow(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	old, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(`CREATE TABLE audit (id INTEGER PRIMARY KEY, at TEXT NOT NULL, analyst TEXT NOT NULL, fingerprint TEXT NOT NULL,
-	kind TEXT NOT NULL, mechanism TEXT NOT NULL, outcome TEXT NOT NULL, sqlstate TEXT NOT NULL, reason TEXT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
 	n := 2*auditRowsPerInsert + 3
-	for i := range n {
-		if _, err := old.Exec(`INSERT INTO audit (at, analyst, fingerprint, kind, mechanism, outcome, sqlstate, reason)
-		VALUES ('2026-01-01T00:00:00Z', ?, 'f0', 'query', 'exact', 'answered', '', '')`, fmt.Sprint("old-", i)); err != nil {
-			t.Fatal(err)
-		}
+	analysts := make([]string, n)
+	for i := range analysts {
+		analysts[i] = fmt.Sprint("old-", i)
 	}
-	old.Close()
+	path := writeOldAuditTable(t, analysts...)
 	db, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
