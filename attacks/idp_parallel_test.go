@@ -19,6 +19,13 @@ import (
 // (idp at k = 1, or exact), with an idp epsilon cap.
 func parallelEngine(t *testing.T, mechanism string, epsilonCap float64) *proxy.Engine {
 	t.Helper()
+	return peopleEngine(t, reconPeople(t), mechanism, epsilonCap, "full")
+}
+
+// peopleEngine fronts a people table at db in process under mechanism (idp
+// at k = 1, or exact), with an idp epsilon cap and the audit's sync.
+func peopleEngine(t *testing.T, db, mechanism string, epsilonCap float64, auditSync string) *proxy.Engine {
+	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`database: %s
 state: %s
@@ -29,10 +36,11 @@ budget:
   epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}
   epsilon_cap: %g
   reserve: 100
+audit: {sync: %s}
 tables:
   people:
     privacy_unit: id
-`, reconPeople(t), filepath.Join(dir, "state.db"), mechanism, epsilonCap)
+`, db, filepath.Join(dir, "state.db"), mechanism, epsilonCap, auditSync)
 	e, _ := openEngine(t, body)
 	return e
 }

@@ -3,7 +3,6 @@ package attacks_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -32,20 +31,7 @@ func TestIDPReconstructWeightedSearch(t *testing.T) {
 	}
 	db := searchPeople(t)
 	engine := func() attacks.Querier {
-		dir := t.TempDir()
-		e, _ := openEngine(t, fmt.Sprintf(`database: %s
-state: %s
-mechanism: {name: exact}
-budget:
-  epsilon: {default: 1.0e-10, min: 1.0e-12, max: 1}
-  epsilon_cap: 1
-  reserve: 100
-audit: {sync: normal}
-tables:
-  people:
-    privacy_unit: id
-`, db, filepath.Join(dir, "state.db")))
-		return attacks.InProcess{Session: e.NewSession("mallory")}
+		return attacks.InProcess{Session: peopleEngine(t, db, "exact", 1, "normal").NewSession("mallory")}
 	}
 	run := func(search string, parallel, pipeline int) *attacks.Result {
 		t.Helper()
