@@ -86,7 +86,7 @@ func (snap *Table) result(shape *plan.Shape, cells []ir.Cell, q *ir.Query, needs
 // answerRows computes the cells of the matched rows.
 func (snap *Table) answerRows(matched bitset, groups []groupColumn, unit *snapColumn, keys, words []uint32, needs ir.Needs, agg ir.AggKind, keyed bool) ([]ir.Cell, bool) {
 	if len(groups) == 0 {
-		return []ir.Cell{tallyRows(matched, unit, keys, words, needs, agg, keyed, snap.runEndsAhead)}, true
+		return []ir.Cell{tallyRows(matched, unit, keys, words, needs, agg, keyed, snap.runs)}, true
 	}
 	return groupCells(matched, groups, unit, keys, needs, agg, keyed)
 }
@@ -117,7 +117,7 @@ func (c *snapColumn) countsUnits(oblivious bool) bool {
 // code, words their sums per 64 codes): the path of every plain COUNT. When
 // each unit value occupies one row (a table keyed by its unit), no set of
 // seen units is needed.
-func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Needs, agg ir.AggKind, keyed bool, endsAhead bitset) ir.Cell {
+func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Needs, agg ir.AggKind, keyed bool, runs *unitRuns) ir.Cell {
 	c := ir.Cell{InDomain: true, Count: rows.count()}
 	if unit == nil {
 		return c
@@ -137,7 +137,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Nee
 	// first of its rows there, which one carry round finds.
 	scratch := wordScratch.take(len(rows))
 	left := *scratch
-	units, _ = carryRounds(rows, unit.nulls, endsAhead, left, 1)
+	units, _ = runs.takeFirst(rows, left, 1)
 	if keys != nil {
 		for wi, w := range rows {
 			for first := w &^ unit.nulls[wi] &^ left[wi]; first != 0; first &= first - 1 {

@@ -73,7 +73,7 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 // unit's order (Store.Answer sees to it), each unit's rows one run.
 func (snap *Table) boundedCount(matched bitset, unit *snapColumn, perRow int64, needs ir.Needs) ir.Cell {
 	if perRow <= maxCarryRounds {
-		return boundedCountByCarries(matched, snap.runEndsAhead, unit.nulls, perRow, needs)
+		return boundedCountByCarries(matched, snap.runs, perRow, needs)
 	}
 	return boundedCountByRuns(matched, unit, perRow, needs)
 }
@@ -123,85 +123,31 @@ func boundedCountByRuns(matched bitset, unit *snapColumn, perRow int64, needs ir
 // C passes' worth over the rows' words.
 const maxCarryRounds = 8
 
-// boundedCountByCarries is boundedCount on rows numbered in the unit's order,
-// 64 rows at a time: round k finds each unit's (k+1)-th matching row, and the
-// count is the rows found in perRow rounds. A row is a unit's first matching
-// one when no matching row lies between its run's start and it, which is a
-// carry: an addition propagates it along the run (no run starts ahead) and
-// generates it at a matching row, and the carry out of a word goes on into
-// the next. endsAhead has bit i set where row i+1 starts a run or is past
-// the last row. Its work is the same whichever rows match: perRow rounds
-// over the words, four to a pass.
-func boundedCountByCarries(matched, endsAhead, nulls bitset, perRow int64, needs ir.Needs) ir.Cell {
-	// A C of 4 or less is one pass that reads the matching rows and keeps
-	// nothing; a larger C keeps the rows not yet found for the next pass.
-	var left bitset
-	var scratch *[]uint64
-	if perRow > 4 {
-		scratch = wordScratch.take(len(matched))
-		left = *scratch
+// boundedCountByCarries is boundedCount on rows numbered in the unit's
+// order, 64 rows at a time: round k takes each unit's (k+1)-th matching
+// row (unitRuns' kernels), and the count is the rows taken in perRow rounds,
+// four to a pass over the words. Its work is the same whichever rows match.
+func boundedCountByCarries(matched bitset, runs *unitRuns, perRow int64, needs ir.Needs) ir.Cell {
+	c := ir.Cell{InDomain: true}
+	if perRow <= 4 && !needs.Units {
+		c.Count = runs.countFirst(matched, int(perRow))
+		return c
 	}
-	count, units := carryRounds(matched, nulls, endsAhead, left, int(min(perRow, 4)))
+	// The first pass counts the units; a C past four keeps the rows not
+	// yet taken for the next pass.
+	scratch := wordScratch.take(len(matched))
+	left := *scratch
+	count, units := runs.takeFirst(matched, left, int(min(perRow, 4)))
 	for done := int64(4); done < perRow; done += 4 {
-		taken, _ := carryRounds(left, nulls, endsAhead, left, int(min(perRow-done, 4)))
+		taken, _ := runs.takeFirst(left, left, int(min(perRow-done, 4)))
 		count += taken
 	}
-	if scratch != nil {
-		wordScratch.put(scratch)
-	}
-	c := ir.Cell{InDomain: true, Count: count}
+	wordScratch.put(scratch)
+	c.Count = count
 	if needs.Units {
 		c.Units = units
 	}
 	return c
-}
-
-// carryRounds takes out of the rows of in that are not NULL, in one pass,
-// the first rounds (1 to 4) rows of each run, and returns how many it took
-// in all and in the first round; the rows left are written to left unless
-// it is nil (which may be in itself). Each round keeps its carry across
-// words in a variable of its own.
-func carryRounds(in, nulls, endsAhead, left bitset, rounds int) (taken, first int64) {
-	nulls, endsAhead = nulls[:len(in)], endsAhead[:len(in)]
-	keep := left != nil
-	if keep {
-		left = left[:len(in)]
-	}
-	var c0, c1, c2, c3 uint64
-	var all, firsts int
-	for w, m := range in {
-		m &^= nulls[w]
-		propagate := ^endsAhead[w]
-		// Each step keeps the rows a matching row precedes in their run.
-		g := m & propagate
-		sum, c := bits.Add64(g, propagate, c0)
-		rest := m & (sum ^ g ^ propagate)
-		c0 = c
-		firsts += bits.OnesCount64(m &^ rest)
-		if rounds > 1 {
-			g = rest & propagate
-			sum, c = bits.Add64(g, propagate, c1)
-			rest &= sum ^ g ^ propagate
-			c1 = c
-			if rounds > 2 {
-				g = rest & propagate
-				sum, c = bits.Add64(g, propagate, c2)
-				rest &= sum ^ g ^ propagate
-				c2 = c
-				if rounds > 3 {
-					g = rest & propagate
-					sum, c = bits.Add64(g, propagate, c3)
-					rest &= sum ^ g ^ propagate
-					c3 = c
-				}
-			}
-		}
-		all += bits.OnesCount64(m &^ rest)
-		if keep {
-			left[w] = rest
-		}
-	}
-	return int64(all), int64(firsts)
 }
 
 // matchedBelow is the number of matching rows numbered below r (r less than

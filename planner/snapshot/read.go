@@ -92,7 +92,10 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 	if u := snap.columns[strings.ToLower(unit)]; u != nil {
 		snap.orderRowsBy(u)
 	}
-	snap.bytes = 8 * int64(len(snap.allRows)+len(snap.runEndsAhead))
+	snap.bytes = 8 * int64(len(snap.allRows))
+	if snap.runs != nil {
+		snap.bytes += snap.runs.bytes()
+	}
 	for _, c := range snap.columns {
 		c.indexRows(n)
 		snap.bytes += c.memory()
@@ -112,10 +115,7 @@ func (snap *Table) orderRowsBy(unit *snapColumn) {
 		c.permute(order)
 	}
 	snap.byUnit = unit
-	snap.runEndsAhead = newBitset(snap.rows)
-	for u := unit.firstNonNull() + 1; u <= uint32(len(unit.values)); u++ {
-		snap.runEndsAhead.set(int(unit.prefix[u]) - 1)
-	}
+	snap.runs = newUnitRuns(unit, snap.rows)
 }
 
 // permute renumbers the column's rows: new row i is old row order[i]. The

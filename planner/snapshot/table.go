@@ -112,10 +112,9 @@ type Table struct {
 	// unit.prefix[u]..unit.prefix[u+1]-1, so that a bounded count works per
 	// run (see boundedCount).
 	byUnit *snapColumn
-	// runEndsAhead has bit i set where row i is the last of a non-NULL
-	// unit's run: row i+1 begins the next unit's run or is past the last
-	// row. The NULL rows' run is not marked; they are never counted.
-	runEndsAhead bitset
+	// runs marks where each non-NULL unit's run begins and ends (nil when
+	// byUnit is).
+	runs *unitRuns
 
 	// orders holds the cell order of the last maxOrderShapes GROUP BY
 	// shapes and secrets asked, the least recent first, for bounded counts
