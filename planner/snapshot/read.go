@@ -92,10 +92,7 @@ func readSnapshot(ctx context.Context, conn *sql.Conn, table, unit string, maxBy
 	if u := snap.columns[strings.ToLower(unit)]; u != nil {
 		snap.orderRowsBy(u)
 	}
-	snap.bytes = 8 * int64(len(snap.allRows))
-	if snap.runs != nil {
-		snap.bytes += snap.runs.bytes()
-	}
+	snap.bytes = 8*int64(len(snap.allRows)) + snap.runs.bytes()
 	for _, c := range snap.columns {
 		c.indexRows(n)
 		snap.bytes += c.memory()

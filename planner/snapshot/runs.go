@@ -25,7 +25,13 @@ func newUnitRuns(unit *snapColumn, rows int) *unitRuns {
 	return r
 }
 
-func (r *unitRuns) bytes() int64 { return 8 * int64(len(r.starts)+len(r.ends)) }
+// bytes is what the marks hold (none for a table not in a unit's order).
+func (r *unitRuns) bytes() int64 {
+	if r == nil {
+		return 0
+	}
+	return 8 * int64(len(r.starts)+len(r.ends))
+}
 
 // The kernels below take a unit's first matching rows, a round at a time,
 // 64 rows a word operation. A round drops the lowest row of every run of
