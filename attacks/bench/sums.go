@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/differential-privacy/go/v3/dpagg"
+	"github.com/google/differential-privacy/go/v3/noise"
 
 	"countwall/attacks"
 	"countwall/dataset"
@@ -134,7 +135,7 @@ func (r *incomes) boundedTruths() (countwall, library float64) {
 // contribution a person, so that its sensitivity is countwall's, C*max.
 func librarySum(ctx context.Context, dbPath string) (float64, error) {
 	bs, err := dpagg.NewBoundedSumFloat64(&dpagg.BoundedSumFloat64Options{Epsilon: sumEpsilon,
-		MaxPartitionsContributed: 1, Lower: 0, Upper: longRowsBound * sumMax})
+		MaxPartitionsContributed: 1, Lower: 0, Upper: longRowsBound * sumMax, Noise: noise.Laplace()})
 	if err != nil {
 		return 0, err
 	}
