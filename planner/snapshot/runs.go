@@ -41,8 +41,9 @@ func (r *unitRuns) bytes() int64 {
 // run's rows is set) and leaves the rows above it as they were. A run that
 // goes on into the next word, without a row set in this one, borrows from
 // it: the borrow out of the top row is carried to the next word's
-// subtraction. Every word is visited whichever rows match, so the work
-// follows the table's size and not the rows the condition holds on.
+// subtraction. Every word past the NULL unit's rows is visited whichever
+// rows match, so the work follows the table and not the rows the condition
+// holds on.
 
 // dropLowest is one round on a word: rest without each run's lowest row,
 // and the borrow into the next word. ends and starts are the word's run
