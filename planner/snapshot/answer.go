@@ -134,7 +134,7 @@ func tallyRows(rows bitset, unit *snapColumn, keys, words []uint32, needs ir.Nee
 		return finishTally(c, units, key, needs, agg)
 	}
 	// The rows are in the unit's order: a unit is in the set once for the
-	// first of its rows there, which one carry round finds.
+	// first of its rows there, which one round of the run kernels finds.
 	scratch := wordScratch.take(len(rows))
 	left := *scratch
 	units, _ = runs.takeFirst(rows, left, 1)

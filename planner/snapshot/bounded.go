@@ -72,8 +72,8 @@ func (snap *Table) answerBounded(t *ir.Table, q *ir.Query, needs ir.Needs, secre
 // unit, at most perRow of them, summed over units. The rows are in the
 // unit's order (Store.Answer sees to it), each unit's rows one run.
 func (snap *Table) boundedCount(matched bitset, unit *snapColumn, perRow int64, needs ir.Needs) ir.Cell {
-	if perRow <= maxCarryRounds {
-		return boundedCountByCarries(matched, snap.runs, perRow, needs)
+	if perRow <= maxRounds {
+		return boundedCountByRounds(matched, snap.runs, perRow, needs)
 	}
 	return boundedCountByRuns(matched, unit, perRow, needs)
 }
@@ -119,15 +119,15 @@ func boundedCountByRuns(matched bitset, unit *snapColumn, perRow int64, needs ir
 	return c
 }
 
-// maxCarryRounds is the largest C boundedCountByCarries takes: its work is
+// maxRounds is the largest C boundedCountByRounds takes: its work is
 // C passes' worth over the rows' words.
-const maxCarryRounds = 8
+const maxRounds = 8
 
-// boundedCountByCarries is boundedCount on rows numbered in the unit's
+// boundedCountByRounds is boundedCount on rows numbered in the unit's
 // order, 64 rows at a time: round k takes each unit's (k+1)-th matching
 // row (unitRuns' kernels), and the count is the rows taken in perRow rounds,
 // four to a pass over the words. Its work is the same whichever rows match.
-func boundedCountByCarries(matched bitset, runs *unitRuns, perRow int64, needs ir.Needs) ir.Cell {
+func boundedCountByRounds(matched bitset, runs *unitRuns, perRow int64, needs ir.Needs) ir.Cell {
 	c := ir.Cell{InDomain: true}
 	if perRow <= 4 && !needs.Units {
 		c.Count = runs.countFirst(matched, int(perRow))

@@ -54,23 +54,20 @@ func dropLowest(rest, ends, starts, borrow uint64) (uint64, uint64) {
 	return rest & d, (d &^ stopped) >> 63
 }
 
-// firstWord is where the kernels start and the mask of that word's rows
-// that belong to non-NULL units.
-func (r *unitRuns) firstWord() (int, uint64) {
-	return r.from >> 6, ^uint64(0) << (uint(r.from) & 63)
-}
+// firstWord is where the kernels start: the words before it hold the NULL
+// unit's rows only. The NULL rows in it need no mask: no run starts below
+// them, so no borrow reaches them and a round never takes them.
+func (r *unitRuns) firstWord() int { return r.from >> 6 }
 
 // countFirst is how many of in's rows are among the first rounds (1 to 4)
 // matching rows of their unit: the bounded COUNT's kernel, which keeps
 // nothing.
 func (r *unitRuns) countFirst(in bitset, rounds int) int64 {
 	ends, starts := r.ends[:len(in)], r.starts[:len(in)]
-	w, mask := r.firstWord()
 	var b0, b1, b2, b3 uint64
 	var taken int
-	for ; w < len(in); w++ {
-		m := in[w] & mask
-		mask = ^uint64(0)
+	for w := r.firstWord(); w < len(in); w++ {
+		m := in[w]
 		e, u := ends[w], starts[w]
 		rest, b := dropLowest(m, e, u, b0)
 		b0 = b
@@ -89,17 +86,18 @@ func (r *unitRuns) countFirst(in bitset, rounds int) int64 {
 }
 
 // takeFirst is countFirst that also counts the units with a matching row
-// (first) and writes the rows it did not take to left (which may be in
+// (units) and writes the rows it did not take to left (which may be in
 // itself), for a C past four or a unit count.
-func (r *unitRuns) takeFirst(in, left bitset, rounds int) (taken, first int64) {
+func (r *unitRuns) takeFirst(in, left bitset, rounds int) (taken, units int64) {
 	ends, starts, left := r.ends[:len(in)], r.starts[:len(in)], left[:len(in)]
-	w, mask := r.firstWord()
-	clear(left[:w])
+	// The words before the first are left empty: a later pass or tallyRows
+	// reads left whole.
+	first := r.firstWord()
+	clear(left[:first])
 	var b0, b1, b2, b3 uint64
 	var all, firsts int
-	for ; w < len(in); w++ {
-		m := in[w] & mask
-		mask = ^uint64(0)
+	for w := first; w < len(in); w++ {
+		m := in[w]
 		e, u := ends[w], starts[w]
 		rest, b := dropLowest(m, e, u, b0)
 		b0 = b
