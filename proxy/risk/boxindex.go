@@ -151,18 +151,22 @@ func (s *splitter) matches(p uint32, q *keyQuery) bool {
 	m, pos := (*box)(nil), -1
 	switch {
 	case !q.group:
-		m = s.order[p]
+		m = s.boxAt(p)
 	case p&slotGroupBit != 0:
 		g := s.groups[p&^slotGroupBit]
-		m, pos = g.members[0], int(g.pos)
+		m, pos = s.boxAt(g.members[0]), int(g.pos)
 	default:
 		r := implicitRef(s, p)
 		m, pos = r.b, int(r.pos)
 	}
-	if m.family != q.family || pos >= 0 && s.ids.sets[m.parts[pos]].column != q.column {
+	if m.family != q.family {
 		return false
 	}
-	return sameBut(m.parts, pos, q.parts, q.skip)
+	parts := s.partsOf(m)
+	if pos >= 0 && s.ids.sets[parts[pos]].column != q.column {
+		return false
+	}
+	return sameBut(parts, pos, q.parts, q.skip)
 }
 
 // sameBut says whether a but its ath and b but its bth are equal.
@@ -218,18 +222,66 @@ func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint32) {
 	}
 }
 
-// partsArena holds boxes' parts in shared blocks: one allocation per
-// thousands of boxes.
-type partsArena struct{ free []uint32 }
+// partsArena holds boxes' parts in blocks: one allocation per thousands
+// of boxes, and a box holds where its parts start (its block above
+// arenaBits, its place in it below), not a slice: no pointer for the
+// garbage collector to follow.
+type partsArena struct{ blocks [][]uint32 }
 
-func (a *partsArena) copy(p []uint32) []uint32 {
-	if cap(a.free)-len(a.free) < len(p) {
-		a.free = make([]uint32, 0, max(1<<14, len(p)))
+const (
+	arenaBits  = 16
+	arenaBlock = 1 << arenaBits
+)
+
+// copy keeps p (at most arenaBlock ids: a box's parts are its columns,
+// fewer than SQLite's 32,767) and returns where it starts.
+func (a *partsArena) copy(p []uint32) uint32 {
+	n := len(a.blocks)
+	if n == 0 || arenaBlock-len(a.blocks[n-1]) < len(p) {
+		a.blocks = append(a.blocks, make([]uint32, 0, arenaBlock))
+		n++
 	}
-	n := len(a.free)
-	a.free = append(a.free, p...)
-	return a.free[n:len(a.free):len(a.free)]
+	last := &a.blocks[n-1]
+	at := uint32(n-1)<<arenaBits | uint32(len(*last))
+	*last = append(*last, p...)
+	return at
 }
+
+// at is the n ids kept from at.
+func (a *partsArena) at(at uint32, n uint16) []uint32 {
+	b, i := at>>arenaBits, at&(arenaBlock-1)
+	return a.blocks[b][i : i+uint32(n) : i+uint32(n)]
+}
+
+// partsOf is b's column sets' ids.
+func (s *splitter) partsOf(b *box) []uint32 { return s.arena.at(b.parts, b.nparts) }
+
+// boxSlab holds the boxes in blocks, each box at its id: a box is found
+// by its id without a table of pointers, and the blocks, holding no
+// pointer, are not read by the garbage collector.
+type boxSlab struct {
+	blocks [][]box
+	n      uint32
+}
+
+const (
+	slabBits  = 12
+	slabBlock = 1 << slabBits
+)
+
+// add is a new box, zero but for its id.
+func (sl *boxSlab) add() *box {
+	if sl.n&(slabBlock-1) == 0 {
+		sl.blocks = append(sl.blocks, make([]box, slabBlock))
+	}
+	b := &sl.blocks[sl.n>>slabBits][sl.n&(slabBlock-1)]
+	b.id = sl.n
+	sl.n++
+	return b
+}
+
+// boxAt is the box of an id.
+func (s *splitter) boxAt(id uint32) *box { return &s.boxes.blocks[id>>slabBits][id&(slabBlock-1)] }
 
 // fifo is a queue of entries in blocks, each let go once read. A box's
 // implicit groups are queued column after column as it is made and

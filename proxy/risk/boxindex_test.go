@@ -83,8 +83,8 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 		s.box(fam, []uint32{set("age", i%50), set("sex", i/50)})
 	}
 	whole := s.box(fam, []uint32{set("sex", 0)}) // age left open: the whole of sex 0's ages
-	if len(s.order) != n+1 {
-		t.Fatalf("%d boxes, want %d", len(s.order), n+1)
+	if s.boxes.n != n+1 {
+		t.Fatalf("%d boxes, want %d", s.boxes.n, n+1)
 	}
 	for i := range int32(n) {
 		b := s.lookup(fam, []uint32{set("age", i%50), set("sex", i/50)}, -1)
@@ -107,19 +107,19 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 		{n, 0, 1}, // the whole's own group of sex: implicit
 	}
 	for _, tc := range tests {
-		if got := len(s.members(s.order[tc.box], tc.pos)); got != tc.members {
+		if got := len(s.members(s.boxAt(uint32(tc.box)), tc.pos)); got != tc.members {
 			t.Errorf("box %d, column %d: %d members, want %d", tc.box, tc.pos, got, tc.members)
 		}
 	}
-	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || w[0].g.members[0] != s.order[0] || w[0].g.pos != 0 {
+	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || w[0].g.members[0] != 0 || w[0].g.pos != 0 {
 		t.Errorf("the whole of sex 0's ages is the whole of %s", fmt.Sprint(w))
 	}
 	// Box 0's two groups were made, the whole's own is not; only the
 	// whole is marked as one.
-	if b0 := s.order[0]; b0.made != 3 || b0.whole || whole.made != 0 || !whole.whole {
+	if b0 := s.boxAt(0); b0.made != 3 || b0.whole || whole.made != 0 || !whole.whole {
 		t.Errorf("box 0: made %b, whole %t; the whole: made %b, whole %t", b0.made, b0.whole, whole.made, whole.whole)
 	}
-	if got := s.lookup(fam, s.order[0].parts, 0); got != whole {
+	if got := s.lookup(fam, s.partsOf(s.boxAt(0)), 0); got != whole {
 		t.Errorf("box 0 without its age is %v, want the whole", got)
 	}
 }

@@ -17,11 +17,11 @@ func (s *splitter) splitAll(anchor *box, pos int) {
 	if len(ms) > maxGroup {
 		return
 	}
-	set := s.ids.sets[anchor.parts[pos]]
+	set := s.ids.sets[s.partsOf(anchor)[pos]]
 	full := s.sp.axis(s.ids.families[anchor.family].table, set.col).whole()
-	whole := s.lookup(anchor.family, anchor.parts, pos)
+	whole := s.lookup(anchor.family, s.partsOf(anchor), pos)
 	for j := 0; j < len(ms); j++ {
-		inner := ms[j]
+		inner := s.boxAt(ms[j])
 		inSet := s.setAt(inner, pos)
 		if inner.bad || len(inSet) == 0 || (inner.lo == 0 && math.IsInf(inner.hi, 1)) {
 			continue
@@ -36,7 +36,8 @@ func (s *splitter) splitAll(anchor *box, pos int) {
 			outer, outSet = b, set
 		}
 		consider(whole, full)
-		for _, b := range ms {
+		for _, id := range ms {
+			b := s.boxAt(id)
 			consider(b, s.setAt(b, pos))
 		}
 		if outer == nil {
@@ -47,9 +48,9 @@ func (s *splitter) splitAll(anchor *box, pos int) {
 			continue
 		}
 		restID := s.ids.set(set.col, rest)
-		other := memberWith(ms, pos, restID)
+		other := s.memberWith(ms, pos, restID)
 		if other == nil {
-			other = s.box(inner.family, s.withPart(inner.parts, pos, restID))
+			other = s.box(inner.family, s.withPart(s.partsOf(inner), pos, restID))
 			ms = s.members(anchor, pos) // other joined them
 		}
 		s.relate(outer, inner, other)
@@ -58,9 +59,9 @@ func (s *splitter) splitAll(anchor *box, pos int) {
 
 // memberWith is the member whose set at pos is the set of that id, nil if
 // none.
-func memberWith(ms []*box, pos int, id uint32) *box {
-	for _, b := range ms {
-		if b.parts[pos] == id {
+func (s *splitter) memberWith(ms []uint32, pos int, id uint32) *box {
+	for _, m := range ms {
+		if b := s.boxAt(m); s.partsOf(b)[pos] == id {
 			return b
 		}
 	}
@@ -68,7 +69,7 @@ func memberWith(ms []*box, pos int, id uint32) *box {
 }
 
 // setAt is b's set of its column parts[pos].
-func (s *splitter) setAt(b *box, pos int) atomSet { return s.ids.sets[b.parts[pos]].set }
+func (s *splitter) setAt(b *box, pos int) atomSet { return s.ids.sets[s.partsOf(b)[pos]].set }
 
 // withPart is parts with the pos-th replaced by id, in s.buf.
 func (s *splitter) withPart(parts []uint32, pos int, id uint32) []uint32 {
@@ -81,14 +82,14 @@ func (s *splitter) withPart(parts []uint32, pos int, id uint32) []uint32 {
 func (s *splitter) lookup(family uint32, parts []uint32, skip int) *box {
 	q := boxKey(family, parts, skip)
 	if _, e, ok := s.find(&s.boxIndex, &q); ok {
-		return s.order[slotPayload(e)]
+		return s.boxAt(slotPayload(e))
 	}
 	return nil
 }
 
 // colOf is b's set of col, nil if b leaves col open.
 func (s *splitter) colOf(b *box, col string) atomSet {
-	for _, p := range b.parts {
+	for _, p := range s.partsOf(b) {
 		if c := s.ids.sets[p]; c.col == col {
 			return c.set
 		}
@@ -121,7 +122,7 @@ func (s *splitter) evidenceOf(bs ...*box) []int64 {
 			continue
 		}
 		seen[x] = true
-		for at := s.order[x].evidence; at != 0; {
+		for at := s.boxAt(x).evidence; at != 0; {
 			l := s.links.at(at)
 			if l.box {
 				stack = append(stack, uint32(l.id))
@@ -193,9 +194,10 @@ func (s *splitter) found() []foundRow {
 	ends, targets := s.emptyEnds(), s.targets()
 	var found []foundRow
 	seen := map[string]int{} // a row's place in found, by its key
-	for _, b := range s.order {
+	for id := range s.boxes.n {
+		b := s.boxAt(id)
 		// The target itself is the threshold search's finding.
-		if !b.pinned() || b.lo < 1 || len(b.parts) < 2 || b == targets[b.family] {
+		if !b.pinned() || b.lo < 1 || b.nparts < 2 || b == targets[b.family] {
 			continue
 		}
 		parts, empty, values := s.points(b, targets[b.family], ends)
@@ -261,11 +263,12 @@ type endKey struct {
 // first.
 func (s *splitter) emptyEnds() map[endKey][]*box {
 	out := map[endKey][]*box{}
-	for _, b := range s.order {
+	for id := range s.boxes.n {
+		b := s.boxAt(id)
 		if !b.pinned() || b.lo != 0 {
 			continue
 		}
-		for _, p := range b.parts {
+		for _, p := range s.partsOf(b) {
 			c := s.ids.sets[p]
 			top := s.sp.axis(s.ids.families[b.family].table, c.col).atoms() - 1
 			for _, end := range []int32{0, top} {
@@ -277,7 +280,7 @@ func (s *splitter) emptyEnds() map[endKey][]*box {
 		}
 	}
 	for _, zs := range out {
-		sort.SliceStable(zs, func(i, j int) bool { return len(zs[i].parts) < len(zs[j].parts) })
+		sort.SliceStable(zs, func(i, j int) bool { return zs[i].nparts < zs[j].nparts })
 	}
 	return out
 }
@@ -292,8 +295,9 @@ const maxEndChecks = 8
 // whose conditions (zip <= 2009) a row keeps as they are.
 func (s *splitter) targets() map[uint32]*box {
 	out := map[uint32]*box{}
-	for _, b := range s.order {
-		if t := out[b.family]; b.pinned() && len(b.parts) > 0 && (t == nil || b.lo > t.lo) {
+	for id := range s.boxes.n {
+		b := s.boxAt(id)
+		if t := out[b.family]; b.pinned() && b.nparts > 0 && (t == nil || b.lo > t.lo) {
 			out[b.family] = b
 		}
 	}
@@ -304,10 +308,10 @@ func (s *splitter) targets() map[uint32]*box {
 // out, if every one is then a single value, or its target's set, those
 // empty boxes, and how many single values there are (0: not a row).
 func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]uint32, []*box, int) {
-	out := slices.Clone(b.parts)
+	out := slices.Clone(s.partsOf(b))
 	var empty []*box
 	values := 0
-	for i, p := range b.parts {
+	for i, p := range s.partsOf(b) {
 		c := s.ids.sets[p]
 		if target != nil && target != b && slices.Equal(s.colOf(target, c.col), c.set) {
 			continue
@@ -340,9 +344,9 @@ func (s *splitter) points(b, target *box, ends map[endKey][]*box) ([]uint32, []*
 // emptyEnd is a box answered empty that holds b's rows whose col value is
 // in atom: b's own box with col narrowed to it, or one of zs.
 func (s *splitter) emptyEnd(b *box, pos int, atom atomSet, zs []*box) *box {
-	col := s.ids.sets[b.parts[pos]].col
+	col := s.ids.sets[s.partsOf(b)[pos]].col
 	if id, ok := s.ids.lookupSet(col, atom); ok {
-		if z := s.lookup(b.family, s.withPart(b.parts, pos, id), -1); z != nil && z.pinned() && z.lo == 0 {
+		if z := s.lookup(b.family, s.withPart(s.partsOf(b), pos, id), -1); z != nil && z.pinned() && z.lo == 0 {
 			return z
 		}
 	}
@@ -360,7 +364,7 @@ func (s *splitter) emptyEnd(b *box, pos int, atom atomSet, zs []*box) *box {
 // holds says whether box z holds every row of b whose col value is in z's
 // set for col: z constrains no column that b leaves open, and no wider.
 func (s *splitter) holds(z, b *box, col string) bool {
-	for _, p := range z.parts {
+	for _, p := range s.partsOf(z) {
 		zc := s.ids.sets[p]
 		if zc.col == col {
 			continue

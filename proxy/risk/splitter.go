@@ -9,14 +9,21 @@ import (
 // box is a cell read by columns (boxes.go) with what the answers say of
 // its count: [lo, hi], narrowed by its own answers and by the counts of
 // the boxes it adds up with. A search leaves millions of boxes, so a box
-// holds ids, not text: its family's and its column sets' (splitter.sets).
+// holds ids, not text: its family's and its column sets' (splitter.sets);
+// and no pointer: the boxes are kept in blocks (boxSlab) that the garbage
+// collector need not read.
 type box struct {
-	// parts are its column sets' ids, in the order of their columns'
-	// names; a slice of the splitter's arena.
-	parts []uint32
-	lo    float64
-	hi    float64
-	id    uint32 // its place in splitter.order
+	lo float64
+	hi float64
+	id uint32 // its place in the splitter's boxes
+	// parts is where its column sets' ids start in the splitter's arena
+	// (in the order of their columns' names), and nparts how many.
+	parts  uint32
+	nparts uint16
+	// whole says the box is the whole of some group.
+	whole bool
+	// bad says the answers contradict each other here: left out.
+	bad bool
 	// evidence is where its list of evidence starts in splitter.links:
 	// the answers that narrowed the box, and the boxes whose counts did
 	// (through a split).
@@ -31,10 +38,6 @@ type box struct {
 	// second member joined it); clear, the group is the box's implicit
 	// one, known without looking it up.
 	made uint32
-	// whole says the box is the whole of some group.
-	whole bool
-	// bad says the answers contradict each other here: left out.
-	bad bool
 }
 
 // implicit says whether the group of b's column parts[i] is b's implicit
@@ -52,7 +55,7 @@ func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
 // ever joins: those are not made (groupRef), only found by the key of
 // their one member and column.
 type splitGroup struct {
-	members []*box
+	members []uint32 // the boxes' ids
 	id      uint32
 	pos     int32 // the column's place in its members' parts
 	queued  bool
@@ -68,9 +71,9 @@ type groupRef struct {
 }
 
 // first is the group's first member and the column's place in it.
-func (r groupRef) first() (*box, int32) {
+func (s *splitter) first(r groupRef) (*box, int32) {
 	if r.g != nil {
-		return r.g.members[0], r.g.pos
+		return s.boxAt(r.g.members[0]), r.g.pos
 	}
 	return r.b, r.pos
 }
@@ -87,7 +90,7 @@ const implicitPlaces = 32
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
 	sp     *space
-	order  []*box
+	boxes  boxSlab
 	groups []*splitGroup
 	// boxIndex finds a box by its family and parts; groupIndex a group by
 	// its context (a member's family and parts but its column's) and the
@@ -98,7 +101,7 @@ type splitter struct {
 	arena                partsArena
 	links                evidenceLinks
 	buf                  []uint32 // parts being looked up
-	one                  [1]*box  // an implicit group's members
+	one                  [1]uint32 // an implicit group's members
 	whole                []groupRef
 }
 
@@ -125,12 +128,12 @@ func (s *splitter) box(family uint32, parts []uint32) *box {
 	q := boxKey(family, parts, -1)
 	slot, e, ok := s.find(&s.boxIndex, &q)
 	if ok {
-		return s.order[slotPayload(e)]
+		return s.boxAt(slotPayload(e))
 	}
-	b := &box{id: uint32(len(s.order)), family: family, parts: s.arena.copy(parts), hi: math.Inf(1)}
-	s.order = append(s.order, b)
+	b := s.boxes.add()
+	b.family, b.parts, b.nparts, b.hi = family, s.arena.copy(parts), uint16(len(parts)), math.Inf(1)
 	s.insert(&s.boxIndex, slot, &q, b.id)
-	for i := range b.parts {
+	for i := range parts {
 		s.join(b, i)
 	}
 	// The groups whose whole b is are queued: their splits can start.
@@ -143,7 +146,8 @@ func (s *splitter) box(family uint32, parts []uint32) *box {
 
 // join adds a new box to the group of its i-th column and queues it.
 func (s *splitter) join(b *box, i int) {
-	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
+	parts := s.partsOf(b)
+	q := groupKey(b.family, parts, i, s.ids.sets[parts[i]].column)
 	slot, e, ok := s.find(&s.groupIndex, &q)
 	switch {
 	case !ok && i < implicitPlaces && b.id < maxImplicitBox:
@@ -175,20 +179,20 @@ func (s *splitter) join(b *box, i int) {
 	if i < implicitPlaces {
 		b.made |= 1 << i
 	}
-	r.g.members = append(r.g.members, b)
+	r.g.members = append(r.g.members, b.id)
 	s.enqueue(groupRef{g: r.g})
 }
 
 // markWhole marks the whole of the new group of b's column parts[i], if
 // that box was made.
 func (s *splitter) markWhole(b *box, i int) {
-	if w := s.lookup(b.family, b.parts, i); w != nil {
+	if w := s.lookup(b.family, s.partsOf(b), i); w != nil {
 		w.whole = true
 	}
 }
 
 func (s *splitter) newGroup(first *box, pos int) *splitGroup {
-	g := &splitGroup{members: []*box{first}, id: uint32(len(s.groups)), pos: int32(pos)}
+	g := &splitGroup{members: []uint32{first.id}, id: uint32(len(s.groups)), pos: int32(pos)}
 	s.groups = append(s.groups, g)
 	return g
 }
@@ -204,7 +208,7 @@ func (s *splitter) refOf(e uint64) groupRef {
 // implicitRef is the implicit group a payload names.
 func implicitRef(s *splitter, p uint32) groupRef {
 	box, pos := implicitOf(p)
-	return groupRef{b: s.order[box], pos: pos}
+	return groupRef{b: s.boxAt(box), pos: pos}
 }
 
 // implicitOf is the box and column place of an implicit group's payload.
@@ -215,7 +219,8 @@ func (s *splitter) groupAt(b *box, i int) groupRef {
 	if b.implicit(i) {
 		return groupRef{b: b, pos: int32(i)}
 	}
-	q := groupKey(b.family, b.parts, i, s.ids.sets[b.parts[i]].column)
+	parts := s.partsOf(b)
+	q := groupKey(b.family, parts, i, s.ids.sets[parts[i]].column)
 	_, e, _ := s.find(&s.groupIndex, &q)
 	return s.refOf(e)
 }
@@ -223,15 +228,16 @@ func (s *splitter) groupAt(b *box, i int) groupRef {
 // wholeOf are the groups whose whole b is, in the order made.
 func (s *splitter) wholeOf(b *box) []groupRef {
 	s.whole = s.whole[:0]
+	parts := s.partsOf(b)
 	for col := range uint32(len(s.ids.columns)) {
-		q := groupKey(b.family, b.parts, -1, col)
+		q := groupKey(b.family, parts, -1, col)
 		if _, e, ok := s.find(&s.groupIndex, &q); ok {
 			s.whole = append(s.whole, s.refOf(e))
 		}
 	}
 	slices.SortFunc(s.whole, func(x, y groupRef) int {
-		bx, px := x.first()
-		by, py := y.first()
+		bx, px := s.first(x)
+		by, py := s.first(y)
 		return cmp.Or(cmp.Compare(bx.id, by.id), cmp.Compare(px, py))
 	})
 	return s.whole
@@ -271,7 +277,7 @@ func (s *splitter) narrow(b *box, lo, hi float64, id int64, from ...*box) {
 	if lo > hi {
 		b.bad = true
 	}
-	for i := range b.parts {
+	for i := range int(b.nparts) {
 		s.enqueue(s.groupAt(b, i))
 	}
 	if !b.whole {
@@ -293,11 +299,11 @@ func (s *splitter) run() {
 		if e&groupBit != 0 {
 			g := s.groups[entryID(e)]
 			g.queued = false
-			b, pos = g.members[0], g.pos
+			b, pos = s.boxAt(g.members[0]), g.pos
 		} else {
 			// An implicit group queued, made since (it took the flag) or
 			// not.
-			b, pos = s.order[entryID(e)], entryPos(e)
+			b, pos = s.boxAt(entryID(e)), entryPos(e)
 			if r := s.groupAt(b, int(pos)); r.g != nil {
 				r.g.queued = false
 			} else {
@@ -308,12 +314,13 @@ func (s *splitter) run() {
 	}
 }
 
-// members are the members of the group of b's column parts[pos].
-func (s *splitter) members(b *box, pos int) []*box {
+// members are the ids of the members of the group of b's column
+// parts[pos].
+func (s *splitter) members(b *box, pos int) []uint32 {
 	if r := s.groupAt(b, pos); r.g != nil {
 		return r.g.members
 	}
-	s.one[0] = b
+	s.one[0] = b.id
 	return s.one[:]
 }
 
