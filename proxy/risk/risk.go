@@ -214,20 +214,11 @@ func AssessHistory(h *History, o Options) []Report {
 		if o.Analyst != "" && name != o.Analyst {
 			continue
 		}
-		// Read one at a time, the answers grew by doubling: copied to
-		// their size, the slack is not held through the solvers.
-		as := append(make([]answer, 0, len(mine.answers)+len(pub)), mine.answers...)
-		mine.answers = as[:len(mine.answers):len(mine.answers)]
-		as = append(as, pub...)
 		rep := Report{Analyst: name, Answered: mine.answered, Unread: mine.unread}
-		withRows := len(as) <= o.MaxRowsAnswers
-		sp := spaceOnce(as, o)
+		withRows := len(mine.answers)+len(pub) <= o.MaxRowsAnswers
 		// The rows solver runs first, its working set let go before the
 		// others' findings are made; its findings still come after theirs.
-		var rowsFound []Finding
-		if withRows {
-			rowsFound = rows(as, sp, o)
-		}
+		as, sp, rowsFound := rowsFirst(mine, pub, withRows, o)
 		for _, solve := range solvers {
 			rep.Findings = append(rep.Findings, solve(as, sp, o)...)
 		}
@@ -265,6 +256,42 @@ var solvers = []func([]answer, func() *space, Options) []Finding{
 // withoutSpace adapts a solver that reads no cells as value sets.
 func withoutSpace(solve func([]answer, Options) []Finding) func([]answer, func() *space, Options) []Finding {
 	return func(as []answer, _ func() *space, o Options) []Finding { return solve(as, o) }
+}
+
+// rowsFirst runs the rows solver (when withRows) on mine's answers and
+// then pub's, and returns those answers, the space of their cells and the
+// rows solver's findings. The answers are packed while it runs: they were
+// read one at a time and grew by doubling, and come back copied to their
+// size, the slack not held through the solvers.
+func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]answer, func() *space, []Finding) {
+	n := len(mine.answers)
+	if withRows {
+		if p, packed := pack(mine.answers, pub); packed {
+			mine.answers = nil
+			cells := newDomainSpaceOf(p.each, o)
+			sp := func() *space { return cells }
+			found := rows(p.each, sp, o)
+			as := p.unpack()
+			mine.answers = as[:n:n]
+			return as, sp, found
+		}
+	}
+	as := append(append(make([]answer, 0, n+len(pub)), mine.answers...), pub...)
+	mine.answers = as[:n:n]
+	sp := spaceOnce(as, o)
+	if !withRows {
+		return as, sp, nil
+	}
+	return as, sp, rows(eachOf(as), sp, o)
+}
+
+// eachOf gives each of as in order.
+func eachOf(as []answer) func(func(answer)) {
+	return func(f func(answer)) {
+		for _, a := range as {
+			f(a)
+		}
+	}
 }
 
 // spaceOnce is the answers' cells read as value sets (newSpace), made at

@@ -150,8 +150,8 @@ func (s *splitter) evidenceOf(bs ...*box) []int64 {
 // constrained in the table. A box of one person that pins one column
 // beside the target's conditions is that person's value of the column
 // (idp-attribute: attribute inference).
-func rows(as []answer, sp func() *space, o Options) []Finding {
-	s := newSplitter(as, sp(), o)
+func rows(each func(func(answer)), sp func() *space, o Options) []Finding {
+	s := newSplitter(each, sp(), o)
 	s.run()
 	found := s.found()
 	var out []Finding

@@ -100,17 +100,18 @@ type splitter struct {
 	ids                  interned
 	arena                partsArena
 	links                evidenceLinks
-	buf                  []uint32 // parts being looked up
+	buf                  []uint32  // parts being looked up
 	one                  [1]uint32 // an implicit group's members
 	whole                []groupRef
 }
 
-func newSplitter(as []answer, sp *space, o Options) *splitter {
+// newSplitter makes the boxes of the answers each gives, in order.
+func newSplitter(each func(func(answer)), sp *space, o Options) *splitter {
 	s := &splitter{sp: sp, ids: newInterned()}
-	for _, a := range as {
+	each(func(a answer) {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
-			continue
+			return
 		}
 		family, cols := s.sp.boxOf(a.table, a.conj)
 		s.buf = s.buf[:0]
@@ -119,7 +120,7 @@ func newSplitter(as []answer, sp *space, o Options) *splitter {
 		}
 		b := s.box(s.ids.family(family, a.table), s.buf)
 		s.narrow(b, lo, hi, a.id)
-	}
+	})
 	return s
 }
 

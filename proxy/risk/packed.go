@@ -1,0 +1,118 @@
+package risk
+
+import "countwall/proxy/state/release"
+
+// packedAnswers are an analyst's answers held while the rows solver runs:
+// it reads them once, to make its boxes, and the other solvers read them
+// after it. As answers they are an allocation of pointers per answer (its
+// conditions), which the garbage collector reads at every cycle through
+// the rows solver's peak; packed, they are the same answers, in the same
+// order, as ids in two slices without pointers, a third of the room.
+type packedAnswers struct {
+	kinds []*kind
+	conds []*release.Conjunct
+	rows  []packedAnswer
+	// conj are the answers' conditions' ids, each answer's from its
+	// packedAnswer.conj on, in blocks of packBlock.
+	conj [][]uint32
+}
+
+// packedAnswer is an answer but for its kind's and its conditions' ids.
+type packedAnswer struct {
+	id    int64
+	value float64
+	kind  uint32
+	conj  uint32 // its block above packBits, its place in it below
+	n     uint16 // how many conditions
+	exact bool
+}
+
+const (
+	packBits  = 16
+	packBlock = 1 << packBits
+)
+
+// pack packs the answers of lists, one list after the other; an answer
+// of more conditions than a block holds is not packed, and pack says so
+// (the caller keeps the answers as they are).
+func pack(lists ...[]answer) (*packedAnswers, bool) {
+	n := 0
+	for _, as := range lists {
+		n += len(as)
+	}
+	p := &packedAnswers{rows: make([]packedAnswer, 0, n)}
+	kindIDs := map[*kind]uint32{}
+	condIDs := map[*release.Conjunct]uint32{}
+	for _, as := range lists {
+		for _, a := range as {
+			if !p.add(a, kindIDs, condIDs) {
+				return nil, false
+			}
+		}
+	}
+	return p, true
+}
+
+// add packs a, the ids of kinds and conditions made as they come.
+func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*release.Conjunct]uint32) bool {
+	if len(a.conj) > packBlock-1 {
+		return false
+	}
+	k, ok := kindIDs[a.kind]
+	if !ok {
+		k = uint32(len(p.kinds))
+		kindIDs[a.kind] = k
+		p.kinds = append(p.kinds, a.kind)
+	}
+	if n := len(p.conj); n == 0 || packBlock-len(p.conj[n-1]) < len(a.conj) {
+		p.conj = append(p.conj, make([]uint32, 0, packBlock))
+	}
+	last := &p.conj[len(p.conj)-1]
+	p.rows = append(p.rows, packedAnswer{id: a.id, value: a.value, kind: k, n: uint16(len(a.conj)), exact: a.exact,
+		conj: uint32(len(p.conj)-1)<<packBits | uint32(len(*last))})
+	for _, c := range a.conj {
+		id, ok := condIDs[c]
+		if !ok {
+			id = uint32(len(p.conds))
+			condIDs[c] = id
+			p.conds = append(p.conds, c)
+		}
+		*last = append(*last, id)
+	}
+	return true
+}
+
+// each calls f with every answer in order; the answer's conditions are
+// valid only during the call.
+func (p *packedAnswers) each(f func(answer)) {
+	var buf []*release.Conjunct
+	for _, r := range p.rows {
+		buf = p.appendConj(buf[:0], r)
+		f(answer{id: r.id, kind: p.kinds[r.kind], conj: buf, value: r.value, exact: r.exact})
+	}
+}
+
+func (p *packedAnswers) appendConj(out []*release.Conjunct, r packedAnswer) []*release.Conjunct {
+	at := r.conj & (packBlock - 1)
+	for _, id := range p.conj[r.conj>>packBits][at : at+uint32(r.n)] {
+		out = append(out, p.conds[id])
+	}
+	return out
+}
+
+// unpack is the answers again, as they were: the same kinds and
+// conditions, each answer's conditions a slice of their own length and
+// capacity (in blocks shared by many answers).
+func (p *packedAnswers) unpack() []answer {
+	out := make([]answer, len(p.rows))
+	var block []*release.Conjunct
+	for i, r := range p.rows {
+		if cap(block)-len(block) < int(r.n) {
+			block = make([]*release.Conjunct, 0, max(packBlock, int(r.n)))
+		}
+		n := len(block)
+		block = p.appendConj(block, r)
+		out[i] = answer{id: r.id, kind: p.kinds[r.kind], conj: block[n:len(block):len(block)], value: r.value, exact: r.exact}
+	}
+	return out
+}
