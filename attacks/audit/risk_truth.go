@@ -15,7 +15,12 @@ import (
 // is a scan (4.6 ms on a 45,211-row table). The scorers each read the
 // tables the findings name into a database of their own in memory, with an
 // index on every column and the planner's statistics, and score their
-// share of the findings in batches, in parallel.
+// share of the findings in batches, in parallel. A search's findings are
+// ANDs of a dozen conditions none of which is selective alone (the best
+// index still leads to hundreds of rows), so where the table is small
+// enough each column's index holds every other column after it: the
+// conditions are read from the index, without a lookup of each row in the
+// table (which was most of the scoring).
 
 // scoreBatch is how many findings a scorer takes at a time.
 const scoreBatch = 512
@@ -72,15 +77,8 @@ func copyTables(ctx context.Context, conn *sql.Conn, truthPath string, tables []
 		if _, err := conn.ExecContext(ctx, "INSERT INTO main."+q+" SELECT * FROM truth."+q); err != nil {
 			return fmt.Errorf("copying the protected table %s to score: %w", t, err)
 		}
-		cols, err := columnsOf(ctx, conn, t)
-		if err != nil {
+		if err := indexColumns(ctx, conn, t); err != nil {
 			return err
-		}
-		for i, c := range cols {
-			idx := pglex.QuoteIdent(fmt.Sprintf("score_%s_%d", t, i))
-			if _, err := conn.ExecContext(ctx, "CREATE INDEX main."+idx+" ON "+q+" ("+pglex.QuoteIdent(c)+")"); err != nil {
-				return fmt.Errorf("indexing the copy of %s to score: %w", t, err)
-			}
 		}
 	}
 	if _, err := conn.ExecContext(ctx, "DETACH DATABASE truth"); err != nil {
@@ -88,6 +86,39 @@ func copyTables(ctx context.Context, conn *sql.Conn, truthPath string, tables []
 	}
 	_, err := conn.ExecContext(ctx, "ANALYZE main")
 	return err
+}
+
+// maxCoveringBytes bounds a copy's covering indexes: each is about as
+// large as its table, one a column.
+const maxCoveringBytes = 256 << 20
+
+// indexColumns indexes each column of the copy of table: by the column
+// alone, or, when the table's size times its columns is within
+// maxCoveringBytes, by the column and then every other.
+func indexColumns(ctx context.Context, conn *sql.Conn, table string) error {
+	cols, err := columnsOf(ctx, conn, table)
+	if err != nil {
+		return err
+	}
+	var pages, pageSize int64
+	if err := conn.QueryRowContext(ctx, "SELECT (SELECT page_count FROM pragma_page_count), (SELECT page_size FROM pragma_page_size)").Scan(&pages, &pageSize); err != nil {
+		return fmt.Errorf("sizing the copy of %s to score: %w", table, err)
+	}
+	covering := pages*pageSize*int64(len(cols)) <= maxCoveringBytes
+	q := pglex.QuoteIdent(table)
+	for i, c := range cols {
+		on := pglex.QuoteIdent(c)
+		for j, other := range cols {
+			if covering && j != i {
+				on += ", " + pglex.QuoteIdent(other)
+			}
+		}
+		idx := pglex.QuoteIdent(fmt.Sprintf("score_%s_%d", table, i))
+		if _, err := conn.ExecContext(ctx, "CREATE INDEX main."+idx+" ON "+q+" ("+on+")"); err != nil {
+			return fmt.Errorf("indexing the copy of %s to score: %w", table, err)
+		}
+	}
+	return nil
 }
 
 // columnsOf are the columns of table in conn's main database.
