@@ -23,9 +23,21 @@ func boxKey(family uint32, parts []uint32, skip int) keyQuery {
 	return keyQuery{parts: parts, skip: skip, family: family, column: noColumn, hash: keyHash(family, parts, skip, noColumn)}
 }
 
+// groupKey's hash is its context's (the hash of the box whose parts the
+// context is) with the fingerprint's lowest groupTagBits a tag of the
+// column: the groups of one context are placed together in the table of
+// groups (wholeOf reads them in one run) and told apart by their tags.
 func groupKey(family uint32, parts []uint32, skip int, column uint32) keyQuery {
-	return keyQuery{parts: parts, skip: skip, family: family, column: column, group: true, hash: keyHash(family, parts, skip, column)}
+	h := keyHash(family, parts, skip, noColumn)
+	tag := mix(h, column) >> (64 - groupTagBits)
+	h = h&^(groupTagMask<<fingerprints) | tag<<fingerprints
+	return keyQuery{parts: parts, skip: skip, family: family, column: column, group: true, hash: h}
 }
+
+const (
+	groupTagBits = 7
+	groupTagMask = uint64(1)<<groupTagBits - 1
+)
 
 // keyHash hashes the family, the parts but the skip-th and the column:
 // a group's context hashes as the box whose parts it is (its whole).
@@ -98,8 +110,12 @@ func slotImplicit(box uint32, pos int) uint32 { return uint32(pos)<<slotPosShift
 // by a few bits of the hash, each grown on its own by a quarter past four
 // fifths full: a whole search's table of groups runs to a gigabyte, and
 // grown at once it would hold its old slots and as many new ones
-// together.
-type idTable struct{ shards [tableShards]idShard }
+// together. An entry's place is read from its fingerprint but the lowest
+// tagBits (the table of groups: its column's tag).
+type idTable struct {
+	shards  [tableShards]idShard
+	tagBits uint
+}
 
 type idShard struct {
 	slots []uint64
@@ -117,7 +133,9 @@ const (
 func shardOf(hash uint64) int { return int(hash) & (tableShards - 1) }
 
 // home is the place of a fingerprint in a shard of n slots.
-func home(fingerprint uint64, n int) int { return int(fingerprint * uint64(n) >> (64 - fingerprints)) }
+func (t *idTable) home(fingerprint uint64, n int) int {
+	return int(fingerprint >> t.tagBits * uint64(n) >> (64 - fingerprints - t.tagBits))
+}
 
 // set overwrites the entry at a slot find gave.
 func (t *idTable) set(slot int, e uint64) {
@@ -132,7 +150,7 @@ func (s *splitter) find(t *idTable, q *keyQuery) (int, uint64, bool) {
 		sh.slots = make([]uint64, 1<<6)
 	}
 	fp := q.hash >> fingerprints
-	for i := home(fp, len(sh.slots)); ; i++ {
+	for i := t.home(fp, len(sh.slots)); ; i++ {
 		if i == len(sh.slots) {
 			i = 0
 		}
@@ -142,6 +160,30 @@ func (s *splitter) find(t *idTable, q *keyQuery) (int, uint64, bool) {
 		}
 		if slotFingerprint(e) == fp && s.matches(slotPayload(e), q) {
 			return n<<slotBits | i, e, true
+		}
+	}
+}
+
+// eachOfContext calls f with every entry of the table of groups whose
+// context may be q's (a box's key: its tag is not read): those of one
+// context are placed from one home, before the next empty slot.
+func (s *splitter) eachOfContext(q *keyQuery, f func(uint64)) {
+	t := &s.groupIndex
+	sh := &t.shards[shardOf(q.hash)]
+	if sh.slots == nil {
+		return
+	}
+	ctx := q.hash >> fingerprints >> t.tagBits
+	for i := t.home(q.hash>>fingerprints, len(sh.slots)); ; i++ {
+		if i == len(sh.slots) {
+			i = 0
+		}
+		e := sh.slots[i]
+		if e == 0 {
+			return
+		}
+		if slotFingerprint(e)>>t.tagBits == ctx {
+			f(e)
 		}
 	}
 }
@@ -212,7 +254,7 @@ func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint32) {
 		if e == 0 {
 			continue
 		}
-		i := home(slotFingerprint(e), len(sh.slots))
+		i := t.home(slotFingerprint(e), len(sh.slots))
 		for sh.slots[i] != 0 {
 			if i++; i == len(sh.slots) {
 				i = 0

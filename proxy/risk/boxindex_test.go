@@ -75,7 +75,7 @@ func TestSameBut(t *testing.T) {
 // is a context is its groups' whole, and a group of two members is made
 // while a group of one stays implicit.
 func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
-	s := &splitter{ids: newInterned()}
+	s := emptySplitter(nil)
 	fam := s.ids.family("people where zip <> 3", "people")
 	set := func(col string, v int32) uint32 { return s.ids.set(col, atomSet{v, v + 1}) }
 	const n = 3000

@@ -107,7 +107,7 @@ type splitter struct {
 
 // newSplitter makes the boxes of the answers each gives, in order.
 func newSplitter(each func(func(answer)), sp *space, o Options) *splitter {
-	s := &splitter{sp: sp, ids: newInterned()}
+	s := emptySplitter(sp)
 	each(func(a answer) {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
@@ -122,6 +122,11 @@ func newSplitter(each func(func(answer)), sp *space, o Options) *splitter {
 		s.narrow(b, lo, hi, a.id)
 	})
 	return s
+}
+
+// emptySplitter is a splitter of no boxes yet.
+func emptySplitter(sp *space) *splitter {
+	return &splitter{sp: sp, ids: newInterned(), groupIndex: idTable{tagBits: groupTagBits}}
 }
 
 // box finds or makes the box of a family's parts (not kept: copied).
@@ -230,12 +235,13 @@ func (s *splitter) groupAt(b *box, i int) groupRef {
 func (s *splitter) wholeOf(b *box) []groupRef {
 	s.whole = s.whole[:0]
 	parts := s.partsOf(b)
-	for col := range uint32(len(s.ids.columns)) {
-		q := groupKey(b.family, parts, -1, col)
-		if _, e, ok := s.find(&s.groupIndex, &q); ok {
+	q := groupKey(b.family, parts, -1, noColumn)
+	q.group = false // the context's groups, of any column
+	s.eachOfContext(&q, func(e uint64) {
+		if m, pos := s.first(s.refOf(e)); m.family == b.family && sameBut(s.partsOf(m), int(pos), parts, -1) {
 			s.whole = append(s.whole, s.refOf(e))
 		}
-	}
+	})
 	slices.SortFunc(s.whole, func(x, y groupRef) int {
 		bx, px := s.first(x)
 		by, py := s.first(y)
