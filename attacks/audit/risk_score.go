@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"io"
 	"math"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -107,6 +108,10 @@ func EvaluateRisk(ctx context.Context, h *risk.History, o risk.Options, t TraceO
 	if truthPath == "" {
 		return reports, nil
 	}
+	// The solvers' memory, let go, is given back before the scorers' copies
+	// of the tables are made (outside the collector's limit): held, it
+	// would stand beside them.
+	debug.FreeOSMemory()
 	if err := Score(ctx, truthPath, reports); err != nil {
 		return nil, err
 	}

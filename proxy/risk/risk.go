@@ -24,6 +24,7 @@ package risk
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 
@@ -167,6 +168,10 @@ type Options struct {
 	// says so) rather than running out of memory. 0 means
 	// DefaultMaxRowsAnswers.
 	MaxRowsAnswers int
+	// RowsGCPercent, when set, is the garbage collector's GOGC while the
+	// rows solver runs: its heap holds few pointers, so a collection costs
+	// little and may come often (the process's setting is put back after).
+	RowsGCPercent int
 	// Domains are the columns' declared domains, by table and column:
 	// their ends are read as closed (domains.go).
 	Domains map[string]map[string]Domain
@@ -270,6 +275,9 @@ func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]
 			mine.answers = nil
 			cells := newDomainSpaceOf(p.each, o)
 			sp := func() *space { return cells }
+			if o.RowsGCPercent > 0 {
+				defer debug.SetGCPercent(debug.SetGCPercent(o.RowsGCPercent))
+			}
 			found := rows(p.each, sp, o)
 			as := p.unpack()
 			mine.answers = as[:n:n]
