@@ -24,6 +24,7 @@ package risk
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -275,10 +276,7 @@ func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]
 			mine.answers = nil
 			cells := newDomainSpaceOf(p.each, o)
 			sp := func() *space { return cells }
-			if o.RowsGCPercent > 0 {
-				defer debug.SetGCPercent(debug.SetGCPercent(o.RowsGCPercent))
-			}
-			found := rows(p.each, sp, o)
+			found := rowsTuned(p.each, sp, o)
 			as := p.unpack()
 			mine.answers = as[:n:n]
 			return as, sp, found
@@ -291,6 +289,21 @@ func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]
 		return as, sp, nil
 	}
 	return as, sp, rows(eachOf(as), sp, o)
+}
+
+// rowsTuned is rows at o.RowsGCPercent, when set. Its working set, let go,
+// is collected as it returns: the collector would otherwise wait for the
+// heap to grow past the rows solver's peak again, and the other solvers'
+// memory would stand beside the dead boxes.
+func rowsTuned(each func(func(answer)), sp func() *space, o Options) []Finding {
+	if o.RowsGCPercent <= 0 {
+		return rows(each, sp, o)
+	}
+	old := debug.SetGCPercent(o.RowsGCPercent)
+	defer debug.SetGCPercent(old)
+	found := rows(each, sp, o)
+	runtime.GC()
+	return found
 }
 
 // eachOf gives each of as in order.
