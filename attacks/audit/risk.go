@@ -54,8 +54,9 @@ const riskRowsGCPercent = 20
 // collector runs as often as it must to keep the process within it, where
 // at GOGC 50 alone the heap would grow to half as much again as is live.
 // Past it, with more live than that, the collector's share of the CPU is
-// capped and the process grows on.
-const riskMemoryLimit = 1800 << 20
+// capped and the process grows on. It leaves room below 2 GB for what the
+// collector does not count: SQLite's pages and the scorers' copies.
+const riskMemoryLimit = 1600 << 20
 
 // Risk reads the selected audit one statement at a time into a
 // risk.History (the releases are not all held), fills what the config

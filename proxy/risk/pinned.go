@@ -8,10 +8,11 @@ import (
 
 // cellBounds is what exact answers and threshold answers say of one cell.
 type cellBounds struct {
-	shape     string
-	mechanism string
+	// kind is how its first answer was asked (its shape, mechanism and
+	// table): one pointer, where a search's millions of cells held the
+	// three strings each.
+	kind      *kind
 	threshold bool // a threshold answer took part
-	table     string
 	conj      []*release.Conjunct
 	lo, hi    float64
 	evidence  []int64
@@ -43,7 +44,7 @@ func pinned(as []answer, o Options) []Finding {
 		k := keys.of(a.table, a.conj)
 		c, ok := cells[k]
 		if !ok {
-			c = &cellBounds{shape: a.shape, mechanism: a.mechanism, table: a.table, conj: a.conj, hi: math.Inf(1)}
+			c = &cellBounds{kind: a.kind, conj: a.conj, hi: math.Inf(1)}
 			cells[k] = c
 			order = append(order, k)
 		}
@@ -59,23 +60,23 @@ func pinned(as []answer, o Options) []Finding {
 	// question, where it discloses no one.
 	cellsOfShape := map[string]int{}
 	for _, k := range order {
-		cellsOfShape[cells[k].shape]++
+		cellsOfShape[cells[k].kind.shape]++
 	}
-	searched := func(c *cellBounds) bool { return cellsOfShape[c.shape] >= o.MinRepeats }
+	searched := func(c *cellBounds) bool { return cellsOfShape[c.kind.shape] >= o.MinRepeats }
 	var out []Finding
 	report := func(pattern string, c *cellBounds) {
 		if c.lo > o.MaxCell || c.lo < 0 || (c.lo == 0 && pattern != "differencing" && !searched(c)) {
 			return
 		}
-		f := finding(pattern, c.table, c.conj, c.lo, c.evidence)
+		f := finding(pattern, c.kind.table, c.conj, c.lo, c.evidence)
 		f.Individual = c.lo == 1
 		out = append(out, f)
 	}
 	for _, k := range order {
 		c := cells[k]
 		if !c.pinned() {
-			if c.mechanism == "bdp" && !c.threshold && c.lo >= 1 && math.IsInf(c.hi, 1) && searched(c) {
-				f := finding("bdp existence", c.table, c.conj, 1, c.evidence)
+			if c.kind.mechanism == "bdp" && !c.threshold && c.lo >= 1 && math.IsInf(c.hi, 1) && searched(c) {
+				f := finding("bdp existence", c.kind.table, c.conj, 1, c.evidence)
 				f.AtLeast = true
 				out = append(out, f)
 			}
@@ -94,15 +95,15 @@ func pinned(as []answer, o Options) []Finding {
 				continue
 			}
 			parentConj := without(c.conj, i)
-			parent, ok := cells[keys.of(c.table, parentConj)]
+			parent, ok := cells[keys.of(c.kind.table, parentConj)]
 			if !ok || !parent.pinned() || folded && (c.threshold || parent.threshold) {
 				continue
 			}
 			targetConj := append(append([]*release.Conjunct(nil), parentConj...), x...)
-			if t, ok := cells[keys.of(c.table, targetConj)]; ok && t.pinned() {
+			if t, ok := cells[keys.of(c.kind.table, targetConj)]; ok && t.pinned() {
 				continue // asked directly
 			}
-			d := &cellBounds{table: c.table, conj: targetConj, lo: parent.lo - c.lo, hi: parent.lo - c.lo,
+			d := &cellBounds{kind: &kind{table: c.kind.table}, conj: targetConj, lo: parent.lo - c.lo, hi: parent.lo - c.lo,
 				evidence: append(append([]int64(nil), parent.evidence...), c.evidence...)}
 			report("differencing", d)
 		}
