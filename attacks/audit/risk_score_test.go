@@ -67,3 +67,45 @@ func TestScoreMatchesTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestScorersCopyCoveringIndexes: a small table's copy has an index led
+// by each column that holds every other column after it, so a finding's
+// conditions are read from one index.
+func TestScorersCopyCoveringIndexes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "truth.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE people (id INTEGER, sex TEXT, age INTEGER); INSERT INTO people VALUES (1, 'F', 30), (2, 'M', 41)`); err != nil {
+		t.Fatal(err)
+	}
+	conn, closeCopy, err := openTruthCopy(ctx, path, []string{"people"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCopy()
+	rows, err := conn.QueryContext(ctx, `SELECT l.name, i.name FROM pragma_index_list('people') AS l, pragma_index_info(l.name) AS i ORDER BY l.name, i.seqno`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string][]string{}
+	for rows.Next() {
+		var idx, col string
+		if err := rows.Scan(&idx, &col); err != nil {
+			t.Fatal(err)
+		}
+		got[idx] = append(got[idx], col)
+	}
+	want := map[string][]string{
+		"score_people_0": {"id", "sex", "age"},
+		"score_people_1": {"sex", "id", "age"},
+		"score_people_2": {"age", "id", "sex"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+}

@@ -85,7 +85,7 @@ func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*rel
 // each calls f with every answer in order; the answer's conditions are
 // valid only during the call.
 func (p *packedAnswers) each(f func(answer)) {
-	var buf []*release.Conjunct
+	buf := make([]*release.Conjunct, 0, 32)
 	for _, r := range p.rows {
 		buf = p.appendConj(buf[:0], r)
 		f(answer{id: r.id, kind: p.kinds[r.kind], conj: buf, value: r.value, exact: r.exact})
@@ -107,7 +107,7 @@ func (p *packedAnswers) unpack() []answer {
 	out := make([]answer, len(p.rows))
 	var block []*release.Conjunct
 	for i, r := range p.rows {
-		if cap(block)-len(block) < int(r.n) {
+		if block == nil || cap(block)-len(block) < int(r.n) {
 			block = make([]*release.Conjunct, 0, max(packBlock, int(r.n)))
 		}
 		n := len(block)
