@@ -170,34 +170,14 @@ func saturatingAdd(a, b int64) int64 {
 // github.com/google/differential-privacy/go/v3, drawing from crypto/rand.
 // They sample on a grid of 2^-40 (or finer) times the scale and round the
 // result to an integer, so integer answers carry rounded Laplace (Gaussian)
-// noise.
-func LibraryNoise() NoiseSource { return libraryNoise{} }
+// noise. Its integer samples are drawn ahead of the statements that take
+// them (noise_ahead.go), so that how long a statement takes does not
+// follow its noise.
+func LibraryNoise() NoiseSource { return newAheadNoise(drawLibraryZero) }
 
+// libraryNoise draws the float noise in place; aheadNoise, which embeds
+// it, draws the integer noise.
 type libraryNoise struct{}
-
-func (libraryNoise) AddLaplace(value, l0, lInf int64, epsilon float64) (int64, error) {
-	if err := checkLaplace(l0, lInf, epsilon); err != nil {
-		return 0, err
-	}
-	// The noise is drawn for 0 and added with saturation; see maxNoiseScale
-	// for why this is the library's own mechanism.
-	n, err := noise.Laplace().AddNoiseInt64(0, l0, lInf, epsilon, 0)
-	if err != nil {
-		return 0, fmt.Errorf("drawing Laplace noise: %w", err)
-	}
-	return saturatingAdd(value, n), nil
-}
-
-func (libraryNoise) AddGaussian(value, l0, lInf int64, epsilon, delta float64) (int64, error) {
-	if _, err := GaussianSigma(l0, lInf, epsilon, delta); err != nil {
-		return 0, err
-	}
-	n, err := noise.Gaussian().AddNoiseInt64(0, l0, lInf, epsilon, delta)
-	if err != nil {
-		return 0, fmt.Errorf("drawing Gaussian noise: %w", err)
-	}
-	return saturatingAdd(value, n), nil
-}
 
 func (libraryNoise) AddLaplaceFloat(value, sensitivity, epsilon float64) (float64, error) {
 	if err := checkLaplaceFloat(value, sensitivity, epsilon); err != nil {
