@@ -195,8 +195,8 @@ func (s *splitter) matches(p uint32, q *keyQuery) bool {
 	case !q.group:
 		m = s.boxAt(p)
 	case p&slotGroupBit != 0:
-		g := s.groups[p&^slotGroupBit]
-		m, pos = s.boxAt(g.members[0]), int(g.pos)
+		g := s.groups.at(p &^ slotGroupBit)
+		m, pos = s.boxAt(s.memberIDs(g)[0]), int(g.pos)
 	default:
 		r := implicitRef(s, p)
 		m, pos = r.b, int(r.pos)
@@ -324,6 +324,66 @@ func (sl *boxSlab) add() *box {
 
 // boxAt is the box of an id.
 func (s *splitter) boxAt(id uint32) *box { return &s.boxes.blocks[id>>slabBits][id&(slabBlock-1)] }
+
+// groupSlab holds the groups made in blocks, each at its id.
+type groupSlab struct {
+	blocks [][]splitGroup
+	n      uint32
+}
+
+// add is a new group, zero but for its id.
+func (sl *groupSlab) add() *splitGroup {
+	if sl.n&(slabBlock-1) == 0 {
+		sl.blocks = append(sl.blocks, make([]splitGroup, slabBlock))
+	}
+	g := &sl.blocks[sl.n>>slabBits][sl.n&(slabBlock-1)]
+	g.id = sl.n
+	sl.n++
+	return g
+}
+
+// at is the group of an id.
+func (sl *groupSlab) at(id uint32) *splitGroup { return &sl.blocks[id>>slabBits][id&(slabBlock-1)] }
+
+// membersArena holds the groups' members in blocks: a group's list is
+// moved to twice the room when full (the room it left is not used again:
+// a list grows a few times, to a few dozen members).
+type membersArena struct{ blocks [][]uint32 }
+
+// reserve is the start of room for n ids; a list longer than a block has
+// a block of its own.
+func (a *membersArena) reserve(n uint32) uint32 {
+	k := len(a.blocks)
+	if k == 0 || n > arenaBlock || uint32(arenaBlock-len(a.blocks[k-1])) < n {
+		a.blocks = append(a.blocks, make([]uint32, 0, max(arenaBlock, n)))
+		k++
+	}
+	last := &a.blocks[k-1]
+	at := uint32(k-1)<<arenaBits | uint32(len(*last))
+	*last = (*last)[:len(*last)+int(n)]
+	return at
+}
+
+// ids is the n ids kept from at.
+func (a *membersArena) ids(at, n uint32) []uint32 {
+	b, i := at>>arenaBits, at&(arenaBlock-1)
+	return a.blocks[b][i : i+n : i+n]
+}
+
+// memberIDs are g's members' ids.
+func (s *splitter) memberIDs(g *splitGroup) []uint32 { return s.memberLists.ids(g.at, g.n) }
+
+// addMember appends a box's id to g's members.
+func (s *splitter) addMember(g *splitGroup, id uint32) {
+	if g.n == g.room {
+		room := max(2, 2*g.room)
+		at := s.memberLists.reserve(room)
+		copy(s.memberLists.ids(at, g.n), s.memberIDs(g))
+		g.at, g.room = at, room
+	}
+	s.memberLists.ids(g.at, g.n+1)[g.n] = id
+	g.n++
+}
 
 // fifo is a queue of entries in blocks, each let go once read. A box's
 // implicit groups are queued column after column as it is made and

@@ -94,7 +94,7 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 	}
 	// Age's groups: a context per sex, 50 members each; sex's: a context
 	// per age, 60 members each.
-	if got := len(s.groups); got != 50+60 {
+	if got := s.groups.n; got != 50+60 {
 		t.Errorf("%d groups made, want 110", got)
 	}
 	tests := []struct {
@@ -111,7 +111,7 @@ func TestIndexFindsEveryBoxAndGroup(t *testing.T) {
 			t.Errorf("box %d, column %d: %d members, want %d", tc.box, tc.pos, got, tc.members)
 		}
 	}
-	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || w[0].g.members[0] != 0 || w[0].g.pos != 0 {
+	if w := s.wholeOf(whole); len(w) != 1 || w[0].g == nil || s.memberIDs(w[0].g)[0] != 0 || w[0].g.pos != 0 {
 		t.Errorf("the whole of sex 0's ages is the whole of %s", fmt.Sprint(w))
 	}
 	// Box 0's two groups were made, the whole's own is not; only the

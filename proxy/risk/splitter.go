@@ -53,12 +53,17 @@ func (b *box) pinned() bool { return !b.bad && b.lo == b.hi }
 // that column (every value: no NULLs), found by its key when needed. A
 // search makes millions of groups, nearly all of one box that no other
 // ever joins: those are not made (groupRef), only found by the key of
-// their one member and column.
+// their one member and column. The groups made are kept in blocks and
+// their members in an arena, neither holding a pointer: the garbage
+// collector, which runs often at the rows solver's peak, need not read
+// them.
 type splitGroup struct {
-	members []uint32 // the boxes' ids
-	id      uint32
-	pos     int32 // the column's place in its members' parts
-	queued  bool
+	// members are the boxes' ids, n of them, held in the splitter's
+	// members arena from at, with room for room.
+	at, n, room uint32
+	id          uint32
+	pos         int32 // the column's place in its members' parts
+	queued      bool
 }
 
 // groupRef is a group: made, or the implicit group of box b's column
@@ -73,7 +78,7 @@ type groupRef struct {
 // first is the group's first member and the column's place in it.
 func (s *splitter) first(r groupRef) (*box, int32) {
 	if r.g != nil {
-		return s.boxAt(r.g.members[0]), r.g.pos
+		return s.boxAt(s.memberIDs(r.g)[0]), r.g.pos
 	}
 	return r.b, r.pos
 }
@@ -89,9 +94,10 @@ const implicitPlaces = 32
 
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
-	sp     *space
-	boxes  boxSlab
-	groups []*splitGroup
+	sp          *space
+	boxes       boxSlab
+	groups      groupSlab
+	memberLists membersArena
 	// boxIndex finds a box by its family and parts; groupIndex a group by
 	// its context (a member's family and parts but its column's) and the
 	// column's id.
@@ -185,7 +191,7 @@ func (s *splitter) join(b *box, i int) {
 	if i < implicitPlaces {
 		b.made |= 1 << i
 	}
-	r.g.members = append(r.g.members, b.id)
+	s.addMember(r.g, b.id)
 	s.enqueue(groupRef{g: r.g})
 }
 
@@ -198,15 +204,16 @@ func (s *splitter) markWhole(b *box, i int) {
 }
 
 func (s *splitter) newGroup(first *box, pos int) *splitGroup {
-	g := &splitGroup{members: []uint32{first.id}, id: uint32(len(s.groups)), pos: int32(pos)}
-	s.groups = append(s.groups, g)
+	g := s.groups.add()
+	g.pos = int32(pos)
+	s.addMember(g, first.id)
 	return g
 }
 
 // refOf is the group an entry of groupIndex names.
 func (s *splitter) refOf(e uint64) groupRef {
 	if p := slotPayload(e); p&slotGroupBit != 0 {
-		return groupRef{g: s.groups[p&^slotGroupBit]}
+		return groupRef{g: s.groups.at(p &^ slotGroupBit)}
 	}
 	return implicitRef(s, slotPayload(e))
 }
@@ -304,9 +311,9 @@ func (s *splitter) run() {
 		}
 		b, pos := (*box)(nil), int32(0)
 		if e&groupBit != 0 {
-			g := s.groups[entryID(e)]
+			g := s.groups.at(entryID(e))
 			g.queued = false
-			b, pos = s.boxAt(g.members[0]), g.pos
+			b, pos = s.boxAt(s.memberIDs(g)[0]), g.pos
 		} else {
 			// An implicit group queued, made since (it took the flag) or
 			// not.
@@ -325,7 +332,7 @@ func (s *splitter) run() {
 // parts[pos].
 func (s *splitter) members(b *box, pos int) []uint32 {
 	if r := s.groupAt(b, pos); r.g != nil {
-		return r.g.members
+		return s.memberIDs(r.g)
 	}
 	s.one[0] = b.id
 	return s.one[:]
