@@ -115,6 +115,11 @@ func slotImplicit(box uint32, pos int) uint32 { return uint32(pos)<<slotPosShift
 type idTable struct {
 	shards  [tableShards]idShard
 	tagBits uint
+	// grow, when set, is k of a shard grown by 1/k past k/(k+1) full (0:
+	// 4, by a quarter past four fifths). The table of groups, most of the
+	// rows solver's peak, is held fuller: its probes read entries in a row
+	// from one home, and a longer run costs less than the room.
+	grow int
 }
 
 type idShard struct {
@@ -240,16 +245,20 @@ func sameBut(a []uint32, ai int, b []uint32, bi int) bool {
 }
 
 // insert fills the empty slot find gave for q, growing its shard past
-// four fifths full.
+// four fifths full (t.grow).
 func (s *splitter) insert(t *idTable, slot int, q *keyQuery, payload uint32) {
 	t.set(slot, slotEntry(q.hash, payload))
 	sh := &t.shards[slot>>slotBits]
 	sh.n++
-	if sh.n*5 < len(sh.slots)*4 {
+	k := t.grow
+	if k == 0 {
+		k = 4
+	}
+	if sh.n*(k+1) < len(sh.slots)*k {
 		return
 	}
 	old := sh.slots
-	sh.slots = make([]uint64, len(old)+len(old)/4)
+	sh.slots = make([]uint64, len(old)+len(old)/k)
 	for _, e := range old {
 		if e == 0 {
 			continue
