@@ -7,14 +7,21 @@ import "countwall/proxy/state/release"
 // after it. As answers they are an allocation of pointers per answer (its
 // conditions), which the garbage collector reads at every cycle through
 // the rows solver's peak; packed, they are the same answers, in the same
-// order, as ids in two slices without pointers, a third of the room.
+// order, as ids in two slices without pointers, a third of the room. An
+// answer's conditions are held as those it shares, at their start, with
+// the answer before it (a search's statements differ in their last few)
+// and the ids of the rest: the answers are read in order.
 type packedAnswers struct {
 	kinds []*kind
 	conds []*release.Conjunct
 	rows  []packedAnswer
-	// conj are the answers' conditions' ids, each answer's from its
-	// packedAnswer.conj on, in blocks of packBlock.
+	// lastIDs are the last answer's conditions' ids while packing (prev
+	// the slice they were in before it).
+	lastIDs []uint32
+	// conj are the ids of the answers' conditions past those shared, each
+	// answer's from its packedAnswer.conj on, in blocks of packBlock.
 	conj [][]uint32
+	prev []uint32
 }
 
 // packedAnswer is an answer but for its kind's and its conditions' ids.
@@ -24,7 +31,9 @@ type packedAnswer struct {
 	kind  uint32
 	conj  uint32 // its block above packBits, its place in it below
 	n     uint16 // how many conditions
-	exact bool
+	// shared is how many of its first conditions are the answer's before.
+	shared uint16
+	exact  bool
 }
 
 const (
@@ -64,12 +73,7 @@ func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*rel
 		kindIDs[a.kind] = k
 		p.kinds = append(p.kinds, a.kind)
 	}
-	if n := len(p.conj); n == 0 || packBlock-len(p.conj[n-1]) < len(a.conj) {
-		p.conj = append(p.conj, make([]uint32, 0, packBlock))
-	}
-	last := &p.conj[len(p.conj)-1]
-	p.rows = append(p.rows, packedAnswer{id: a.id, value: a.value, kind: k, n: uint16(len(a.conj)), exact: a.exact,
-		conj: uint32(len(p.conj)-1)<<packBits | uint32(len(*last))})
+	ids := p.prev[:0]
 	for _, c := range a.conj {
 		id, ok := condIDs[c]
 		if !ok {
@@ -77,8 +81,24 @@ func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*rel
 			condIDs[c] = id
 			p.conds = append(p.conds, c)
 		}
-		*last = append(*last, id)
+		ids = append(ids, id)
 	}
+	shared := 0
+	if len(p.rows) > 0 {
+		last := p.rows[len(p.rows)-1]
+		for shared < int(min(last.n, uint16(len(ids)))) && p.lastIDs[shared] == ids[shared] {
+			shared++
+		}
+	}
+	tail := ids[shared:]
+	if n := len(p.conj); n == 0 || packBlock-len(p.conj[n-1]) < len(tail) {
+		p.conj = append(p.conj, make([]uint32, 0, packBlock))
+	}
+	last := &p.conj[len(p.conj)-1]
+	p.rows = append(p.rows, packedAnswer{id: a.id, value: a.value, kind: k, n: uint16(len(a.conj)), shared: uint16(shared),
+		exact: a.exact, conj: uint32(len(p.conj)-1)<<packBits | uint32(len(*last))})
+	*last = append(*last, tail...)
+	p.prev, p.lastIDs = p.lastIDs, ids
 	return true
 }
 
@@ -87,14 +107,16 @@ func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*rel
 func (p *packedAnswers) each(f func(answer)) {
 	buf := make([]*release.Conjunct, 0, 32)
 	for _, r := range p.rows {
-		buf = p.appendConj(buf[:0], r)
+		buf = p.appendConj(buf[:r.shared], r)
 		f(answer{id: r.id, kind: p.kinds[r.kind], conj: buf, value: r.value, exact: r.exact})
 	}
 }
 
+// appendConj appends r's conditions past those it shares with the answer
+// before it.
 func (p *packedAnswers) appendConj(out []*release.Conjunct, r packedAnswer) []*release.Conjunct {
 	at := r.conj & (packBlock - 1)
-	for _, id := range p.conj[r.conj>>packBits][at : at+uint32(r.n)] {
+	for _, id := range p.conj[r.conj>>packBits][at : at+uint32(r.n-r.shared)] {
 		out = append(out, p.conds[id])
 	}
 	return out
@@ -106,13 +128,15 @@ func (p *packedAnswers) appendConj(out []*release.Conjunct, r packedAnswer) []*r
 func (p *packedAnswers) unpack() []answer {
 	out := make([]answer, len(p.rows))
 	var block []*release.Conjunct
+	var prev []*release.Conjunct
 	for i, r := range p.rows {
 		if block == nil || cap(block)-len(block) < int(r.n) {
 			block = make([]*release.Conjunct, 0, max(packBlock, int(r.n)))
 		}
 		n := len(block)
-		block = p.appendConj(block, r)
-		out[i] = answer{id: r.id, kind: p.kinds[r.kind], conj: block[n:len(block):len(block)], value: r.value, exact: r.exact}
+		block = p.appendConj(append(block, prev[:r.shared]...), r)
+		prev = block[n:len(block):len(block)]
+		out[i] = answer{id: r.id, kind: p.kinds[r.kind], conj: prev, value: r.value, exact: r.exact}
 	}
 	return out
 }

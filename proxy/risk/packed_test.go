@@ -66,3 +66,50 @@ func TestPackedAnswersComeBackTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedAnswersShareTheirFirstConditions: a search's answers, each
+// sharing its first conditions with the one before, hold only the ids of
+// the rest, and come back as they were.
+func TestPackedAnswersShareTheirFirstConditions(t *testing.T) {
+	rd := newReader()
+	conds := make([]*release.Conjunct, 30)
+	for i := range conds {
+		conds[i] = rd.intern(release.Compare("c"+string(rune('a'+i)), release.OpLt, ConstantOf("1")))
+	}
+	k := &kind{mechanism: "idp", table: "people", shape: "s"}
+	var as []answer
+	total := 0
+	for i := range 3000 {
+		// Answers in threes from one start: the second and third share
+		// their first conditions with the one before; the first shares
+		// none (its start is the next one's).
+		n := 5 + i%3
+		conj := make([]*release.Conjunct, n)
+		for j := range n {
+			conj[j] = conds[(i/3+j)%len(conds)]
+		}
+		total += n
+		as = append(as, answer{id: int64(i + 1), kind: k, conj: conj, value: float64(i)})
+	}
+	p, ok := pack(as)
+	if !ok {
+		t.Fatal("not packed")
+	}
+	held := 0
+	for _, b := range p.conj {
+		held += len(b)
+	}
+	if want := 1000 * (5 + 1 + 1); held != want {
+		t.Errorf("%d ids held for %d conditions, want %d", held, total, want)
+	}
+	i := 0
+	p.each(func(a answer) {
+		if !reflect.DeepEqual(a.conj, as[i].conj) {
+			t.Fatalf("answer %d given with other conditions", i)
+		}
+		i++
+	})
+	if got := p.unpack(); !reflect.DeepEqual(got, as) {
+		t.Fatal("unpacked answers differ from the packed ones")
+	}
+}
