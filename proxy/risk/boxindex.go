@@ -1,5 +1,7 @@
 package risk
 
+import "math/bits"
+
 // The splitter's boxes and groups are found by their keys through hash
 // tables of 8-byte entries (idTable): an entry holds a box's or a group's
 // id and a tag of its key's hash, and the key is told apart from another
@@ -355,13 +357,22 @@ func (sl *groupSlab) add() *splitGroup {
 func (sl *groupSlab) at(id uint32) *splitGroup { return &sl.blocks[id>>slabBits][id&(slabBlock-1)] }
 
 // membersArena holds the groups' members in blocks: a group's list is
-// moved to twice the room when full (the room it left is not used again:
-// a list grows a few times, to a few dozen members).
-type membersArena struct{ blocks [][]uint32 }
+// moved to twice the room when full, and the room it left is taken by the
+// next list that needs as much.
+type membersArena struct {
+	blocks [][]uint32
+	// free are the starts of the rooms left, by the room's size's log2.
+	free [32][]uint32
+}
 
-// reserve is the start of room for n ids; a list longer than a block has
-// a block of its own.
+// reserve is the start of room for n ids (a power of two); a list longer
+// than a block has a block of its own.
 func (a *membersArena) reserve(n uint32) uint32 {
+	if f := &a.free[bits.Len32(n)-1]; len(*f) > 0 {
+		at := (*f)[len(*f)-1]
+		*f = (*f)[:len(*f)-1]
+		return at
+	}
 	k := len(a.blocks)
 	if k == 0 || n > arenaBlock || uint32(arenaBlock-len(a.blocks[k-1])) < n {
 		a.blocks = append(a.blocks, make([]uint32, 0, max(arenaBlock, n)))
@@ -388,6 +399,10 @@ func (s *splitter) addMember(g *splitGroup, id uint32) {
 		room := max(2, 2*g.room)
 		at := s.memberLists.reserve(room)
 		copy(s.memberLists.ids(at, g.n), s.memberIDs(g))
+		if g.room > 0 {
+			f := &s.memberLists.free[bits.Len32(g.room)-1]
+			*f = append(*f, g.at)
+		}
 		g.at, g.room = at, room
 	}
 	s.memberLists.ids(g.at, g.n+1)[g.n] = id
