@@ -19,12 +19,7 @@ import (
 // unscored.
 func TestScoreMatchesTheTable(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "truth.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	path, db := newTruthDB(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var rows []string
 	for i := range 400 {
@@ -73,12 +68,7 @@ func TestScoreMatchesTheTable(t *testing.T) {
 // conditions are read from one index.
 func TestScorersCopyCoveringIndexes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "truth.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	path, db := newTruthDB(t)
 	if _, err := db.Exec(`CREATE TABLE people (id INTEGER, sex TEXT, age INTEGER); INSERT INTO people VALUES (1, 'F', 30), (2, 'M', 41)`); err != nil {
 		t.Fatal(err)
 	}
@@ -108,4 +98,17 @@ func TestScorersCopyCoveringIndexes(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("indexes %v, want %v", got, want)
 	}
+}
+
+// newTruthDB is an empty protected database for the scorer, at its path;
+// closed when the test ends.
+func newTruthDB(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "truth.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return path, db
 }

@@ -49,20 +49,7 @@ func TestBoundedCountWaysAgree(t *testing.T) {
 		}
 		runs := newUnitRuns(unit, rows)
 		for perRow := int64(1); perRow <= 10; perRow++ {
-			var want ir.Cell
-			want.InDomain = true
-			for u := int(unit.firstNonNull()); u < len(unit.values); u++ {
-				var n int64
-				for row := unit.prefix[u]; row < unit.prefix[u+1]; row++ {
-					if matched.has(int(row)) {
-						n++
-					}
-				}
-				want.Count += min(n, perRow)
-				if n > 0 {
-					want.Units++
-				}
-			}
+			want, _ := bruteBounded(unit, matched, perRow, nil)
 			needs := ir.Needs{Units: true}
 			if got := boundedCountByRuns(matched, unit, perRow, needs); !reflect.DeepEqual(got, want) {
 				t.Fatalf("trial %d, C = %d: by runs %+v, want %+v", trial, perRow, got, want)
@@ -131,21 +118,7 @@ func TestRunKernelsAtTheEdges(t *testing.T) {
 				}
 				runsOf := newUnitRuns(unit, rows)
 				for perRow := int64(1); perRow <= maxRounds; perRow++ {
-					want := ir.Cell{InDomain: true}
-					var wantKey uint32
-					for u := int(unit.firstNonNull()); u < len(unit.values); u++ {
-						n := int64(0)
-						for row := unit.prefix[u]; row < unit.prefix[u+1]; row++ {
-							if matched.has(int(row)) {
-								n++
-							}
-						}
-						want.Count += min(n, perRow)
-						if n > 0 {
-							want.Units++
-							wantKey += keys[u]
-						}
-					}
+					want, _ := bruteBounded(unit, matched, perRow, keys)
 					if got := boundedCountByRounds(matched, runsOf, perRow, ir.Needs{Units: true}); !reflect.DeepEqual(got, want) {
 						t.Fatalf("%s, C = %d: %+v, want %+v", name, perRow, got, want)
 					}
@@ -159,20 +132,35 @@ func TestRunKernelsAtTheEdges(t *testing.T) {
 				}
 				wordScratch.put(scratch)
 				got := tallyRows(matched, unit, keys, nil, ir.Needs{Units: true, Key: true}, ir.CountRows, false, runsOf)
-				wantUnits, wantKey := int64(0), uint32(0)
-				for u := int(unit.firstNonNull()); u < len(unit.values); u++ {
-					for row := unit.prefix[u]; row < unit.prefix[u+1]; row++ {
-						if matched.has(int(row)) {
-							wantUnits++
-							wantKey += keys[u]
-							break
-						}
-					}
-				}
-				if got.Units != wantUnits || got.Key != wantKey {
-					t.Fatalf("%s: tallyRows units %d key %d, want %d and %d", name, got.Units, got.Key, wantUnits, wantKey)
+				want, wantKey := bruteBounded(unit, matched, 1, keys)
+				if got.Units != want.Units || got.Key != wantKey {
+					t.Fatalf("%s: tallyRows units %d key %d, want %d and %d", name, got.Units, got.Key, want.Units, wantKey)
 				}
 			}
 		}
 	}
+}
+
+// bruteBounded is a bounded count the long way: per non-NULL unit, its
+// matching rows up to perRow, summed, with the units that have one and
+// the sum of their keys (when keys are given).
+func bruteBounded(unit *snapColumn, matched bitset, perRow int64, keys []uint32) (ir.Cell, uint32) {
+	c := ir.Cell{InDomain: true}
+	var key uint32
+	for u := int(unit.firstNonNull()); u < len(unit.values); u++ {
+		n := int64(0)
+		for row := unit.prefix[u]; row < unit.prefix[u+1]; row++ {
+			if matched.has(int(row)) {
+				n++
+			}
+		}
+		c.Count += min(n, perRow)
+		if n > 0 {
+			c.Units++
+			if keys != nil {
+				key += keys[u]
+			}
+		}
+	}
+	return c, key
 }
