@@ -309,11 +309,11 @@ func (a *partsArena) at(at uint32, n uint16) []uint32 {
 // partsOf is b's column sets' ids.
 func (s *splitter) partsOf(b *box) []uint32 { return s.arena.at(b.parts, b.nparts) }
 
-// boxSlab holds the boxes in blocks, each box at its id: a box is found
-// by its id without a table of pointers, and the blocks, holding no
-// pointer, are not read by the garbage collector.
-type boxSlab struct {
-	blocks [][]box
+// slab holds the boxes (or the groups made) in blocks, each at its id: one
+// is found by its id without a table of pointers, and the blocks, holding
+// no pointer, are not read by the garbage collector.
+type slab[T any] struct {
+	blocks [][]T
 	n      uint32
 }
 
@@ -322,39 +322,21 @@ const (
 	slabBlock = 1 << slabBits
 )
 
-// add is a new box, zero but for its id.
-func (sl *boxSlab) add() *box {
+// add is a new zero element and its id.
+func (sl *slab[T]) add() (*T, uint32) {
 	if sl.n&(slabBlock-1) == 0 {
-		sl.blocks = append(sl.blocks, make([]box, slabBlock))
+		sl.blocks = append(sl.blocks, make([]T, slabBlock))
 	}
-	b := &sl.blocks[sl.n>>slabBits][sl.n&(slabBlock-1)]
-	b.id = sl.n
+	id := sl.n
 	sl.n++
-	return b
+	return &sl.blocks[id>>slabBits][id&(slabBlock-1)], id
 }
+
+// at is the element of an id.
+func (sl *slab[T]) at(id uint32) *T { return &sl.blocks[id>>slabBits][id&(slabBlock-1)] }
 
 // boxAt is the box of an id.
-func (s *splitter) boxAt(id uint32) *box { return &s.boxes.blocks[id>>slabBits][id&(slabBlock-1)] }
-
-// groupSlab holds the groups made in blocks, each at its id.
-type groupSlab struct {
-	blocks [][]splitGroup
-	n      uint32
-}
-
-// add is a new group, zero but for its id.
-func (sl *groupSlab) add() *splitGroup {
-	if sl.n&(slabBlock-1) == 0 {
-		sl.blocks = append(sl.blocks, make([]splitGroup, slabBlock))
-	}
-	g := &sl.blocks[sl.n>>slabBits][sl.n&(slabBlock-1)]
-	g.id = sl.n
-	sl.n++
-	return g
-}
-
-// at is the group of an id.
-func (sl *groupSlab) at(id uint32) *splitGroup { return &sl.blocks[id>>slabBits][id&(slabBlock-1)] }
+func (s *splitter) boxAt(id uint32) *box { return s.boxes.at(id) }
 
 // membersArena holds the groups' members in blocks: a group's list is
 // moved to twice the room when full, and the room it left is taken by the

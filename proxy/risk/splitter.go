@@ -10,7 +10,7 @@ import (
 // its count: [lo, hi], narrowed by its own answers and by the counts of
 // the boxes it adds up with. A search leaves millions of boxes, so a box
 // holds ids, not text: its family's and its column sets' (splitter.sets);
-// and no pointer: the boxes are kept in blocks (boxSlab) that the garbage
+// and no pointer: the boxes are kept in blocks (slab) that the garbage
 // collector need not read.
 type box struct {
 	lo float64
@@ -100,8 +100,8 @@ const implicitPlaces = 32
 // splitter derives box counts from the answers of one analyst.
 type splitter struct {
 	sp          *space
-	boxes       boxSlab
-	groups      groupSlab
+	boxes       slab[box]
+	groups      slab[splitGroup]
 	memberLists membersArena
 	// boxIndex finds a box by its family and parts; groupIndex a group by
 	// its context (a member's family and parts but its column's) and the
@@ -147,7 +147,8 @@ func (s *splitter) box(family uint32, parts []uint32) *box {
 	if ok {
 		return s.boxAt(slotPayload(e))
 	}
-	b := s.boxes.add()
+	b, id := s.boxes.add()
+	b.id = id
 	b.family, b.parts, b.nparts, b.hi = family, s.arena.copy(parts), uint16(len(parts)), math.Inf(1)
 	s.insert(&s.boxIndex, slot, &q, b.id)
 	for i := range parts {
@@ -209,8 +210,8 @@ func (s *splitter) markWhole(b *box, i int) {
 }
 
 func (s *splitter) newGroup(first *box, pos int) *splitGroup {
-	g := s.groups.add()
-	g.pos = int32(pos)
+	g, id := s.groups.add()
+	g.id, g.pos = id, int32(pos)
 	s.addMember(g, first.id)
 	return g
 }
