@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -197,17 +198,17 @@ func newSpace(as []answer) *space { return newDomainSpace(as, Options{}) }
 
 // newDomainSpace is newSpace with each column's declared domain
 // (o.Domains) read as closed at its ends.
-func newDomainSpace(as []answer, o Options) *space { return newDomainSpaceOf(eachOf(as), o) }
+func newDomainSpace(as []answer, o Options) *space { return newDomainSpaceOf(slices.Values(as), o) }
 
 // newDomainSpaceOf is newDomainSpace of the answers each gives.
-func newDomainSpaceOf(each func(func(answer)), o Options) *space {
+func newDomainSpaceOf(each iter.Seq[answer], o Options) *space {
 	s := &space{axes: map[column]*axis{}, order: map[string][]string{}, read: map[string]readConjunct{}}
 	edges := map[column][]edge{}
 	mixed := map[column]bool{}
 	// Each distinct conjunct once: its edges and names are sets.
 	type tableConjunct struct{ table, conj string }
 	done := map[tableConjunct]bool{}
-	each(func(a answer) {
+	for a := range each {
 		for _, c := range a.conj {
 			if done[tableConjunct{a.table, c.Text}] {
 				continue
@@ -240,7 +241,7 @@ func newDomainSpaceOf(each func(func(answer)), o Options) *space {
 				}
 			}
 		}
-	})
+	}
 	for name, x := range s.axes {
 		if mixed[name] {
 			delete(s.axes, name)

@@ -1,6 +1,10 @@
 package risk
 
-import "countwall/proxy/state/release"
+import (
+	"iter"
+
+	"countwall/proxy/state/release"
+)
 
 // packedAnswers are an analyst's answers held while the rows solver runs:
 // it reads them once, to make its boxes, and the other solvers read them
@@ -102,13 +106,17 @@ func (p *packedAnswers) add(a answer, kindIDs map[*kind]uint32, condIDs map[*rel
 	return true
 }
 
-// each calls f with every answer in order; the answer's conditions are
-// valid only during the call.
-func (p *packedAnswers) each(f func(answer)) {
-	buf := make([]*release.Conjunct, 0, 32)
-	for _, r := range p.rows {
-		buf = p.appendConj(buf[:r.shared], r)
-		f(answer{id: r.id, kind: p.kinds[r.kind], conj: buf, value: r.value, exact: r.exact})
+// all gives every answer in order; an answer's conditions are valid only
+// until the next is given.
+func (p *packedAnswers) all() iter.Seq[answer] {
+	return func(yield func(answer) bool) {
+		buf := make([]*release.Conjunct, 0, 32)
+		for _, r := range p.rows {
+			buf = p.appendConj(buf[:r.shared], r)
+			if !yield(answer{id: r.id, kind: p.kinds[r.kind], conj: buf, value: r.value, exact: r.exact}) {
+				return
+			}
+		}
 	}
 }
 

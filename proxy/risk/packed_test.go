@@ -41,13 +41,13 @@ func TestPackedAnswersComeBackTheSame(t *testing.T) {
 		t.Fatalf("%d blocks of ids, want the answers past one", len(p.conj))
 	}
 	i := 0
-	p.each(func(a answer) {
+	for a := range p.all() {
 		w := want[i]
 		if a.id != w.id || a.kind != w.kind || a.value != w.value || a.exact != w.exact || !reflect.DeepEqual(a.conj, w.conj) {
 			t.Fatalf("answer %d given as %+v, want %+v", i, a, w)
 		}
 		i++
-	})
+	}
 	if i != len(want) {
 		t.Fatalf("%d answers given, want %d", i, len(want))
 	}
@@ -103,12 +103,12 @@ func TestPackedAnswersShareTheirFirstConditions(t *testing.T) {
 		t.Errorf("%d ids held for %d conditions, want %d", held, total, want)
 	}
 	i := 0
-	p.each(func(a answer) {
+	for a := range p.all() {
 		if !reflect.DeepEqual(a.conj, as[i].conj) {
 			t.Fatalf("answer %d given with other conditions", i)
 		}
 		i++
-	})
+	}
 	if got := p.unpack(); !reflect.DeepEqual(got, as) {
 		t.Fatal("unpacked answers differ from the packed ones")
 	}

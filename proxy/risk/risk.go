@@ -24,6 +24,7 @@ package risk
 
 import (
 	"fmt"
+	"iter"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -274,9 +275,9 @@ func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]
 	if withRows {
 		if p, packed := pack(mine.answers, pub); packed {
 			mine.answers = nil
-			cells := newDomainSpaceOf(p.each, o)
+			cells := newDomainSpaceOf(p.all(), o)
 			sp := func() *space { return cells }
-			found := rowsTuned(p.each, sp, o)
+			found := rowsTuned(p.all(), sp, o)
 			as := p.unpack()
 			mine.answers = as[:n:n]
 			return as, sp, found
@@ -288,14 +289,14 @@ func rowsFirst(mine *analystHistory, pub []answer, withRows bool, o Options) ([]
 	if !withRows {
 		return as, sp, nil
 	}
-	return as, sp, rows(eachOf(as), sp, o)
+	return as, sp, rows(slices.Values(as), sp, o)
 }
 
 // rowsTuned is rows at o.RowsGCPercent, when set. Its working set, let go,
 // is collected as it returns: the collector would otherwise wait for the
 // heap to grow past the rows solver's peak again, and the other solvers'
 // memory would stand beside the dead boxes.
-func rowsTuned(each func(func(answer)), sp func() *space, o Options) []Finding {
+func rowsTuned(each iter.Seq[answer], sp func() *space, o Options) []Finding {
 	if o.RowsGCPercent <= 0 {
 		return rows(each, sp, o)
 	}
@@ -304,15 +305,6 @@ func rowsTuned(each func(func(answer)), sp func() *space, o Options) []Finding {
 	found := rows(each, sp, o)
 	runtime.GC()
 	return found
-}
-
-// eachOf gives each of as in order.
-func eachOf(as []answer) func(func(answer)) {
-	return func(f func(answer)) {
-		for _, a := range as {
-			f(a)
-		}
-	}
 }
 
 // spaceOnce is the answers' cells read as value sets (newSpace), made at

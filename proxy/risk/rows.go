@@ -3,6 +3,7 @@ package risk
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -150,7 +151,7 @@ func (s *splitter) evidenceOf(bs ...*box) []int64 {
 // constrained in the table. A box of one person that pins one column
 // beside the target's conditions is that person's value of the column
 // (idp-attribute: attribute inference).
-func rows(each func(func(answer)), sp func() *space, o Options) []Finding {
+func rows(each iter.Seq[answer], sp func() *space, o Options) []Finding {
 	s := newSplitter(each, sp(), o)
 	s.run()
 	found := s.found()

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 )
@@ -117,12 +118,12 @@ type splitter struct {
 }
 
 // newSplitter makes the boxes of the answers each gives, in order.
-func newSplitter(each func(func(answer)), sp *space, o Options) *splitter {
+func newSplitter(each iter.Seq[answer], sp *space, o Options) *splitter {
 	s := emptySplitter(sp)
-	each(func(a answer) {
+	for a := range each {
 		lo, hi, ok := boundsOf(a, o)
 		if !ok {
-			return
+			continue
 		}
 		family, cols := s.sp.boxOf(a.table, a.conj)
 		s.buf = s.buf[:0]
@@ -131,7 +132,7 @@ func newSplitter(each func(func(answer)), sp *space, o Options) *splitter {
 		}
 		b := s.box(s.ids.family(family, a.table), s.buf)
 		s.narrow(b, lo, hi, a.id)
-	})
+	}
 	return s
 }
 
